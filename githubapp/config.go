@@ -1,0 +1,281 @@
+package githubapp
+
+import (
+	"context"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultURL              = "https://github.com"
+	DefaultHTTPTimeout      = 30 * time.Second
+	DefaultWritesPerSecond  = 1.0
+	DefaultGitTimeout       = 10 * time.Minute
+	DefaultMaxRateLimitWait = 5 * time.Minute
+	DefaultMaxRetries       = 3
+	DefaultCommitName       = "frognano[bot]"
+	DefaultCommitEmail      = "frognano[bot]@users.noreply.github.com"
+)
+
+// Environment variables read by ParseConfig.
+const (
+	EnvAppID          = "FROGNANO_GITHUB_APP_ID"
+	EnvPrivateKey     = "FROGNANO_GITHUB_PRIVATE_KEY"      // the PEM itself
+	EnvPrivateKeyFile = "FROGNANO_GITHUB_PRIVATE_KEY_FILE" // or a file holding it
+	EnvURL            = "FROGNANO_GITHUB_URL"
+	EnvCommitName     = "FROGNANO_GITHUB_COMMIT_NAME"
+	EnvCommitEmail    = "FROGNANO_GITHUB_COMMIT_EMAIL"
+)
+
+// Config says which GitHub App to act as and where GitHub is. The zero values of the optional
+// fields mean the defaults above.
+type Config struct {
+	AppID      int64
+	PrivateKey []byte // RSA key, PEM (PKCS#1 or PKCS#8); never logged
+
+	// URL is the GitHub web address: "https://github.com" or a GHES host such as
+	// "https://ghe.example.com". The API, upload and git addresses are derived from it
+	// (see Endpoints). Plain http is accepted only for loopback hosts, which is what tests use.
+	URL string
+
+	HTTPTimeout      time.Duration // per attempt of every API request
+	GitTimeout       time.Duration // per git command (clone, push)
+	WritesPerSecond  float64       // per installation, for POST/PATCH/PUT/DELETE
+	MaxRateLimitWait time.Duration // longest wait for one rate-limit answer before giving up
+	MaxRetries       int           // retries of 5xx / network errors / rate limits per request
+
+	// ChecksWrite adds checks: write to the installation token (for check runs).
+	ChecksWrite bool
+
+	// CommitName and CommitEmail are the identity of Publish's commits. GitHub shows a commit
+	// as the App's when the email is "<bot user id>+<slug>[bot]@users.noreply.github.com".
+	CommitName, CommitEmail string
+
+	// Transport is the base transport for API calls (default http.DefaultTransport).
+	Transport http.RoundTripper
+	Logger    *slog.Logger
+
+	// Now and Sleep are the clock; tests replace them to observe waits without waiting.
+	// Sleep must return ctx.Err() when ctx ends first.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// ParseConfig reads the Config from environment variables (through getenv so tests can run in
+// parallel) and validates it.
+func ParseConfig(getenv func(string) string) (Config, error) {
+	var cfg Config
+	if s := getenv(EnvAppID); s != "" {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return Config{}, fmt.Errorf("parsing %s: %w", EnvAppID, err)
+		}
+		cfg.AppID = id
+	}
+	cfg.PrivateKey = []byte(getenv(EnvPrivateKey))
+	if file := getenv(EnvPrivateKeyFile); file != "" {
+		if len(cfg.PrivateKey) > 0 {
+			return Config{}, fmt.Errorf("both %s and %s are set; set one", EnvPrivateKey, EnvPrivateKeyFile)
+		}
+		key, err := os.ReadFile(file)
+		if err != nil {
+			return Config{}, fmt.Errorf("reading %s: %w", EnvPrivateKeyFile, err)
+		}
+		cfg.PrivateKey = key
+	}
+	cfg.URL = getenv(EnvURL)
+	cfg.CommitName = getenv(EnvCommitName)
+	cfg.CommitEmail = getenv(EnvCommitEmail)
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// Validate reports the first problem with c: AppID <= 0, a key that is not an RSA PEM, or a URL
+// that is not a bare https origin.
+func (c Config) Validate() error {
+	if c.AppID <= 0 {
+		return fmt.Errorf("validating GitHub App config: app id must be positive, got %d", c.AppID)
+	}
+	if _, err := parsePrivateKey(c.PrivateKey); err != nil {
+		return fmt.Errorf("validating GitHub App config: %w", err)
+	}
+	if _, err := c.Endpoints(); err != nil {
+		return fmt.Errorf("validating GitHub App config: %w", err)
+	}
+	if c.HTTPTimeout < 0 || c.GitTimeout < 0 || c.WritesPerSecond < 0 || c.MaxRateLimitWait < 0 || c.MaxRetries < 0 {
+		return errors.New("validating GitHub App config: timeouts, rates and retries must not be negative")
+	}
+	return nil
+}
+
+// parsePrivateKey accepts exactly what GitHub hands out (PKCS#1) and what key tools often convert
+// it to (PKCS#8). Error messages never include key material.
+func parsePrivateKey(pemBytes []byte) (*rsa.PrivateKey, error) {
+	if len(pemBytes) == 0 {
+		return nil, errors.New("private key is empty")
+	}
+	block, _ := pem.Decode(pemBytes)
+	if block == nil {
+		return nil, errors.New("private key is not PEM encoded")
+	}
+	switch block.Type {
+	case "RSA PRIVATE KEY":
+		key, err := x509.ParsePKCS1PrivateKey(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("parsing PKCS#1 private key: %w", err)
+		}
+		return key, nil
+	case "PRIVATE KEY":
+		key, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("parsing PKCS#8 private key: %w", err)
+		}
+		rsaKey, ok := key.(*rsa.PrivateKey)
+		if !ok {
+			return nil, fmt.Errorf("private key is %T, GitHub Apps use RSA", key)
+		}
+		return rsaKey, nil
+	default:
+		return nil, fmt.Errorf("PEM block is %q, want an RSA private key", block.Type)
+	}
+}
+
+// Endpoints are the addresses derived from Config.URL.
+type Endpoints struct {
+	API     string // go-github BaseURL, with a trailing slash
+	Upload  string // go-github UploadURL, with a trailing slash
+	Git     string // prefix of clone URLs: Git + "owner/repo.git"
+	AppsAPI string // ghinstallation BaseURL: scheme and host (and /api/v3 on GHES), no trailing slash
+}
+
+// Endpoints derives the API, upload and git addresses from c.URL (default github.com).
+// github.com has its own API host; a GHES host serves the API under /api/v3.
+func (c Config) Endpoints() (Endpoints, error) {
+	raw := c.URL
+	if raw == "" {
+		raw = DefaultURL
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Endpoints{}, fmt.Errorf("parsing GitHub URL: %w", err)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return Endpoints{}, fmt.Errorf("GitHub URL %q has no host", raw)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/") {
+		return Endpoints{}, fmt.Errorf("GitHub URL %q must be an origin like https://ghe.example.com (no path, query or credentials)", raw)
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		// Tokens must not travel in clear text; plain http is for the in-process fake only.
+		if !isLoopback(u.Hostname()) {
+			return Endpoints{}, fmt.Errorf("GitHub URL %q must use https", raw)
+		}
+	default:
+		return Endpoints{}, fmt.Errorf("GitHub URL %q must use https", raw)
+	}
+	origin := u.Scheme + "://" + u.Host
+	host := strings.ToLower(u.Hostname())
+	switch {
+	case host == "github.com" || host == "www.github.com":
+		return Endpoints{
+			API:     "https://api.github.com/",
+			Upload:  "https://uploads.github.com/",
+			Git:     "https://github.com/",
+			AppsAPI: "https://api.github.com",
+		}, nil
+	case strings.HasSuffix(host, ".ghe.com"):
+		// GitHub Enterprise Cloud with data residency: the API has its own host, like github.com.
+		return Endpoints{
+			API:     u.Scheme + "://api." + u.Host + "/",
+			Upload:  u.Scheme + "://uploads." + u.Host + "/",
+			Git:     origin + "/",
+			AppsAPI: u.Scheme + "://api." + u.Host,
+		}, nil
+	default:
+		return Endpoints{
+			API:     origin + "/api/v3/",
+			Upload:  origin + "/api/uploads/",
+			Git:     origin + "/",
+			AppsAPI: origin + "/api/v3",
+		}, nil
+	}
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// withDefaults fills the zero optional fields.
+func (c Config) withDefaults() Config {
+	if c.URL == "" {
+		c.URL = DefaultURL
+	}
+	if c.HTTPTimeout == 0 {
+		c.HTTPTimeout = DefaultHTTPTimeout
+	}
+	if c.GitTimeout == 0 {
+		c.GitTimeout = DefaultGitTimeout
+	}
+	if c.WritesPerSecond == 0 {
+		c.WritesPerSecond = DefaultWritesPerSecond
+	}
+	if c.MaxRateLimitWait == 0 {
+		c.MaxRateLimitWait = DefaultMaxRateLimitWait
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = DefaultMaxRetries
+	}
+	if c.CommitName == "" {
+		c.CommitName = DefaultCommitName
+	}
+	if c.CommitEmail == "" {
+		c.CommitEmail = DefaultCommitEmail
+	}
+	if c.Transport == nil {
+		c.Transport = http.DefaultTransport
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Sleep == nil {
+		c.Sleep = sleepCtx
+	}
+	return c
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,17 @@
+// Package githubapp owns every conversation the trusted side of frognano has with GitHub: App
+// authentication (JWT and installation tokens through ghinstallation), the REST calls a run needs
+// (permission check, issue, comments, reactions, pull requests), and the git clone and push on the
+// host.
+//
+// Guarantees:
+//   - Installation tokens are restricted to one repository and the few permissions a run needs.
+//   - No token is ever written to disk, put in a URL, passed in argv, logged, or handed to the
+//     sandbox: git receives it through its own child environment only.
+//   - Pull requests are only ever created as drafts; this package never merges, approves or marks
+//     one ready. Publish finds before it creates, so retries never open a second pull request.
+//   - Every request has a timeout; writes are rate limited per installation; rate-limit answers
+//     are waited out within a cap, and errors are classified by IsTransient.
+//
+// This package must never run git over a .git directory the sandbox could have written: Clone and
+// Publish work only in the host's own clone.
+package githubapp

@@ -1,0 +1,65 @@
+package githubapp
+
+import (
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// Redacted is what Redact puts in place of a secret.
+const Redacted = "[REDACTED]"
+
+// tokenPattern matches GitHub tokens: the classic 40-character "ghs_" installation tokens, the
+// newer longer ones (GitHub announced that their length will grow, so no upper bound), the other
+// gh?_ kinds, fine-grained personal tokens, and the base64 of "x-access-token:" that starts a
+// git Basic authorization header built from one of them.
+var tokenPattern = regexp.MustCompile(
+	`gh[pousr]_[A-Za-z0-9_]{36,}` +
+		`|github_pat_[A-Za-z0-9_]{22,}` +
+		`|eC1hY2Nlc3MtdG9rZW46[A-Za-z0-9+/=]+`)
+
+// minSecretLen keeps RegisterSecret from turning short, common strings into redactions that
+// would mangle unrelated text.
+const minSecretLen = 8
+
+// maxSecrets bounds the registry: tokens are refreshed hourly, so a long-running process would
+// otherwise grow it without limit. The oldest entries go first; they have long expired.
+const maxSecrets = 4096
+
+var secrets struct {
+	sync.RWMutex
+	list []string
+}
+
+// RegisterSecret makes Redact replace s wherever it appears. Strings shorter than 8 bytes are
+// ignored. Safe for concurrent use.
+func RegisterSecret(s string) {
+	if len(s) < minSecretLen {
+		return
+	}
+	secrets.Lock()
+	defer secrets.Unlock()
+	for _, have := range secrets.list {
+		if have == s {
+			return
+		}
+	}
+	if len(secrets.list) >= maxSecrets {
+		secrets.list = secrets.list[1:]
+	}
+	secrets.list = append(secrets.list, s)
+}
+
+// Redact returns s with every GitHub token and every string given to RegisterSecret replaced by
+// "[REDACTED]". Use it on anything that leaves the process: logs, transcripts, PR bodies,
+// comments, error messages that quote git's output.
+func Redact(s string) string {
+	secrets.RLock()
+	for _, secret := range secrets.list {
+		if strings.Contains(s, secret) {
+			s = strings.ReplaceAll(s, secret, Redacted)
+		}
+	}
+	secrets.RUnlock()
+	return tokenPattern.ReplaceAllString(s, Redacted)
+}
