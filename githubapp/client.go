@@ -1,0 +1,78 @@
+package githubapp
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/google/go-github/v66/github"
+)
+
+// Permission returns user's role on the repository: "admin", "maintain", "write", "triage",
+// "read" or "none". It prefers role_name, because the older permission field folds maintain into
+// write and triage into read; a custom role's name is not one of those, so then the base
+// permission is used. A user GitHub does not know (404) is "none", the safe answer for a
+// permission gate.
+func (c *Client) Permission(ctx context.Context, user string) (string, error) {
+	level, _, err := c.gh.Repositories.GetPermissionLevel(ctx, c.owner, c.repo, user)
+	if err != nil {
+		if statusCode(err) == http.StatusNotFound {
+			return "none", nil
+		}
+		return "", fmt.Errorf("getting permission of %q on %s/%s: %w", user, c.owner, c.repo, err)
+	}
+	switch role := level.GetRoleName(); role {
+	case "admin", "maintain", "write", "triage", "read", "none":
+		return role, nil
+	}
+	switch perm := level.GetPermission(); perm {
+	case "admin", "maintain", "write", "triage", "read", "none":
+		return perm, nil
+	}
+	return "none", nil
+}
+
+// Issue returns the title, body and state ("open" or "closed") of an issue.
+func (c *Client) Issue(ctx context.Context, number int) (title, body, state string, err error) {
+	issue, _, err := c.gh.Issues.Get(ctx, c.owner, c.repo, number)
+	if err != nil {
+		return "", "", "", fmt.Errorf("getting issue %s/%s#%d: %w", c.owner, c.repo, number, err)
+	}
+	return issue.GetTitle(), issue.GetBody(), issue.GetState(), nil
+}
+
+// React adds a reaction such as "eyes" to an issue. Adding the same reaction twice is harmless.
+func (c *Client) React(ctx context.Context, number int, content string) error {
+	if _, _, err := c.gh.Reactions.CreateIssueReaction(ctx, c.owner, c.repo, number, content); err != nil {
+		return fmt.Errorf("reacting %q to %s/%s#%d: %w", content, c.owner, c.repo, number, err)
+	}
+	return nil
+}
+
+// Comment posts a comment on an issue or pull request. The body is redacted first.
+func (c *Client) Comment(ctx context.Context, number int, body string) (int64, error) {
+	comment, _, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, number, &github.IssueComment{Body: github.String(Redact(body))})
+	if err != nil {
+		return 0, fmt.Errorf("commenting on %s/%s#%d: %w", c.owner, c.repo, number, err)
+	}
+	return comment.GetID(), nil
+}
+
+// EditComment replaces the body of a comment. The body is redacted first.
+func (c *Client) EditComment(ctx context.Context, commentID int64, body string) error {
+	_, _, err := c.gh.Issues.EditComment(ctx, c.owner, c.repo, commentID, &github.IssueComment{Body: github.String(Redact(body))})
+	if err != nil {
+		return fmt.Errorf("editing comment %d on %s/%s: %w", commentID, c.owner, c.repo, err)
+	}
+	return nil
+}
+
+// Repository returns the default branch and the clone URL GitHub reports. Clone does not use that
+// URL: it derives the address from Config.URL so the token can only go to the configured host.
+func (c *Client) Repository(ctx context.Context) (defaultBranch, cloneURL string, err error) {
+	repo, _, err := c.gh.Repositories.Get(ctx, c.owner, c.repo)
+	if err != nil {
+		return "", "", fmt.Errorf("getting repository %s/%s: %w", c.owner, c.repo, err)
+	}
+	return repo.GetDefaultBranch(), repo.GetCloneURL(), nil
+}
