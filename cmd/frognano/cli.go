@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+const usage = `frognano: FrogNano-4B as a GitHub App, running in an offline sandbox.
+
+Usage:
+  frognano run --repo DIR (--task TEXT | --task-file FILE) --out DIR [flags]
+                                one agent run on a local git checkout
+  frognano serve [--workers N]  the webhook server and N workers (0: web only)
+  frognano worker               workers only (more machines can work one queue)
+  frognano migrate              apply River's and frognano's database migrations
+  frognano sandbox build        build the sandbox image (offline when no registry answers)
+  frognano sandbox prune        remove sandboxes a previous process left behind
+  frognano version
+
+Run "frognano COMMAND -h" for the flags of a command. Configuration is read from
+FROGNANO_* environment variables (see README.md); flags override them.
+`
+
+// usageError is a mistake on the command line; it exits with status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// setupError is a broken setup (no Docker engine, image missing, model unreachable, not a
+// git checkout); it exits with status 3 and one clear line.
+type setupError struct{ err error }
+
+func (e setupError) Error() string { return e.err.Error() }
+func (e setupError) Unwrap() error { return e.err }
+
+func exitCode(err error) int {
+	var ue usageError
+	var se setupError
+	switch {
+	case errors.As(err, &ue), errors.Is(err, flag.ErrHelp):
+		return 2
+	case errors.As(err, &se):
+		return 3
+	case errors.Is(err, context.Canceled):
+		return 130
+	}
+	return 1
+}
+
+var version = "dev"
+
+// run dispatches a command line. getenv is passed in (never os.Getenv deep inside) so that
+// tests can run commands in parallel with their own environment.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usageError{"no command given"}
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return runCmd(ctx, rest, getenv, stdout, stderr)
+	case "sandbox":
+		return sandboxCmd(ctx, rest, getenv, stdout, stderr)
+	case "serve":
+		return serveCmd(ctx, rest, getenv, stdout, stderr, true)
+	case "worker":
+		return serveCmd(ctx, rest, getenv, stdout, stderr, false)
+	case "migrate":
+		return migrateCmd(ctx, rest, getenv, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, "frognano", version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return usageError{fmt.Sprintf("unknown command %q", cmd)}
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("frognano "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", strings.Join(fs.Args(), " "))}
+	}
+	return nil
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/runner/leaf"
+	"github.com/frognano/frognano/runner/sandbox"
+)
+
+// runCmd is `frognano run`: one agent run on a local checkout. It exits 0 whenever the run
+// completed, whatever the agent achieved; a broken setup is a setupError with one clear line.
+func runCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := runnerConfig(getenv)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	fs := newFlagSet("run", stderr)
+	repo := fs.String("repo", "", "the git checkout to work on (read, never modified)")
+	task := fs.String("task", "", "the task, as text")
+	taskFile := fs.String("task-file", "", "a file holding the task")
+	out := fs.String("out", "", "folder for patch.diff, trajectory.json and report.md")
+	bindRunnerFlags(fs, &cfg)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	var missing []string
+	if *repo == "" {
+		missing = append(missing, "--repo")
+	}
+	if *out == "" {
+		missing = append(missing, "--out")
+	}
+	if len(missing) > 0 {
+		return usageError{"missing " + strings.Join(missing, " and ")}
+	}
+	text, err := readTask(*task, *taskFile)
+	if err != nil {
+		return err
+	}
+	if err := checkRunnerConfig(cfg); err != nil {
+		return usageError{err.Error()}
+	}
+	repoDir, err := filepath.Abs(*repo)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if _, err := runner.HeadCommit(ctx, repoDir); err != nil {
+		return setupError{err}
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return setupError{fmt.Errorf("creating the output folder: %w", err)}
+	}
+
+	docker, err := sandbox.NewClient()
+	if err != nil {
+		return setupError{err}
+	}
+	defer docker.Close()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	r := runner.New(docker, cfg, log)
+	if err := r.Preflight(ctx); err != nil {
+		return setupError{err}
+	}
+
+	start := time.Now()
+	fmt.Fprintf(stderr, "frognano: running %s on %s (max %d steps, %s)\n", cfg.Leaf.Model, repoDir, cfg.Leaf.MaxSteps, cfg.Leaf.MaxTime)
+	res, err := r.Run(ctx, runner.Spec{RepoDir: repoDir, Task: text}, func(s leaf.Step) {
+		fmt.Fprintln(stderr, progressLine(s, cfg.Leaf.MaxSteps))
+	})
+	if err != nil {
+		var se *runner.SetupError
+		if errors.As(err, &se) {
+			return setupError{err}
+		}
+		return err
+	}
+	if err := writeOutputs(*out, res); err != nil {
+		return err
+	}
+	fmt.Fprint(stderr, summaryLines(res, *out, time.Since(start)))
+	if res.Cancelled {
+		return context.Canceled
+	}
+	return nil
+}
+
+func readTask(task, file string) (string, error) {
+	switch {
+	case task != "" && file != "":
+		return "", usageError{"give --task or --task-file, not both"}
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", usageError{fmt.Sprintf("reading the task file: %v", err)}
+		}
+		task = string(b)
+	}
+	if strings.TrimSpace(task) == "" {
+		return "", usageError{"no task: give --task TEXT or --task-file FILE"}
+	}
+	return task, nil
+}
+
+// progressLine is one line per step: step, tools with a short form of their arguments, elapsed.
+func progressLine(s leaf.Step, maxSteps int) string {
+	var tools []string
+	for _, tc := range s.Assistant.ToolCalls {
+		tools = append(tools, tc.Function.Name+" "+runner.ArgSummary(tc.Function.Name, tc.Function.Arguments))
+	}
+	what := strings.Join(tools, " | ")
+	if what == "" {
+		what = "(final answer)"
+	}
+	return fmt.Sprintf("step %3d/%d  %-60s  %6.1fs", s.Index, maxSteps, what, s.Elapsed.Seconds())
+}
+
+func writeOutputs(dir string, res *runner.Result) error {
+	traj, err := json.MarshalIndent(res.Trajectory(), "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the trajectory: %w", err)
+	}
+	files := map[string][]byte{
+		"patch.diff":      res.PatchBytes(),
+		"trajectory.json": append(traj, '\n'),
+		"report.md":       []byte(res.Markdown()),
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func summaryLines(res *runner.Result, out string, elapsed time.Duration) string {
+	var b strings.Builder
+	steps := 0
+	if res.Leaf != nil {
+		steps = len(res.Leaf.Steps)
+	}
+	fmt.Fprintf(&b, "frognano: finished: exit reason %s after %d steps in %s\n", res.ExitReason(), steps, elapsed.Round(time.Second))
+	switch p := res.PatchBytes(); {
+	case p != nil:
+		fmt.Fprintf(&b, "frognano: patch: %d file(s), %d bytes\n", len(res.Patch.Files), len(p))
+	case res.Patch != nil && res.Patch.TooLarge:
+		fmt.Fprintf(&b, "frognano: patch: too large (%d bytes), reported only\n", res.Patch.Size)
+	default:
+		b.WriteString("frognano: patch: none\n")
+	}
+	if t := res.TestsBefore; t != nil {
+		fmt.Fprintf(&b, "frognano: tests before: %s\n", testLine(t))
+	}
+	if t := res.TestsAfter; t != nil {
+		fmt.Fprintf(&b, "frognano: tests after:  %s\n", testLine(t))
+	}
+	if c := res.Comparison; c != nil {
+		fmt.Fprintf(&b, "frognano: fixed %d, broken %d, still failing %d\n", len(c.Fixed), len(c.Broken), len(c.StillFailing))
+	}
+	fmt.Fprintf(&b, "frognano: wrote %s\n", filepath.Join(out, "{patch.diff,trajectory.json,report.md}"))
+	return b.String()
+}
+
+func testLine(t *runner.TestRun) string {
+	if t.Error != "" {
+		return "error: " + t.Error
+	}
+	if t.TimedOut {
+		return fmt.Sprintf("timed out after %s", t.Duration.Round(time.Second))
+	}
+	return fmt.Sprintf("exit %d in %s", t.ExitCode, t.Duration.Round(100*time.Millisecond))
+}

@@ -1,0 +1,77 @@
+package runner
+
+import (
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+)
+
+// Preflight checks what a run needs before anything starts, so that a broken setup fails
+// with one clear line instead of halfway through a run: the sandbox image exists, the
+// executor binary is a static Linux program, and the model server answers. Every error it
+// returns is a *SetupError.
+func (r *Runner) Preflight(ctx context.Context) error {
+	if err := r.checkImage(ctx); err != nil {
+		return &SetupError{err}
+	}
+	if err := checkExecutor(r.cfg.Sandbox.ExecutorPath); err != nil {
+		return &SetupError{err}
+	}
+	if err := CheckModel(ctx, r.cfg.Leaf.BaseURL); err != nil {
+		return &SetupError{err}
+	}
+	return nil
+}
+
+func (r *Runner) checkImage(ctx context.Context) error {
+	img := r.cfg.Sandbox.Image
+	if _, err := r.docker.ImageInspect(ctx, img); err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return fmt.Errorf("sandbox image %s is missing: build it with `frognano sandbox build` (or `make sandbox-image` in a checkout of frognano)", img)
+		}
+		return fmt.Errorf("inspecting sandbox image %s: %w", img, err)
+	}
+	return nil
+}
+
+func checkExecutor(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return fmt.Errorf("tool executor %s is not usable (%v): build it with `make build`, or point FROGNANO_EXECUTOR at it", path, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("tool executor %s is dynamically linked; build it with CGO_ENABLED=0 (`make build` does)", path)
+		}
+	}
+	return nil
+}
+
+// CheckModel asks the model server for its model list. Any HTTP answer counts as reachable
+// (some servers do not serve /models); only a transport failure is an error.
+func CheckModel(ctx context.Context, baseURL string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+"/models", nil)
+	if err != nil {
+		return fmt.Errorf("model URL %q: %w", baseURL, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return fmt.Errorf("model server at %s did not answer within 10s", baseURL)
+		}
+		return fmt.Errorf("model server at %s is unreachable: %v", baseURL, errors.Unwrap(err))
+	}
+	resp.Body.Close()
+	return nil
+}

@@ -1,0 +1,73 @@
+package runner
+
+import (
+	"time"
+
+	"github.com/frognano/frognano/runner/leaf"
+	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/runner/verify"
+)
+
+// Result is what one run produced. Everything in it that came out of the sandbox or the
+// model (the final message, observations, test output, the patch) is untrusted text.
+type Result struct {
+	RunID       string
+	InstanceID  string
+	Task        string
+	BaseCommit  string
+	Model       string
+	TestCommand string // "" when no test command was given or detected
+	StartedAt   time.Time
+	Elapsed     time.Duration
+
+	Leaf      *leaf.Result
+	Cancelled bool
+
+	RawPatchBytes int64
+	Patch         *patch.Result // nil when the patch could not be taken or was refused (see Notes)
+
+	TestsBefore *TestRun
+	TestsAfter  *TestRun // nil when there was no patch to test
+	Comparison  *verify.Comparison
+
+	Notes []string // facts a reviewer must know (patch refused, OOM, ...)
+}
+
+// PatchBytes returns the usable patch, or nil when there is none (empty, refused, or too large).
+func (r *Result) PatchBytes() []byte {
+	if r == nil || r.Patch == nil || r.Patch.TooLarge || len(r.Patch.Patch) == 0 {
+		return nil
+	}
+	return r.Patch.Patch
+}
+
+// ExitReason returns the loop's exit reason ("cancelled" when the run was cancelled).
+func (r *Result) ExitReason() string {
+	if r.Cancelled {
+		return leaf.ExitCancelled
+	}
+	if r.Leaf == nil {
+		return ""
+	}
+	return r.Leaf.ExitReason
+}
+
+// TestTime is the time spent running the repository's tests (both runs, summed).
+func (r *Result) TestTime() time.Duration {
+	var d time.Duration
+	for _, t := range []*TestRun{r.TestsBefore, r.TestsAfter} {
+		if t != nil {
+			d += t.Duration
+		}
+	}
+	return d
+}
+
+// Trajectory returns the run in the reference trajectory format.
+func (r *Result) Trajectory() leaf.Trajectory {
+	lr := r.Leaf
+	if lr == nil {
+		lr = &leaf.Result{ExitReason: r.ExitReason()}
+	}
+	return lr.Trajectory(r.RunID, r.InstanceID, 0, string(r.PatchBytes()), r.Cancelled || lr.ExitReason != leaf.ExitAgent)
+}

@@ -1,0 +1,319 @@
+// Package runner owns one agent run end to end: it copies a host checkout into an offline,
+// unprivileged sandbox, drives FrogNano through the Leaf loop with the tools executing in that
+// sandbox, takes the patch out as untrusted data, and runs the repository's tests before and
+// after in fresh sandboxes.
+//
+// runner never holds a GitHub token and never talks to GitHub: the checkout it receives is
+// already on disk, and publishing is the caller's job. It never runs git over a .git the
+// sandbox could write; the only git it runs on the host is a read of the host checkout's HEAD.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/frognano/frognano/runner/leaf"
+	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/runner/sandbox"
+	"github.com/frognano/frognano/runner/verify"
+)
+
+// Defaults for a run; the command line and the service override them.
+const (
+	DefaultTestTimeout   = 10 * time.Minute
+	DefaultMaxPatchBytes = 1 << 20
+	// maxRawDiffBytes bounds what is read out of the sandbox when taking the diff; past
+	// DefaultMaxPatchBytes the patch is only reported, but its file list is still useful.
+	maxRawDiffBytes = 64 << 20
+	// maxTestOutputBytes bounds one test run's captured output.
+	maxTestOutputBytes = 16 << 20
+)
+
+// Config is everything a run needs besides the task and the checkout.
+type Config struct {
+	Sandbox              sandbox.Config
+	Leaf                 leaf.Config
+	TestCmd              string        // "" detects it from the checkout; "none" runs no tests
+	TestTimeout          time.Duration // each of the two test runs
+	AllowWorkflowChanges bool
+	MaxPatchBytes        int64
+}
+
+// DefaultConfig returns the defaults the issue and leaf-protocol.md name.
+func DefaultConfig() Config {
+	return Config{
+		Sandbox:       sandbox.DefaultConfig(),
+		Leaf:          leaf.DefaultConfig(),
+		TestTimeout:   DefaultTestTimeout,
+		MaxPatchBytes: DefaultMaxPatchBytes,
+	}
+}
+
+// Spec names one run.
+type Spec struct {
+	RunID      string // labels the sandboxes and names the trajectory
+	InstanceID string // free-form, e.g. "owner/repo#12"; defaults to the repository folder name
+	RepoDir    string // host checkout; read, never modified
+	Task       string // the user message given to the model
+}
+
+// Runner runs agents. It is safe for concurrent use by several runs.
+type Runner struct {
+	docker *client.Client
+	cfg    Config
+	log    *slog.Logger
+}
+
+// New returns a Runner using the given Docker client.
+func New(docker *client.Client, cfg Config, log *slog.Logger) *Runner {
+	if cfg.TestTimeout <= 0 {
+		cfg.TestTimeout = DefaultTestTimeout
+	}
+	if cfg.MaxPatchBytes <= 0 {
+		cfg.MaxPatchBytes = DefaultMaxPatchBytes
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{docker: docker, cfg: cfg, log: log}
+}
+
+// SetupError is a broken setup (no repository, no image, no executor): the run could not
+// start at all, and retrying without a fix will not help.
+type SetupError struct{ Err error }
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
+// InfraError is a failure of the machinery (Docker broke, the sandbox died) rather than of
+// the agent; a later retry may succeed.
+type InfraError struct{ Err error }
+
+func (e *InfraError) Error() string   { return e.Err.Error() }
+func (e *InfraError) Unwrap() error   { return e.Err }
+func (e *InfraError) Transient() bool { return true }
+
+// Run performs one run. It returns a Result whenever the agent loop ran, whatever the agent
+// achieved (the exit reason says how it ended); an error means the run could not be carried
+// out (a *SetupError, an *InfraError, or the context's error when cancelled before the loop).
+// Every sandbox it creates is removed before it returns, on every path.
+func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (res *Result, err error) {
+	start := time.Now()
+	if spec.RunID == "" {
+		spec.RunID = fmt.Sprintf("local-%d", start.UnixNano())
+	}
+	if spec.InstanceID == "" {
+		spec.InstanceID = filepath.Base(spec.RepoDir)
+	}
+	base, err := HeadCommit(ctx, spec.RepoDir)
+	if err != nil {
+		return nil, &SetupError{err}
+	}
+	testCmd := r.cfg.TestCmd
+	if testCmd == "" {
+		testCmd = verify.Detect(spec.RepoDir)
+	}
+	if testCmd == "none" {
+		testCmd = ""
+	}
+	log := r.log.With("run_id", spec.RunID)
+
+	res = &Result{
+		RunID: spec.RunID, InstanceID: spec.InstanceID, Task: spec.Task, BaseCommit: base,
+		Model: r.cfg.Leaf.Model, TestCommand: testCmd, StartedAt: start,
+	}
+
+	sb, err := sandbox.New(ctx, r.docker, r.cfg.Sandbox, spec.RunID, "agent")
+	if err != nil {
+		return nil, classify("creating the agent sandbox", err)
+	}
+	defer sb.Close()
+	if err := sb.CopyRepo(ctx, spec.RepoDir); err != nil {
+		return nil, classify("copying the repository into the sandbox", err)
+	}
+	if err := sb.StartExecutor(ctx); err != nil {
+		return nil, classify("starting the tool executor", err)
+	}
+
+	// The baseline runs on the untouched checkout while the agent works; the model never sees it.
+	var before sync.WaitGroup
+	if testCmd != "" {
+		before.Add(1)
+		go func() {
+			defer before.Done()
+			res.TestsBefore = r.runTests(ctx, spec, "tests-before", testCmd, nil)
+		}()
+	}
+	defer before.Wait()
+
+	log.Info("agent loop starting", "model", r.cfg.Leaf.Model, "test_cmd", testCmd)
+	res.Leaf = leaf.Run(ctx, r.cfg.Leaf, spec.Task, sb, onStep)
+	if res.Leaf.ExitReason == leaf.ExitToolError && sb.OOMKilled(context.WithoutCancel(ctx)) {
+		res.Notes = append(res.Notes, "The sandbox ran out of memory and was killed (OOM).")
+	}
+	if res.Leaf.ExitReason == leaf.ExitCancelled || ctx.Err() != nil {
+		res.Cancelled = true
+		res.Elapsed = time.Since(start)
+		return res, nil
+	}
+
+	raw, err := takeDiff(ctx, sb, base)
+	sb.Close() // the agent's sandbox has served its purpose; free its memory for the tests
+	if err != nil {
+		res.Notes = append(res.Notes, "The patch could not be taken out of the sandbox: "+err.Error())
+	} else {
+		res.RawPatchBytes = int64(len(raw))
+		p, perr := patch.Sanitize(raw, patch.Options{AllowWorkflowChanges: r.cfg.AllowWorkflowChanges, MaxBytes: r.cfg.MaxPatchBytes})
+		if perr != nil {
+			res.Notes = append(res.Notes, "The patch was refused: "+perr.Error())
+		} else {
+			res.Patch = p
+		}
+	}
+
+	before.Wait()
+	if testCmd != "" && res.Patch != nil && len(res.Patch.Patch) > 0 {
+		res.TestsAfter = r.runTests(ctx, spec, "tests-after", testCmd, res.Patch.Patch)
+	}
+	if res.TestsBefore != nil && res.TestsAfter != nil {
+		cmp := verify.Compare(res.TestsBefore.Outcome, res.TestsAfter.Outcome)
+		res.Comparison = &cmp
+	}
+	res.Elapsed = time.Since(start)
+	if ctx.Err() != nil {
+		res.Cancelled = true
+	}
+	return res, nil
+}
+
+// TestRun is one run of the repository's tests in a fresh sandbox.
+type TestRun struct {
+	verify.Outcome
+	PatchApplied bool   // after-run only: the patch applied cleanly
+	Error        string // the run could not be carried out (sandbox error, patch did not apply)
+}
+
+// runTests runs the test command on a fresh copy of the untouched checkout, with the patch
+// applied when one is given: exactly what would be published, so nothing the agent did to its
+// own environment can sway the result.
+func (r *Runner) runTests(ctx context.Context, spec Spec, purpose, testCmd string, diff []byte) *TestRun {
+	plan := verify.PlanFor(testCmd)
+	tr := &TestRun{Outcome: verify.Outcome{Command: plan.Display, ExitCode: -1}}
+	fail := func(what string, err error) *TestRun {
+		tr.Error = fmt.Sprintf("%s: %v", what, err)
+		return tr
+	}
+	sb, err := sandbox.New(ctx, r.docker, r.cfg.Sandbox, spec.RunID, purpose)
+	if err != nil {
+		return fail("creating the test sandbox", err)
+	}
+	defer sb.Close()
+	if err := sb.CopyRepo(ctx, spec.RepoDir); err != nil {
+		return fail("copying the repository", err)
+	}
+	if diff != nil {
+		res, err := sb.Exec(ctx, []string{"git", "-c", "core.hooksPath=/dev/null", "apply", "--whitespace=nowarn", "-"},
+			strings.NewReader(string(diff)), 2*time.Minute, 1<<20)
+		if err != nil {
+			return fail("applying the patch", err)
+		}
+		if res.ExitCode != 0 {
+			return fail("applying the patch", fmt.Errorf("git apply exited %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr))))
+		}
+		tr.PatchApplied = true
+	}
+	res, err := sb.Exec(ctx, []string{"/bin/bash", "-lc", plan.Shell}, nil, r.cfg.TestTimeout, maxTestOutputBytes)
+	if err != nil {
+		return fail("running the tests", err)
+	}
+	var report []byte
+	if plan.ReportFile != "" {
+		rep, err := sb.Exec(ctx, []string{"cat", plan.ReportFile}, nil, time.Minute, maxTestOutputBytes)
+		if err == nil && rep.ExitCode == 0 {
+			report = rep.Stdout
+		}
+	}
+	out := append(append([]byte{}, res.Stdout...), res.Stderr...)
+	tr.Outcome = verify.Read(plan, res.ExitCode, out, report)
+	tr.Outcome.Duration = res.Duration
+	tr.Outcome.TimedOut = res.TimedOut
+	return tr
+}
+
+// litter is what agents' commands leave behind that no repository wants in a patch. It goes
+// into the sandbox's .git/info/exclude, so it only ever hides files git does not track.
+var litter = []string{
+	"__pycache__/", "*.pyc", "*.pyo", ".pytest_cache/", ".mypy_cache/", ".ruff_cache/", ".tox/",
+	"node_modules/", ".coverage", ".hypothesis/", "*.egg-info/", ".cache/", ".gocache/",
+}
+
+// takeDiff stages everything in the sandbox and takes `git diff --cached --binary` against the
+// starting commit, then unstages. The output is untrusted data.
+func takeDiff(ctx context.Context, sb *sandbox.Sandbox, base string) ([]byte, error) {
+	script := `set -e
+mkdir -p .git/info
+printf '%s\n' ` + shellQuoteAll(litter) + ` >> .git/info/exclude
+git -c core.fsmonitor= -c core.hooksPath=/dev/null add -A
+git -c core.fsmonitor= diff --cached --binary --no-color --no-ext-diff --no-textconv --full-index ` + base + `
+git reset -q`
+	res, err := sb.Exec(ctx, []string{"/bin/bash", "-c", script}, nil, 2*time.Minute, maxRawDiffBytes)
+	if err != nil {
+		return nil, err
+	}
+	if res.Truncated {
+		return nil, fmt.Errorf("the diff is larger than %d MiB", maxRawDiffBytes>>20)
+	}
+	if res.ExitCode != 0 {
+		return nil, fmt.Errorf("git diff exited %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	return res.Stdout, nil
+}
+
+func shellQuoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
+}
+
+// HeadCommit returns the commit checked out in dir, or an error saying dir is not a git
+// checkout. It runs git on the host, so it is only ever called on a host-side checkout the
+// sandbox cannot write.
+func HeadCommit(ctx context.Context, dir string) (string, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("repository %s: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("repository %s is not a directory", dir)
+	}
+	cmd := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "", fmt.Errorf("repository %s is not a git checkout with a commit (git rev-parse HEAD failed)", dir)
+		}
+		return "", fmt.Errorf("running git on %s: %w", dir, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func classify(what string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return &InfraError{fmt.Errorf("%s: %w", what, err)}
+}

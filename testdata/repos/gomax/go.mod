@@ -1,0 +1,3 @@
+module example.com/gomax
+
+go 1.19
