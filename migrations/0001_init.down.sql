@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS runs;
+DROP TABLE IF EXISTS deliveries;
