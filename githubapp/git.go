@@ -1,0 +1,147 @@
+package githubapp
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// passEnv lists the only variables of our own environment a git child sees: what it needs to
+// find programs and to reach GitHub through a proxy or a private CA. Nothing else leaks in, so
+// no secret of the service can reach git, its helpers or its error messages.
+var passEnv = []string{
+	"PATH", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "GIT_SSL_CAINFO", "TMPDIR",
+}
+
+// maxGitOutput bounds the stderr quoted in an error.
+const maxGitOutput = 4 << 10
+
+// gitRun is one git invocation on the host.
+type gitRun struct {
+	dir   string
+	args  []string
+	stdin []byte
+	env   []string // extra KEY=VALUE
+	token string   // when set, sent as an Authorization header to the configured git host only
+}
+
+// git runs git with a configuration that ignores the machine's and the user's git config,
+// disables hooks, fsmonitor, credential helpers and prompts, allows only the configured host's
+// scheme, refuses redirects, and passes the token (if any) in the child's environment as an
+// http.<git host>.extraHeader: never in argv, a URL or a file.
+func (c *Client) git(ctx context.Context, r gitRun) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.app.cfg.GitTimeout)
+	defer cancel()
+	gitURL, err := url.Parse(c.app.endpoints.Git)
+	if err != nil {
+		return "", fmt.Errorf("parsing git URL: %w", err)
+	}
+	config := [][2]string{
+		{"core.hooksPath", "/dev/null"},
+		{"core.fsmonitor", "false"},
+		{"credential.helper", ""},
+		{"protocol.allow", "never"},
+		{"protocol." + gitURL.Scheme + ".allow", "always"},
+		{"http.followRedirects", "false"},
+		{"init.defaultBranch", "main"},
+	}
+	if r.token != "" {
+		basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + r.token))
+		RegisterSecret(basic)
+		config = append(config, [2]string{"http." + c.app.endpoints.Git + ".extraHeader", "Authorization: Basic " + basic})
+	}
+	env := []string{
+		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0",
+		"GIT_ASKPASS=", "SSH_ASKPASS=", "GCM_INTERACTIVE=never", "GIT_PROTOCOL_FROM_USER=0",
+		"LC_ALL=C", "GIT_CONFIG_COUNT=" + strconv.Itoa(len(config)),
+	}
+	for i, kv := range config {
+		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
+	}
+	for _, name := range passEnv {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	cmd := exec.CommandContext(ctx, "git", r.args...)
+	cmd.Dir = r.dir
+	cmd.Env = append(env, r.env...)
+	cmd.WaitDelay = 5 * time.Second
+	if r.stdin != nil {
+		cmd.Stdin = bytes.NewReader(r.stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := stderr.String()
+		if len(msg) > maxGitOutput {
+			msg = msg[len(msg)-maxGitOutput:]
+		}
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%w)", err, ctx.Err())
+		}
+		return "", fmt.Errorf("git %s: %w: %s", r.args[0], err, strings.TrimSpace(Redact(msg)))
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+// remote is the clone URL of the Client's repository on the configured host, without credentials.
+func (c *Client) remote() string {
+	return c.app.endpoints.Git + url.PathEscape(c.owner) + "/" + url.PathEscape(c.repo) + ".git"
+}
+
+// Clone clones the repository's default branch into dir (which must not exist or be empty) on the
+// host, with a fresh installation token that git gets through its environment only. It returns the
+// commit checked out and the branch's name. It fails if the token ended up in .git/config.
+func (c *Client) Clone(ctx context.Context, dir string) (headSHA, defaultBranch string, err error) {
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return "", "", fmt.Errorf("cloning %s/%s: %w", c.owner, c.repo, err)
+	}
+	tok, err := c.token(ctx)
+	if err != nil {
+		return "", "", fmt.Errorf("cloning %s/%s: %w", c.owner, c.repo, err)
+	}
+	start := time.Now()
+	if _, err := c.git(ctx, gitRun{
+		args:  []string{"clone", "--no-tags", "--single-branch", "--quiet", "--", c.remote(), dir},
+		token: tok,
+	}); err != nil {
+		return "", "", &transientError{fmt.Errorf("cloning %s/%s: %w", c.owner, c.repo, err)}
+	}
+	if headSHA, err = c.git(ctx, gitRun{dir: dir, args: []string{"rev-parse", "--verify", "HEAD^{commit}"}}); err != nil {
+		return "", "", fmt.Errorf("reading cloned HEAD: %w", err)
+	}
+	if defaultBranch, err = c.git(ctx, gitRun{dir: dir, args: []string{"symbolic-ref", "--short", "HEAD"}}); err != nil {
+		return "", "", fmt.Errorf("reading cloned branch: %w", err)
+	}
+	if err := checkNoToken(filepath.Join(dir, ".git", "config"), tok); err != nil {
+		return "", "", err
+	}
+	c.log.InfoContext(ctx, "cloned repository", "head", headSHA, "branch", defaultBranch, "elapsed", time.Since(start))
+	return headSHA, defaultBranch, nil
+}
+
+// checkNoToken is a tripwire: if a future change (or a git version) ever persisted the token,
+// the run stops before the clone is copied anywhere.
+func checkNoToken(path, tok string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("checking %s for credentials: %w", path, err)
+	}
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + tok))
+	if bytes.Contains(data, []byte(tok)) || bytes.Contains(data, []byte(basic)) {
+		return errors.New("checking git config for credentials: the installation token was written to .git/config")
+	}
+	return nil
+}

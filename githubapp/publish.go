@@ -1,0 +1,225 @@
+package githubapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+)
+
+// PublishInput is one run's result to publish.
+type PublishInput struct {
+	Dir           string // the host's own clone made by Clone; never a sandbox's .git
+	BaseSHA       string // commit the patch applies to
+	Branch        string // e.g. "frognano/issue-12"; must not be BaseBranch
+	BaseBranch    string // the PR's base, usually the default branch
+	Title, Body   string // the PR's; redacted before use
+	CommitMessage string // default: Title; "#<IssueNumber>" is added when missing
+	Patch         []byte // already sanitized by the caller; applied with `git apply --cached`
+	IssueNumber   int
+}
+
+var shaPattern = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
+// Publish commits Patch on top of BaseSHA as the App's bot identity, force-pushes it to Branch,
+// then updates the open pull request whose head is Branch, or creates it as a DRAFT against
+// BaseBranch. It returns the PR's URL and number. It never touches Dir's working tree or HEAD
+// (the commit is built in a temporary index), never merges, approves or marks ready, and running
+// it again after any failure updates the same PR instead of opening a second one.
+func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, error) {
+	if err := in.validate(); err != nil {
+		return "", 0, &permanentError{fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err)}
+	}
+	commit, err := c.commitPatch(ctx, in)
+	if err != nil {
+		return "", 0, fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err)
+	}
+	tok, err := c.token(ctx)
+	if err != nil {
+		return "", 0, fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err)
+	}
+	if _, err := c.git(ctx, gitRun{
+		dir:   in.Dir,
+		args:  []string{"push", "--force", "--no-verify", "--porcelain", "--", c.remote(), commit + ":refs/heads/" + in.Branch},
+		token: tok,
+	}); err != nil {
+		return "", 0, &transientError{fmt.Errorf("pushing %s to %s/%s: %w", in.Branch, c.owner, c.repo, err)}
+	}
+	c.log.InfoContext(ctx, "pushed branch", "branch", in.Branch, "commit", commit)
+	pr, err := c.upsertPR(ctx, in)
+	if err != nil {
+		return "", 0, fmt.Errorf("publishing pull request for %s on %s/%s: %w", in.Branch, c.owner, c.repo, err)
+	}
+	return pr.GetHTMLURL(), pr.GetNumber(), nil
+}
+
+func (in PublishInput) validate() error {
+	switch {
+	case in.Dir == "":
+		return errors.New("no clone directory")
+	case !shaPattern.MatchString(in.BaseSHA):
+		return fmt.Errorf("base %q is not a full commit id", in.BaseSHA)
+	case in.BaseBranch == "" || in.Branch == "":
+		return errors.New("branch and base branch are required")
+	case in.Branch == in.BaseBranch:
+		return fmt.Errorf("refusing to push to the base branch %q", in.Branch)
+	case !validBranch(in.Branch):
+		return fmt.Errorf("branch %q is not a valid branch name", in.Branch)
+	case strings.TrimSpace(in.Title) == "":
+		return errors.New("pull request title is empty")
+	case len(in.Patch) == 0:
+		return errors.New("patch is empty")
+	}
+	return nil
+}
+
+// validBranch is a conservative subset of git check-ref-format: enough for names like
+// "frognano/issue-12", and nothing that git could read as an option or a revision expression.
+func validBranch(b string) bool {
+	if strings.HasPrefix(b, "-") || strings.HasPrefix(b, "/") || strings.HasSuffix(b, "/") ||
+		strings.HasSuffix(b, ".lock") || strings.Contains(b, "..") || strings.Contains(b, "//") ||
+		strings.Contains(b, "@{") || strings.HasSuffix(b, ".") {
+		return false
+	}
+	for _, r := range b {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// commitPatch builds the commit in a throwaway index so the clone's index, working tree and HEAD
+// stay as they were: a retry starts from the same state.
+func (c *Client) commitPatch(ctx context.Context, in PublishInput) (string, error) {
+	tmp, err := os.MkdirTemp("", "frognano-index-")
+	if err != nil {
+		return "", fmt.Errorf("creating temporary index: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	indexEnv := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
+	if _, err := c.git(ctx, gitRun{dir: in.Dir, env: indexEnv, args: []string{"read-tree", in.BaseSHA}}); err != nil {
+		return "", &permanentError{fmt.Errorf("reading base commit: %w", err)}
+	}
+	if _, err := c.git(ctx, gitRun{dir: in.Dir, env: indexEnv, stdin: in.Patch,
+		args: []string{"apply", "--cached", "--binary", "--whitespace=nowarn", "-"}}); err != nil {
+		return "", &permanentError{fmt.Errorf("applying patch: %w", err)}
+	}
+	tree, err := c.git(ctx, gitRun{dir: in.Dir, env: indexEnv, args: []string{"write-tree"}})
+	if err != nil {
+		return "", fmt.Errorf("writing tree: %w", err)
+	}
+	cfg := c.app.cfg
+	date := cfg.Now().UTC().Format(time.RFC3339)
+	identity := []string{
+		"GIT_AUTHOR_NAME=" + cfg.CommitName, "GIT_AUTHOR_EMAIL=" + cfg.CommitEmail, "GIT_AUTHOR_DATE=" + date,
+		"GIT_COMMITTER_NAME=" + cfg.CommitName, "GIT_COMMITTER_EMAIL=" + cfg.CommitEmail, "GIT_COMMITTER_DATE=" + date,
+	}
+	commit, err := c.git(ctx, gitRun{dir: in.Dir, env: identity, stdin: []byte(commitMessage(in)),
+		args: []string{"commit-tree", tree, "-p", in.BaseSHA, "-F", "-"}})
+	if err != nil {
+		return "", fmt.Errorf("creating commit: %w", err)
+	}
+	return commit, nil
+}
+
+func commitMessage(in PublishInput) string {
+	msg := strings.TrimSpace(in.CommitMessage)
+	if msg == "" {
+		msg = strings.TrimSpace(in.Title)
+	}
+	if in.IssueNumber > 0 && !strings.Contains(msg, "#"+strconv.Itoa(in.IssueNumber)) {
+		msg += fmt.Sprintf("\n\nIssue: #%d", in.IssueNumber)
+	}
+	return Redact(msg) + "\n"
+}
+
+// upsertPR finds the open PR for the branch before every attempt to create one, so neither a
+// lost answer to POST /pulls nor a concurrent run can produce a second PR.
+func (c *Client) upsertPR(ctx context.Context, in PublishInput) (*github.PullRequest, error) {
+	title, body := Redact(in.Title), Redact(in.Body)
+	for attempt := 0; ; attempt++ {
+		pr, err := c.findPR(ctx, in.Branch)
+		if err != nil {
+			return nil, err
+		}
+		if pr != nil {
+			return c.updatePR(ctx, pr, title, body)
+		}
+		pr, _, err = c.gh.PullRequests.Create(ctx, c.owner, c.repo, &github.NewPullRequest{
+			Title: github.String(title), Head: github.String(in.Branch), Base: github.String(in.BaseBranch),
+			Body: github.String(body), Draft: github.Bool(true), MaintainerCanModify: github.Bool(false),
+		})
+		if err == nil {
+			c.log.InfoContext(ctx, "created draft pull request", "number", pr.GetNumber(), "branch", in.Branch)
+			return pr, nil
+		}
+		last := attempt >= c.app.cfg.MaxRetries
+		switch {
+		case prAlreadyExists(err) && !last:
+			continue // someone else made it in between: the next findPR returns it
+		case IsTransient(err) && !last:
+			c.log.WarnContext(ctx, "creating pull request failed, will look for it and retry", "err", Redact(err.Error()))
+			if err := c.app.cfg.Sleep(ctx, backoff(attempt)); err != nil {
+				return nil, fmt.Errorf("waiting to retry creating the pull request: %w", err)
+			}
+		default:
+			return nil, fmt.Errorf("creating pull request: %w", err)
+		}
+	}
+}
+
+func (c *Client) findPR(ctx context.Context, branch string) (*github.PullRequest, error) {
+	prs, _, err := c.gh.PullRequests.List(ctx, c.owner, c.repo, &github.PullRequestListOptions{
+		State: "open", Head: c.owner + ":" + branch,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing pull requests for %s: %w", branch, err)
+	}
+	for _, pr := range prs {
+		// The head filter is GitHub's; check it anyway, a PR from a fork must never be updated.
+		if pr.GetHead().GetRef() == branch && pr.GetHead().GetRepo().GetFullName() == c.owner+"/"+c.repo {
+			return pr, nil
+		}
+	}
+	return nil, nil
+}
+
+func (c *Client) updatePR(ctx context.Context, pr *github.PullRequest, title, body string) (*github.PullRequest, error) {
+	if pr.GetTitle() == title && pr.GetBody() == body {
+		return pr, nil
+	}
+	// Only title and body: the draft flag and state are never touched.
+	updated, _, err := c.gh.PullRequests.Edit(ctx, c.owner, c.repo, pr.GetNumber(), &github.PullRequest{
+		Title: github.String(title), Body: github.String(body),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("updating pull request #%d: %w", pr.GetNumber(), err)
+	}
+	c.log.InfoContext(ctx, "updated pull request", "number", updated.GetNumber())
+	return updated, nil
+}
+
+func prAlreadyExists(err error) bool {
+	var respErr *github.ErrorResponse
+	if !errors.As(err, &respErr) || respErr.Response == nil || respErr.Response.StatusCode != http.StatusUnprocessableEntity {
+		return false
+	}
+	if strings.Contains(respErr.Message, "already exists") {
+		return true
+	}
+	for _, e := range respErr.Errors {
+		if strings.Contains(e.Message, "already exists") {
+			return true
+		}
+	}
+	return false
+}
