@@ -131,3 +131,16 @@ func binary(n int, seed byte) string {
 	b[0] = 0
 	return string(b)
 }
+
+// baseSymlink implements Options.BaseSymlink from the base commit, as the host does
+// from its clean clone.
+func (r *testRepo) baseSymlink(p string) (string, bool) {
+	r.t.Helper()
+	out := r.git("ls-tree", "-z", r.base, "--", p)
+	meta, _, ok := strings.Cut(out, "\t")
+	fields := strings.Fields(meta)
+	if !ok || len(fields) != 3 || fields[0] != ModeSymlink {
+		return "", false
+	}
+	return r.git("cat-file", "blob", fields[2]), true
+}

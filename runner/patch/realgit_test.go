@@ -69,6 +69,11 @@ func TestRealGit(t *testing.T) {
 		change: func(r *testRepo) { r.remove("x.txt"); r.write("y.txt", text) },
 		want:   []File{{OldPath: "x.txt", NewPath: "y.txt", Status: StatusRenamed}},
 	}, {
+		name:   "PureRenameOfSymlink",
+		base:   map[string]string{"x": "x\n", "a/l": "->../x"},
+		change: func(r *testRepo) { r.remove("a/l"); r.write("b/l", "->../x") },
+		want:   []File{{OldPath: "a/l", NewPath: "b/l", Status: StatusRenamed, OldMode: ModeSymlink, NewMode: ModeSymlink, IsSymlink: true, SymlinkTarget: "../x"}},
+	}, {
 		name:   "BinaryModified",
 		base:   map[string]string{"bin.dat": binary(300, 1)},
 		change: func(r *testRepo) { r.write("bin.dat", binary(300, 2)) },
@@ -191,6 +196,7 @@ func TestRealGit(t *testing.T) {
 			if !bytes.Equal(p.Bytes(), diff) {
 				t.Errorf("Bytes() does not reproduce the diff")
 			}
+			tc.opt.BaseSymlink = r.baseSymlink
 			res, err := Sanitize(diff, tc.opt)
 			if err != nil {
 				t.Fatalf("Sanitize: %v\n%s", err, diff)
@@ -222,6 +228,7 @@ func TestRealGitRefused(t *testing.T) {
 		path   string
 		reason string
 	}{
+		{"PureRenameMakesSymlinkEscape", func(r *testRepo) { r.remove("a/b/l"); r.write("l", "->../../keep") }, "l", "symlink escapes the repository"},
 		{"SymlinkToEtc", func(r *testRepo) { r.write("etc", "->/etc") }, "etc", "symlink to an absolute path"},
 		{"SymlinkEscapes", func(r *testRepo) { r.write("a/x", "->../../x") }, "a/x", "symlink escapes the repository"},
 		{"SymlinkIntoGit", func(r *testRepo) { r.write("cfg", "->.git/config") }, "cfg", "symlink into .git"},
@@ -233,14 +240,14 @@ func TestRealGitRefused(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := newRepo(t, map[string]string{"keep": "k\n"})
+			r := newRepo(t, map[string]string{"keep": "k\n", "a/b/l": "->../../keep"})
 			tc.change(r)
 			r.write("keep", "k2\n")
 			diff, _ := r.diff()
 			if _, err := Parse(diff); err != nil {
 				t.Fatalf("Parse of real git output: %v\n%s", err, diff)
 			}
-			res, err := Sanitize(diff, Options{})
+			res, err := Sanitize(diff, Options{BaseSymlink: r.baseSymlink})
 			var refused *RefusedError
 			if !errors.As(err, &refused) {
 				t.Fatalf("Sanitize error = %v, want *RefusedError\n%s", err, diff)

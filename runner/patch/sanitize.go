@@ -27,6 +27,12 @@ type Options struct {
 	MaxBytes int64
 	// MaxInputBytes caps the raw diff; 0 means DefaultMaxInputBytes.
 	MaxInputBytes int64
+	// BaseSymlink reports whether path is a symlink in the base commit, and its
+	// target. A pure rename or copy carries no mode in git's output, and moving a
+	// relative symlink can make it escape, so Sanitize asks the caller (who reads the
+	// host's clean clone, e.g. `git ls-tree BASE -- path`). When nil, such renames and
+	// copies refuse the patch.
+	BaseSymlink func(path string) (target string, isLink bool)
 }
 
 // Dropped is a file left out of the patch and why (one of the Drop* reasons).
@@ -127,7 +133,10 @@ func Sanitize(diff []byte, opt Options) (*Result, error) {
 		}
 		kept = append(kept, f)
 	}
-	res.Rejected = checkLinks(kept)
+	res.Rejected = resolveModes(kept, opt)
+	if len(res.Rejected) == 0 {
+		res.Rejected = checkLinks(kept)
+	}
 	if len(res.Rejected) > 0 {
 		return res, &RefusedError{Rejected: res.Rejected}
 	}
@@ -164,6 +173,25 @@ func dropReason(f File, opt Options) string {
 		return DropLitter
 	}
 	return ""
+}
+
+// resolveModes fills in the mode of pure renames and copies from the base commit.
+func resolveModes(files []File, opt Options) []Rejected {
+	var rej []Rejected
+	for i := range files {
+		f := &files[i]
+		if (f.Status != StatusRenamed && f.Status != StatusCopied) || f.NewMode != "" {
+			continue
+		}
+		if opt.BaseSymlink == nil {
+			rej = append(rej, Rejected{Path: f.NewPath, Reason: "rename without a mode; cannot rule out a symlink"})
+			continue
+		}
+		if target, ok := opt.BaseSymlink(f.OldPath); ok {
+			f.OldMode, f.NewMode, f.IsSymlink, f.SymlinkTarget, f.symlinkLines = ModeSymlink, ModeSymlink, true, target, 1
+		}
+	}
+	return rej
 }
 
 // checkLinks checks the symlinks among the kept files, and that no kept file lies
