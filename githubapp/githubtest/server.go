@@ -1,0 +1,292 @@
+// Package githubtest is an in-process fake of the parts of GitHub frognano uses: App
+// authentication (JWT-signed installation-token requests, repository- and permission-scoped
+// installation tokens), the 18 REST endpoints of the OpenAPI subset in the shapes GitHub answers
+// with, and real git repositories served over smart HTTP by `git http-backend`, which demand an
+// installation token for clone and push. It records what it was asked so tests can inspect it,
+// and can inject faults (5xx, rate limits).
+//
+// It serves the GitHub Enterprise Server layout: the API lives under URL+"/api/v3", so a client
+// that accidentally calls api.github.com fails loudly. Any request it does not recognise fails
+// the test. It is for tests only and must never be linked into the service.
+package githubtest
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// DefaultAppID is the App id the fake answers as.
+const DefaultAppID = 424242
+
+// AppSlug is the fake App's slug; its bot user is AppSlug+"[bot]".
+const AppSlug = "frognano"
+
+const apiPrefix = "/api/v3"
+
+// Key generation is the slowest part of New; every Server shares one key.
+var (
+	keyOnce sync.Once
+	appKey  *rsa.PrivateKey
+	appPEM  []byte
+	keyErr  error
+)
+
+func sharedKey() (*rsa.PrivateKey, []byte, error) {
+	keyOnce.Do(func() {
+		appKey, keyErr = rsa.GenerateKey(rand.Reader, 2048)
+		if keyErr == nil {
+			appPEM = pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(appKey)})
+		}
+	})
+	return appKey, appPEM, keyErr
+}
+
+// Server is a fake GitHub. Its methods are safe for concurrent use.
+type Server struct {
+	URL        string // GITHUB_URL to configure; the API is at URL+"/api/v3"
+	AppID      int64
+	PrivateKey []byte // PKCS#1 PEM of the App key
+
+	t    testing.TB
+	srv  *httptest.Server
+	key  *rsa.PrivateKey
+	root string // GIT_PROJECT_ROOT
+	api  *http.ServeMux
+
+	mu            sync.Mutex
+	nextID        int64
+	repos         map[string]*Repo // "owner/name"
+	installations map[int64][]*Repo
+	tokens        map[string]*token
+	issued        []string
+	tokenRequests []TokenRequest
+	faults        []*fault
+	requests      []Request
+}
+
+// Request is one request the fake received.
+type Request struct {
+	Method, Path, Query string
+	Status              int
+}
+
+// New starts a fake GitHub; t.Cleanup stops it.
+func New(t testing.TB) *Server {
+	t.Helper()
+	key, pemBytes, err := sharedKey()
+	if err != nil {
+		t.Fatalf("generating fake App key: %v", err)
+	}
+	s := &Server{
+		AppID: DefaultAppID, PrivateKey: pemBytes, t: t, key: key, root: t.TempDir(),
+		nextID: 1000, repos: map[string]*Repo{}, installations: map[int64][]*Repo{}, tokens: map[string]*token{},
+	}
+	s.api = http.NewServeMux()
+	s.routes()
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	s.URL = s.srv.URL
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func (s *Server) id() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nextID++
+	return s.nextID
+}
+
+// statusRecorder remembers the status a handler wrote, for the request log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// Flush lets git http-backend stream through the recorder.
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := &statusRecorder{ResponseWriter: w}
+	defer func() {
+		s.mu.Lock()
+		s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Status: rec.status})
+		s.mu.Unlock()
+	}()
+	route := r.URL.Path
+	isAPI := strings.HasPrefix(route, apiPrefix+"/")
+	if isAPI {
+		route = strings.TrimPrefix(route, apiPrefix)
+	}
+	if f := s.takeFault(r.Method, route); f != nil {
+		if f.afterApplying {
+			// The request takes effect, but its answer is lost: what a client sees when a
+			// proxy times out after GitHub committed the write.
+			s.dispatch(httptest.NewRecorder(), r, isAPI)
+		}
+		for k, v := range f.headers {
+			rec.Header().Set(k, v)
+		}
+		writeError(rec, f.status, f.message())
+		return
+	}
+	s.dispatch(rec, r, isAPI)
+}
+
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, isAPI bool) {
+	switch {
+	case isAPI:
+		s.api.ServeHTTP(w, r)
+	case strings.Contains(r.URL.Path, ".git/"):
+		s.serveGit(w, r)
+	default:
+		s.unexpected(w, r)
+	}
+}
+
+func (s *Server) unexpected(w http.ResponseWriter, r *http.Request) {
+	s.t.Errorf("fake GitHub: unexpected request %s %s", r.Method, r.URL.String())
+	writeError(w, http.StatusNotFound, "Not Found")
+}
+
+// Requests returns every request received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// CountRequests counts received requests with this method whose API path (without /api/v3)
+// or git path matches pattern (path.Match syntax, e.g. "/repos/*/*/pulls").
+func (s *Server) CountRequests(method, pattern string) int {
+	n := 0
+	for _, r := range s.Requests() {
+		p := strings.TrimPrefix(r.Path, apiPrefix)
+		if ok, _ := path.Match(pattern, p); ok && (method == "*" || method == r.Method) {
+			n++
+		}
+	}
+	return n
+}
+
+// fault is an injected failure.
+type fault struct {
+	method, pattern string
+	status          int
+	headers         map[string]string
+	times           int
+	afterApplying   bool
+}
+
+func (f *fault) message() string {
+	switch {
+	case f.status == http.StatusForbidden || f.status == http.StatusTooManyRequests:
+		return "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+	case f.status >= 500:
+		return "Server Error"
+	default:
+		return http.StatusText(f.status)
+	}
+}
+
+// FailNext makes the next `times` requests matching method ("*" for any) and pathPattern
+// (path.Match syntax over the API path without /api/v3, e.g. "/repos/*/*/pulls", or a git path)
+// fail with status and headers, without being executed. A 403 or 429 carries GitHub's
+// secondary-rate-limit message.
+func (s *Server) FailNext(method, pathPattern string, status int, headers map[string]string, times int) {
+	s.addFault(&fault{method: method, pattern: pathPattern, status: status, headers: headers, times: times})
+}
+
+// LoseNextResponse is FailNext for a request that does take effect: the fake executes it, then
+// answers with status instead of the real answer (a write committed behind a failing proxy).
+func (s *Server) LoseNextResponse(method, pathPattern string, status int, times int) {
+	s.addFault(&fault{method: method, pattern: pathPattern, status: status, times: times, afterApplying: true})
+}
+
+func (s *Server) addFault(f *fault) {
+	if _, err := path.Match(f.pattern, "/"); err != nil {
+		s.t.Fatalf("fake GitHub: bad path pattern %q: %v", f.pattern, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, f)
+}
+
+func (s *Server) takeFault(method, route string) *fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.faults {
+		if f.times <= 0 || (f.method != "*" && f.method != method) {
+			continue
+		}
+		if ok, _ := path.Match(f.pattern, route); ok {
+			f.times--
+			return f
+		}
+	}
+	return nil
+}
+
+// writeJSON answers like GitHub: JSON with its media type.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-GitHub-Media-Type", "github.v3; format=json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError answers with GitHub's basic-error shape.
+func writeError(w http.ResponseWriter, status int, message string) {
+	doc := "https://docs.github.com/rest"
+	if status == http.StatusForbidden || status == http.StatusTooManyRequests {
+		if strings.Contains(message, "rate limit") {
+			doc = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"
+		}
+	}
+	writeJSON(w, status, map[string]any{"message": message, "documentation_url": doc, "status": strconv.Itoa(status)})
+}
+
+// writeValidation answers 422 with GitHub's validation-error shape.
+func writeValidation(w http.ResponseWriter, resource, field, code, message string) {
+	e := map[string]any{"resource": resource, "code": code}
+	if field != "" {
+		e["field"] = field
+	}
+	if message != "" {
+		e["message"] = message
+	}
+	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{
+		"message": "Validation Failed", "errors": []any{e},
+		"documentation_url": "https://docs.github.com/rest", "status": "422",
+	})
+}
+
+func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
