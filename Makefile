@@ -1,0 +1,52 @@
+# `make test` is THE test command (CI runs it through .ci/run). It prepares Docker images and a
+# throwaway PostgreSQL with deploy/testenv/setup.sh, runs every test, and tears down what it
+# started even when tests fail, keeping go test's exit code.
+SHELL := /bin/bash
+GO ?= go
+BIN ?= bin
+TESTFLAGS ?=
+PKGS ?= ./...
+BENCHTIME ?= 1s
+FUZZTIME ?= 10s
+
+# with_testenv runs $(1) with TEST_DATABASE_URL set; the EXIT trap tears down a cluster this run
+# started, on success, failure or interrupt, and bash keeps the command's exit status.
+define with_testenv
+	@env_out=$$(deploy/testenv/setup.sh) || exit $$?; eval "$$env_out"; \
+	if [ "$$FROGNANO_TESTENV_STARTED" = 1 ]; then trap 'deploy/testenv/teardown.sh' EXIT; fi; \
+	$(1)
+endef
+
+.PHONY: build sandbox-image test bench fuzz-short vet testenv-up testenv-down
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(BIN)/ ./cmd/frognano ./cmd/frognano-executor
+
+sandbox-image:
+	deploy/sandbox/build-offline.sh --go
+
+test:
+	$(call with_testenv,$(GO) test -count=1 -timeout 20m $(TESTFLAGS) $(PKGS))
+
+bench:
+	$(call with_testenv,$(GO) test -count=1 -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 30m $(PKGS))
+
+# Runs each fuzz target for FUZZTIME (go test accepts one -fuzz target per package at a time).
+fuzz-short:
+	$(call with_testenv,set -e; \
+	for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
+	  for t in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' "$$f" | cut -d' ' -f2); do \
+	    echo "fuzz $$(dirname "$$f") $$t"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) "$$(dirname "$$f")"; \
+	  done; \
+	done)
+
+vet:
+	$(GO) vet $(PKGS)
+
+# For working by hand: `eval "$$(make -s testenv-up)"` then go test as usual.
+testenv-up:
+	@deploy/testenv/setup.sh
+
+testenv-down:
+	@deploy/testenv/teardown.sh

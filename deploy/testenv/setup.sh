@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Prepares this machine for the test suite and prints the environment the tests need:
+#   1. checks that a Docker engine answers;
+#   2. builds frognano-sandbox:latest and frognano-sandbox-go:test when missing (offline path);
+#   3. starts (or reuses) a throwaway PostgreSQL cluster on 127.0.0.1 and prints
+#      TEST_DATABASE_URL for it.
+# Usage:  eval "$(deploy/testenv/setup.sh)"    or    . deploy/testenv/setup.sh
+# then    deploy/testenv/teardown.sh           stops and deletes the cluster.
+# Printed variables: TEST_DATABASE_URL, and FROGNANO_TESTENV_STARTED=1 when this invocation
+# started the cluster (0 when it reused one), so a caller tears down only what it started.
+# Environment:
+#   TEST_DATABASE_URL      when already set, no cluster is started and the URL is kept
+#   FROGNANO_TEST_PG_PORT  port of the throwaway cluster (default 55432)
+#   FROGNANO_TESTENV_DIR   its directory (default /tmp/frognano-testenv-PORT)
+#   FROGNANO_SKIP_IMAGES=1 do not check or build the sandbox images
+
+# Sourced: run as a child (so `set -e` and friends do not leak into the caller's shell) and
+# export what it prints.
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then
+  __frognano_env=$(bash "${BASH_SOURCE[0]}" "$@") || return $?
+  eval "$__frognano_env"
+  unset __frognano_env
+  return 0
+fi
+
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$here/pg.sh"
+
+log() { printf 'testenv: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# 1. Docker.
+if ! docker version >/dev/null 2>&1; then
+  die "no Docker engine answers at ${DOCKER_HOST:-unix:///var/run/docker.sock}.
+  Start it ('systemctl start docker', or 'dockerd >/var/log/dockerd.log 2>&1 &' where there is no
+  systemd), or point DOCKER_HOST at one. The sandbox tests need it and fail without it."
+fi
+
+# 2. Images.
+if [ "${FROGNANO_SKIP_IMAGES:-0}" != 1 ]; then
+  if ! docker image inspect frognano-sandbox:latest >/dev/null 2>&1 ||
+    ! docker image inspect frognano-sandbox-go:test >/dev/null 2>&1; then
+    start=$SECONDS
+    log "building the sandbox images (a few minutes the first time)"
+    "$root/deploy/sandbox/build-offline.sh" --go
+    log "images built in $((SECONDS - start)) s"
+  fi
+fi
+
+# 3. PostgreSQL, last, so that a failure above leaves no cluster running.
+if [ -n "${TEST_DATABASE_URL:-}" ]; then
+  log "TEST_DATABASE_URL is set: using it, starting no cluster"
+  printf 'export TEST_DATABASE_URL=%q\nexport FROGNANO_TESTENV_STARTED=0\n' "$TEST_DATABASE_URL"
+  exit 0
+fi
+
+url="postgres://postgres@127.0.0.1:$pg_port/postgres?sslmode=disable"
+started=0
+if pg_ours_running; then
+  log "reusing the cluster running in $pg_dir on port $pg_port"
+else
+  if pg_port_busy; then
+    die "port $pg_port is taken by a server that is not ours ($pg_dir); set FROGNANO_TEST_PG_PORT to a free port"
+  fi
+  pg_find_bin install
+  start=$SECONDS
+  rm -rf "$pg_dir"
+  mkdir -p "$pg_dir/sock"
+  as_pg_owner_prepare
+  # A throwaway cluster: trust auth on the loopback only, and durability off for speed.
+  pg_run "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U postgres -E UTF8 --no-sync >"$pg_dir/initdb.log" 2>&1 ||
+    { cat "$pg_dir/initdb.log" >&2; die "initdb failed"; }
+  pg_run "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w -t 60 \
+    -o "-p $pg_port -k $pg_dir/sock -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+    start >/dev/null ||
+    { tail -n 20 "$pg_dir/server.log" >&2; die "starting PostgreSQL failed"; }
+  started=1
+  log "PostgreSQL started in $pg_dir on port $pg_port in $((SECONDS - start)) s"
+fi
+printf 'export TEST_DATABASE_URL=%q\nexport FROGNANO_TESTENV_STARTED=%s\n' "$url" "$started"
