@@ -16,6 +16,11 @@ func estimateTokens(msgs []Message) int {
 	if len(msgs) == 0 {
 		return 0
 	}
+	return int(math.Ceil(float64(pythonJSONLen(msgs)) / 4))
+}
+
+// pythonJSONLen is the byte length of the compact Python JSON list of msgs.
+func pythonJSONLen(msgs []Message) int {
 	n := 2 // [ ]
 	for i, m := range msgs {
 		if i > 0 {
@@ -23,7 +28,7 @@ func estimateTokens(msgs []Message) int {
 		}
 		n += messageJSONLen(m)
 	}
-	return int(math.Ceil(float64(n) / 4))
+	return n
 }
 
 // messageJSONLen is the compact Python JSON length of the dict the reference builds.
