@@ -1,0 +1,42 @@
+package queue
+
+import (
+	"github.com/riverqueue/river"
+)
+
+// QueueName is the River queue frognano's jobs run on.
+const QueueName = "frognano"
+
+// MaxAttempts bounds how often a run job is tried. Only transient failures
+// (IsTransient) are retried; anything else cancels the job at once.
+const MaxAttempts = 3
+
+// RunArgs is the River job that performs one run. The run row (table runs)
+// holds everything else; the extra fields only make River's UI readable.
+type RunArgs struct {
+	RunID          int64  `json:"run_id"`
+	InstallationID int64  `json:"installation_id"`
+	Owner          string `json:"owner"`
+	Repo           string `json:"repo"`
+	Issue          int    `json:"issue"`
+}
+
+// Kind implements river.JobArgs.
+func (RunArgs) Kind() string { return "frognano_run" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (RunArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueName, MaxAttempts: MaxAttempts}
+}
+
+// CleanupArgs is the periodic job that forgets deliveries older than the
+// retention period.
+type CleanupArgs struct{}
+
+// Kind implements river.JobArgs.
+func (CleanupArgs) Kind() string { return "frognano_cleanup_deliveries" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (CleanupArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueName, MaxAttempts: 1}
+}

@@ -1,0 +1,181 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+)
+
+// Defaults for Config. River's own defaults bite here: a 1 minute job
+// timeout, a rescuer that re-runs jobs after 1 hour even while they still
+// work, and a soft stop that waits forever.
+const (
+	DefaultJobTimeout           = 90 * time.Minute
+	DefaultPerInstallationLimit = 2
+	DefaultBusySnooze           = 30 * time.Second
+	DefaultStatusEditInterval   = 10 * time.Second
+	DefaultDeliveryRetention    = 10 * 24 * time.Hour
+	DefaultCleanupInterval      = time.Hour
+	DefaultSoftStopTimeout      = 30 * time.Second
+	DefaultFetchCooldown        = 20 * time.Millisecond
+	DefaultFetchPollInterval    = time.Second
+
+	// MinDeliveryRetention: GitHub Enterprise Server redelivers for 7 days.
+	MinDeliveryRetention = 8 * 24 * time.Hour
+	// rescueMargin is added to the job timeout so that River's rescuer never
+	// re-runs a job that is still within its time budget.
+	rescueMargin = 30 * time.Minute
+)
+
+// Config configures the queue client. Zero values take the defaults above.
+type Config struct {
+	// Workers is how many runs this process works at once; 0 makes an
+	// insert-only client (a web-only process), which needs no GitHub/Runner.
+	Workers int
+	GitHub  GitHub
+	Runner  Runner
+
+	JobTimeout           time.Duration // whole-run budget, enforced by River
+	PerInstallationLimit int           // running runs per installation before snoozing
+	BusySnooze           time.Duration // how long a job waits when its installation is busy
+	StatusEditInterval   time.Duration // minimum time between progress edits of the status comment
+	DeliveryRetention    time.Duration // how long delivery ids are remembered (>= 8 days)
+	CleanupInterval      time.Duration
+	SoftStopTimeout      time.Duration // Stop waits this long for running jobs, then cancels them
+	FetchCooldown        time.Duration
+	FetchPollInterval    time.Duration
+	// WorkDir is where host clones are made (a temporary directory per run).
+	WorkDir string
+	Logger  *slog.Logger
+	// RiverLogger receives River's own logs; nil discards all but errors.
+	RiverLogger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.JobTimeout, DefaultJobTimeout)
+	def(&c.BusySnooze, DefaultBusySnooze)
+	def(&c.DeliveryRetention, DefaultDeliveryRetention)
+	def(&c.CleanupInterval, DefaultCleanupInterval)
+	def(&c.SoftStopTimeout, DefaultSoftStopTimeout)
+	def(&c.FetchCooldown, DefaultFetchCooldown)
+	def(&c.FetchPollInterval, DefaultFetchPollInterval)
+	// StatusEditInterval may be set negative to disable throttling (tests).
+	if c.StatusEditInterval == 0 {
+		c.StatusEditInterval = DefaultStatusEditInterval
+	}
+	if c.PerInstallationLimit <= 0 {
+		c.PerInstallationLimit = DefaultPerInstallationLimit
+	}
+	if c.WorkDir == "" {
+		c.WorkDir = os.TempDir()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.RiverLogger == nil {
+		c.RiverLogger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	}
+	return c
+}
+
+// Client is the River client plus frognano's lifecycle rules.
+type Client struct {
+	river *river.Client[pgx.Tx]
+	cfg   Config
+}
+
+// NewClient builds the River client. With cfg.Workers > 0 it registers the run
+// worker and the periodic delivery cleanup; otherwise it can only insert.
+func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
+	cfg = cfg.withDefaults()
+	if cfg.DeliveryRetention < MinDeliveryRetention {
+		return nil, fmt.Errorf("delivery retention %s is below the minimum %s (GitHub redelivers for 7 days)", cfg.DeliveryRetention, MinDeliveryRetention)
+	}
+	rc := &river.Config{
+		Logger:               cfg.RiverLogger,
+		JobTimeout:           cfg.JobTimeout,
+		RescueStuckJobsAfter: cfg.JobTimeout + rescueMargin,
+		SoftStopTimeout:      cfg.SoftStopTimeout,
+		FetchCooldown:        cfg.FetchCooldown,
+		FetchPollInterval:    cfg.FetchPollInterval,
+		MaxAttempts:          MaxAttempts,
+	}
+	if cfg.Workers > 0 {
+		if cfg.GitHub == nil || cfg.Runner == nil {
+			return nil, errors.New("creating queue client: workers need both a GitHub and a Runner")
+		}
+		workers := river.NewWorkers()
+		if err := river.AddWorkerSafely(workers, &runWorker{pool: pool, cfg: cfg}); err != nil {
+			return nil, fmt.Errorf("registering run worker: %w", err)
+		}
+		if err := river.AddWorkerSafely(workers, &cleanupWorker{pool: pool, retention: cfg.DeliveryRetention, log: cfg.Logger}); err != nil {
+			return nil, fmt.Errorf("registering cleanup worker: %w", err)
+		}
+		rc.Workers = workers
+		rc.Queues = map[string]river.QueueConfig{QueueName: {MaxWorkers: cfg.Workers + 1}} // +1: room for the cleanup job
+		rc.PeriodicJobs = []*river.PeriodicJob{
+			river.NewPeriodicJob(river.PeriodicInterval(cfg.CleanupInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return CleanupArgs{}, nil },
+				&river.PeriodicJobOpts{ID: "frognano_cleanup_deliveries", RunOnStart: true}),
+		}
+	}
+	client, err := river.NewClient(riverpgxv5.New(pool), rc)
+	if err != nil {
+		return nil, fmt.Errorf("creating River client: %w", err)
+	}
+	return &Client{river: client, cfg: cfg}, nil
+}
+
+// River returns the underlying River client (for inserts and cancels in a
+// caller's transaction).
+func (c *Client) River() *river.Client[pgx.Tx] { return c.river }
+
+// Start starts working jobs (a no-op for an insert-only client).
+func (c *Client) Start(ctx context.Context) error {
+	if c.cfg.Workers == 0 {
+		return nil
+	}
+	if err := c.river.Start(ctx); err != nil {
+		return fmt.Errorf("starting River client: %w", err)
+	}
+	return nil
+}
+
+// Stop lets running jobs finish for at most SoftStopTimeout (bounded further
+// by ctx), then cancels them; a cancelled run goes back to queued without
+// spending an attempt and resumes when a worker starts again.
+func (c *Client) Stop(ctx context.Context) error {
+	if c.cfg.Workers == 0 {
+		return nil
+	}
+	softCtx, cancel := context.WithTimeout(ctx, c.cfg.SoftStopTimeout)
+	defer cancel()
+	err := c.river.Stop(softCtx)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("stopping River client: %w", err)
+	}
+	c.cfg.Logger.WarnContext(ctx, "soft stop timed out; cancelling running jobs", "timeout", c.cfg.SoftStopTimeout)
+	// A fresh, bounded context: ctx may be the one that just expired.
+	hardCtx, cancelHard := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.SoftStopTimeout)
+	defer cancelHard()
+	if err := c.river.StopAndCancel(hardCtx); err != nil {
+		return fmt.Errorf("stopping River client after cancelling jobs: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,200 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Delivery identifies one webhook delivery. HookTarget says which hook or App
+// sent it, so two senders sharing a GUID space never collide.
+type Delivery struct {
+	HookTarget     string
+	ID             string
+	Event          string
+	Action         string
+	InstallationID int64
+}
+
+// RunRequest is a labeled issue that should get a run.
+type RunRequest struct {
+	InstallationID int64
+	RepoID         int64
+	Owner, Repo    string
+	Issue          int
+	Labeler        string
+}
+
+// Accepted reports what Accept did.
+type Accepted struct {
+	// Duplicate: this delivery was seen before; nothing was changed.
+	Duplicate bool
+	// AlreadyActive: the issue already had a queued or running run (RunID);
+	// no second run was started, the existing run's extra_requests was
+	// incremented and its worker mentions it in the status comment.
+	AlreadyActive bool
+	RunID         int64
+	JobID         int64
+}
+
+// Accept records the delivery, inserts the run and its River job in ONE
+// transaction. It returns only after that transaction has committed, so a nil
+// error means the request is durable. Redeliveries of the same delivery
+// (including concurrent ones) are recognised through the deliveries table.
+func Accept(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d Delivery, req RunRequest) (Accepted, error) {
+	var res Accepted
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		res = Accepted{}
+		fresh, err := recordDelivery(ctx, tx, d, "")
+		if err != nil {
+			return err
+		}
+		if !fresh {
+			res.Duplicate = true
+			return nil
+		}
+		err = tx.QueryRow(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue, labeler)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+			ON CONFLICT (repo_id, issue) WHERE state IN ('queued', 'running') DO NOTHING
+			RETURNING id`,
+			d.HookTarget, d.ID, req.InstallationID, req.RepoID, req.Owner, req.Repo, req.Issue, req.Labeler).Scan(&res.RunID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			res.AlreadyActive = true
+			err = tx.QueryRow(ctx, `UPDATE runs SET extra_requests = extra_requests + 1
+				WHERE repo_id = $1 AND issue = $2 AND state IN ('queued', 'running') RETURNING id`,
+				req.RepoID, req.Issue).Scan(&res.RunID)
+			if err != nil {
+				// The active run finished between our insert and update: let
+				// the sender redeliver rather than guess.
+				return fmt.Errorf("noting a request on the active run: %w", errors.Join(err, ErrTransient))
+			}
+			return setDeliveryOutcome(ctx, tx, d, res.RunID, "already_active")
+		}
+		if err != nil {
+			return fmt.Errorf("inserting run: %w", err)
+		}
+		ins, err := rc.InsertTx(ctx, tx, RunArgs{
+			RunID: res.RunID, InstallationID: req.InstallationID,
+			Owner: req.Owner, Repo: req.Repo, Issue: req.Issue,
+		}, nil)
+		if err != nil {
+			return fmt.Errorf("inserting run job: %w", err)
+		}
+		res.JobID = ins.Job.ID
+		if _, err := tx.Exec(ctx, `UPDATE runs SET job_id = $2 WHERE id = $1`, res.RunID, res.JobID); err != nil {
+			return fmt.Errorf("linking run to job: %w", err)
+		}
+		return setDeliveryOutcome(ctx, tx, d, res.RunID, "queued")
+	})
+	if err != nil {
+		return Accepted{}, fmt.Errorf("accepting run request: %w", err)
+	}
+	return res, nil
+}
+
+// Cancelled reports what Cancel did.
+type Cancelled struct {
+	Duplicate bool
+	RunIDs    []int64
+}
+
+// Cancel records the delivery and cancels the issue's queued or running run
+// in ONE transaction: the run becomes cancelled and its River job is
+// cancelled (a running worker's context is cancelled when River notices).
+func Cancel(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d Delivery, repoID int64, issue int, reason string) (Cancelled, error) {
+	var res Cancelled
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		res = Cancelled{}
+		fresh, err := recordDelivery(ctx, tx, d, "")
+		if err != nil {
+			return err
+		}
+		if !fresh {
+			res.Duplicate = true
+			return nil
+		}
+		rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $3
+			WHERE repo_id = $1 AND issue = $2 AND state IN ('queued', 'running')
+			RETURNING id, coalesce(job_id, 0)`, repoID, issue, reason)
+		if err != nil {
+			return fmt.Errorf("cancelling runs: %w", err)
+		}
+		type idPair struct{ run, job int64 }
+		pairs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (idPair, error) {
+			var p idPair
+			err := r.Scan(&p.run, &p.job)
+			return p, err
+		})
+		if err != nil {
+			return fmt.Errorf("cancelling runs: %w", err)
+		}
+		outcome := "nothing_to_cancel"
+		var first int64
+		for _, p := range pairs {
+			res.RunIDs = append(res.RunIDs, p.run)
+			if first == 0 {
+				first = p.run
+			}
+			outcome = "cancelled"
+			if p.job == 0 {
+				continue
+			}
+			if _, err := rc.JobCancelTx(ctx, tx, p.job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+				return fmt.Errorf("cancelling job %d: %w", p.job, err)
+			}
+		}
+		return setDeliveryOutcome(ctx, tx, d, first, outcome)
+	})
+	if err != nil {
+		return Cancelled{}, fmt.Errorf("cancelling runs for issue %d: %w", issue, err)
+	}
+	return res, nil
+}
+
+// Record stores a delivery we acknowledge without acting on it (for example
+// installation events). It reports whether the delivery was seen before.
+func Record(ctx context.Context, pool *pgxpool.Pool, d Delivery, outcome string) (duplicate bool, err error) {
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		fresh, err := recordDelivery(ctx, tx, d, outcome)
+		duplicate = !fresh
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("recording delivery: %w", err)
+	}
+	return duplicate, nil
+}
+
+// recordDelivery inserts the delivery, reporting false if it already exists.
+// A concurrent transaction inserting the same key makes this one wait for
+// it, which is what serialises 20 simultaneous redeliveries into one run.
+func recordDelivery(ctx context.Context, tx pgx.Tx, d Delivery, outcome string) (bool, error) {
+	var installation *int64
+	if d.InstallationID != 0 {
+		installation = &d.InstallationID
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO deliveries (hook_target, delivery_id, event, action, installation_id, outcome)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (hook_target, delivery_id) DO NOTHING`,
+		d.HookTarget, d.ID, d.Event, d.Action, installation, outcome)
+	if err != nil {
+		return false, fmt.Errorf("recording delivery: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+func setDeliveryOutcome(ctx context.Context, tx pgx.Tx, d Delivery, runID int64, outcome string) error {
+	var run *int64
+	if runID != 0 {
+		run = &runID
+	}
+	if _, err := tx.Exec(ctx, `UPDATE deliveries SET run_id = $3, outcome = $4 WHERE hook_target = $1 AND delivery_id = $2`,
+		d.HookTarget, d.ID, run, outcome); err != nil {
+		return fmt.Errorf("recording delivery outcome: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package queue
+
+import (
+	"context"
+	"time"
+)
+
+// GitHub gives access to one repository as one App installation. The real
+// implementation is githubapp.Client; an adapter in the command wires it in.
+type GitHub interface {
+	ForRepo(ctx context.Context, installationID int64, owner, repo string) (Repo, error)
+}
+
+// Repo is everything the worker does on GitHub. Errors that are worth
+// retrying (network, 5xx, rate limits) must satisfy IsTransient.
+type Repo interface {
+	// Permission returns the user's permission on the repository:
+	// "admin", "maintain", "write", "triage", "read" or "none".
+	Permission(ctx context.Context, user string) (string, error)
+	Issue(ctx context.Context, number int) (title, body, state string, err error)
+	React(ctx context.Context, number int, content string) error
+	Comment(ctx context.Context, number int, body string) (int64, error)
+	EditComment(ctx context.Context, id int64, body string) error
+	// Clone makes a fresh clone of the default branch in dir (which exists
+	// and is empty) and reports its head commit and the branch name.
+	Clone(ctx context.Context, dir string) (headSHA, defaultBranch string, err error)
+	// Publish applies Patch on BaseSHA in Dir, pushes Branch and opens (or
+	// updates) the draft pull request for it. Calling it again for the same
+	// Branch must update the same pull request, never open a second one.
+	Publish(ctx context.Context, in PublishInput) (url string, number int, err error)
+}
+
+// PublishInput is what Repo.Publish needs to open the draft pull request.
+type PublishInput struct {
+	Dir, BaseSHA, Branch, BaseBranch, Title, Body, CommitMessage string
+	Patch                                                        []byte
+	IssueNumber                                                  int
+}
+
+// Runner runs the agent on a host checkout. A returned error means the
+// infrastructure failed (Docker, the model server); a run that ended without a
+// fix is an Outcome with an empty Patch and a nil error.
+type Runner interface {
+	Run(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error)
+}
+
+// RunSpec describes one agent run.
+type RunSpec struct {
+	RunID       int64
+	RepoDir     string
+	Task        string
+	Owner, Repo string
+	Issue       int
+}
+
+// Progress is reported by the Runner after each agent step. Tool and Summary
+// come from the model and are treated as untrusted text.
+type Progress struct {
+	Step          int
+	Tool, Summary string
+	Elapsed       time.Duration
+}
+
+// Outcome is the result of a finished agent run.
+type Outcome struct {
+	Patch                                  []byte
+	ExitReason, FinalMessage               string
+	Steps, PromptTokens, CompletionTokens  int
+	ModelTime, ToolTime, TestTime, Elapsed time.Duration
+	// PRBody is rendered, already within GitHub's limit, without the Fixes line.
+	PRBody string
+	// Summary is markdown for the status comment when there is no PR.
+	Summary string
+	// Trajectory is the run's JSON trajectory record.
+	Trajectory []byte
+	Report     string
+}
