@@ -155,6 +155,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		for k, v := range f.headers {
 			rec.Header().Set(k, v)
 		}
+		if f.body != "" {
+			rec.Header().Set("Content-Type", "application/json; charset=utf-8")
+			rec.WriteHeader(f.status)
+			_, _ = rec.Write([]byte(f.body))
+			return
+		}
 		writeError(rec, f.status, f.message())
 		return
 	}
@@ -204,6 +210,7 @@ type fault struct {
 	headers         map[string]string
 	times           int
 	afterApplying   bool
+	body            string // raw JSON answer instead of an error, when set
 }
 
 func (f *fault) message() string {
@@ -229,6 +236,12 @@ func (s *Server) FailNext(method, pathPattern string, status int, headers map[st
 // answers with status instead of the real answer (a write committed behind a failing proxy).
 func (s *Server) LoseNextResponse(method, pathPattern string, status int, times int) {
 	s.addFault(&fault{method: method, pattern: pathPattern, status: status, times: times, afterApplying: true})
+}
+
+// RespondNext answers the next `times` matching requests with status and the raw JSON body,
+// without executing them: a stale read, such as a PR list that misses a PR created a moment ago.
+func (s *Server) RespondNext(method, pathPattern string, status int, body string, times int) {
+	s.addFault(&fault{method: method, pattern: pathPattern, status: status, body: body, times: times})
 }
 
 func (s *Server) addFault(f *fault) {

@@ -1,0 +1,211 @@
+package githubapp
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const fixPatch = `diff --git a/calc/add.go b/calc/add.go
+--- a/calc/add.go
++++ b/calc/add.go
+@@ -1,3 +1,3 @@
+ package calc
+ 
+-func Add(a, b int) int { return a - b }
++func Add(a, b int) int { return a + b }
+`
+
+const testPatch = `diff --git a/calc/add_test.go b/calc/add_test.go
+new file mode 100644
+--- /dev/null
++++ b/calc/add_test.go
+@@ -0,0 +1 @@
++package calc
+`
+
+// cloned returns a bundle with a fresh clone and a PublishInput for issue 12.
+func cloned(t *testing.T) (*bundle, PublishInput) {
+	t.Helper()
+	b := setup(t)
+	dir := filepath.Join(t.TempDir(), "clone")
+	head, branch, err := b.client.Clone(context.Background(), dir)
+	if err != nil {
+		t.Fatalf("Clone: %v", err)
+	}
+	return b, PublishInput{
+		Dir: dir, BaseSHA: head, Branch: "frognano/issue-12", BaseBranch: branch,
+		Title: "Fix Add", Body: "Closes #12.", Patch: []byte(fixPatch), IssueNumber: 12,
+	}
+}
+
+func TestPublishCreatesThenUpdatesOneDraft(t *testing.T) {
+	t.Parallel()
+	b, in := cloned(t)
+	ctx := context.Background()
+
+	url, number, err := b.client.Publish(ctx, in)
+	if err != nil {
+		t.Fatalf("first Publish: %v", err)
+	}
+	prs := b.gh.PRs(b.repo)
+	if len(prs) != 1 {
+		t.Fatalf("PRs = %+v, want 1", prs)
+	}
+	pr := prs[0]
+	if !pr.Draft || pr.Head != in.Branch || pr.Base != "main" || pr.Title != "Fix Add" || pr.HTMLURL != url || pr.Number != number || pr.MaintainerCanModify {
+		t.Errorf("PR = %+v; url %s number %d", pr, url, number)
+	}
+	first := b.gh.Branch(b.repo, in.Branch)
+	if first == nil {
+		t.Fatal("branch was not pushed")
+	}
+	if len(first.Parents) != 1 || first.Parents[0] != in.BaseSHA {
+		t.Errorf("commit parents = %v, want [%s]", first.Parents, in.BaseSHA)
+	}
+	if first.AuthorName != DefaultCommitName || first.AuthorEmail != DefaultCommitEmail || first.CommitterName != DefaultCommitName {
+		t.Errorf("commit identity = %s <%s> / %s", first.AuthorName, first.AuthorEmail, first.CommitterName)
+	}
+	if !strings.Contains(first.Message, "#12") {
+		t.Errorf("commit message %q does not name the issue", first.Message)
+	}
+	if got := first.Files["calc/add.go"]; !strings.Contains(got, "a + b") {
+		t.Errorf("pushed calc/add.go = %q", got)
+	}
+
+	// A second run (new patch, new title) force-pushes the branch and updates the same PR.
+	in.Patch = []byte(fixPatch + testPatch)
+	in.Title = "Fix Add and test it"
+	url2, number2, err := b.client.Publish(ctx, in)
+	if err != nil {
+		t.Fatalf("second Publish: %v", err)
+	}
+	prs = b.gh.PRs(b.repo)
+	if len(prs) != 1 || number2 != number || url2 != url || prs[0].Title != in.Title || !prs[0].Draft || prs[0].Edits != 1 {
+		t.Errorf("after second Publish PRs = %+v (number %d)", prs, number2)
+	}
+	second := b.gh.Branch(b.repo, in.Branch)
+	if second.SHA == first.SHA || second.Parents[0] != in.BaseSHA {
+		t.Errorf("branch was not force-pushed from the base: %s (parent %v), first %s", second.SHA, second.Parents, first.SHA)
+	}
+	if _, ok := second.Files["calc/add_test.go"]; !ok {
+		t.Errorf("second push lacks calc/add_test.go: %v", second.Files)
+	}
+	// The clone itself was not touched: Publish builds the commit in a temporary index.
+	if out, err := hostGit(t, in.Dir, "status", "--porcelain"); err != nil || out != "" {
+		t.Errorf("clone is not clean after Publish: %q, %v", out, err)
+	}
+	if head, _ := hostGit(t, in.Dir, "rev-parse", "HEAD"); head != in.BaseSHA {
+		t.Errorf("clone HEAD moved to %s", head)
+	}
+}
+
+func TestPublishRetryNeverOpensSecondPR(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		inject func(b *bundle)
+	}{
+		{"GatewayErrorBeforeCreate", func(b *bundle) { b.gh.FailNext("POST", "/repos/*/*/pulls", http.StatusBadGateway, nil, 1) }},
+		{"CreatedButAnswerLost", func(b *bundle) { b.gh.LoseNextResponse("POST", "/repos/*/*/pulls", http.StatusBadGateway, 1) }},
+		{"CreatedButAnswerLostTwice", func(b *bundle) { b.gh.LoseNextResponse("POST", "/repos/*/*/pulls", http.StatusServiceUnavailable, 2) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b, in := cloned(t)
+			tt.inject(b)
+			_, number, err := b.client.Publish(context.Background(), in)
+			if err != nil {
+				t.Fatalf("Publish: %v", err)
+			}
+			if prs := b.gh.PRs(b.repo); len(prs) != 1 || prs[0].Number != number || !prs[0].Draft {
+				t.Errorf("PRs = %+v, want exactly one draft #%d", prs, number)
+			}
+			// And a whole retried job after that still finds the same PR.
+			if _, again, err := b.client.Publish(context.Background(), in); err != nil || again != number {
+				t.Errorf("retried Publish = #%d, %v; want #%d", again, err, number)
+			}
+			if n := len(b.gh.PRs(b.repo)); n != 1 {
+				t.Errorf("after a retried job there are %d PRs", n)
+			}
+		})
+	}
+}
+
+func TestPublishExistingPRFromAnotherRun(t *testing.T) {
+	t.Parallel()
+	b, in := cloned(t)
+	ctx := context.Background()
+	if _, _, err := b.client.Publish(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	// Another run created the PR after this one listed (a stale, empty list), so the create
+	// answers 422 "A pull request already exists": Publish must find and update that PR.
+	b.gh.RespondNext("GET", "/repos/*/*/pulls", http.StatusOK, "[]", 1)
+	in.Title = "Updated by the second run"
+	_, number, err := b.client.Publish(ctx, in)
+	prs := b.gh.PRs(b.repo)
+	if err != nil || len(prs) != 1 || number != prs[0].Number || prs[0].Title != in.Title {
+		t.Errorf("Publish = #%d, %v; PRs %+v", number, err, prs)
+	}
+	if n := b.gh.CountRequests("POST", "/repos/*/*/pulls"); n != 2 {
+		t.Errorf("POST /pulls sent %d times, want 2 (one per run)", n)
+	}
+}
+
+func TestPublishRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	b, good := cloned(t)
+	tests := []struct {
+		name string
+		edit func(*PublishInput)
+	}{
+		{"BranchIsBase", func(in *PublishInput) { in.Branch = in.BaseBranch }},
+		{"BranchLooksLikeOption", func(in *PublishInput) { in.Branch = "--force" }},
+		{"BranchWithDotDot", func(in *PublishInput) { in.Branch = "a..b" }},
+		{"ShortSHA", func(in *PublishInput) { in.BaseSHA = in.BaseSHA[:7] }},
+		{"EmptyPatch", func(in *PublishInput) { in.Patch = nil }},
+		{"EmptyTitle", func(in *PublishInput) { in.Title = " " }},
+		{"PatchDoesNotApply", func(in *PublishInput) { in.Patch = []byte(strings.ReplaceAll(fixPatch, "a - b", "a * b")) }},
+		{"PatchIsGarbage", func(in *PublishInput) { in.Patch = []byte("not a patch\n") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			in := good
+			tt.edit(&in)
+			_, _, err := b.client.Publish(context.Background(), in)
+			if err == nil {
+				t.Fatal("Publish succeeded")
+			}
+			if IsTransient(err) {
+				t.Errorf("IsTransient(%v) = true, want false", err)
+			}
+		})
+	}
+	if n := len(b.gh.PRs(b.repo)); n != 0 {
+		t.Errorf("%d PRs were created from bad input", n)
+	}
+}
+
+func TestPublishRedactsSecrets(t *testing.T) {
+	t.Parallel()
+	b, in := cloned(t)
+	tok := b.gh.IssuedTokens()[0]
+	in.Title = "Fix " + tok
+	in.Body = "env: GITHUB_TOKEN=" + tok
+	in.CommitMessage = "leak " + tok
+	if _, _, err := b.client.Publish(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	pr := b.gh.PRs(b.repo)[0]
+	commit := b.gh.Branch(b.repo, in.Branch)
+	for _, s := range []string{pr.Title, pr.Body, commit.Message} {
+		if strings.Contains(s, tok) || !strings.Contains(s, Redacted) {
+			t.Errorf("not redacted: %q", s)
+		}
+	}
+}
