@@ -8,7 +8,6 @@
 // library so that it stays a small static binary.
 package executor
 
-
 // Request is one tool call sent from the host to the executor, one JSON object per line.
 type Request struct {
 	// ID is chosen by the host and echoed in the Response.

@@ -1,0 +1,258 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+// Bash differs from the reference in one deliberate way. The reference waits (through
+// subprocess.run) until both pipes reach end-of-file, so a command that leaves a background
+// process holding stdout ("sleep 100 &") hangs until its timeout, and at the timeout it
+// kills only bash, leaving the children running. Here every command gets its own process
+// group: at the timeout the whole group is killed; and when bash itself exits while
+// something still holds the pipes, we wait pipeGrace for them to close and then kill the
+// group and report bash's exit status. Background processes that do not hold the pipes
+// (output redirected to a file) are left running, as in the reference.
+const (
+	// pipeGrace is how long output may keep arriving after bash exits.
+	pipeGrace = 2 * time.Second
+	// killDrain bounds the wait for the pipes after the group was killed; only a process
+	// that left the group (setsid) can still hold them then.
+	killDrain = 500 * time.Millisecond
+	// maxTimeoutSeconds caps absurd timeouts (the reference would accept inf).
+	maxTimeoutSeconds = 86400.0
+)
+
+// captureKeep is how many bytes of each stream are kept: enough for more than
+// BashOutputChars characters however they are encoded (at most 4 bytes each), so the
+// visible part of a truncated observation is always in memory. Everything after is only
+// counted, so `yes` cannot fill the memory.
+const captureKeep = 4*BashOutputChars + 64
+
+func toolBash(ctx context.Context, cwd string, args *pyDict) (string, error) {
+	command := falsyEmptyStr(args, "command")
+	if command == "" {
+		return "", pyError("ValueError", "command is required")
+	}
+	timeout, err := timeoutSeconds(args)
+	if err != nil {
+		return "", err
+	}
+	return runBash(ctx, cwd, command, timeout)
+}
+
+// pyMax is Python's max(a, b): b only when b > a, so max(0.1, nan) is 0.1.
+func pyMax(a, b float64) float64 {
+	if b > a {
+		return b
+	}
+	return a
+}
+
+// timeoutSeconds is the reference's _timeout_seconds: timeout_ms wins when present and not
+// null; a timeout above 1000 is read as milliseconds; never below 0.1 s.
+func timeoutSeconds(args *pyDict) (float64, error) {
+	var t float64
+	if v, ok := args.get("timeout_ms"); ok && v != nil {
+		f, err := pyFloatValue(v)
+		if err != nil {
+			return 0, err
+		}
+		t = pyMax(0.1, f/1000.0)
+	} else if v, ok := args.get("timeout"); !ok || v == nil {
+		t = DefaultBashTimeout
+	} else {
+		f, err := pyFloatValue(v)
+		if err != nil {
+			return 0, err
+		}
+		if f > 1000 {
+			f /= 1000.0
+		}
+		t = pyMax(0.1, f)
+	}
+	return math.Min(t, maxTimeoutSeconds), nil
+}
+
+// capture keeps the head of one output stream and decodes all of it on the fly.
+type capture struct {
+	mu   sync.Mutex
+	head []byte
+	dec  streamDecoder
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := captureKeep - len(c.head); room > 0 {
+		c.head = append(c.head, p[:min(room, len(p))]...)
+	}
+	c.dec.write(p)
+	return len(p), nil
+}
+
+// stream is one pipe from the command and the goroutine draining it.
+type stream struct {
+	r    *os.File
+	cap  capture
+	done chan struct{}
+}
+
+func newStream() (*stream, *os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating output pipe: %w", err)
+	}
+	return &stream{r: r, done: make(chan struct{})}, w, nil
+}
+
+func (s *stream) drain() {
+	defer close(s.done)
+	// A read error (the pipe closed under us after a kill) just ends the capture.
+	_, _ = io.Copy(&s.cap, s.r)
+}
+
+func runBash(ctx context.Context, cwd, command string, timeout float64) (string, error) {
+	stdout, outW, err := newStream()
+	if err != nil {
+		return "", pyError("OSError", err.Error())
+	}
+	stderr, errW, err := newStream()
+	if err != nil {
+		stdout.r.Close()
+		outW.Close()
+		return "", pyError("OSError", err.Error())
+	}
+	cmd := exec.Command("/bin/bash", "-lc", command)
+	cmd.Dir = cwd
+	cmd.Stdout, cmd.Stderr = outW, errW // stdin stays /dev/null: ours is the protocol
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		stdout.r.Close()
+		stderr.r.Close()
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return "", osError(pe.Err, pe.Path)
+		}
+		return "", osError(err, "/bin/bash")
+	}
+	go stdout.drain()
+	go stderr.drain()
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait() // the status is read from cmd.ProcessState
+		close(exited)
+	}()
+	pgid := cmd.Process.Pid
+	killGroup := func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+	pipesClosed := func() <-chan struct{} {
+		ch := make(chan struct{})
+		go func() {
+			<-stdout.done
+			<-stderr.done
+			close(ch)
+		}()
+		return ch
+	}()
+	// finish waits up to d for the pipes, then closes our ends so the drains stop.
+	finish := func(d time.Duration) {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-pipesClosed:
+		case <-t.C:
+			stdout.r.Close()
+			stderr.r.Close()
+			<-pipesClosed
+		}
+		stdout.r.Close()
+		stderr.r.Close()
+	}
+
+	deadline := time.NewTimer(time.Duration(timeout * float64(time.Second)))
+	defer deadline.Stop()
+	select {
+	case <-exited:
+		grace := time.NewTimer(pipeGrace)
+		select {
+		case <-pipesClosed:
+			grace.Stop()
+		case <-grace.C:
+			killGroup()
+			finish(killDrain)
+		}
+		stdout.r.Close()
+		stderr.r.Close()
+		status := fmt.Sprintf("Exit code: %d", exitCode(cmd.ProcessState))
+		return renderBash(status, stdout, stderr, true)
+	case <-deadline.C:
+		killGroup()
+		<-exited
+		finish(killDrain)
+		// The reference decodes the partial output of a timed-out command leniently
+		// (errors="replace", no newline translation).
+		return renderBash(fmt.Sprintf("Timed out after %.1fs", timeout), stdout, stderr, false)
+	case <-ctx.Done():
+		killGroup()
+		<-exited
+		finish(killDrain)
+		return "", pyError("CancelledError", "tool call cancelled: "+ctx.Err().Error())
+	}
+}
+
+// exitCode is Popen.returncode: the exit status, or minus the signal number.
+func exitCode(ps *os.ProcessState) int {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return -int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// renderBash builds the observation from both captures, exactly as the reference's
+// f-string followed by _truncate would, without holding more than the captured heads.
+// strict selects the normal-exit decoding: strict UTF-8 (the first invalid byte fails
+// the call with UnicodeDecodeError, stdout checked first) and universal newlines.
+func renderBash(status string, stdout, stderr *stream, strict bool) (string, error) {
+	out, errc := &stdout.cap, &stderr.cap
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	errc.mu.Lock()
+	defer errc.mu.Unlock()
+	out.dec.close()
+	errc.dec.close()
+	if strict {
+		if out.dec.err != "" {
+			return "", pyError("UnicodeDecodeError", out.dec.err)
+		}
+		if errc.dec.err != "" {
+			return "", pyError("UnicodeDecodeError", errc.dec.err)
+		}
+	}
+	outText, errText := decodeReplace(out.head), decodeReplace(errc.head)
+	outChars, errChars := out.dec.units, errc.dec.units
+	if strict {
+		outText, errText = translateNewlines(outText), translateNewlines(errText)
+		outChars -= out.dec.crlf
+		errChars -= errc.dec.crlf
+	}
+	header := status + "\nSTDOUT:\n"
+	const middle = "\nSTDERR:\n"
+	full := header + outText + middle + errText
+	total := int64(utf8.RuneCountInString(header)+len(middle)) + outChars + errChars
+	if total <= BashOutputChars {
+		return full, nil
+	}
+	return fmt.Sprintf("%s\n[truncated %d chars]", prefixRunes(full, BashOutputChars), total-BashOutputChars), nil
+}

@@ -1,0 +1,88 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Limits the reference applies (its LEAF_* environment overrides are deliberately not
+// read: the evaluated setup ran with these defaults, and the sandbox environment is not
+// a configuration channel).
+const (
+	// ReadOutputChars caps a Read observation, in characters (code points).
+	ReadOutputChars = 20000
+	// BashOutputChars caps a Bash observation, in characters (code points).
+	BashOutputChars = 30000
+	// GlobLimit is the number of paths a Glob observation lists.
+	GlobLimit = 1000
+	// DefaultBashTimeout is the Bash timeout in seconds when the call gives none.
+	DefaultBashTimeout = 120.0
+)
+
+// Execute runs one tool call and returns the observation text exactly as Leaf would.
+//
+// workdir is the repository checkout: relative paths resolve against it and Bash runs in
+// it. arguments is the raw JSON text the model produced; anything but a JSON object is
+// treated as {}. Every failure becomes an observation of the form "ErrorType: message"
+// with Python's exception names, so Execute never fails. Execute is safe for concurrent
+// use; a Bash command is killed with its whole process group when ctx ends.
+func Execute(ctx context.Context, workdir, tool, arguments string) string {
+	args := parseArguments(arguments)
+	cwd, err := physicalDir(workdir)
+	if err != nil {
+		// The reference chdir()s into the workdir before looking at the tool and reports
+		// a failure there with this prefix.
+		return "leaf tool_runner error: " + err.Error()
+	}
+	var obs string
+	switch tool {
+	case "Read":
+		obs, err = toolRead(cwd, args)
+	case "Write":
+		obs, err = toolWrite(cwd, args)
+	case "Edit":
+		obs, err = toolEdit(cwd, args)
+	case "Glob":
+		obs, err = toolGlob(cwd, args)
+	case "Bash":
+		obs, err = toolBash(ctx, cwd, args)
+	default:
+		return "Unknown tool: " + tool
+	}
+	if err != nil {
+		var te *toolError
+		if errors.As(err, &te) {
+			return te.Error()
+		}
+		// Only toolErrors are expected here; anything else still follows the form.
+		return "OSError: " + err.Error()
+	}
+	return obs
+}
+
+// physicalDir is what Python's os.getcwd() returns after os.chdir(workdir): the absolute
+// path with symlinks resolved. The reference builds every path from it.
+func physicalDir(workdir string) (string, error) {
+	if workdir == "" {
+		workdir = "."
+	}
+	abs, err := filepath.Abs(workdir)
+	if err != nil {
+		return "", pyError("OSError", err.Error())
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", osError(err, workdir)
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", osError(err, workdir)
+	}
+	if !fi.IsDir() {
+		return "", osError(syscall.ENOTDIR, workdir)
+	}
+	return real, nil
+}

@@ -1,0 +1,136 @@
+package executor
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// MaxRequestBytes caps one request line. A Write of a multi-megabyte file fits; a longer
+// line is answered with a ProtocolError and skipped.
+const MaxRequestBytes = 32 << 20
+
+// Serve writes a Ready line, then reads Requests (one JSON object per line) from in and
+// writes one Response line per request to out, sequentially, until in reaches EOF or ctx
+// ends. It returns nil on EOF and ctx.Err() when ctx ends (a running Bash command is
+// killed first). A line that is not a valid Request is answered with an empty id and an
+// observation starting "ProtocolError: ". Each Response is flushed before the next
+// request is read, so the host can wait for exactly one line per request.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, workdir string) error {
+	abs, err := filepath.Abs(workdir)
+	if err != nil {
+		return fmt.Errorf("resolving workdir %q: %w", workdir, err)
+	}
+	w := bufio.NewWriter(out)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	send := func(v any) error {
+		if err := enc.Encode(v); err != nil {
+			return fmt.Errorf("encoding response: %w", err)
+		}
+		if err := w.Flush(); err != nil {
+			return fmt.Errorf("writing response: %w", err)
+		}
+		return nil
+	}
+	if err := send(Ready{Ready: true, Workdir: abs, PID: os.Getpid()}); err != nil {
+		return err
+	}
+
+	// Reading happens in its own goroutine so that ctx can end Serve while a read blocks;
+	// that goroutine then stays blocked until in is closed (the process exits anyway).
+	lines := make(chan lineResult)
+	stop := make(chan struct{})
+	defer close(stop)
+	go readLines(in, lines, stop)
+
+	for {
+		var lr lineResult
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case lr = <-lines:
+		}
+		if lr.err != nil {
+			if errors.Is(lr.err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("reading request: %w", lr.err)
+		}
+		resp := handleLine(ctx, lr, abs)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := send(resp); err != nil {
+			return err
+		}
+	}
+}
+
+type lineResult struct {
+	line     []byte
+	tooLarge bool
+	err      error // io.EOF at a clean end of input
+}
+
+func handleLine(ctx context.Context, lr lineResult, workdir string) Response {
+	if lr.tooLarge {
+		return Response{Observation: fmt.Sprintf("ProtocolError: request line exceeds %d bytes", MaxRequestBytes)}
+	}
+	var req Request
+	if err := json.Unmarshal(lr.line, &req); err != nil {
+		return Response{Observation: "ProtocolError: " + err.Error()}
+	}
+	return Response{ID: req.ID, Observation: Execute(ctx, workdir, req.Tool, req.Arguments)}
+}
+
+// readLines sends every line of in (without its "\n" or "\r\n") and then the read error.
+// A line over MaxRequestBytes is consumed to its end and reported as tooLarge, so memory
+// stays bounded whatever the host sends.
+func readLines(in io.Reader, out chan<- lineResult, stop <-chan struct{}) {
+	r := bufio.NewReaderSize(in, 64<<10)
+	emit := func(lr lineResult) bool {
+		select {
+		case out <- lr:
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	for {
+		var line []byte
+		tooLarge := false
+		var err error
+		for {
+			var frag []byte
+			frag, err = r.ReadSlice('\n')
+			if !tooLarge {
+				if len(line)+len(frag) > MaxRequestBytes+2 { // +2: the line ending
+					tooLarge, line = true, nil
+				} else {
+					line = append(line, frag...)
+				}
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		complete := err == nil
+		if complete || len(line) > 0 || tooLarge {
+			line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+			if !emit(lineResult{line: line, tooLarge: tooLarge}) {
+				return
+			}
+		}
+		if err != nil {
+			emit(lineResult{err: err})
+			return
+		}
+	}
+}
