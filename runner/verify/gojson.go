@@ -8,10 +8,10 @@ import (
 
 // goEvent is one line of `go test -json` (cmd/test2json).
 type goEvent struct {
-	Action      string
-	Package     string
-	Test        string
-	Output      string
+	Action  string
+	Package string
+	Test    string
+	Output  string
 	// A package whose build failed gets build-output events (keyed by ImportPath,
 	// not Package) and then an ordinary package "fail" event.
 }
