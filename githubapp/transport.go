@@ -138,18 +138,21 @@ func rateLimitWait(resp *http.Response, now time.Time, attempt int) (time.Durati
 	if !limited {
 		return 0, false
 	}
+	// Header values are clamped to a day so absurd ones cannot overflow; anything over
+	// MaxRateLimitWait is refused by the caller anyway.
+	const ceiling = 24 * time.Hour
 	if s := h.Get("Retry-After"); s != "" {
-		if secs, err := strconv.Atoi(strings.TrimSpace(s)); err == nil && secs >= 0 {
-			return time.Duration(secs) * time.Second, true
+		if secs, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil && secs >= 0 {
+			return time.Duration(min(secs, int64(ceiling/time.Second))) * time.Second, true
 		}
 		if at, err := http.ParseTime(s); err == nil {
-			return max(at.Sub(now), 0), true
+			return min(max(at.Sub(now), 0), ceiling), true
 		}
 	}
 	if h.Get("X-Ratelimit-Remaining") == "0" {
 		if reset, err := strconv.ParseInt(h.Get("X-Ratelimit-Reset"), 10, 64); err == nil {
 			// One extra second: the reset instant is rounded down to whole seconds.
-			return max(time.Unix(reset, 0).Sub(now), 0) + time.Second, true
+			return min(max(time.Unix(reset, 0).Sub(now), 0), ceiling-time.Second) + time.Second, true
 		}
 	}
 	return time.Minute << min(attempt, 6), true
