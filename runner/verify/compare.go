@@ -11,7 +11,8 @@ type Comparison struct {
 	// Fixed failed before and passes after; Broken did not fail before and fails
 	// after; StillFailing fails in both.
 	Fixed, Broken, StillFailing []string
-	// New exists only after (whatever its result); Removed exists only before.
+	// New has a result only after (whatever it is): added, or not run before because
+	// its package failed as a whole. Removed has a result only before.
 	New, Removed []string
 	// Counts over every key, subtests included.
 	BeforeFailed, AfterFailed, AfterPassed int
@@ -21,10 +22,12 @@ type Comparison struct {
 }
 
 // Compare lines up two runs test by test. A key present on one side only is matched
-// against its family on the other: a package that failed to build before ("pkg") and
-// whose tests pass after ("pkg.TestX") is Fixed, and its tests are not New; a test
-// whose package failed to build after is covered by the package's Broken entry
-// rather than listed as Removed.
+// against its family on the other side. A package that failed as a whole ("pkg": it
+// did not build, or pytest could not import the module) and whose tests have results
+// on the other side counts as passing there, so a package that builds again is Fixed
+// and one that stops building is Broken. Its tests then appear as New when they first
+// have results after (whatever their result), and are not listed as Removed when they
+// only stopped running because their package broke.
 func Compare(before, after Outcome) Comparison {
 	c := Comparison{
 		BeforeFailed: count(before.Tests, Fail),
@@ -36,13 +39,13 @@ func Compare(before, after Outcome) Comparison {
 	}
 	c.PerTest = true
 	b, a := newIndex(before.Tests), newIndex(after.Tests)
-	keys := union(b.keys, a.keys)
-	for _, k := range keys {
+	for _, k := range union(b.keys, a.keys) {
 		bs, bk := b.lookup(k)
 		as, ak := a.lookup(k)
 		switch {
-		case bk == covered || ak == covered:
-		case bk == absent:
+		case ak == covered:
+			// Did not run after because its package failed; the package is listed.
+		case bk != found:
 			c.New = append(c.New, k)
 		case ak == absent:
 			c.Removed = append(c.Removed, k)
@@ -89,25 +92,22 @@ func newIndex(tests map[string]Status) index {
 	return index{tests: tests, keys: keys}
 }
 
-// lookup finds k's status: its own, or (when only its descendants "k.x" or "k/x" are
-// present) fail if any of them fails and pass otherwise. k is covered when an
-// ancestor stands alone for its family: a package that failed to build, or a test
-// that stopped before starting its subtests.
+// lookup finds k's status: its own; covered when an ancestor key with no other
+// descendants stands for its whole family (a package that failed as a whole); or, when
+// only keys below k exist, Pass: k's own failure is gone.
 func (ix index) lookup(k string) (Status, presence) {
 	if s, ok := ix.tests[k]; ok {
 		return s, found
 	}
 	for i := 1; i < len(k); i++ {
 		if k[i] == '.' || k[i] == '/' {
-			if _, ok := ix.tests[k[:i]]; ok {
-				if !ix.hasFamily(k[:i]) {
-					return "", covered
-				}
+			if _, ok := ix.tests[k[:i]]; ok && !ix.hasFamily(k[:i]) {
+				return "", covered
 			}
 		}
 	}
-	if st, any := ix.family(k); any {
-		return st, found
+	if ix.hasFamily(k) {
+		return Pass, found
 	}
 	return "", absent
 }
@@ -121,21 +121,6 @@ func (ix index) hasFamily(k string) bool {
 		}
 	}
 	return false
-}
-
-// family reports whether keys below k exist, and fail if any of them fails.
-func (ix index) family(k string) (Status, bool) {
-	st, any := Pass, false
-	for _, sep := range []string{".", "/"} {
-		prefix := k + sep
-		for i := sort.SearchStrings(ix.keys, prefix); i < len(ix.keys) && strings.HasPrefix(ix.keys[i], prefix); i++ {
-			any = true
-			if ix.tests[ix.keys[i]] == Fail {
-				st = Fail
-			}
-		}
-	}
-	return st, any
 }
 
 func union(a, b []string) []string {

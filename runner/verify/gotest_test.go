@@ -154,7 +154,7 @@ func TestSub(t *testing.T) {
 		Fixed:        []string{"example.com/tiny/broken", "example.com/tiny/ok.TestFail"},
 		Broken:       []string{"example.com/tiny/ok.TestPass"},
 		StillFailing: []string{"example.com/tiny/ok.TestSub", "example.com/tiny/ok.TestSub/b"},
-		New:          []string{"example.com/tiny/ok.TestNew"},
+		New:          []string{"example.com/tiny/broken.TestF", "example.com/tiny/ok.TestNew"},
 		Removed:      []string{"example.com/tiny/ok.TestSkip"},
 		BeforeFailed: 4, AfterFailed: 3, AfterPassed: 4,
 		PerTest: true,
