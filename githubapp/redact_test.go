@@ -1,0 +1,65 @@
+package githubapp
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+)
+
+const (
+	classicToken = "ghs_16C7e42F292c6912E7710c838347Ae178B4a" // GitHub's documented example, 40 chars
+	longToken    = "ghs_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefghijklmnopqrstuvwxyz_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+)
+
+func TestRedact(t *testing.T) {
+	t.Parallel()
+	RegisterSecret("canary-7f3a9c1e")
+	RegisterSecret("short") // too short to register: would mangle ordinary text
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + classicToken))
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"nothing secret here", "nothing secret here"},
+		{classicToken, Redacted},
+		{"token=" + classicToken + ".", "token=" + Redacted + "."},
+		{"a " + longToken + " b", "a " + Redacted + " b"},
+		{"two: " + classicToken + "," + classicToken, "two: " + Redacted + "," + Redacted},
+		{"pat github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "pat " + Redacted},
+		{"Authorization: Basic " + basic, "Authorization: Basic " + Redacted},
+		{"ghs_tooShort is not a token", "ghs_tooShort is not a token"},
+		{"ghp_" + strings.Repeat("a", 36), Redacted},
+		{"env CANARY=canary-7f3a9c1e!", "env CANARY=" + Redacted + "!"},
+		{"a short word", "a short word"},
+		{"https://x-access-token:" + classicToken + "@github.com/o/r.git", "https://x-access-token:" + Redacted + "@github.com/o/r.git"},
+	}
+	for _, tt := range tests {
+		if got := Redact(tt.in); got != tt.want {
+			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func FuzzRedact(f *testing.F) {
+	f.Add("prefix ", classicToken, " suffix")
+	f.Add("", longToken, "")
+	f.Add("ghs_", "ghs_"+strings.Repeat("Z", 36), "ghs_")
+	f.Add("é\x00", classicToken, "\n")
+	f.Fuzz(func(t *testing.T, before, tokenish, after string) {
+		out := Redact(before + tokenish + after)
+		for _, p := range tokenPatterns {
+			if p.MatchString(out) {
+				t.Errorf("Redact left a token in %q", out)
+			}
+			if p.FindString(tokenish) == tokenish && tokenish != "" && strings.Contains(out, tokenish) {
+				t.Errorf("Redact kept %q", tokenish)
+			}
+		}
+	})
+}
+
+func BenchmarkRedact(b *testing.B) {
+	line := strings.Repeat("ordinary log text with no secret in it ", 50) + classicToken
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		Redact(line)
+	}
+}
