@@ -15,7 +15,7 @@ import (
 )
 
 var (
-	keysOnce          sync.Once
+	keysOnce           sync.Once
 	pkcs1PEM, pkcs8PEM []byte
 	ecPEM              []byte
 )
