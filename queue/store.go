@@ -80,7 +80,7 @@ func (s store) state(ctx context.Context, id int64) (state string, extra int, er
 // installation so that two workers cannot both take the last slot.
 func (s store) start(ctx context.Context, r *run, limit int) (started, busy bool, err error) {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('frognano.installation.' || $1::text, 0))`, r.InstallationID); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('frognano.installation.' || $1::bigint::text, 0))`, r.InstallationID); err != nil {
 			return fmt.Errorf("locking installation %d: %w", r.InstallationID, err)
 		}
 		var running int
