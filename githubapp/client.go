@@ -76,3 +76,13 @@ func (c *Client) Repository(ctx context.Context) (defaultBranch, cloneURL string
 	}
 	return repo.GetDefaultBranch(), repo.GetCloneURL(), nil
 }
+
+// RemoveLabel takes a label off an issue. A label that is not there is not an error, so a
+// retried job can call it again.
+func (c *Client) RemoveLabel(ctx context.Context, number int, label string) error {
+	_, err := c.gh.Issues.RemoveLabelForIssue(ctx, c.owner, c.repo, number, label)
+	if err != nil && statusCode(err) != http.StatusNotFound {
+		return fmt.Errorf("removing label %q from %s/%s#%d: %w", label, c.owner, c.repo, number, err)
+	}
+	return nil
+}

@@ -119,3 +119,18 @@ func TestReactAndComments(t *testing.T) {
 		t.Errorf("comments = %+v, want [%+v]", got, want)
 	}
 }
+
+func TestRemoveLabel(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.gh.AddLabel(b.repo, 12, "frognano")
+	b.gh.AddLabel(b.repo, 12, "bug")
+	for range 2 { // the second call finds nothing to remove and still succeeds
+		if err := b.client.RemoveLabel(context.Background(), 12, "frognano"); err != nil {
+			t.Fatalf("RemoveLabel: %v", err)
+		}
+	}
+	if got := b.gh.Labels(b.repo, 12); !slices.Equal(got, []string{"bug"}) {
+		t.Errorf("labels = %v, want [bug]", got)
+	}
+}
