@@ -2,6 +2,7 @@ package githubapp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -89,7 +90,7 @@ func (a *App) ForRepo(ctx context.Context, installationID int64, owner, repo str
 		Permissions:  perms,
 	}
 	rt := &retryTransport{next: tokens, cfg: a.cfg, writes: a.bucket(installationID)}
-	gh := github.NewClient(&http.Client{Transport: rt})
+	gh := github.NewClient(&http.Client{Transport: rt, CheckRedirect: sameHostRedirect})
 	var err error
 	if gh.BaseURL, err = url.Parse(a.endpoints.API); err != nil {
 		return nil, fmt.Errorf("creating client: parsing API URL: %w", err)
@@ -128,3 +129,15 @@ func (c *Client) GitHub() *github.Client { return c.gh }
 // Owner and Repo name the repository the Client acts on.
 func (c *Client) Owner() string { return c.owner }
 func (c *Client) Repo() string  { return c.repo }
+
+// sameHostRedirect refuses redirects to another host: ghinstallation adds the token to every
+// request it sends, including redirected ones, so a redirect off the API host would carry it.
+func sameHostRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return errors.New("stopped after 5 redirects")
+	}
+	if req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme {
+		return http.ErrUseLastResponse
+	}
+	return nil
+}

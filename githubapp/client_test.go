@@ -3,7 +3,10 @@ package githubapp
 import (
 	"context"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/frognano/frognano/githubapp/githubtest"
@@ -132,5 +135,28 @@ func TestRemoveLabel(t *testing.T) {
 	}
 	if got := b.gh.Labels(b.repo, 12); !slices.Equal(got, []string{"bug"}) {
 		t.Errorf("labels = %v, want [bug]", got)
+	}
+}
+
+func TestRedirectToAnotherHostCarriesNoToken(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var mu sync.Mutex
+	var sawAuth []string
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		sawAuth = append(sawAuth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(elsewhere.Close)
+	b.gh.FailNext("GET", issuePath, http.StatusMovedPermanently, map[string]string{"Location": elsewhere.URL + "/x"}, 1)
+	if _, _, _, err := b.client.Issue(context.Background(), 12); err == nil {
+		t.Error("Issue followed a redirect to another host")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sawAuth) != 0 {
+		t.Errorf("the other host was contacted (Authorization %q)", sawAuth)
 	}
 }
