@@ -203,7 +203,7 @@ type bundle struct {
 	seq    atomic.Int64
 }
 
-func setup(t *testing.T) *bundle {
+func setup(t testing.TB) *bundle {
 	t.Helper()
 	pool := dbtest.New(t)
 	client, err := NewClient(pool, Config{})

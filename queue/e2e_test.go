@@ -1,0 +1,192 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// startWorkers starts a working client on b's schema with b's fakes.
+func (b *bundle) startWorkers(t testing.TB, softStop time.Duration) *Client {
+	t.Helper()
+	c, err := NewClient(b.pool, Config{
+		Workers: 2, GitHub: fakeGitHub{b.repo}, Runner: b.runner, StatusEditInterval: -1,
+		SoftStopTimeout: softStop, FetchPollInterval: 50 * time.Millisecond, WorkDir: t.TempDir(),
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = c.Stop(ctx)
+	})
+	return c
+}
+
+// waitJob waits for a finished-job event for jobID.
+func waitJob(t testing.TB, events <-chan *river.Event, jobID int64) *river.Event {
+	t.Helper()
+	timeout := time.NewTimer(30 * time.Second)
+	defer timeout.Stop()
+	for {
+		select {
+		case ev := <-events:
+			if ev.Job.ID == jobID {
+				return ev
+			}
+		case <-timeout.C:
+			t.Fatalf("job %d did not finish within 30s", jobID)
+			return nil
+		}
+	}
+}
+
+func TestEndToEndRunCompletes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.startWorkers(t, time.Second)
+	events, unsubscribe := c.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobCancelled, river.EventKindJobFailed)
+	defer unsubscribe()
+
+	res := b.accept(t, 7)
+	ev := waitJob(t, events, res.JobID)
+	if ev.Kind != river.EventKindJobCompleted {
+		t.Fatalf("job event = %s, want completed", ev.Kind)
+	}
+	if r := b.row(t, res.RunID); r.State != StateSucceeded || len(b.repo.publishes) != 1 {
+		t.Errorf("run = %+v, publishes %d", r, len(b.repo.publishes))
+	}
+}
+
+func TestEndToEndUnlabelCancelsRunningJob(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	started := make(chan struct{})
+	causes := make(chan error, 1)
+	b.runner.set(func(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
+		close(started)
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return nil, ctx.Err()
+	})
+	c := b.startWorkers(t, time.Second)
+	events, unsubscribe := c.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobCancelled, river.EventKindJobFailed)
+	defer unsubscribe()
+
+	res := b.accept(t, 7)
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent never started")
+	}
+	if _, err := Cancel(context.Background(), b.pool, c.River(), b.delivery("issues", "unlabeled"), 42, 7, "label removed"); err != nil {
+		t.Fatal(err)
+	}
+	ev := waitJob(t, events, res.JobID)
+	if ev.Kind != river.EventKindJobCancelled || ev.Job.State != rivertype.JobStateCancelled {
+		t.Errorf("job event %s state %s, want cancelled", ev.Kind, ev.Job.State)
+	}
+	if cause := <-causes; !errors.Is(cause, rivertype.ErrJobCancelledRemotely) {
+		t.Errorf("runner context cause = %v, want River's remote cancel", cause)
+	}
+	if r := b.row(t, res.RunID); r.State != StateCancelled {
+		t.Errorf("run state = %s", r.State)
+	}
+	if body := b.repo.lastEdit().body; !strings.Contains(body, "was cancelled") {
+		t.Errorf("final comment = %q", body)
+	}
+	if len(b.repo.publishes) != 0 {
+		t.Error("published a cancelled run")
+	}
+}
+
+func TestStopInterruptsRunAndANewWorkerResumesIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	started := make(chan struct{}, 1)
+	b.runner.set(func(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
+		started <- struct{}{}
+		<-ctx.Done() // an agent that outlives the soft stop
+		return nil, ctx.Err()
+	})
+	first, err := NewClient(b.pool, Config{Workers: 1, GitHub: fakeGitHub{b.repo}, Runner: b.runner,
+		StatusEditInterval: -1, SoftStopTimeout: 200 * time.Millisecond, WorkDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	res := b.accept(t, 7)
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the agent never started")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := first.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if r := b.row(t, res.RunID); r.State != StateQueued {
+		t.Fatalf("after stop the run is %s, want queued", r.State)
+	}
+	job, err := first.River().JobGet(ctx, res.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.State != rivertype.JobStateAvailable || job.Attempt != 0 {
+		t.Errorf("after stop the job is %s at attempt %d, want available without a spent attempt", job.State, job.Attempt)
+	}
+
+	b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) { return goodOutcome(), nil })
+	second := b.startWorkers(t, time.Second)
+	events, unsubscribe := second.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobCancelled, river.EventKindJobFailed)
+	defer unsubscribe()
+	if _, err := second.River().JobRetry(ctx, res.JobID); err != nil { // make it due now, not at its next poll
+		t.Fatal(err)
+	}
+	if ev := waitJob(t, events, res.JobID); ev.Kind != river.EventKindJobCompleted {
+		t.Fatalf("resumed job = %s", ev.Kind)
+	}
+	if r := b.row(t, res.RunID); r.State != StateSucceeded || len(b.repo.publishes) != 1 || len(b.repo.comments) != 1 {
+		t.Errorf("resumed run = %+v, publishes %d, comments %d", r, len(b.repo.publishes), len(b.repo.comments))
+	}
+}
+
+// BenchmarkJobPickup measures how long a committed run job waits before a
+// worker starts it (River's queue wait), through LISTEN/NOTIFY.
+func BenchmarkJobPickup(b *testing.B) {
+	bb := setup(b)
+	c := bb.startWorkers(b, time.Second)
+	events, unsubscribe := c.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobCancelled, river.EventKindJobFailed)
+	defer unsubscribe()
+	bb.repo.perm = "read" // the shortest worker path: one comment, done
+
+	waits := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := Accept(context.Background(), bb.pool, c.River(), bb.delivery("issues", "labeled"), request(i+1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ev := waitJob(b, events, res.JobID)
+		waits = append(waits, ev.JobStats.QueueWaitDuration)
+	}
+	b.StopTimer()
+	sort.Slice(waits, func(i, j int) bool { return waits[i] < waits[j] })
+	b.ReportMetric(float64(waits[len(waits)/2].Microseconds())/1000, "p50_pickup_ms")
+	b.ReportMetric(float64(waits[len(waits)*99/100].Microseconds())/1000, "p99_pickup_ms")
+}
