@@ -24,7 +24,7 @@ func hostGit(t *testing.T, dir string, args ...string) (string, error) {
 func TestClone(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	dir := filepath.Join(t.TempDir(), "clone")
+	dir := t.TempDir() // an existing, empty directory is fine (the queue worker passes one)
 	head, branch, err := b.client.Clone(context.Background(), dir)
 	if err != nil {
 		t.Fatalf("Clone: %v", err)
