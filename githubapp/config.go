@@ -31,12 +31,12 @@ const (
 
 // Environment variables read by ParseConfig.
 const (
-	EnvAppID          = "FROGNANO_GITHUB_APP_ID"
-	EnvPrivateKey     = "FROGNANO_GITHUB_PRIVATE_KEY"      // the PEM itself
-	EnvPrivateKeyFile = "FROGNANO_GITHUB_PRIVATE_KEY_FILE" // or a file holding it
-	EnvURL            = "FROGNANO_GITHUB_URL"
-	EnvCommitName     = "FROGNANO_GITHUB_COMMIT_NAME"
-	EnvCommitEmail    = "FROGNANO_GITHUB_COMMIT_EMAIL"
+	EnvAppID          = "GITHUB_APP_ID"
+	EnvPrivateKey     = "GITHUB_APP_PRIVATE_KEY"      // the PEM itself
+	EnvPrivateKeyFile = "GITHUB_APP_PRIVATE_KEY_FILE" // or a file holding it
+	EnvURL            = "GITHUB_URL"
+	EnvCommitName     = "FROGNANO_COMMIT_NAME"
+	EnvCommitEmail    = "FROGNANO_COMMIT_EMAIL"
 )
 
 // Config says which GitHub App to act as and where GitHub is. The zero values of the optional

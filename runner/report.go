@@ -233,7 +233,7 @@ func (r *Result) transcript(room int) string {
 	for _, s := range steps {
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "**Step %d**\n\n", s.Index)
-		if c := strings.TrimSpace(s.Assistant.Content); c != "" {
+		if c := strings.TrimSpace(s.Assistant.Text()); c != "" {
 			sb.WriteString(quote(neutralize(truncateRunes(c, 1500))))
 			sb.WriteString("\n")
 		}

@@ -69,5 +69,5 @@ func (r *Result) Trajectory() leaf.Trajectory {
 	if lr == nil {
 		lr = &leaf.Result{ExitReason: r.ExitReason()}
 	}
-	return lr.Trajectory(r.RunID, r.InstanceID, 0, string(r.PatchBytes()), r.Cancelled || lr.ExitReason != leaf.ExitAgent)
+	return lr.Trajectory(r.RunID, r.InstanceID, 0, string(r.PatchBytes()), r.Cancelled)
 }
