@@ -1,0 +1,49 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/frognano/frognano/queue"
+)
+
+// Errors the webhook handler returns; statusOf maps them to HTTP statuses.
+var (
+	ErrUnauthorized = errors.New("invalid or missing webhook signature")
+	ErrBadRequest   = errors.New("malformed webhook delivery")
+	ErrTooLarge     = errors.New("webhook body too large")
+	ErrUnavailable  = errors.New("service temporarily unavailable")
+)
+
+// statusOf is the ONE place errors become HTTP statuses. Anything it does not
+// recognise is a 500, so GitHub (or an operator) can redeliver.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, ErrUnauthorized):
+		return http.StatusUnauthorized
+	case errors.Is(err, ErrBadRequest):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, ErrUnavailable), queue.IsTransient(err):
+		return http.StatusServiceUnavailable
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// publicMessage is what a client is told: never internal details.
+func publicMessage(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return ErrUnauthorized.Error()
+	case http.StatusBadRequest:
+		return ErrBadRequest.Error()
+	case http.StatusRequestEntityTooLarge:
+		return ErrTooLarge.Error()
+	case http.StatusServiceUnavailable:
+		return ErrUnavailable.Error()
+	default:
+		return "internal error; the delivery was not accepted, redeliver it"
+	}
+}

@@ -1,0 +1,111 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+)
+
+// issuesPayload is the part of an `issues` event we use. GitHub signs the
+// body, but we still validate every field we act on.
+type issuesPayload struct {
+	Action string `json:"action"`
+	Issue  *struct {
+		Number int    `json:"number"`
+		State  string `json:"state"`
+	} `json:"issue"`
+	Label *struct {
+		Name string `json:"name"`
+	} `json:"label"`
+	Repository *struct {
+		ID    int64  `json:"id"`
+		Name  string `json:"name"`
+		Owner struct {
+			Login string `json:"login"`
+		} `json:"owner"`
+	} `json:"repository"`
+	Sender *struct {
+		Login string `json:"login"`
+	} `json:"sender"`
+	Installation *struct {
+		ID int64 `json:"id"`
+	} `json:"installation"`
+}
+
+// installationPayload is the part of installation events we record.
+type installationPayload struct {
+	Action       string `json:"action"`
+	Installation *struct {
+		ID int64 `json:"id"`
+	} `json:"installation"`
+}
+
+var (
+	namePattern  = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
+	loginPattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$`)
+)
+
+func decode(body []byte, v any) error {
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("%w: decoding JSON: %v", ErrBadRequest, err)
+	}
+	return nil
+}
+
+// target is the validated issue an event is about.
+type target struct {
+	installationID int64
+	repoID         int64
+	owner, repo    string
+	issue          int
+	sender         string
+}
+
+func (p *issuesPayload) target(needInstallation bool) (target, error) {
+	bad := func(what string) (target, error) {
+		return target{}, fmt.Errorf("%w: %s", ErrBadRequest, what)
+	}
+	if p.Issue == nil || p.Issue.Number <= 0 {
+		return bad("issue.number missing")
+	}
+	if p.Repository == nil || p.Repository.ID <= 0 {
+		return bad("repository.id missing")
+	}
+	if !namePattern.MatchString(p.Repository.Name) || !namePattern.MatchString(p.Repository.Owner.Login) {
+		return bad("repository name or owner is not a valid GitHub name")
+	}
+	t := target{repoID: p.Repository.ID, owner: p.Repository.Owner.Login, repo: p.Repository.Name, issue: p.Issue.Number}
+	if p.Installation != nil {
+		t.installationID = p.Installation.ID
+	}
+	if needInstallation && t.installationID <= 0 {
+		return bad("installation.id missing (is this a GitHub App delivery?)")
+	}
+	if p.Sender != nil {
+		t.sender = p.Sender.Login
+	}
+	if needInstallation && !loginPattern.MatchString(t.sender) {
+		return bad("sender.login is not a valid GitHub login")
+	}
+	return t, nil
+}
+
+// HookTarget names who sent a delivery, from the headers GitHub sends, so
+// deliveries from two Apps or hooks sharing a GUID space never collide.
+func HookTarget(h http.Header) string {
+	clip := func(s string) string {
+		if len(s) > 64 {
+			return s[:64]
+		}
+		return s
+	}
+	typ, id := h.Get("X-GitHub-Hook-Installation-Target-Type"), h.Get("X-GitHub-Hook-Installation-Target-ID")
+	if typ != "" && id != "" {
+		return clip(typ) + ":" + clip(id)
+	}
+	if id := h.Get("X-GitHub-Hook-ID"); id != "" {
+		return "hook:" + clip(id)
+	}
+	return "unknown"
+}

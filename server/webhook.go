@@ -1,0 +1,169 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/frognano/frognano/queue"
+)
+
+// response is the JSON body of every webhook answer.
+type response struct {
+	Status string  `json:"status"`
+	RunIDs []int64 `json:"run_ids,omitempty"`
+	code   int
+}
+
+func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
+	log := s.cfg.Logger.With(
+		slog.String(queue.AttrDeliveryID, clip(r.Header.Get("X-GitHub-Delivery"), 100)),
+		slog.String("event", clip(r.Header.Get("X-GitHub-Event"), 100)))
+	ctx := queue.WithLogger(r.Context(), log)
+
+	res, err := s.webhook(ctx, w, r)
+	if err != nil {
+		status := statusOf(err)
+		level := slog.LevelWarn
+		if status >= 500 {
+			level = slog.LevelError
+		}
+		log.Log(ctx, level, "webhook refused", "status", status, "error", err)
+		writeJSON(w, status, map[string]string{"error": publicMessage(status)})
+		return
+	}
+	log.InfoContext(ctx, "webhook handled", "status", res.code, "outcome", res.Status, "run_ids", res.RunIDs)
+	writeJSON(w, res.code, res)
+}
+
+// webhook returns only after everything it stored is committed.
+func (s *Server) webhook(ctx context.Context, w http.ResponseWriter, r *http.Request) (response, error) {
+	// Refuse a declared oversize body before reading any of it; cap the
+	// read for bodies that do not declare their size (chunked).
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		return response{}, fmt.Errorf("%w: Content-Length %d", ErrTooLarge, r.ContentLength)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return response{}, fmt.Errorf("%w: over %d bytes", ErrTooLarge, tooBig.Limit)
+		}
+		return response{}, fmt.Errorf("%w: reading body: %v", ErrBadRequest, err)
+	}
+	if err := VerifySignature(s.cfg.Secret, body, r.Header.Get("X-Hub-Signature-256")); err != nil {
+		return response{}, err
+	}
+	event, id := r.Header.Get("X-GitHub-Event"), r.Header.Get("X-GitHub-Delivery")
+	if event == "" || id == "" || len(event) > 100 || len(id) > 100 {
+		return response{}, fmt.Errorf("%w: missing or oversized X-GitHub-Event / X-GitHub-Delivery", ErrBadRequest)
+	}
+	if !json.Valid(body) {
+		return response{}, fmt.Errorf("%w: body is not JSON", ErrBadRequest)
+	}
+	d := queue.Delivery{HookTarget: HookTarget(r.Header), ID: id, Event: event}
+
+	switch event {
+	case "ping":
+		return response{Status: "pong", code: http.StatusOK}, nil
+	case "installation", "installation_repositories":
+		var p installationPayload
+		if err := decode(body, &p); err != nil {
+			return response{}, err
+		}
+		d.Action = clip(p.Action, 100)
+		if p.Installation != nil {
+			d.InstallationID = p.Installation.ID
+		}
+		dup, err := queue.Record(ctx, s.cfg.Pool, d, "recorded")
+		if err != nil {
+			return response{}, err
+		}
+		return response{Status: pick(dup, "duplicate", "recorded"), code: http.StatusOK}, nil
+	case "issues":
+		return s.issues(ctx, d, body)
+	default:
+		return response{Status: "ignored", code: http.StatusAccepted}, nil
+	}
+}
+
+func (s *Server) issues(ctx context.Context, d queue.Delivery, body []byte) (response, error) {
+	var p issuesPayload
+	if err := decode(body, &p); err != nil {
+		return response{}, err
+	}
+	d.Action = clip(p.Action, 100)
+	ours := p.Label != nil && strings.EqualFold(p.Label.Name, s.cfg.Label)
+	ignored := response{Status: "ignored", code: http.StatusAccepted}
+
+	switch {
+	case p.Action == "labeled" && ours:
+		t, err := p.target(true)
+		if err != nil {
+			return response{}, err
+		}
+		d.InstallationID = t.installationID
+		log := logWith(ctx, t)
+		res, err := queue.Accept(ctx, s.cfg.Pool, s.cfg.River, d, queue.RunRequest{
+			InstallationID: t.installationID, RepoID: t.repoID, Owner: t.owner, Repo: t.repo, Issue: t.issue, Labeler: t.sender,
+		})
+		if err != nil {
+			return response{}, err
+		}
+		switch {
+		case res.Duplicate:
+			return response{Status: "duplicate", code: http.StatusOK}, nil
+		case res.AlreadyActive:
+			log.InfoContext(ctx, "issue already has an active run", queue.AttrRunID, res.RunID)
+			return response{Status: "already_active", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
+		default:
+			log.InfoContext(ctx, "run queued", queue.AttrRunID, res.RunID, queue.AttrJobID, res.JobID)
+			return response{Status: "queued", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
+		}
+
+	case (p.Action == "unlabeled" && ours) || p.Action == "closed" || p.Action == "deleted" || p.Action == "transferred":
+		t, err := p.target(false)
+		if err != nil {
+			return response{}, err
+		}
+		d.InstallationID = t.installationID
+		res, err := queue.Cancel(ctx, s.cfg.Pool, s.cfg.River, d, t.repoID, t.issue, "issue "+p.Action)
+		if err != nil {
+			return response{}, err
+		}
+		if res.Duplicate {
+			return response{Status: "duplicate", code: http.StatusOK}, nil
+		}
+		if len(res.RunIDs) > 0 {
+			logWith(ctx, t).InfoContext(ctx, "run cancelled", "reason", p.Action, "run_ids", res.RunIDs)
+		}
+		return response{Status: pick(len(res.RunIDs) == 0, "nothing_to_cancel", "cancelled"), RunIDs: res.RunIDs, code: http.StatusOK}, nil
+
+	default:
+		return ignored, nil
+	}
+}
+
+func logWith(ctx context.Context, t target) *slog.Logger {
+	return queue.Logger(ctx).With(slog.Int64(queue.AttrInstallationID, t.installationID),
+		slog.String(queue.AttrRepo, t.owner+"/"+t.repo), slog.Int(queue.AttrIssue, t.issue))
+}
+
+func pick(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
