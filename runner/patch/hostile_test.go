@@ -63,12 +63,20 @@ func TestSanitizeHostile(t *testing.T) {
 		{"CopyOutOfRepo", "diff --git a/x b/../x\nsimilarity index 100%\ncopy from x\ncopy to ../x\n", "../x", "path component .."},
 		{"WriteThroughNewSymlink", symlinkDiff("d", "sub") + newFileDiff("d/x"), "d/x", "path below a symlink the patch creates"},
 		{"LitterUnderGit", newFileDiff(".git/__pycache__/x.pyc"), ".git/__pycache__/x.pyc", "path into .git"},
+		{"GithubDirAsSymlinkIsWorkflow", symlinkDiff(".github", "ci") + newFileDiff("ci/workflows/x.yml"), "", ""},
 		{"WorkflowUnderGit", newFileDiff(".git/.github/workflows/x.yml"), ".git/.github/workflows/x.yml", "path into .git"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			res, err := Sanitize([]byte(tc.diff), Options{})
+			if tc.reason == "" {
+				// Not refused: the symlink replacing .github is dropped as a workflow change.
+				if err != nil || len(res.Dropped) != 1 || res.Dropped[0] != (Dropped{Path: ".github", Reason: DropWorkflow}) {
+					t.Fatalf("Sanitize = %+v, %v", res, err)
+				}
+				return
+			}
 			var refused *RefusedError
 			if !errors.As(err, &refused) {
 				t.Fatalf("Sanitize error = %v, want *RefusedError", err)

@@ -158,10 +158,16 @@ func isLitter(p string) bool {
 }
 
 // isWorkflowPath reports whether p is under .github/workflows/ or .github/actions/
-// (local actions run in CI with the workflow's permissions). The comparison ignores
-// case so that no spelling slips past on a case-insensitive checkout.
+// (local actions run in CI with the workflow's permissions), or is one of those
+// directories or .github itself (which a patch could replace with a symlink or file).
+// The comparison ignores case so that no spelling slips past on a case-insensitive
+// checkout.
 func isWorkflowPath(p string) bool {
 	l := strings.ToLower(p)
+	switch l {
+	case ".github", ".github/workflows", ".github/actions":
+		return true
+	}
 	return strings.HasPrefix(l, ".github/workflows/") || strings.HasPrefix(l, ".github/actions/")
 }
 

@@ -48,7 +48,9 @@ func PlanFor(cmd string) Plan {
 		p.Shell = strings.TrimSpace(p.Shell)
 		p.Format = FormatGoJSON
 	case isPytestCmd(f):
-		p.Shell = strings.Join(f, " ") + " --junitxml=" + JUnitPath
+		// Remove a report left by an earlier run first, so that a run that dies
+		// before writing one is not judged by the old one. "&&" keeps pytest's exit code.
+		p.Shell = "rm -f " + JUnitPath + " && " + strings.Join(f, " ") + " --junitxml=" + JUnitPath
 		p.ReportFile = JUnitPath
 		p.Format = FormatJUnit
 	}

@@ -82,7 +82,10 @@ func runPytest(t *testing.T, dir string) Outcome {
 	plan := PlanFor(CmdPytest)
 	report := filepath.Join(t.TempDir(), "junit.xml")
 	shell := strings.Replace(plan.Shell, "python3", py, 1)
-	shell = strings.Replace(shell, plan.ReportFile, report, 1) + " -p no:cacheprovider"
+	shell = strings.ReplaceAll(shell, plan.ReportFile, report) + " -p no:cacheprovider"
+	if err := os.WriteFile(report, []byte("stale"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out, code := runShell(t, dir, shell)
 	xml, err := os.ReadFile(report)
 	if err != nil {
@@ -143,5 +146,22 @@ func TestComparePytestReal(t *testing.T) {
 	}
 	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 		t.Errorf("Compare:\n got %+v\nwant %+v\nbefore %v\nafter %v", got, want, before.Tests, after.Tests)
+	}
+}
+
+// TestPytestPlanRemovesStaleReport: a run that dies before pytest writes its report
+// must not be judged by the report of the run before it.
+func TestPytestPlanRemovesStaleReport(t *testing.T) {
+	t.Parallel()
+	plan := PlanFor("pytest -q")
+	report := filepath.Join(t.TempDir(), "junit.xml")
+	if err := os.WriteFile(report, []byte("<testsuite><testcase name='old'/></testsuite>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The same plan with pytest replaced by a command that dies at once.
+	shell := strings.Replace(strings.ReplaceAll(plan.Shell, plan.ReportFile, report), "pytest -q", "exit 3; true", 1)
+	_, code := runShell(t, t.TempDir(), shell)
+	if _, err := os.Stat(report); !os.IsNotExist(err) || code != 3 {
+		t.Fatalf("exit %d, stale report still there: %v", code, err)
 	}
 }
