@@ -104,7 +104,9 @@ type request struct {
 	headers         map[string]string
 }
 
-func (b *bundle) nextDelivery() string { return fmt.Sprintf("72d3162e-cc78-11e3-81ab-%012d", b.seq.Add(1)) }
+func (b *bundle) nextDelivery() string {
+	return fmt.Sprintf("72d3162e-cc78-11e3-81ab-%012d", b.seq.Add(1))
+}
 
 func (b *bundle) do(t testing.TB, rq request) *httptest.ResponseRecorder {
 	t.Helper()
