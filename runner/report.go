@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/runner/leaf"
+	"github.com/frognano/frognano/runner/patch"
 )
 
 // GitHubBodyLimit is the most characters GitHub accepts in an issue or pull request body.
@@ -192,12 +193,33 @@ func (r *Result) writeFiles(b *strings.Builder) {
 		}
 		b.WriteString("\n")
 	}
+	// Dropped can hold a whole node_modules: list a few per reason, count the rest.
+	byReason := map[string][]string{}
+	var reasons []string
 	for _, d := range r.Patch.Dropped {
-		fmt.Fprintf(b, "- Left out of the patch: `%s` (%s)\n", inline(d.Path, 200), d.Reason)
+		if _, ok := byReason[d.Reason]; !ok {
+			reasons = append(reasons, d.Reason)
+		}
+		byReason[d.Reason] = append(byReason[d.Reason], d.Path)
 	}
-	if len(r.Patch.Dropped) > 0 {
+	for _, reason := range reasons {
+		note := ""
+		if reason == patch.DropWorkflow {
+			note = "; rerun with --allow-workflow-changes (FROGNANO_ALLOW_WORKFLOW_CHANGES) to keep them"
+		}
+		fmt.Fprintf(b, "- Left out of the patch (%s%s): %s\n", reason, note, codeList(byReason[reason], 10))
+	}
+	if len(reasons) > 0 {
 		b.WriteString("\n")
 	}
+}
+
+func touchedTests(r *Result) []string {
+	var out []string
+	for _, f := range r.Patch.TouchesTests() {
+		out = append(out, f.Path())
+	}
+	return out
 }
 
 func (r *Result) writeFacts(b *strings.Builder) {

@@ -258,7 +258,10 @@ var litter = []string{
 }
 
 // takeDiff stages everything in the sandbox and takes `git diff --cached --binary` against the
-// starting commit, then unstages. The output is untrusted data.
+// starting commit, then unstages. The output is untrusted data. Every option that the
+// sandbox's own (writable, so hostile) .git/config could change about the output format is
+// pinned on the command line; --no-renames makes every path carry its mode, so a moved
+// symlink is checked like a new one.
 func takeDiff(ctx context.Context, sb *sandbox.Sandbox, base string) ([]byte, error) {
 	script := `set -e
 mkdir -p .git/info
