@@ -50,34 +50,45 @@ func Accept(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d
 	var res Accepted
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		res = Accepted{}
-		fresh, err := recordDelivery(ctx, tx, d, "")
+		// One round trip records the delivery and, only if it is new,
+		// inserts the run. A concurrent transaction inserting the same
+		// delivery makes this statement wait for it and then do nothing.
+		var fresh bool
+		var runID *int64
+		err := tx.QueryRow(ctx, `WITH d AS (
+				INSERT INTO deliveries (hook_target, delivery_id, event, action, installation_id, outcome)
+				VALUES ($1, $2, $3, $4, $5, 'queued')
+				ON CONFLICT (hook_target, delivery_id) DO NOTHING
+				RETURNING 1
+			), r AS (
+				INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue, labeler)
+				SELECT $1, $2, $5, $6, $7, $8, $9, $10 WHERE EXISTS (SELECT 1 FROM d)
+				ON CONFLICT (repo_id, issue) WHERE state IN ('queued', 'running') DO NOTHING
+				RETURNING id
+			)
+			SELECT EXISTS (SELECT 1 FROM d), (SELECT id FROM r)`,
+			d.HookTarget, d.ID, d.Event, d.Action, req.InstallationID,
+			req.RepoID, req.Owner, req.Repo, req.Issue, req.Labeler).Scan(&fresh, &runID)
 		if err != nil {
-			return err
+			return fmt.Errorf("recording delivery and run: %w", err)
 		}
 		if !fresh {
 			res.Duplicate = true
 			return nil
 		}
-		err = tx.QueryRow(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue, labeler)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-			ON CONFLICT (repo_id, issue) WHERE state IN ('queued', 'running') DO NOTHING
-			RETURNING id`,
-			d.HookTarget, d.ID, req.InstallationID, req.RepoID, req.Owner, req.Repo, req.Issue, req.Labeler).Scan(&res.RunID)
-		if errors.Is(err, pgx.ErrNoRows) {
+		if runID == nil {
 			res.AlreadyActive = true
 			err = tx.QueryRow(ctx, `UPDATE runs SET extra_requests = extra_requests + 1
 				WHERE repo_id = $1 AND issue = $2 AND state IN ('queued', 'running') RETURNING id`,
 				req.RepoID, req.Issue).Scan(&res.RunID)
 			if err != nil {
-				// The active run finished between our insert and update: let
+				// The active run finished between the two statements: let
 				// the sender redeliver rather than guess.
 				return fmt.Errorf("noting a request on the active run: %w", errors.Join(err, ErrTransient))
 			}
 			return setDeliveryOutcome(ctx, tx, d, res.RunID, "already_active")
 		}
-		if err != nil {
-			return fmt.Errorf("inserting run: %w", err)
-		}
+		res.RunID = *runID
 		ins, err := rc.InsertTx(ctx, tx, RunArgs{
 			RunID: res.RunID, InstallationID: req.InstallationID,
 			Owner: req.Owner, Repo: req.Repo, Issue: req.Issue,
@@ -86,10 +97,12 @@ func Accept(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d
 			return fmt.Errorf("inserting run job: %w", err)
 		}
 		res.JobID = ins.Job.ID
-		if _, err := tx.Exec(ctx, `UPDATE runs SET job_id = $2 WHERE id = $1`, res.RunID, res.JobID); err != nil {
-			return fmt.Errorf("linking run to job: %w", err)
+		if _, err := tx.Exec(ctx, `WITH r AS (UPDATE runs SET job_id = $2 WHERE id = $1)
+			UPDATE deliveries SET run_id = $1 WHERE hook_target = $3 AND delivery_id = $4`,
+			res.RunID, res.JobID, d.HookTarget, d.ID); err != nil {
+			return fmt.Errorf("linking run, job and delivery: %w", err)
 		}
-		return setDeliveryOutcome(ctx, tx, d, res.RunID, "queued")
+		return nil
 	})
 	if err != nil {
 		return Accepted{}, fmt.Errorf("accepting run request: %w", err)
