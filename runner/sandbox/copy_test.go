@@ -1,0 +1,165 @@
+package sandbox_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/frognano/frognano/runner/sandbox"
+)
+
+// treeHash fingerprints a directory: every path, type, mode, size, mtime, content and link target.
+func treeHash(t testing.TB, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(h, "%s %v %d %d\n", rel, info.Mode(), info.Size(), info.ModTime().UnixNano())
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(h, "-> %s\n", target)
+		case info.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			h.Write(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("hashing %s: %v", dir, err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func TestCopyRepo(t *testing.T) {
+	t.Parallel()
+	repo := makeRepo(t)
+	before := treeHash(t, repo)
+	sb := readySandbox(t, testConfig(), repo)
+
+	t.Run("GitConfigHasNoRemoteNorCredential", func(t *testing.T) {
+		r := bash(t, sb, "cat .git/config; echo ---; git remote -v; git config --list --show-origin")
+		if r.code != 0 {
+			t.Fatalf("reading the config failed: %s", r.raw)
+		}
+		low := strings.ToLower(r.stdout)
+		for _, bad := range []string{canary, "remote", "credential", "extraheader", "insteadof", "include", "hookspath", "fsmonitor", "url", "github.example.invalid"} {
+			if strings.Contains(low, strings.ToLower(bad)) {
+				t.Errorf(".git/config inside the sandbox mentions %q:\n%s", bad, r.stdout)
+			}
+		}
+	})
+	t.Run("NoHostGitState", func(t *testing.T) {
+		r := bash(t, sb, "ls -A .git/hooks; ls .git/FETCH_HEAD .git/logs 2>&1 >/dev/null | wc -l; grep -r -l -F "+canary+" .git || true")
+		if r.stdout != "2\n" {
+			t.Errorf("hooks, FETCH_HEAD, logs or the token reached the sandbox's .git: %q", r.stdout)
+		}
+	})
+	t.Run("RepositoryUsable", func(t *testing.T) {
+		r := bash(t, sb, "git log --format=%s && git status --porcelain && git diff --stat HEAD && cat pkg/calc.py")
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "initial\n") || !strings.Contains(r.stdout, "return a - b") {
+			t.Errorf("git in the sandbox: %s", r.raw)
+		}
+	})
+	t.Run("OwnedBySandboxUser", func(t *testing.T) {
+		r := bash(t, sb, "stat -c %u:%g /workspace; find /workspace \\( ! -user 1000 -o ! -group 1000 \\) -print")
+		if r.code != 0 || r.stdout != "1000:1000\n" {
+			t.Errorf("files not owned by 1000:1000 (exit %d):\n%s", r.code, r.stdout)
+		}
+	})
+	t.Run("ModesAndSymlinks", func(t *testing.T) {
+		r := bash(t, sb, "stat -c '%n %a' run.sh README.md; readlink calc-link.py outside-link; head -1 calc-link.py")
+		want := "run.sh 755\nREADME.md 644\npkg/calc.py\n/etc/passwd\ndef add(a, b):\n"
+		if r.stdout != want {
+			t.Errorf("got\n%s\nwant\n%s", r.stdout, want)
+		}
+	})
+	t.Run("HostCheckoutUnchanged", func(t *testing.T) {
+		// The agent writes inside; the host copy must not move.
+		bash(t, sb, "echo changed > README.md && git add -A && rm -rf .git/objects/info")
+		if after := treeHash(t, repo); after != before {
+			t.Errorf("the host checkout changed during the copy and the sandbox's edits")
+		}
+	})
+}
+
+func TestCopyRepoRefusesGitFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: /elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sb := newSandbox(t, testConfig(), "agent")
+	if err := sb.CopyRepo(t.Context(), dir); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("CopyRepo of a worktree: err = %v, want a refusal", err)
+	}
+}
+
+func TestSanitizedGitConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in, want string
+	}{
+		{"Empty", "", "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = false\n"},
+		{"DropsEverything", "[core]\n\trepositoryformatversion = 0\n\tbare = true\n\thooksPath = /x\n\tfsmonitor = sh\n[remote \"origin\"]\n\turl = https://t:ghs_x@h/r\n[credential]\n\thelper = store\n[include]\n\tpath = /etc/x\n",
+			"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = false\n"},
+		{"KeepsSHA256", "[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectFormat = sha256\n",
+			"[core]\n\trepositoryformatversion = 1\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = false\n[extensions]\n\tobjectformat = sha256\n"},
+		{"SHA256ForcesVersion1", "[extensions] objectformat = sha256\n",
+			"[core]\n\trepositoryformatversion = 1\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = false\n[extensions]\n\tobjectformat = sha256\n"},
+		{"IgnoresUnknownValues", "[core]\n\trepositoryformatversion = 7\n[extensions]\n\tobjectformat = \"sha256\\n[remote]\"\n",
+			"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = false\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := string(sandbox.SanitizedGitConfig([]byte(tt.in))); got != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzSanitizedGitConfig: whatever the host config holds, the result is one of the few
+// fixed shapes and never carries text from the input beyond the two allowed values.
+func FuzzSanitizedGitConfig(f *testing.F) {
+	for _, s := range []string{
+		"", "[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256\n",
+		"[remote \"origin\"]\n\turl = https://x-access-token:ghs_abc@github.com/o/r\n",
+		"[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic eA==\n",
+		"[core]repositoryformatversion=1\n[extensions]objectformat=sha1\n[include]path=../x",
+		"[core\n= = =\n[]\n\x00\xff",
+	} {
+		f.Add([]byte(s))
+	}
+	allowed := map[string]bool{}
+	for _, v := range []string{"0", "1"} {
+		for _, ext := range []string{"", "[extensions]\n\tobjectformat = sha1\n", "[extensions]\n\tobjectformat = sha256\n"} {
+			allowed["[core]\n\trepositoryformatversion = "+v+"\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = false\n"+ext] = true
+		}
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out := string(sandbox.SanitizedGitConfig(in))
+		if !allowed[out] {
+			t.Fatalf("unexpected config for %q:\n%s", in, out)
+		}
+	})
+}

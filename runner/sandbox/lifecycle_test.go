@@ -1,0 +1,237 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/frognano/frognano/runner/sandbox"
+)
+
+// requireGone fails unless the container and its volumes no longer exist.
+func requireGone(t *testing.T, id string, volumes []string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := docker.ContainerInspect(ctx, id); !client.IsErrNotFound(err) {
+		t.Errorf("container %s still exists (inspect err %v)", id, err)
+	}
+	for _, v := range volumes {
+		if _, err := docker.VolumeInspect(ctx, v); !client.IsErrNotFound(err) {
+			t.Errorf("volume %s still exists (inspect err %v)", v, err)
+		}
+	}
+}
+
+// volumesOf lists the container's volume names (the anonymous workspace and executor volumes).
+func volumesOf(t *testing.T, id string) []string {
+	t.Helper()
+	info, err := docker.ContainerInspect(context.Background(), id)
+	if err != nil {
+		t.Fatalf("inspecting %s: %v", id, err)
+	}
+	var names []string
+	for _, m := range info.Mounts {
+		if m.Type == "volume" {
+			names = append(names, m.Name)
+		}
+	}
+	if len(names) != 2 {
+		t.Fatalf("want 2 volumes (workspace, executor), got %v", info.Mounts)
+	}
+	return names
+}
+
+func TestCloseRemovesEverything(t *testing.T) {
+	t.Parallel()
+	sb := readySandbox(t, testConfig(), "")
+	vols := volumesOf(t, sb.ID())
+	info, err := docker.ContainerInspect(context.Background(), sb.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Config.Labels[sandbox.LabelSandbox] != "1" || info.Config.Labels[sandbox.LabelPurpose] != "agent" ||
+		info.Config.Labels[sandbox.LabelRunID] != "TestCloseRemovesEverything" || info.Config.Labels[sandbox.LabelOwner] != "sandbox-test" {
+		t.Errorf("labels = %v", info.Config.Labels)
+	}
+	if err := sb.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	requireGone(t, sb.ID(), vols)
+	if err := sb.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := sb.Call(context.Background(), "Bash", `{"command":"true"}`); err == nil {
+		t.Error("Call after Close succeeded")
+	}
+}
+
+func TestCancelDuringLongBash(t *testing.T) {
+	t.Parallel()
+	sb := readySandbox(t, testConfig(), "")
+	vols := volumesOf(t, sb.ID())
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := sb.Call(ctx, "Bash", `{"command":"touch /tmp/started; sleep 600"}`)
+		errc <- err
+	}()
+	waitFor(t, sb, "test -e /tmp/started") // cancel once the command runs
+	cancel()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Call after cancel: err = %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Call did not return after its context was cancelled")
+	}
+	if err := sb.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	requireGone(t, sb.ID(), vols)
+}
+
+func TestPruneRemovesLeftovers(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.Owner = "prune-test-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	var ids []string
+	for range 2 {
+		// Left behind on purpose, as by a crashed process: no Close until Prune ran.
+		sb, err := sandbox.New(context.Background(), docker, cfg, "leftover", "tests-before")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = sb.Close() })
+		ids = append(ids, sb.ID())
+	}
+	other := newSandbox(t, testConfig(), "agent") // another owner's: must survive
+	n, err := sandbox.Prune(context.Background(), docker, cfg.Owner)
+	if err != nil || n != 2 {
+		t.Fatalf("Prune = %d, %v; want 2, nil", n, err)
+	}
+	for _, id := range ids {
+		requireGone(t, id, nil)
+	}
+	if _, err := docker.ContainerInspect(context.Background(), other.ID()); err != nil {
+		t.Errorf("Prune removed another owner's sandbox: %v", err)
+	}
+}
+
+func TestNewMissingImage(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.Image = "frognano-no-such-image:never"
+	_, err := sandbox.New(context.Background(), docker, cfg, "missing", "agent")
+	if err == nil || !strings.Contains(err.Error(), "build-offline.sh") {
+		t.Errorf("New with a missing image: err = %v, want a hint to build it", err)
+	}
+}
+
+func TestConfigRefused(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		mod  func(*sandbox.Config)
+	}{
+		{"Root", func(c *sandbox.Config) { c.User = "0:0" }},
+		{"UserName", func(c *sandbox.Config) { c.User = "frognano" }},
+		{"RelativeWorkdir", func(c *sandbox.Config) { c.Workdir = "workspace" }},
+		{"WorkdirIsRoot", func(c *sandbox.Config) { c.Workdir = "/" }},
+		{"TinyMemory", func(c *sandbox.Config) { c.Memory = 1 << 20 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig()
+			tt.mod(&cfg)
+			if sb, err := sandbox.New(context.Background(), docker, cfg, "refused", "agent"); err == nil {
+				sb.Close()
+				t.Error("New accepted the config")
+			}
+		})
+	}
+}
+
+func TestForkBombStopsAtPidsLimit(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.PidsLimit = 64
+	sb := readySandbox(t, cfg, "")
+	// The bomb runs in its own process group for 3 s, then the group is killed. The timer is
+	// bash's read on a FIFO and kill is a builtin, so neither needs to fork while the pids are
+	// exhausted (coreutils timeout would not do: it exits without killing the group as soon as
+	// its child dies, leaving the bomb running). Output goes to a file: a pipe to a reader that
+	// stops early would end the bomb by SIGPIPE instead of by the limit.
+	r := bash(t, sb, `mkfifo /tmp/timer
+setsid bash -c 'bomb() { bomb | bomb & }; bomb; wait' >/tmp/bomb.log 2>&1 &
+pgid=$!
+read -t 3 <>/tmp/timer
+for i in 1 2 3 4 5; do kill -KILL -- -$pgid 2>/dev/null; read -t 0.2 <>/tmp/timer; done
+grep -c -m1 'Resource temporarily unavailable' /tmp/bomb.log`)
+	if strings.TrimSpace(r.stdout) != "1" {
+		t.Errorf("the fork bomb did not hit the pids limit: %s", r.raw)
+	}
+	// The sandbox recovers once the bomb is gone: only init, sleep and the executor remain.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		procs, err := sandboxProcesses(sb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(procs) <= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d processes remain after the fork bomb: %q", len(procs), procs[:min(len(procs), 8)])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r := bash(t, sb, "echo alive"); r.stdout != "alive\n" {
+		t.Errorf("the sandbox did not recover: %s", r.raw)
+	}
+	info, err := docker.ContainerInspect(context.Background(), sb.ID())
+	if err != nil || info.HostConfig.PidsLimit == nil || *info.HostConfig.PidsLimit != 64 {
+		t.Errorf("pids limit not set on the container: %v", err)
+	}
+}
+
+func TestMemoryHogIsOOMKilled(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.Memory = 96 << 20
+	sb := readySandbox(t, cfg, "")
+	ctx := context.Background()
+	if sb.OOMKilled(ctx) {
+		t.Fatal("OOMKilled before any hog ran")
+	}
+	r := bash(t, sb, `python3 -c 'b = bytearray(1 << 30); print("survived")'`)
+	// The executor reports death by a signal as minus the signal, like Python's returncode.
+	if r.code != -9 || strings.Contains(r.stdout, "survived") {
+		t.Errorf("the hog was not killed (want exit -9, SIGKILL): %s", r.raw)
+	}
+	if !sb.OOMKilled(ctx) {
+		t.Error("OOMKilled = false after the hog was killed")
+	}
+	if r := bash(t, sb, "echo alive"); r.stdout != "alive\n" {
+		t.Errorf("the executor did not survive the hog: %s", r.raw)
+	}
+}
+
+func TestExecutorDeathIsAnError(t *testing.T) {
+	t.Parallel()
+	sb := readySandbox(t, testConfig(), "")
+	// The Bash tool's shell is a child of the executor: kill its parent, as a hostile command could.
+	_, err := sb.Call(context.Background(), "Bash", `{"command":"kill -KILL $PPID; sleep 5"}`)
+	if err == nil || !strings.Contains(err.Error(), "sandbox executor exited with code 137") {
+		t.Fatalf("Call that killed the executor: err = %v, want it to say the executor exited", err)
+	}
+	if _, err := sb.Call(context.Background(), "Read", `{"file_path":"README.md"}`); err == nil {
+		t.Error("Call after the executor died succeeded")
+	}
+}

@@ -1,0 +1,319 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
+)
+
+// Labels put on every sandbox container, so that leftovers can be found and removed (Prune) and
+// an operator can tell what a container was for.
+const (
+	LabelSandbox = "dev.frognano.sandbox" // always "1"
+	LabelRunID   = "dev.frognano.run-id"
+	LabelPurpose = "dev.frognano.purpose" // "agent", "tests-before", "tests-after"
+	LabelOwner   = "dev.frognano.owner"   // Config.Owner: which service instance made it
+)
+
+// Defaults of Config.
+const (
+	DefaultImage     = "frognano-sandbox:latest"
+	DefaultUser      = "1000:1000"
+	DefaultWorkdir   = "/workspace"
+	DefaultMemory    = 4 << 30
+	DefaultCPUs      = 2
+	DefaultPidsLimit = 512
+	DefaultTmpfsSize = 1 << 30
+
+	// executorDir holds the executor binary: outside the workspace so that the agent's
+	// `git add -A` never sees it, and an anonymous volume because the root filesystem is read-only.
+	executorDir  = "/opt/frognano"
+	executorPath = executorDir + "/frognano-executor"
+
+	// closeTimeout bounds Close, which runs with its own context because it must work after
+	// the caller's context is cancelled.
+	closeTimeout = 30 * time.Second
+)
+
+// Config describes the container New makes. The zero value of a field means its default.
+type Config struct {
+	Image        string  // default DefaultImage
+	ExecutorPath string  // host path of the static frognano-executor binary; needed by StartExecutor
+	User         string  // "UID:GID", numeric; default DefaultUser
+	Workdir      string  // absolute; default DefaultWorkdir
+	Memory       int64   // bytes, also the memory+swap limit (no swap); default DefaultMemory
+	CPUs         float64 // default DefaultCPUs
+	PidsLimit    int64   // default DefaultPidsLimit
+	TmpfsSize    int64   // bytes of the /tmp tmpfs; default DefaultTmpfsSize
+	// Env is added to the container's environment. The host's environment is never passed;
+	// proxy variables are dropped; PYTHONDONTWRITEBYTECODE=1 and HOME=/tmp are always set.
+	Env    []string
+	Labels map[string]string // extra labels; the dev.frognano.* labels cannot be overridden
+	Owner  string            // value of LabelOwner, e.g. the host name; Prune can filter on it
+}
+
+// DefaultConfig returns the defaults, with Owner set to the host name.
+func DefaultConfig() Config {
+	host, _ := os.Hostname()
+	return Config{
+		Image:     DefaultImage,
+		User:      DefaultUser,
+		Workdir:   DefaultWorkdir,
+		Memory:    DefaultMemory,
+		CPUs:      DefaultCPUs,
+		PidsLimit: DefaultPidsLimit,
+		TmpfsSize: DefaultTmpfsSize,
+		Owner:     host,
+	}
+}
+
+// withDefaults fills the zero fields and checks the rest.
+func (c Config) withDefaults() (Config, error) {
+	d := DefaultConfig()
+	if c.Image == "" {
+		c.Image = d.Image
+	}
+	if c.User == "" {
+		c.User = d.User
+	}
+	if c.Workdir == "" {
+		c.Workdir = d.Workdir
+	}
+	if c.Memory == 0 {
+		c.Memory = d.Memory
+	}
+	if c.CPUs == 0 {
+		c.CPUs = d.CPUs
+	}
+	if c.PidsLimit == 0 {
+		c.PidsLimit = d.PidsLimit
+	}
+	if c.TmpfsSize == 0 {
+		c.TmpfsSize = d.TmpfsSize
+	}
+	if _, _, err := parseUser(c.User); err != nil {
+		return c, err
+	}
+	if !strings.HasPrefix(c.Workdir, "/") || c.Workdir == "/" || strings.HasPrefix(c.Workdir, executorDir) {
+		return c, fmt.Errorf("sandbox workdir %q must be an absolute directory other than / and %s", c.Workdir, executorDir)
+	}
+	if c.Memory < 6<<20 || c.PidsLimit < 1 || c.CPUs < 0 || c.TmpfsSize < 0 {
+		return c, fmt.Errorf("sandbox limits out of range (memory %d, pids %d, cpus %g, tmpfs %d)", c.Memory, c.PidsLimit, c.CPUs, c.TmpfsSize)
+	}
+	return c, nil
+}
+
+// parseUser reads "UID:GID". Names are refused: ownership is set in tar headers, which need numbers.
+func parseUser(u string) (uid, gid int, err error) {
+	a, b, ok := strings.Cut(u, ":")
+	uid, err1 := strconv.Atoi(a)
+	gid, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || uid < 0 || gid < 0 {
+		return 0, 0, fmt.Errorf("sandbox user %q must be numeric UID:GID", u)
+	}
+	if uid == 0 {
+		return 0, 0, errors.New("sandbox user must not be root")
+	}
+	return uid, gid, nil
+}
+
+// env builds the container's environment from nothing but cfg.
+func (c Config) env() []string {
+	out := make([]string, 0, len(c.Env)+2)
+	for _, kv := range c.Env {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasSuffix(strings.ToLower(name), "_proxy") || name == "HOME" || name == "PYTHONDONTWRITEBYTECODE" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "PYTHONDONTWRITEBYTECODE=1", "HOME=/tmp")
+}
+
+// Sandbox is one running container. Its methods are safe for concurrent use; tool calls are
+// carried one at a time.
+type Sandbox struct {
+	docker   *client.Client
+	cfg      Config
+	id       string
+	name     string
+	uid      int
+	gid      int
+	exe      atomic.Pointer[executorConn] // set once by StartExecutor
+	callMu   sync.Mutex                   // serialises StartExecutor and Call
+	closeMu  sync.Mutex
+	closed   bool
+	closeErr error
+}
+
+func (s *Sandbox) isClosed() bool {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	return s.closed
+}
+
+// ID is the container's ID.
+func (s *Sandbox) ID() string { return s.id }
+
+var nameUnsafe = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+
+// New creates and starts a locked-down container for one run. Any failure removes what was
+// created. The caller must Close the Sandbox on every path.
+func New(ctx context.Context, docker *client.Client, cfg Config, runID, purpose string) (*Sandbox, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("checking sandbox config: %w", err)
+	}
+	uid, gid, _ := parseUser(cfg.User)
+	labels := make(map[string]string, len(cfg.Labels)+4)
+	for k, v := range cfg.Labels {
+		labels[k] = v
+	}
+	labels[LabelSandbox] = "1"
+	labels[LabelRunID] = runID
+	labels[LabelPurpose] = purpose
+	labels[LabelOwner] = cfg.Owner
+
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	name := "frognano-" + strings.Trim(nameUnsafe.ReplaceAllString(runID+"-"+purpose, "-"), "-.")
+	if len(name) > 100 {
+		name = name[:100]
+	}
+	name += "-" + hex.EncodeToString(rnd[:])
+
+	pids := cfg.PidsLimit
+	useInit := true
+	ccfg := &container.Config{
+		Image:           cfg.Image,
+		User:            cfg.User,
+		WorkingDir:      cfg.Workdir,
+		Env:             cfg.env(),
+		Cmd:             []string{"sleep", "infinity"},
+		Labels:          labels,
+		NetworkDisabled: true,
+		Volumes:         map[string]struct{}{cfg.Workdir: {}, executorDir: {}},
+		StopSignal:      "SIGKILL",
+	}
+	hcfg := &container.HostConfig{
+		NetworkMode:    network.NetworkNone,
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    []string{"no-new-privileges:true"},
+		ReadonlyRootfs: true,
+		Init:           &useInit,
+		Tmpfs:          map[string]string{"/tmp": fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,mode=1777", cfg.TmpfsSize)},
+		Resources: container.Resources{
+			Memory:     cfg.Memory,
+			MemorySwap: cfg.Memory,
+			NanoCPUs:   int64(cfg.CPUs * 1e9),
+			PidsLimit:  &pids,
+		},
+		AutoRemove: false,
+	}
+	created, err := docker.ContainerCreate(ctx, ccfg, hcfg, nil, nil, name)
+	if err != nil {
+		if client.IsErrNotFound(err) {
+			return nil, fmt.Errorf("creating sandbox container: image %q is missing (build it with deploy/sandbox/build-offline.sh): %w", cfg.Image, err)
+		}
+		return nil, fmt.Errorf("creating sandbox container: %w", err)
+	}
+	s := &Sandbox{docker: docker, cfg: cfg, id: created.ID, name: name, uid: uid, gid: gid}
+	if err := docker.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
+		return nil, errors.Join(fmt.Errorf("starting sandbox container: %w", err), s.Close())
+	}
+	return s, nil
+}
+
+// Close removes the container and its volumes. It uses its own timeout so that it works after
+// the caller's context is cancelled; it is idempotent and returns the first call's result.
+func (s *Sandbox) Close() error {
+	s.closeMu.Lock()
+	defer s.closeMu.Unlock()
+	if s.closed {
+		return s.closeErr
+	}
+	s.closed = true
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	err := s.docker.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !client.IsErrNotFound(err) {
+		s.closeErr = fmt.Errorf("removing sandbox container %s: %w", s.name, err)
+	}
+	// The container is gone, so the executor's stream ends; close our side too.
+	if exe := s.exe.Load(); exe != nil {
+		exe.close()
+	}
+	return s.closeErr
+}
+
+// OOMKilled reports whether the kernel's OOM killer fired in the container: either Docker saw
+// the container killed for memory, or the container's memory cgroup counted an OOM kill (the
+// usual case: a command is killed while the container and the executor live on).
+func (s *Sandbox) OOMKilled(ctx context.Context) bool {
+	info, err := s.docker.ContainerInspect(ctx, s.id)
+	if err == nil && info.State != nil && info.State.OOMKilled {
+		return true
+	}
+	if err != nil || info.State == nil || !info.State.Running {
+		return false
+	}
+	return s.cgroupOOMKills(ctx) > 0
+}
+
+// Prune removes every sandbox container left behind (all with LabelSandbox, or only those whose
+// LabelOwner is owner when owner is not empty), with their volumes. It returns how many it removed.
+func Prune(ctx context.Context, docker *client.Client, owner string) (int, error) {
+	args := filters.NewArgs(filters.Arg("label", LabelSandbox))
+	if owner != "" {
+		args.Add("label", LabelOwner+"="+owner)
+	}
+	list, err := docker.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
+	if err != nil {
+		return 0, fmt.Errorf("listing sandbox containers: %w", err)
+	}
+	removed := 0
+	var errs []error
+	for _, c := range list {
+		err := docker.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		switch {
+		case err == nil:
+			removed++
+		case client.IsErrNotFound(err):
+			// Removed by its own Close meanwhile.
+		default:
+			errs = append(errs, fmt.Errorf("removing sandbox container %s: %w", c.ID, err))
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// NewClient connects to the Docker engine named by the environment (DOCKER_HOST etc.),
+// negotiating the API version (Docker 20.10 speaks 1.41), and checks that it answers.
+func NewClient() (*client.Client, error) {
+	c, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("configuring the Docker client: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Ping(ctx); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("no Docker engine answers at %s: start it (systemctl start docker) or set DOCKER_HOST: %w", c.DaemonHost(), err)
+	}
+	c.NegotiateAPIVersion(ctx)
+	return c, nil
+}
