@@ -40,3 +40,17 @@ func (CleanupArgs) Kind() string { return "frognano_cleanup_deliveries" }
 func (CleanupArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueName, MaxAttempts: 1}
 }
+
+// StatusArgs rewrites a finished run's status comment when no worker is
+// attached to the run any more (it was cancelled while waiting for a retry).
+type StatusArgs struct {
+	RunID int64 `json:"run_id"`
+}
+
+// Kind implements river.JobArgs.
+func (StatusArgs) Kind() string { return "frognano_status" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (StatusArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueName, MaxAttempts: MaxAttempts}
+}

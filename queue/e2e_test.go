@@ -190,3 +190,38 @@ func BenchmarkJobPickup(b *testing.B) {
 	b.ReportMetric(float64(waits[len(waits)/2].Microseconds())/1000, "p50_pickup_ms")
 	b.ReportMetric(float64(waits[len(waits)*99/100].Microseconds())/1000, "p99_pickup_ms")
 }
+
+func TestCancelBetweenAttemptsRewritesTheStatusComment(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res := b.accept(t, 7)
+	b.repo.failNext("Clone", flaky{"cloning"})
+	if err := b.work(context.Background(), res, 1); err == nil || isCancel(err) {
+		t.Fatalf("attempt 1 = %v, want retryable", err)
+	}
+	commentID := b.row(t, res.RunID).CommentID
+	if !strings.Contains(b.repo.lastEdit().body, "retrying") {
+		t.Fatalf("status after a transient failure = %q", b.repo.lastEdit().body)
+	}
+
+	c := b.startWorkers(t, time.Second)
+	events, unsubscribe := c.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobCancelled, river.EventKindJobFailed)
+	defer unsubscribe()
+	if _, err := Cancel(context.Background(), b.pool, c.River(), b.delivery("issues", "closed"), 42, 7, "issue closed"); err != nil {
+		t.Fatal(err)
+	}
+	var statusJob int64
+	if err := b.pool.QueryRow(context.Background(), `SELECT id FROM river_job WHERE kind = 'frognano_status'`).Scan(&statusJob); err != nil {
+		t.Fatalf("no status job queued: %v", err)
+	}
+	if ev := waitJob(t, events, statusJob); ev.Kind != river.EventKindJobCompleted {
+		t.Fatalf("status job = %s", ev.Kind)
+	}
+	last := b.repo.lastEdit()
+	if last.id != commentID || !strings.Contains(last.body, "was cancelled") {
+		t.Errorf("last edit = %+v, want comment %d saying cancelled", last, commentID)
+	}
+	if b.runner.calls.Load() != 0 || len(b.repo.comments) != 1 {
+		t.Errorf("runner %d calls, %d comments", b.runner.calls.Load(), len(b.repo.comments))
+	}
+}

@@ -133,14 +133,14 @@ func Cancel(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d
 		}
 		rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $3
 			WHERE repo_id = $1 AND issue = $2 AND state IN ('queued', 'running')
-			RETURNING id, coalesce(job_id, 0)`, repoID, issue, reason)
+			RETURNING id, coalesce(job_id, 0), coalesce(comment_id, 0)`, repoID, issue, reason)
 		if err != nil {
 			return fmt.Errorf("cancelling runs: %w", err)
 		}
-		type idPair struct{ run, job int64 }
-		pairs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (idPair, error) {
-			var p idPair
-			err := r.Scan(&p.run, &p.job)
+		type ids struct{ run, job, comment int64 }
+		found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ids, error) {
+			var p ids
+			err := r.Scan(&p.run, &p.job, &p.comment)
 			return p, err
 		})
 		if err != nil {
@@ -148,17 +148,27 @@ func Cancel(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d
 		}
 		outcome := "nothing_to_cancel"
 		var first int64
-		for _, p := range pairs {
+		for _, p := range found {
 			res.RunIDs = append(res.RunIDs, p.run)
 			if first == 0 {
 				first = p.run
 			}
 			outcome = "cancelled"
-			if p.job == 0 {
-				continue
+			running := false
+			if p.job != 0 {
+				job, err := rc.JobCancelTx(ctx, tx, p.job)
+				if err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+					return fmt.Errorf("cancelling job %d: %w", p.job, err)
+				}
+				running = job != nil && job.State == rivertype.JobStateRunning
 			}
-			if _, err := rc.JobCancelTx(ctx, tx, p.job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
-				return fmt.Errorf("cancelling job %d: %w", p.job, err)
+			// A running worker rewrites its own status comment when its
+			// context is cancelled; a run waiting for a retry has nobody to
+			// do it, so a small job does.
+			if p.comment != 0 && !running {
+				if _, err := rc.InsertTx(ctx, tx, StatusArgs{RunID: p.run}, nil); err != nil {
+					return fmt.Errorf("queueing status update for run %d: %w", p.run, err)
+				}
 			}
 		}
 		return setDeliveryOutcome(ctx, tx, d, first, outcome)

@@ -10,6 +10,9 @@ import (
 	"github.com/riverqueue/river"
 )
 
+// This file holds the two small jobs beside the run: the periodic delivery
+// cleanup and the status comment rewrite for runs cancelled between attempts.
+
 // cleanupWorker forgets deliveries older than the retention period. Runs are
 // kept: they are the service's history.
 type cleanupWorker struct {
@@ -38,4 +41,35 @@ func DeleteOldDeliveries(ctx context.Context, pool *pgxpool.Pool, retention time
 		return 0, fmt.Errorf("deleting old deliveries: %w", err)
 	}
 	return tag.RowsAffected(), nil
+}
+
+// statusWorker performs StatusArgs jobs.
+type statusWorker struct {
+	river.WorkerDefaults[StatusArgs]
+	pool *pgxpool.Pool
+	gh   GitHub
+}
+
+func (w *statusWorker) Timeout(*river.Job[StatusArgs]) time.Duration { return 2 * time.Minute }
+
+func (w *statusWorker) Work(ctx context.Context, job *river.Job[StatusArgs]) error {
+	r, err := store{w.pool}.get(ctx, job.Args.RunID)
+	if err != nil {
+		return err
+	}
+	if r.CommentID == 0 || r.State != StateCancelled {
+		return nil
+	}
+	repo, err := w.gh.ForRepo(ctx, r.InstallationID, r.Owner, r.Repo)
+	if err != nil {
+		return fmt.Errorf("opening repository %s/%s: %w", r.Owner, r.Repo, err)
+	}
+	body := renderStatus(statusView{RunID: r.ID, State: StateCancelled, Note: "The label was removed or the issue was closed.", ExtraRequests: r.ExtraRequests})
+	if err := repo.EditComment(ctx, r.CommentID, body); err != nil {
+		if IsTransient(err) {
+			return fmt.Errorf("editing status comment: %w", err)
+		}
+		return river.JobCancel(fmt.Errorf("editing status comment: %w", err))
+	}
+	return nil
 }
