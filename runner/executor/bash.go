@@ -28,7 +28,7 @@ const (
 	// killDrain bounds the wait for the pipes after the group was killed; only a process
 	// that left the group (setsid) can still hold them then.
 	killDrain = 500 * time.Millisecond
-	// maxTimeoutSeconds caps absurd timeouts (the reference would accept inf).
+	// maxTimeoutSeconds caps absurd timeouts.
 	maxTimeoutSeconds = 86400.0
 )
 
@@ -47,7 +47,15 @@ func toolBash(ctx context.Context, cwd string, args *pyDict) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return runBash(ctx, cwd, command, timeout)
+	if math.IsInf(timeout, 1) {
+		// Mirrored: subprocess starts the command, then fails converting the infinite
+		// timeout, and the exception is the observation. Run it under the cap, then fail.
+		if _, err := runBash(ctx, cwd, command, maxTimeoutSeconds); err != nil {
+			return "", err
+		}
+		return "", pyError("OverflowError", "cannot convert float infinity to integer")
+	}
+	return runBash(ctx, cwd, command, math.Min(timeout, maxTimeoutSeconds))
 }
 
 // pyMax is Python's max(a, b): b only when b > a, so max(0.1, nan) is 0.1.
@@ -80,7 +88,7 @@ func timeoutSeconds(args *pyDict) (float64, error) {
 		}
 		t = pyMax(0.1, f)
 	}
-	return math.Min(t, maxTimeoutSeconds), nil
+	return t, nil
 }
 
 // capture keeps the head of one output stream and decodes all of it on the fly.
