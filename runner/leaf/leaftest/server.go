@@ -76,6 +76,11 @@ func NewServer(t testing.TB, s Script) *Server {
 	srv := &Server{t: t, script: s, closing: make(chan struct{}), changed: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", srv.handle)
+	// The model list, as vLLM and SGLang serve it; frognano's preflight asks for it to tell
+	// an unreachable server from a working one. It does not consume a turn.
+	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, `{"object":"list","data":[{"id":"microsoft/FrogNano-4B-2609","object":"model","owned_by":"leaftest"}]}`)
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("leaftest: unexpected request %s %s", r.Method, r.URL.Path)
 		http.NotFound(w, r)
