@@ -29,14 +29,14 @@ func (r *Result) Markdown() string {
 	return b.String()
 }
 
-// PRBody renders the body of the draft pull request for issue, within limit characters
+// PRBody renders the body of the draft pull request, within limit characters
 // (GitHubBodyLimit when limit <= 0). The transcript is the part that gets cut, with a note.
-func (r *Result) PRBody(issue, limit int) string {
+// The caller adds the line that links the issue.
+func (r *Result) PRBody(limit int) string {
 	if limit <= 0 {
 		limit = GitHubBodyLimit
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "Fixes #%d\n\n", issue)
 	b.WriteString("> [!IMPORTANT]\n> This change was written by an AI model (FrogNano) and has not been reviewed. " +
 		"It needs human review before it is merged.\n\n")
 	r.writeOutcome(&b)

@@ -1,0 +1,129 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/runner/leaf"
+)
+
+// GitHubApp adapts a githubapp.App to the worker's GitHub port: errors that githubapp
+// classifies as transient (5xx, network, rate limits) are marked so IsTransient sees them.
+func GitHubApp(app *githubapp.App) GitHub { return ghApp{app} }
+
+type ghApp struct{ app *githubapp.App }
+
+func (g ghApp) ForRepo(ctx context.Context, installationID int64, owner, repo string) (Repo, error) {
+	c, err := g.app.ForRepo(ctx, installationID, owner, repo)
+	if err != nil {
+		return nil, ghErr(err)
+	}
+	return ghRepo{c}, nil
+}
+
+type ghRepo struct{ c *githubapp.Client }
+
+func (r ghRepo) Permission(ctx context.Context, user string) (string, error) {
+	p, err := r.c.Permission(ctx, user)
+	return p, ghErr(err)
+}
+
+func (r ghRepo) Issue(ctx context.Context, number int) (string, string, string, error) {
+	t, b, s, err := r.c.Issue(ctx, number)
+	return t, b, s, ghErr(err)
+}
+
+func (r ghRepo) React(ctx context.Context, number int, content string) error {
+	return ghErr(r.c.React(ctx, number, content))
+}
+
+func (r ghRepo) Comment(ctx context.Context, number int, body string) (int64, error) {
+	id, err := r.c.Comment(ctx, number, body)
+	return id, ghErr(err)
+}
+
+func (r ghRepo) EditComment(ctx context.Context, id int64, body string) error {
+	return ghErr(r.c.EditComment(ctx, id, body))
+}
+
+func (r ghRepo) Clone(ctx context.Context, dir string) (string, string, error) {
+	sha, branch, err := r.c.Clone(ctx, dir)
+	return sha, branch, ghErr(err)
+}
+
+func (r ghRepo) Publish(ctx context.Context, in PublishInput) (string, int, error) {
+	url, n, err := r.c.Publish(ctx, githubapp.PublishInput(in))
+	return url, n, ghErr(err)
+}
+
+func ghErr(err error) error {
+	if err != nil && githubapp.IsTransient(err) {
+		return fmt.Errorf("%w (%w)", err, ErrTransient)
+	}
+	return err
+}
+
+// AgentRunner adapts a runner.Runner to the worker's Runner port.
+func AgentRunner(r *runner.Runner, modelURL string) Runner { return agentRunner{r, modelURL} }
+
+type agentRunner struct {
+	r        *runner.Runner
+	modelURL string
+}
+
+func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
+	// A model server that is down is an infrastructure failure worth a retry, not a run that
+	// ended with llm_query_error on its first turn.
+	if err := runner.CheckModel(ctx, a.modelURL); err != nil {
+		return nil, fmt.Errorf("%w (%w)", err, ErrTransient)
+	}
+	res, err := a.r.Run(ctx, runner.Spec{
+		RunID:      fmt.Sprintf("run-%d", spec.RunID),
+		InstanceID: fmt.Sprintf("%s/%s#%d", spec.Owner, spec.Repo, spec.Issue),
+		RepoDir:    spec.RepoDir,
+		Task:       spec.Task,
+	}, func(s leaf.Step) {
+		if progress == nil {
+			return
+		}
+		var tools, args []string
+		for _, tc := range s.Assistant.ToolCalls {
+			tools = append(tools, tc.Function.Name)
+			args = append(args, runner.ArgSummary(tc.Function.Name, tc.Function.Arguments))
+		}
+		progress(Progress{Step: s.Index + 1, Tool: strings.Join(tools, ", "), Summary: strings.Join(args, " | "), Elapsed: s.Elapsed})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res.Cancelled {
+		return nil, fmt.Errorf("agent run cancelled: %w", context.Cause(ctx))
+	}
+	traj, err := json.Marshal(res.Trajectory())
+	if err != nil {
+		return nil, permanent(fmt.Errorf("encoding the trajectory: %w", err))
+	}
+	out := &Outcome{
+		Patch:        res.PatchBytes(),
+		ExitReason:   res.ExitReason(),
+		ModelTime:    res.Leaf.ModelTime,
+		ToolTime:     res.Leaf.ToolTime,
+		TestTime:     res.TestTime(),
+		Elapsed:      res.Elapsed,
+		FinalMessage: res.Leaf.FinalMessage,
+		Steps:        len(res.Leaf.Steps),
+
+		PromptTokens:     res.Leaf.PromptTokens,
+		CompletionTokens: res.Leaf.CompletionTokens,
+		// The worker adds the Fixes line; leave room for it.
+		PRBody:     res.PRBody(runner.GitHubBodyLimit - 100),
+		Summary:    res.Summary(),
+		Trajectory: traj,
+		Report:     res.Markdown(),
+	}
+	return out, nil
+}
