@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -50,7 +51,9 @@ func Execute(ctx context.Context, workdir, tool, arguments string) string {
 	case "Bash":
 		obs, err = toolBash(ctx, cwd, args)
 	default:
-		return "Unknown tool: " + tool
+		// Over the wire the name is always valid UTF-8 (JSON); a direct caller's bytes
+		// are made valid so the observation always is.
+		return "Unknown tool: " + strings.ToValidUTF8(tool, "\uFFFD")
 	}
 	if err != nil {
 		var te *toolError
