@@ -235,3 +235,23 @@ func TestExecutorDeathIsAnError(t *testing.T) {
 		t.Error("Call after the executor died succeeded")
 	}
 }
+
+func TestCallAfterCancelledCall(t *testing.T) {
+	t.Parallel()
+	sb := readySandbox(t, testConfig(), "")
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := sb.Call(ctx, "Bash", `{"command":"mkfifo /tmp/f; touch /tmp/started; read -t 2 <>/tmp/f; echo abandoned"}`)
+		errc <- err
+	}()
+	waitFor(t, sb, "test -e /tmp/started")
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Call: err = %v", err)
+	}
+	// The abandoned call's answer arrives first and must not be taken for this one's.
+	if r := bash(t, sb, "echo second"); r.stdout != "second\n" {
+		t.Errorf("the call after a cancelled one got %q", r.raw)
+	}
+}
