@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/client"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/migrations"
+	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/runner/sandbox"
+	"github.com/frognano/frognano/server"
+)
+
+// Defaults of the service's FROGNANO_* settings.
+const (
+	DefaultAddr            = ":8080"
+	DefaultLabel           = "frognano"
+	DefaultWorkers         = 1
+	DefaultShutdownTimeout = 15 * time.Second
+)
+
+// serviceConfig is the whole service's configuration, from the environment and flags.
+type serviceConfig struct {
+	DatabaseURL     string
+	WebhookSecret   []byte
+	GitHub          githubapp.Config
+	Addr            string
+	Label           string
+	Workers         int
+	AutoMigrate     bool
+	ShutdownTimeout time.Duration
+	LogLevel        slog.Level
+	Queue           queue.Config
+	Runner          runner.Config
+}
+
+// loadServiceConfig reads every setting and reports every problem at once. It never puts a
+// secret's value in an error.
+func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig, error) {
+	e := &env{getenv: getenv}
+	var cfg serviceConfig
+	var errs []error
+	cfg.DatabaseURL = e.str("DATABASE_URL", "")
+	if cfg.DatabaseURL == "" {
+		errs = append(errs, errors.New("DATABASE_URL is not set (e.g. postgres://frognano@localhost:5432/frognano)"))
+	} else if _, err := pgxpool.ParseConfig(cfg.DatabaseURL); err != nil {
+		errs = append(errs, errors.New("DATABASE_URL is not a valid PostgreSQL connection string"))
+	}
+	if withWeb {
+		cfg.WebhookSecret = []byte(getenv("GITHUB_WEBHOOK_SECRET"))
+		if len(cfg.WebhookSecret) == 0 {
+			errs = append(errs, errors.New("GITHUB_WEBHOOK_SECRET is not set: refusing to accept unsigned webhooks"))
+		}
+	}
+	gh, err := githubapp.ParseConfig(getenv)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	cfg.GitHub = gh
+	cfg.Addr = e.str("FROGNANO_ADDR", DefaultAddr)
+	cfg.Label = e.str("FROGNANO_LABEL", DefaultLabel)
+	cfg.Workers = e.int("FROGNANO_WORKERS", DefaultWorkers)
+	cfg.AutoMigrate = e.bool("FROGNANO_AUTO_MIGRATE", true)
+	cfg.ShutdownTimeout = e.duration("FROGNANO_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout)
+	switch lvl := strings.ToLower(e.str("FROGNANO_LOG_LEVEL", "info")); lvl {
+	case "debug":
+		cfg.LogLevel = slog.LevelDebug
+	case "info":
+		cfg.LogLevel = slog.LevelInfo
+	case "warn":
+		cfg.LogLevel = slog.LevelWarn
+	case "error":
+		cfg.LogLevel = slog.LevelError
+	default:
+		errs = append(errs, fmt.Errorf("FROGNANO_LOG_LEVEL=%q is not debug, info, warn or error", lvl))
+	}
+	cfg.Queue = queue.Config{
+		JobTimeout:           e.duration("FROGNANO_JOB_TIMEOUT", queue.DefaultJobTimeout),
+		PerInstallationLimit: e.int("FROGNANO_PER_INSTALLATION", queue.DefaultPerInstallationLimit),
+		SoftStopTimeout:      e.duration("FROGNANO_SOFT_STOP_TIMEOUT", queue.DefaultSoftStopTimeout),
+		DeliveryRetention:    e.duration("FROGNANO_DELIVERY_RETENTION", queue.DefaultDeliveryRetention),
+		WorkDir:              e.str("FROGNANO_WORK_DIR", os.TempDir()),
+	}
+	rcfg, err := runnerConfig(getenv)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	cfg.Runner = rcfg
+	errs = append(errs, e.errs...)
+	return cfg, errors.Join(errs...)
+}
+
+// serveCmd is `frognano serve` (web and workers) and `frognano worker` (workers only).
+func serveCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, withWeb bool) error {
+	name := "worker"
+	if withWeb {
+		name = "serve"
+	}
+	cfg, cfgErr := loadServiceConfig(getenv, withWeb)
+	fs := newFlagSet(name, stderr)
+	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "runs worked at once by this process; 0 serves webhooks only (FROGNANO_WORKERS)")
+	if withWeb {
+		fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address (FROGNANO_ADDR)")
+	}
+	bindRunnerFlags(fs, &cfg.Runner)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if cfgErr != nil {
+		return usageError{"configuration: " + strings.ReplaceAll(cfgErr.Error(), "\n", "; ")}
+	}
+	if !withWeb && cfg.Workers < 1 {
+		return usageError{"frognano worker needs --workers 1 or more"}
+	}
+	if cfg.Workers > 0 {
+		if err := checkRunnerConfig(cfg.Runner); err != nil {
+			return usageError{"configuration: " + strings.ReplaceAll(err.Error(), "\n", "; ")}
+		}
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	svc, err := newService(ctx, cfg, log, withWeb)
+	if err != nil {
+		return err
+	}
+	return svc.run(ctx, withWeb)
+}
+
+// service is the whole graph of one frognano process.
+type service struct {
+	cfg    serviceConfig
+	log    *slog.Logger
+	pool   *pgxpool.Pool
+	docker *client.Client // nil without workers
+	queue  *queue.Client
+	web    *server.Server // nil for `frognano worker`
+}
+
+// newService builds everything from cfg: the pool (migrated when AutoMigrate), and with
+// workers the Docker client, the runner and the GitHub App; then the queue and the server.
+func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWeb bool) (svc *service, err error) {
+	pool, err := openPool(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, setupError{err}
+	}
+	defer func() {
+		if err != nil {
+			pool.Close()
+		}
+	}()
+	if cfg.AutoMigrate {
+		if err := migrations.Up(ctx, pool); err != nil {
+			return nil, setupError{fmt.Errorf("migrating the database: %w", err)}
+		}
+	} else if err := migrations.Check(ctx, pool); err != nil {
+		return nil, setupError{fmt.Errorf("%w: run `frognano migrate`", err)}
+	}
+	svc = &service{cfg: cfg, log: log, pool: pool}
+
+	qcfg := cfg.Queue
+	qcfg.Workers = cfg.Workers
+	qcfg.Logger = log
+	if cfg.Workers > 0 {
+		docker, err := sandbox.NewClient()
+		if err != nil {
+			return nil, setupError{err}
+		}
+		svc.docker = docker
+		r := runner.New(docker, cfg.Runner, log)
+		// The image and executor must be there; the model server may come up later, and
+		// each run checks it (a down model server is retried, not failed).
+		if err := r.Preflight(ctx); err != nil {
+			var se *runner.SetupError
+			if !errors.As(err, &se) || !strings.Contains(err.Error(), "model server") {
+				docker.Close()
+				return nil, setupError{err}
+			}
+			log.Warn("model server not reachable yet; runs will retry", "error", err.Error())
+		}
+		app, err := githubapp.New(cfg.GitHub)
+		if err != nil {
+			docker.Close()
+			return nil, setupError{fmt.Errorf("configuring the GitHub App: %w", err)}
+		}
+		qcfg.GitHub = queue.GitHubApp(app)
+		qcfg.Runner = queue.AgentRunner(r, cfg.Runner.Leaf.BaseURL)
+	}
+	qc, err := queue.NewClient(pool, qcfg)
+	if err != nil {
+		svc.closeDocker()
+		return nil, setupError{err}
+	}
+	svc.queue = qc
+	if withWeb {
+		web, err := server.New(server.Config{
+			Pool: pool, River: qc.River(), Secret: cfg.WebhookSecret, Label: cfg.Label, Logger: log,
+			ReadyCheck: svc.readyCheck,
+		})
+		if err != nil {
+			svc.closeDocker()
+			return nil, setupError{err}
+		}
+		svc.web = web
+	}
+	return svc, nil
+}
+
+func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, errors.New("DATABASE_URL is not a valid PostgreSQL connection string")
+	}
+	if pcfg.MaxConns < 4 {
+		pcfg.MaxConns = 4 // migrations need 2; River's producer and notifier hold some
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("PostgreSQL at %s does not answer: %v", redactURL(url), errors.Unwrap(err))
+	}
+	return pool, nil
+}
+
+// redactURL drops the password from a connection URL before it is printed.
+func redactURL(s string) string {
+	if i := strings.Index(s, "://"); i >= 0 {
+		if at := strings.LastIndex(s, "@"); at > i {
+			if c := strings.Index(s[i+3:at], ":"); c >= 0 {
+				return s[:i+3+c] + ":***" + s[at:]
+			}
+		}
+	}
+	return s
+}
+
+func (s *service) readyCheck(ctx context.Context) error {
+	if s.docker == nil {
+		return nil
+	}
+	if _, err := s.docker.Ping(ctx); err != nil {
+		return fmt.Errorf("docker engine: %w", err)
+	}
+	return nil
+}
+
+func (s *service) closeDocker() {
+	if s.docker != nil {
+		s.docker.Close()
+	}
+}
+
+// run serves until ctx ends, then shuts down in order: stop taking webhooks, stop the
+// workers (bounded soft stop, then cancel), remove sandboxes, close the pool last.
+func (s *service) run(ctx context.Context, withWeb bool) error {
+	defer s.pool.Close()
+	defer s.closeDocker()
+	if s.docker != nil {
+		if n, err := sandbox.Prune(ctx, s.docker, s.cfg.Runner.Sandbox.Owner); err != nil {
+			s.log.Warn("removing sandboxes left by an earlier process", "error", err.Error())
+		} else if n > 0 {
+			s.log.Info("removed sandboxes left by an earlier process", "count", n)
+		}
+	}
+	if err := s.queue.Start(ctx); err != nil {
+		return err
+	}
+	var httpSrv *http.Server
+	errc := make(chan error, 1)
+	if withWeb {
+		httpSrv = s.web.HTTPServer(s.cfg.Addr)
+		ln, err := net.Listen("tcp", s.cfg.Addr)
+		if err != nil {
+			_ = s.queue.Stop(context.WithoutCancel(ctx))
+			return setupError{fmt.Errorf("listening on %s: %w", s.cfg.Addr, err)}
+		}
+		s.log.Info("frognano serving", "addr", ln.Addr().String(), "workers", s.cfg.Workers, "label", s.cfg.Label)
+		go func() { errc <- httpSrv.Serve(ln) }()
+	} else {
+		s.log.Info("frognano worker started", "workers", s.cfg.Workers)
+	}
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	s.log.Info("shutting down")
+	bg := context.WithoutCancel(ctx)
+	if httpSrv != nil {
+		sctx, cancel := context.WithTimeout(bg, s.cfg.ShutdownTimeout)
+		if err := httpSrv.Shutdown(sctx); err != nil {
+			s.log.Warn("stopping the HTTP server", "error", err.Error())
+		}
+		cancel()
+	}
+	if err := s.queue.Stop(bg); err != nil {
+		s.log.Warn("stopping the workers", "error", err.Error())
+	}
+	if s.docker != nil {
+		if _, err := sandbox.Prune(bg, s.docker, s.cfg.Runner.Sandbox.Owner); err != nil {
+			s.log.Warn("removing sandboxes", "error", err.Error())
+		}
+	}
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return serveErr
+	}
+	return nil
+}
+
+// migrateCmd is `frognano migrate`: River's migrations, then ours; idempotent.
+func migrateCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("migrate", stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	url := strings.TrimSpace(getenv("DATABASE_URL"))
+	if url == "" {
+		return usageError{"DATABASE_URL is not set (e.g. postgres://frognano@localhost:5432/frognano)"}
+	}
+	pool, err := openPool(ctx, url)
+	if err != nil {
+		return setupError{err}
+	}
+	defer pool.Close()
+	if err := migrations.Up(ctx, pool); err != nil {
+		return fmt.Errorf("migrating: %w", err)
+	}
+	fmt.Fprintf(stdout, "frognano: database migrated (frognano schema version %d)\n", migrations.Latest())
+	return nil
+}
