@@ -155,9 +155,12 @@ func gitEntry(rel string) gitAction {
 		return gitConfig
 	case strings.HasPrefix(in, "hooks/"), // code that git would run
 		in == "FETCH_HEAD", // names the remote URL
-		in == "logs" || strings.HasPrefix(in, "logs/"),           // reflogs: host history, may hold URLs
-		in == "modules" || strings.HasPrefix(in, "modules/"),     // submodule repositories with their own configs
-		in == "objects/info/alternates",                          // host paths
+		in == "logs" || strings.HasPrefix(in, "logs/"),                        // reflogs: host history, may hold URLs
+		in == "modules" || strings.HasPrefix(in, "modules/"),                  // submodule repositories with their own configs
+		in == "objects/info/alternates", in == "objects/info/http-alternates", // host paths, URLs
+		in == "config.worktree",                              // per-worktree config: could set hooksPath, fsmonitor...
+		in == "remotes" || strings.HasPrefix(in, "remotes/"), // legacy remote definitions: URLs
+		in == "branches" || strings.HasPrefix(in, "branches/"),
 		in == "worktrees" || strings.HasPrefix(in, "worktrees/"), // host paths
 		in == "credentials",
 		strings.HasSuffix(in, ".lock"):

@@ -34,6 +34,11 @@ func TestGitEntry(t *testing.T) {
 		{".git/objects/info/alternates", gitSkip},
 		{".git/index.lock", gitSkip},
 		{".git/credentials", gitSkip},
+		{".git/config.worktree", gitSkip},
+		{".git/remotes/origin", gitSkip},
+		{".git/branches/x", gitSkip},
+		{".git/objects/info/http-alternates", gitSkip},
+		{".git/objects/info/packs", gitCopy},
 	}
 	for _, tt := range tests {
 		if got := gitEntry(tt.rel); got != tt.want {

@@ -314,6 +314,5 @@ func NewClient() (*client.Client, error) {
 		_ = c.Close()
 		return nil, fmt.Errorf("no Docker engine answers at %s: start it (systemctl start docker) or set DOCKER_HOST: %w", c.DaemonHost(), err)
 	}
-	c.NegotiateAPIVersion(ctx)
 	return c, nil
 }
