@@ -145,6 +145,10 @@ type service struct {
 	docker *client.Client // nil without workers
 	queue  *queue.Client
 	web    *server.Server // nil for `frognano worker`
+
+	// listening, when set, receives the bound address once the server accepts connections:
+	// a test hook, so tests can listen on port 0 instead of guessing a free port. Buffered (cap 1).
+	listening chan<- net.Addr
 }
 
 // newService builds everything from cfg: the pool (migrated when AutoMigrate), and with
@@ -291,6 +295,9 @@ func (s *service) run(ctx context.Context, withWeb bool) error {
 		}
 		s.log.Info("frognano serving", "addr", ln.Addr().String(), "workers", s.cfg.Workers, "label", s.cfg.Label)
 		go func() { errc <- httpSrv.Serve(ln) }()
+		if s.listening != nil {
+			s.listening <- ln.Addr()
+		}
 	} else {
 		s.log.Info("frognano worker started", "workers", s.cfg.Workers)
 	}

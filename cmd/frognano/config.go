@@ -135,6 +135,9 @@ func runnerConfig(getenv func(string) string) (runner.Config, error) {
 	s.CPUs = e.float("FROGNANO_SANDBOX_CPUS", s.CPUs)
 	s.PidsLimit = int64(e.int("FROGNANO_SANDBOX_PIDS", int(s.PidsLimit)))
 	s.ExecutorPath = e.str("FROGNANO_EXECUTOR", defaultExecutorPath())
+	// Prune removes every sandbox of this owner at start and stop: two processes sharing one
+	// Docker engine (serve and worker on one host) need distinct owners.
+	s.Owner = e.str("FROGNANO_SANDBOX_OWNER", s.Owner)
 	cfg.TestTimeout = e.duration("FROGNANO_TEST_TIMEOUT", cfg.TestTimeout)
 	cfg.AllowWorkflowChanges = e.bool("FROGNANO_ALLOW_WORKFLOW_CHANGES", false)
 	return cfg, e.err()
