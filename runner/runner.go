@@ -85,6 +85,9 @@ func New(docker *client.Client, cfg Config, log *slog.Logger) *Runner {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Leaf.Logger == nil {
+		cfg.Leaf.Logger = log
+	}
 	return &Runner{docker: docker, cfg: cfg, log: log}
 }
 

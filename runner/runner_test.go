@@ -63,7 +63,9 @@ func testMain(m *testing.M) int {
 }
 
 // checkout copies testdata/repos/NAME into a fresh git repository with one commit.
-func checkout(t *testing.T, name string) string {
+func checkout(t *testing.T, name string) string { return checkoutTB(t, name) }
+
+func checkoutTB(t testing.TB, name string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "testdata", "repos", name))); err != nil {
@@ -75,7 +77,7 @@ func checkout(t *testing.T, name string) string {
 	return dir
 }
 
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 	out, err := cmd.CombinedOutput()
