@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 
 	"github.com/frognano/frognano/runner/sandbox"
@@ -253,5 +255,40 @@ func TestCallAfterCancelledCall(t *testing.T) {
 	// The abandoned call's answer arrives first and must not be taken for this one's.
 	if r := bash(t, sb, "echo second"); r.stdout != "second\n" {
 		t.Errorf("the call after a cancelled one got %q", r.raw)
+	}
+}
+
+// TestNewCancelledLeavesNothing cancels New at many points of its life; whatever it returns, no
+// container of that run may remain once it returned (an abandoned create request used to leave
+// a "Created" container nobody knew the ID of).
+func TestNewCancelledLeavesNothing(t *testing.T) {
+	t.Parallel()
+	runID := "cancel-new-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	byRun := filters.NewArgs(filters.Arg("label", sandbox.LabelRunID+"="+runID))
+	t.Cleanup(func() { // what a failure left behind
+		list, _ := docker.ContainerList(context.Background(), container.ListOptions{All: true, Filters: byRun})
+		for _, c := range list {
+			_ = docker.ContainerRemove(context.Background(), c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+		}
+	})
+	for _, d := range []time.Duration{0, time.Millisecond, 3 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond,
+		40 * time.Millisecond, 80 * time.Millisecond, 150 * time.Millisecond, 300 * time.Millisecond} {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		sb, err := sandbox.New(ctx, docker, testConfig(), runID, "tests-before")
+		cancel()
+		if err == nil {
+			if err := sb.Close(); err != nil {
+				t.Fatal(err)
+			}
+		} else if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("New cancelled after %s: err = %v, want the context's error", d, err)
+		}
+		list, err := docker.ContainerList(context.Background(), container.ListOptions{All: true, Filters: byRun})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != 0 {
+			t.Fatalf("New cancelled after %s left %d container(s) behind", d, len(list))
+		}
 	}
 }

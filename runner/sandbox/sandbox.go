@@ -47,6 +47,9 @@ const (
 	// closeTimeout bounds Close, which runs with its own context because it must work after
 	// the caller's context is cancelled.
 	closeTimeout = 30 * time.Second
+	// createTimeout bounds the container create request, which runs detached from the caller's
+	// context (see New).
+	createTimeout = time.Minute
 )
 
 // Config describes the container New makes. The zero value of a field means its default.
@@ -224,7 +227,15 @@ func New(ctx context.Context, docker *client.Client, cfg Config, runID, purpose 
 		},
 		AutoRemove: false,
 	}
-	created, err := docker.ContainerCreate(ctx, ccfg, hcfg, nil, nil, name)
+	// The create request is not tied to ctx: abandoned mid-flight, the engine may still create
+	// the container, and the caller, with no ID, could never remove it. Cancellation is checked
+	// right after instead, with the container's ID in hand.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("creating sandbox container: %w", err)
+	}
+	createCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+	created, err := docker.ContainerCreate(createCtx, ccfg, hcfg, nil, nil, name)
+	cancel()
 	if err != nil {
 		if client.IsErrNotFound(err) {
 			return nil, fmt.Errorf("creating sandbox container: image %q is missing (build it with deploy/sandbox/build-offline.sh): %w", cfg.Image, err)
@@ -232,6 +243,9 @@ func New(ctx context.Context, docker *client.Client, cfg Config, runID, purpose 
 		return nil, fmt.Errorf("creating sandbox container: %w", err)
 	}
 	s := &Sandbox{docker: docker, cfg: cfg, id: created.ID, name: name, uid: uid, gid: gid}
+	if err := ctx.Err(); err != nil {
+		return nil, errors.Join(fmt.Errorf("creating sandbox container: %w", err), s.Close())
+	}
 	if err := docker.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		return nil, errors.Join(fmt.Errorf("starting sandbox container: %w", err), s.Close())
 	}
