@@ -76,6 +76,8 @@ func (s *Sandbox) Exec(ctx context.Context, argv []string, stdin io.Reader, time
 	}
 	att, err := s.docker.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{})
 	if err != nil {
+		// Abandoned mid-request, the engine may have started it anyway.
+		s.killMarked(mark)
 		return ExecResult{}, fmt.Errorf("starting exec %q in the sandbox: %w", argv[0], err)
 	}
 	defer att.Close()
