@@ -192,7 +192,9 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 			}
 			log.Warn("model server not reachable yet; runs will retry", "error", err.Error())
 		}
-		app, err := githubapp.New(cfg.GitHub)
+		ghcfg := cfg.GitHub
+		ghcfg.Logger = log // else githubapp logs through slog.Default, outside the configured handler
+		app, err := githubapp.New(ghcfg)
 		if err != nil {
 			docker.Close()
 			return nil, setupError{fmt.Errorf("configuring the GitHub App: %w", err)}
