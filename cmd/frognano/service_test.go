@@ -206,13 +206,15 @@ func TestServiceCancelsRunningRun(t *testing.T) {
 func TestServicePublishRetriesAfterGitHub502(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name   string
-		inject func(*githubtest.Server)
+		name      string
+		inject    func(*githubtest.Server)
+		wantPosts int
 	}{
 		// GitHub refuses the create: nothing exists, the retry creates the PR.
-		{"Refused", func(s *githubtest.Server) { s.FailNext("POST", "/repos/*/*/pulls", http.StatusBadGateway, nil, 1) }},
-		// GitHub creates the PR but the answer is lost: the retry must find it, not open a second.
-		{"AnswerLost", func(s *githubtest.Server) { s.LoseNextResponse("POST", "/repos/*/*/pulls", http.StatusBadGateway, 1) }},
+		{"Refused", func(s *githubtest.Server) { s.FailNext("POST", "/repos/*/*/pulls", http.StatusBadGateway, nil, 1) }, 2},
+		// GitHub creates the PR but the answer is lost: the retry must find it, not open a second
+		// (a second POST would be answered 422 "already exists"; finding it first is cheaper).
+		{"AnswerLost", func(s *githubtest.Server) { s.LoseNextResponse("POST", "/repos/*/*/pulls", http.StatusBadGateway, 1) }, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -226,8 +228,11 @@ func TestServicePublishRetriesAfterGitHub502(t *testing.T) {
 			if len(prs) != 1 {
 				t.Fatalf("%d PRs, want exactly 1: %+v", len(prs), prs)
 			}
-			if posts := e.gh.CountRequests("POST", "/repos/*/*/pulls"); posts < 2 {
-				t.Errorf("%d PR creations were tried; the 502 was not retried", posts)
+			if posts := e.gh.CountRequests("POST", "/repos/*/*/pulls"); posts != tc.wantPosts {
+				t.Errorf("%d PR creations were tried, want %d", posts, tc.wantPosts)
+			}
+			if gets := e.gh.CountRequests("GET", "/repos/*/*/pulls"); gets < 1 {
+				t.Error("after the 502 nobody looked for an existing PR")
 			}
 			if row.PRURL != prs[0].HTMLURL || !prs[0].Draft {
 				t.Errorf("run links %q, PR %s draft %v", row.PRURL, prs[0].HTMLURL, prs[0].Draft)
