@@ -17,10 +17,15 @@ define with_testenv
 	$(1)
 endef
 
-.PHONY: build sandbox-image test bench fuzz-short vet testenv-up testenv-down
+.PHONY: build serve sandbox-image test bench fuzz-short vet testenv-up testenv-down
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(BIN)/ ./cmd/frognano ./cmd/frognano-executor
+
+# `make serve` is THE command that runs the service (see deploy/serve.sh): binaries, sandbox
+# image, a local PostgreSQL when DATABASE_URL is unset, then `frognano serve`.
+serve:
+	deploy/serve.sh
 
 sandbox-image:
 	deploy/sandbox/build-offline.sh --go

@@ -141,7 +141,16 @@ make_base_image() {
   docker import --change 'CMD ["bash"]' "$tarball" "$base_image" >/dev/null
 }
 
-if [ "$force" = 1 ] || ! have_image "$image"; then
+# Each image is labelled with a hash of its recipe, so an image built from an older Dockerfile
+# (a machine keeps its images between runs) is rebuilt instead of silently reused.
+recipe_label=dev.frognano.recipe
+recipe_of() { cat "$@" | sha256sum | cut -c1-16; }
+fresh_image() { # IMAGE HASH
+  [ "$(docker image inspect -f "{{index .Config.Labels \"$recipe_label\"}}" "$1" 2>/dev/null)" = "$2" ]
+}
+recipe=$(recipe_of "$here/Dockerfile")
+
+if [ "$force" = 1 ] || ! fresh_image "$image" "$recipe"; then
   if ! have_image "$base_image"; then
     if [ "${FROGNANO_OFFLINE:-0}" = 1 ] || ! timeout 120 docker pull -q "$base_image" >/dev/null 2>&1; then
       log "$base_image is missing and cannot be pulled: building it with debootstrap"
@@ -149,14 +158,15 @@ if [ "$force" = 1 ] || ! have_image "$image"; then
     fi
   fi
   log "building $image"
-  classic_build -t "$image" -f "$here/Dockerfile" "$here"
+  classic_build --label "$recipe_label=$recipe" -t "$image" -f "$here/Dockerfile" "$here"
 else
-  log "$image exists (use --force to rebuild)"
+  log "$image is up to date (use --force to rebuild)"
 fi
 
 if [ "$with_go" = 1 ]; then
-  if [ "$force" = 1 ] || ! have_image "$go_image"; then
-    command -v go >/dev/null 2>&1 || die "--go needs the host's go on PATH"
+  command -v go >/dev/null 2>&1 || die "--go needs the host's go on PATH"
+  go_recipe=$( (cat "$here/Dockerfile.go-example"; go env GOVERSION; echo "$recipe") | sha256sum | cut -c1-16)
+  if [ "$force" = 1 ] || ! fresh_image "$go_image" "$go_recipe"; then
     goroot=$(go env GOROOT)
     log "building $go_image with the Go tree at $goroot ($(go env GOVERSION))"
     # The build context is streamed as a tar: the Dockerfile plus the host's Go tree renamed to
@@ -165,9 +175,9 @@ if [ "$with_go" = 1 ]; then
       -C "$(dirname "$goroot")" --transform "s,^$(basename "$goroot"),go,S" \
       --exclude="$(basename "$goroot")/test" --exclude="$(basename "$goroot")/api" \
       --exclude="$(basename "$goroot")/doc" "$(basename "$goroot")" |
-      classic_build -t "$go_image" -f Dockerfile.go-example -
+      classic_build --label "$recipe_label=$go_recipe" -t "$go_image" -f Dockerfile.go-example -
   else
-    log "$go_image exists (use --force to rebuild)"
+    log "$go_image is up to date (use --force to rebuild)"
   fi
 fi
 log "done"
