@@ -166,3 +166,42 @@ func svcChildAddr(t *testing.T, stderr io.Reader, log *svcBuffer) string {
 	}
 	return ""
 }
+
+// TestServiceResumesARunAfterAShutdown stops the service the orderly way (SIGTERM: its context
+// ends) while the agent sleeps: the soft stop runs out, the run goes back to queued, the
+// sandbox is removed and the status comment says so; the next service finishes the run.
+func TestServiceResumesARunAfterAShutdown(t *testing.T) {
+	t.Parallel()
+	e := svcSetup(t, "svc-crash.json")
+	first := e.start()
+	id := e.deliver(first, "labeled", "frognano", svcMaintainer).RunIDs[0]
+	e.waitAgentContainer(id)
+	svcWait(t, time.Minute, "the first attempt's model turn", func() (bool, string) {
+		n := len(e.model.Requests())
+		return n == 1, fmt.Sprintf("%d requests", n)
+	})
+
+	if err := first.stop(); err != nil {
+		t.Fatalf("stopping the service: %v", err)
+	}
+	// Everything below was done by the stopping service, before its run returned.
+	if list := e.containers(0, ""); len(list) != 0 {
+		t.Errorf("%d sandbox(es) outlived the shutdown", len(list))
+	}
+	if row := e.run(id); row.State != "queued" {
+		t.Errorf("after the shutdown the run is %s, want queued", row.State)
+	}
+	if c := e.onlyComment(); !strings.Contains(c.Body, "will resume") {
+		t.Errorf("status comment after the shutdown = %q", c.Body)
+	}
+
+	e.start()
+	row := e.waitState(id, svcRunWait, "succeeded")
+	if row.Attempts != 2 || row.Steps != 5 {
+		t.Errorf("run = attempts %d steps %d; want 2, 5", row.Attempts, row.Steps)
+	}
+	if prs := e.gh.PRs(e.repo); len(prs) != 1 {
+		t.Fatalf("%d PRs, want 1", len(prs))
+	}
+	e.waitNoContainers(30 * time.Second)
+}
