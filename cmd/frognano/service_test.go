@@ -82,6 +82,7 @@ func TestServiceHappyPath(t *testing.T) {
 	if c.User != githubtest.AppSlug+"[bot]" {
 		t.Errorf("status comment by %s", c.User)
 	}
+	svcGolden(t, "status-succeeded.md", svcNormalize(strings.ReplaceAll(c.Body, e.gh.URL, "https://github.example")))
 	if len(c.History) == 0 || !strings.Contains(c.History[0], "is working on this issue") {
 		t.Errorf("status comment history = %q, want it to start as working", c.History)
 	}
@@ -143,6 +144,7 @@ func TestServiceLabelerWithoutWritePermission(t *testing.T) {
 			if !strings.Contains(c.Body, "@drive-by") || !strings.Contains(c.Body, "No run was started") || !strings.Contains(c.Body, "`"+perm+"`") {
 				t.Errorf("explanation = %q", c.Body)
 			}
+			svcGolden(t, "status-denied-"+perm+".md", svcNormalize(c.Body))
 			if rs := e.gh.Reactions(e.repo, svcIssue); len(rs) != 0 {
 				t.Errorf("reactions = %+v, want none", rs)
 			}
@@ -177,6 +179,11 @@ func TestServiceCancelsRunningRun(t *testing.T) {
 				return n == 1, fmt.Sprintf("%d requests", n)
 			})
 
+			// Labelling again while the run is active starts no second run; the run counts it.
+			if again := e.deliver(p, "labeled", "frognano", svcMaintainer); again.Status != "already_active" || len(again.RunIDs) != 1 || again.RunIDs[0] != id {
+				t.Errorf("second label answer = %+v, want already_active on run %d", again, id)
+			}
+
 			ans := e.deliver(p, tc.action, tc.label, svcMaintainer)
 			if ans.Status != "cancelled" || len(ans.RunIDs) != 1 || ans.RunIDs[0] != id {
 				t.Fatalf("issues.%s answer = %+v, want run %d cancelled", tc.action, ans, id)
@@ -193,6 +200,7 @@ func TestServiceCancelsRunningRun(t *testing.T) {
 				c := e.onlyComment()
 				return strings.Contains(c.Body, "was cancelled"), c.Body
 			})
+			svcGolden(t, "status-cancelled.md", svcNormalize(e.onlyComment().Body))
 			if prs := e.gh.PRs(e.repo); len(prs) != 0 || e.gh.Branch(e.repo, svcBranch) != nil {
 				t.Errorf("a cancelled run published: %+v", prs)
 			}
