@@ -529,7 +529,7 @@ func (e *svcEnv) waitNoContainers(timeout time.Duration) {
 	})
 }
 
-// lastComment returns the issue's only comment, failing unless there is exactly one.
+// onlyComment returns the issue's only comment, failing unless there is exactly one.
 func (e *svcEnv) onlyComment() githubtest.Comment {
 	e.t.Helper()
 	cs := e.gh.Comments(e.repo, svcIssue)
