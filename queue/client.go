@@ -2,10 +2,13 @@ package queue
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -52,9 +55,16 @@ type Config struct {
 	SoftStopTimeout      time.Duration // Stop waits this long for running jobs, then cancels them
 	FetchCooldown        time.Duration
 	FetchPollInterval    time.Duration
-	// WorkDir is where host clones are made (a temporary directory per run).
+	// WorkDir is where host clones are made (a temporary directory per run). It should be
+	// this process's own (see Owner): Start removes the clones a crashed process left there.
 	WorkDir string
-	Logger  *slog.Logger
+	// Owner names this worker process among those sharing the database (the sandbox owner
+	// label, by default the host name). River's client id starts with it, so that at Start
+	// the jobs a crashed process of the same owner left `running` are taken back at once
+	// instead of after River's rescuer delay (JobTimeout + 30 minutes). Two live processes
+	// must never share an owner.
+	Owner  string
+	Logger *slog.Logger
 	// RiverLogger receives River's own logs; nil discards all but errors.
 	RiverLogger *slog.Logger
 }
@@ -94,6 +104,7 @@ func (c Config) withDefaults() Config {
 // Client is the River client plus frognano's lifecycle rules.
 type Client struct {
 	river *river.Client[pgx.Tx]
+	pool  *pgxpool.Pool
 	cfg   Config
 }
 
@@ -135,11 +146,16 @@ func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 				&river.PeriodicJobOpts{ID: "frognano_cleanup_deliveries", RunOnStart: true}),
 		}
 	}
+	if cfg.Owner != "" {
+		var rnd [4]byte
+		_, _ = rand.Read(rnd[:])
+		rc.ID = cfg.Owner + "/" + hex.EncodeToString(rnd[:])
+	}
 	client, err := river.NewClient(riverpgxv5.New(pool), rc)
 	if err != nil {
 		return nil, fmt.Errorf("creating River client: %w", err)
 	}
-	return &Client{river: client, cfg: cfg}, nil
+	return &Client{river: client, pool: pool, cfg: cfg}, nil
 }
 
 // River returns the underlying River client (for inserts and cancels in a
@@ -151,6 +167,16 @@ func (c *Client) Start(ctx context.Context) error {
 	if c.cfg.Workers == 0 {
 		return nil
 	}
+	if c.cfg.Owner != "" {
+		n, err := c.reclaim(ctx)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			c.cfg.Logger.InfoContext(ctx, "took back runs a crashed process of this owner left running", "count", n, "owner", c.cfg.Owner)
+		}
+	}
+	c.removeStaleClones(ctx)
 	if err := c.river.Start(ctx); err != nil {
 		return fmt.Errorf("starting River client: %w", err)
 	}
@@ -181,4 +207,37 @@ func (c *Client) Stop(ctx context.Context) error {
 		return fmt.Errorf("stopping River client after cancelling jobs: %w", err)
 	}
 	return nil
+}
+
+// reclaim makes the run jobs that a previous process of this owner was working when it died
+// available again. A job in state running whose latest attempt was made by a client of this
+// owner cannot be running any more: this process is starting, and owners are unique among
+// live processes. The attempt it spent counts, as it would after River's rescuer.
+func (c *Client) reclaim(ctx context.Context) (int64, error) {
+	tag, err := c.pool.Exec(ctx, `
+		UPDATE river_job SET state = 'available', scheduled_at = now()
+		WHERE state = 'running' AND kind = $1
+		  AND cardinality(attempted_by) > 0
+		  AND left(attempted_by[cardinality(attempted_by)], length($2) + 1) = $2 || '/'`,
+		RunArgs{}.Kind(), c.cfg.Owner)
+	if err != nil {
+		return 0, fmt.Errorf("taking back runs left by a crashed process: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// removeStaleClones deletes host clones left in WorkDir by a process that died mid-run.
+func (c *Client) removeStaleClones(ctx context.Context) {
+	if c.cfg.Owner == "" {
+		return // a shared WorkDir may hold live clones of other processes
+	}
+	stale, _ := filepath.Glob(filepath.Join(c.cfg.WorkDir, "frognano-run-*"))
+	for _, dir := range stale {
+		if err := os.RemoveAll(dir); err != nil {
+			c.cfg.Logger.WarnContext(ctx, "removing a stale clone", "dir", dir, "error", err)
+		}
+	}
+	if len(stale) > 0 {
+		c.cfg.Logger.InfoContext(ctx, "removed clones left by an earlier process", "count", len(stale))
+	}
 }

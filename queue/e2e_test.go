@@ -203,6 +203,12 @@ func TestCancelBetweenAttemptsRewritesTheStatusComment(t *testing.T) {
 	if !strings.Contains(b.repo.lastEdit().body, "retrying") {
 		t.Fatalf("status after a transient failure = %q", b.repo.lastEdit().body)
 	}
+	// Attempt 1 ran outside River: leave the job as River would after a transient failure,
+	// waiting for its retry, so that the workers started below cannot take it first.
+	if _, err := b.pool.Exec(context.Background(), `UPDATE river_job SET state = 'retryable', attempt = 1,
+		scheduled_at = now() + interval '1 hour' WHERE id = $1`, res.JobID); err != nil {
+		t.Fatal(err)
+	}
 
 	c := b.startWorkers(t, time.Second)
 	events, unsubscribe := c.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobCancelled, river.EventKindJobFailed)

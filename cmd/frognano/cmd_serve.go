@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -93,11 +94,18 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 		DeliveryRetention:    e.duration("FROGNANO_DELIVERY_RETENTION", queue.DefaultDeliveryRetention),
 		WorkDir:              e.str("FROGNANO_WORK_DIR", os.TempDir()),
 	}
+	if cfg.Queue.DeliveryRetention < queue.MinDeliveryRetention {
+		errs = append(errs, fmt.Errorf("FROGNANO_DELIVERY_RETENTION must be at least %s (GitHub Enterprise redelivers for 7 days)", queue.MinDeliveryRetention))
+	}
 	rcfg, err := runnerConfig(getenv)
 	if err != nil {
 		errs = append(errs, err)
 	}
 	cfg.Runner = rcfg
+	// Each process keeps its clones in a folder of its own, so that at start it can remove
+	// what a crashed predecessor of the same owner left without touching another's.
+	cfg.Queue.Owner = rcfg.Sandbox.Owner
+	cfg.Queue.WorkDir = filepath.Join(cfg.Queue.WorkDir, "frognano-"+safeName(rcfg.Sandbox.Owner))
 	errs = append(errs, e.errs...)
 	return cfg, errors.Join(errs...)
 }
@@ -174,6 +182,11 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 
 	qcfg := cfg.Queue
 	qcfg.Workers = cfg.Workers
+	if cfg.Workers > 0 {
+		if err := os.MkdirAll(qcfg.WorkDir, 0o700); err != nil {
+			return nil, setupError{fmt.Errorf("creating the work folder: %w", err)}
+		}
+	}
 	qcfg.Logger = log
 	if cfg.Workers > 0 {
 		docker, err := sandbox.NewClient()
@@ -241,6 +254,20 @@ func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("PostgreSQL at %s does not answer: %v", redactURL(url), errors.Unwrap(err))
 	}
 	return pool, nil
+}
+
+// safeName keeps the letters, digits, dots and dashes of s, for a folder name.
+func safeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "default"
+	}
+	return string(b)
 }
 
 // redactURL drops the password from a connection URL before it is printed.
