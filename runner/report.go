@@ -254,7 +254,7 @@ func (r *Result) transcript(room int) string {
 	const cutNote = "\n_The transcript was cut here to fit GitHub's 65,536-character limit; the full trajectory is kept with the run._\n"
 	for _, s := range steps {
 		var sb strings.Builder
-		fmt.Fprintf(&sb, "**Step %d**\n\n", s.Index)
+		fmt.Fprintf(&sb, "**Step %d**\n\n", s.Index+1)
 		if c := strings.TrimSpace(s.Assistant.Text()); c != "" {
 			sb.WriteString(quote(neutralize(truncateRunes(c, 1500))))
 			sb.WriteString("\n")

@@ -121,7 +121,7 @@ func progressLine(s leaf.Step, maxSteps int) string {
 	if what == "" {
 		what = "(final answer)"
 	}
-	return fmt.Sprintf("step %3d/%d  %-60s  %6.1fs", s.Index, maxSteps, what, s.Elapsed.Seconds())
+	return fmt.Sprintf("step %3d/%d  %-60s  %6.1fs", s.Index+1, maxSteps, what, s.Elapsed.Seconds())
 }
 
 func writeOutputs(dir string, res *runner.Result) error {

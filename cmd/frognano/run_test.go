@@ -83,7 +83,7 @@ func TestRunCommand(t *testing.T) {
 	}
 	log := stderr.String()
 	for _, want := range []string{
-		"step   0/100  Glob **/*.py", "Read stats/basic.py", "Edit stats/basic.py", "Bash python3 -m pytest -q", "(final answer)",
+		"step   1/100  Glob **/*.py", "Read stats/basic.py", "Edit stats/basic.py", "Bash python3 -m pytest -q", "(final answer)",
 		"finished: exit reason agent after 5 steps", "patch: 1 file(s)", "tests before: exit 1", "tests after:  exit 0", "fixed 2, broken 0, still failing 0",
 	} {
 		if !strings.Contains(log, want) {
