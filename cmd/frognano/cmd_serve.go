@@ -65,11 +65,19 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 			errs = append(errs, errors.New("GITHUB_WEBHOOK_SECRET is not set: refusing to accept unsigned webhooks"))
 		}
 	}
-	gh, err := githubapp.ParseConfig(getenv)
-	if err != nil {
-		errs = append(errs, err)
+	// Name the missing settings plainly before githubapp validates the values.
+	switch {
+	case strings.TrimSpace(getenv(githubapp.EnvAppID)) == "":
+		errs = append(errs, fmt.Errorf("%s is not set (the App's numeric id)", githubapp.EnvAppID))
+	case getenv(githubapp.EnvPrivateKey) == "" && getenv(githubapp.EnvPrivateKeyFile) == "":
+		errs = append(errs, fmt.Errorf("%s or %s is not set (the App's RSA private key)", githubapp.EnvPrivateKey, githubapp.EnvPrivateKeyFile))
+	default:
+		gh, err := githubapp.ParseConfig(getenv)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		cfg.GitHub = gh
 	}
-	cfg.GitHub = gh
 	cfg.Addr = e.str("FROGNANO_ADDR", DefaultAddr)
 	cfg.Label = e.str("FROGNANO_LABEL", DefaultLabel)
 	cfg.Workers = e.int("FROGNANO_WORKERS", DefaultWorkers)
@@ -126,16 +134,14 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if cfg.Workers > 0 {
+		cfgErr = errors.Join(cfgErr, checkRunnerConfig(cfg.Runner))
+	}
 	if cfgErr != nil {
 		return usageError{"configuration: " + strings.ReplaceAll(cfgErr.Error(), "\n", "; ")}
 	}
 	if !withWeb && cfg.Workers < 1 {
 		return usageError{"frognano worker needs --workers 1 or more"}
-	}
-	if cfg.Workers > 0 {
-		if err := checkRunnerConfig(cfg.Runner); err != nil {
-			return usageError{"configuration: " + strings.ReplaceAll(err.Error(), "\n", "; ")}
-		}
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	svc, err := newService(ctx, cfg, log, withWeb)
