@@ -47,10 +47,10 @@ func TestRedact(t *testing.T) {
 	classic := "ghs_" + strings.Repeat("a", 36)
 	long := "ghs_" + strings.Repeat("B", 60) + "_x"
 	tests := []struct{ in, want string }{
-		{"clone https://x-access-token:" + classic + "@github.com/o/r failed", "clone https://[redacted]@github.com/o/r failed"},
-		{"token " + classic + " expired", "token [redacted] expired"},
-		{"token " + long, "token [redacted]"},
-		{"pat github_pat_" + strings.Repeat("9", 40), "pat [redacted]"},
+		{"clone https://x-access-token:" + classic + "@github.com/o/r failed", "clone https://[REDACTED]@github.com/o/r failed"},
+		{"token " + classic + " expired", "token [REDACTED] expired"},
+		{"token " + long, "token [REDACTED]"},
+		{"pat github_pat_" + strings.Repeat("9", 40), "pat [REDACTED]"},
 		{"nothing secret here: ghs_short", "nothing secret here: ghs_short"},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/frognano/frognano/githubapp"
 )
 
 // maxCommentChars stays under GitHub's 65,536-character comment limit.
@@ -111,17 +113,12 @@ func truncate(s string, max int) string {
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-var secretPattern = regexp.MustCompile(`(gh[pousr]_[A-Za-z0-9_]{20,}|github_pat_[A-Za-z0-9_]{20,}|://[^/\s:@]+:[^/\s@]+@)`)
+var urlCredentials = regexp.MustCompile(`://[^/\s:@]+:[^/\s@]+@`)
 
-// redact removes GitHub tokens (classic 40-character and newer longer ones)
-// and URL credentials from text we are about to log, store or post.
+// redact removes GitHub tokens (githubapp.Redact: classic 40-character and newer longer ones,
+// and every registered secret) and URL credentials from text we are about to log, store or post.
 func redact(s string) string {
-	return secretPattern.ReplaceAllStringFunc(s, func(m string) string {
-		if strings.HasPrefix(m, "://") {
-			return "://[redacted]@"
-		}
-		return "[redacted]"
-	})
+	return urlCredentials.ReplaceAllString(githubapp.Redact(s), "://"+githubapp.Redacted+"@")
 }
 
 // statusComment edits the run's one status comment. Progress edits are
