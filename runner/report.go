@@ -262,7 +262,7 @@ func (r *Result) transcript(room int) string {
 		for i, tc := range s.Assistant.ToolCalls {
 			fmt.Fprintf(&sb, "`%s` %s\n", inline(tc.Function.Name, 40), inline(ArgSummary(tc.Function.Name, tc.Function.Arguments), 300))
 			if i < len(s.Observations) {
-				sb.WriteString(fence(truncateRunes(s.Observations[i].Observation, obsCap)))
+				sb.WriteString(fence(cutObservation(s.Observations[i].Observation, obsCap)))
 			}
 			sb.WriteString("\n")
 		}
@@ -273,6 +273,16 @@ func (r *Result) transcript(room int) string {
 		b.WriteString(sb.String())
 	}
 	return b.String()
+}
+
+// cutObservation keeps the start of an observation that is too long for the PR body and says
+// how much was left out.
+func cutObservation(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + fmt.Sprintf("\n[… %d more characters cut to fit GitHub's limit; the full trajectory is kept with the run]", len(r)-n)
 }
 
 // ArgSummary is a one-line form of a tool call's arguments, for progress lines and transcripts.

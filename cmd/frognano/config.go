@@ -134,6 +134,7 @@ func runnerConfig(getenv func(string) string) (runner.Config, error) {
 	s.Memory = e.bytes("FROGNANO_SANDBOX_MEMORY", s.Memory)
 	s.CPUs = e.float("FROGNANO_SANDBOX_CPUS", s.CPUs)
 	s.PidsLimit = int64(e.int("FROGNANO_SANDBOX_PIDS", int(s.PidsLimit)))
+	s.TmpfsSize = e.bytes("FROGNANO_SANDBOX_TMPFS", s.TmpfsSize)
 	s.ExecutorPath = e.str("FROGNANO_EXECUTOR", defaultExecutorPath())
 	// Prune removes every sandbox of this owner at start and stop: two processes sharing one
 	// Docker engine (serve and worker on one host) need distinct owners.

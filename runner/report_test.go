@@ -1,0 +1,134 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/frognano/frognano/runner/leaf"
+	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/runner/verify"
+)
+
+func text(s string) *string { return &s }
+
+// longResult is a finished run with many steps whose observations are large, as a real run
+// that reads big files would be.
+func longResult(steps int, obs string) *Result {
+	lr := &leaf.Result{ExitReason: leaf.ExitAgent, FinalMessage: "Done. cc @octocat, closes #12",
+		PromptTokens: 1000, CompletionTokens: 100, ModelTime: time.Second, ToolTime: time.Second}
+	for i := 0; i < steps; i++ {
+		args := fmt.Sprintf(`{"file_path": "pkg/file%d.go"}`, i)
+		lr.Steps = append(lr.Steps, leaf.Step{
+			Index:        i,
+			Assistant:    leaf.Message{Role: "assistant", Content: text("Reading."), ToolCalls: []leaf.ToolCall{{ID: "c", Type: "function", Function: leaf.FunctionCall{Name: "Read", Arguments: args}}}},
+			Observations: []leaf.Observation{{Tool: "Read", Observation: obs}},
+		})
+	}
+	return &Result{
+		RunID: "r1", Task: "Fix it", Model: "m", BaseCommit: "abc", TestCommand: "go test ./...", Leaf: lr,
+		Patch: &patch.Result{Patch: []byte("diff"), Files: []patch.File{{OldPath: "a.go", NewPath: "a.go", Status: "modified", Added: 1, Deleted: 1}}},
+		TestsBefore: &TestRun{Outcome: verify.Outcome{Command: "go test ./...", ExitCode: 1, Tail: "FAIL"}},
+		TestsAfter:  &TestRun{Outcome: verify.Outcome{Command: "go test ./...", ExitCode: 0, Tail: "ok"}, PatchApplied: true},
+	}
+}
+
+func TestPRBodyFitsGitHubLimit(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		steps    int
+		obs      string
+		wantCut  bool // steps left out, with the note where
+		wantObs  bool // observations shortened, each saying so
+		wantStep int  // a step that must appear
+	}{
+		{"Short", 3, "package main\n", false, false, 3},
+		{"ManyLargeObservations", 100, strings.Repeat("x", 30000), false, true, 100},
+		{"MultibyteObservations", 60, strings.Repeat("é漢", 10000), false, true, 60},
+		{"TooManySteps", 1000, strings.Repeat("z", 500), true, true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			body := longResult(tt.steps, tt.obs).PRBody(GitHubBodyLimit - 100)
+			if n := len([]rune(body)); n > GitHubBodyLimit-100 {
+				t.Fatalf("body has %d characters, over the limit", n)
+			}
+			cut := strings.Contains(body, "The transcript was cut here")
+			if cut != tt.wantCut {
+				t.Errorf("cut note present = %v, want %v", cut, tt.wantCut)
+			}
+			if obsCut := strings.Contains(body, "more characters cut to fit"); obsCut != tt.wantObs {
+				t.Errorf("observation cut note present = %v, want %v", obsCut, tt.wantObs)
+			}
+			if !strings.Contains(body, fmt.Sprintf("**Step %d**", tt.wantStep)) {
+				t.Errorf("step %d missing", tt.wantStep)
+			}
+			if !strings.HasSuffix(body, "</details>\n") || !strings.Contains(body, "needs human review") {
+				t.Error("body lacks the closed transcript or the review warning")
+			}
+		})
+	}
+}
+
+func TestUntrustedTextStaysInert(t *testing.T) {
+	t.Parallel()
+	r := longResult(1, "```\n</details>\n# injected heading\n```")
+	body := r.PRBody(0)
+	// The model's words cannot ping people or close other issues.
+	if strings.Contains(body, "@octocat") || strings.Contains(body, "#12") {
+		t.Errorf("mention or issue reference left active:\n%s", body)
+	}
+	// An observation that holds a code fence cannot end ours: the fence around it is longer.
+	if !strings.Contains(body, "````text\n```\n</details>") {
+		t.Errorf("observation fence not lengthened:\n%s", body)
+	}
+}
+
+func TestFence(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{"plain", "```text\nplain\n```\n"},
+		{"a ``` b\n", "````text\na ``` b\n````\n"},
+		{"`````", "``````text\n`````\n``````\n"},
+	}
+	for _, tt := range tests {
+		if got := fence(tt.in); got != tt.want {
+			t.Errorf("fence(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestArgSummary(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ tool, args, want string }{
+		{"Read", `{"file_path": "a/b.py"}`, "a/b.py"},
+		{"Read", `{"path": "a/b.py"}`, "a/b.py"},
+		{"Glob", `{"pattern": "**/*.go", "path": "src"}`, "**/*.go in src"},
+		{"Bash", `{"command": "go test ./...\necho | done"}`, `go test ./... echo \| done`},
+		{"Bash", `{not json`, "{not json"},
+		{"Frob", `{"b": 1, "a": 2}`, "a,b"},
+		{"Bash", `{"command": "` + strings.Repeat("y", 200) + `"}`, strings.Repeat("y", 79) + "…"},
+	}
+	for _, tt := range tests {
+		if got := ArgSummary(tt.tool, tt.args); got != tt.want {
+			t.Errorf("ArgSummary(%s, %q) = %q, want %q", tt.tool, tt.args, got, tt.want)
+		}
+	}
+}
+
+func TestSummaryReportsWhatWasTried(t *testing.T) {
+	t.Parallel()
+	r := longResult(2, "x")
+	r.Leaf.ExitReason = leaf.ExitMaxTurns
+	r.Patch = &patch.Result{}
+	r.TestsAfter = nil
+	s := r.Summary()
+	for _, want := range []string{"`max_turns` (the step limit was reached)", "Patch: empty", "| after (with the patch) | not run |", "Steps: 2"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+}
