@@ -28,7 +28,7 @@ func longResult(steps int, obs string) *Result {
 	}
 	return &Result{
 		RunID: "r1", Task: "Fix it", Model: "m", BaseCommit: "abc", TestCommand: "go test ./...", Leaf: lr,
-		Patch: &patch.Result{Patch: []byte("diff"), Files: []patch.File{{OldPath: "a.go", NewPath: "a.go", Status: "modified", Added: 1, Deleted: 1}}},
+		Patch:       &patch.Result{Patch: []byte("diff"), Files: []patch.File{{OldPath: "a.go", NewPath: "a.go", Status: "modified", Added: 1, Deleted: 1}}},
 		TestsBefore: &TestRun{Outcome: verify.Outcome{Command: "go test ./...", ExitCode: 1, Tail: "FAIL"}},
 		TestsAfter:  &TestRun{Outcome: verify.Outcome{Command: "go test ./...", ExitCode: 0, Tail: "ok"}, PatchApplied: true},
 	}
