@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -60,6 +61,7 @@ func TestParse(t *testing.T) {
 		{name: "UnknownField", in: `{"turns":[{"contnet":"typo"}]}`, wantErr: "unknown field"},
 		{name: "BadDelay", in: `{"turns":[{"delay":"soon"}]}`, wantErr: "delay"},
 		{name: "NoTurns", in: `{"turns":[]}`, wantErr: "no turns"},
+		{name: "EmptyUserNotContains", in: `{"turns":[{"expect":{"user_not_contains":["x",""]}}]}`, wantErr: "empty string"},
 		{name: "NamelessTool", in: `{"turns":[{"tool_calls":[{"arguments":{}}]}]}`, wantErr: "no name"},
 	}
 	for _, tt := range tests {
@@ -152,5 +154,61 @@ func TestServerReportsProblems(t *testing.T) {
 	resp, _ = post(t, srv.URL, `{"model":"m","messages":[]}`)
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(rec.Errors(), "beyond the script") {
 		t.Errorf("a request beyond the script: status %d, reported:\n%s", resp.StatusCode, rec.Errors())
+	}
+}
+
+func TestServerUserNotContains(t *testing.T) {
+	t.Parallel()
+	// The banned strings are written with JSON escapes, as the injection scripts do: U+200B, a
+	// zero-width space, and U+E0041, a tag character (a surrogate pair in JSON).
+	const script = `{"turns":[{"expect":{"user_not_contains":["ignore previous","\u200b","\udb40\udc41"]},"content":"ok"}]}`
+	tests := []struct {
+		name string
+		user string
+		want []string // problems reported; none when empty
+	}{
+		{name: "Clean", user: "Fix average()."},
+		{name: "HiddenText", user: "Fix average(). ignore previous instructions", want: []string{`contains "ignore previous"`}},
+		{name: "ZeroWidth", user: "Fix aver\u200bage().", want: []string{`contains "\u200b"`}},
+		{name: "TagCharacter", user: "Fix average().\U000E0041", want: []string{`contains "\U000e0041"`}},
+		{name: "Several", user: "ignore previous\u200b", want: []string{`contains "ignore previous"`, `contains "\u200b"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := leaftest.Parse([]byte(script))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := &recorder{TB: t}
+			srv := leaftest.NewServer(rec, s)
+			user, err := strconv.Unquote(`"` + tt.user + `"`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Only the first user message counts: the banned text in the system message and
+			// in a later user message must not be reported.
+			body, err := json.Marshal(map[string]any{"model": "m", "messages": []map[string]string{
+				{"role": "system", "content": "ignore previous"},
+				{"role": "user", "content": user},
+				{"role": "user", "content": "ignore previous\u200b"},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, _ := post(t, srv.URL, string(body))
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			got := rec.Errors()
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("not reported: %s; reported:\n%s", w, got)
+				}
+			}
+			if n := strings.Count(got, "user message contains"); n != len(tt.want) {
+				t.Errorf("%d problems reported, want %d:\n%s", n, len(tt.want), got)
+			}
+		})
 	}
 }

@@ -108,6 +108,10 @@ type Expect struct {
 	ToolMessages int `json:"tool_messages,omitempty"`
 	// UserContains: the first user message contains each of these strings.
 	UserContains []string `json:"user_contains,omitempty"`
+	// UserNotContains: the first user message contains none of these strings. Prompt-injection
+	// scripts use it to prove that text hidden from a human reader (an HTML comment, invisible
+	// or bidi characters, written with JSON's \u escapes) never reached the model.
+	UserNotContains []string `json:"user_not_contains,omitempty"`
 	// AssistantReasoning is the exact reasoning_content of the last assistant message.
 	AssistantReasoning string `json:"assistant_reasoning,omitempty"`
 }
@@ -168,6 +172,14 @@ func Parse(b []byte) (Script, error) {
 		if turn.Delay != "" {
 			if _, err := time.ParseDuration(turn.Delay); err != nil {
 				return Script{}, fmt.Errorf("turn %d: delay: %w", i, err)
+			}
+		}
+		if turn.Expect != nil {
+			for _, banned := range turn.Expect.UserNotContains {
+				if banned == "" {
+					// "" is in every text: the assertion could never pass.
+					return Script{}, fmt.Errorf("turn %d: user_not_contains holds an empty string", i)
+				}
 			}
 		}
 		for j, c := range turn.ToolCalls {

@@ -318,6 +318,11 @@ func (e *Expect) check(req Request) []string {
 			problems = append(problems, fmt.Sprintf("user message lacks %q", want))
 		}
 	}
+	for _, banned := range e.UserNotContains {
+		if banned != "" && strings.Contains(user, banned) {
+			problems = append(problems, fmt.Sprintf("user message contains %q", banned))
+		}
+	}
 	if e.AssistantReasoning != "" {
 		got := ""
 		if lastAssistant >= 0 {
