@@ -58,7 +58,7 @@ func TestServiceInjectionCorpus(t *testing.T) {
 				}
 			}
 			if n := svcCountInvisible(title + body); tc.invisible != (n > 0) {
-				t.Fatalf("corpus: %s.md holds %d invisible characters, want some: %v", tc.name, n, tc.invisible)
+				t.Fatalf("corpus: %s.md holds %d invisible characters; the table says invisible=%v", tc.name, n, tc.invisible)
 			}
 
 			e := svcSetup(t, "svc-injection-"+tc.name+".json")
@@ -125,6 +125,9 @@ func TestServiceInjectionCorpus(t *testing.T) {
 			var traj svcTrajectory
 			if err := json.Unmarshal(row.Trajectory, &traj); err != nil {
 				t.Fatalf("decoding the trajectory: %v", err)
+			}
+			if len(traj.Messages) < 2 || traj.Messages[1].Role != "user" {
+				t.Fatalf("the trajectory has no task message: %d messages", len(traj.Messages))
 			}
 			if egress := svcCheckObservations(t, traj); tc.egress && egress == 0 {
 				t.Error("the script made no attempt to reach attacker.example: the egress check is vacuous")
