@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +32,7 @@ const (
 	DefaultLabel           = "frognano"
 	DefaultWorkers         = 1
 	DefaultShutdownTimeout = 15 * time.Second
+	DefaultReapInterval    = time.Minute
 )
 
 // serviceConfig is the whole service's configuration, from the environment and flags.
@@ -42,6 +45,7 @@ type serviceConfig struct {
 	Workers         int
 	AutoMigrate     bool
 	ShutdownTimeout time.Duration
+	ReapInterval    time.Duration // how often sandboxes of a dead predecessor are looked for
 	LogLevel        slog.Level
 	Queue           queue.Config
 	Runner          runner.Config
@@ -83,6 +87,7 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 	cfg.Workers = e.int("FROGNANO_WORKERS", DefaultWorkers)
 	cfg.AutoMigrate = e.bool("FROGNANO_AUTO_MIGRATE", true)
 	cfg.ShutdownTimeout = e.duration("FROGNANO_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout)
+	cfg.ReapInterval = e.duration("FROGNANO_SANDBOX_REAP_INTERVAL", DefaultReapInterval)
 	switch lvl := strings.ToLower(e.str("FROGNANO_LOG_LEVEL", "info")); lvl {
 	case "debug":
 		cfg.LogLevel = slog.LevelDebug
@@ -200,6 +205,12 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 			return nil, setupError{err}
 		}
 		svc.docker = docker
+		// Sandboxes carry this start's instance id, so that the reaper can tell ours from a
+		// dead predecessor's (same owner) that the engine created after that process died.
+		var rnd [6]byte
+		_, _ = rand.Read(rnd[:])
+		cfg.Runner.Sandbox.Instance = hex.EncodeToString(rnd[:])
+		svc.cfg.Runner.Sandbox.Instance = cfg.Runner.Sandbox.Instance
 		r := runner.New(docker, cfg.Runner, log)
 		// The image and executor must be there; the model server may come up later, and
 		// each run checks it (a down model server is retried, not failed).
@@ -319,6 +330,9 @@ func (s *service) run(ctx context.Context, withWeb bool) error {
 	if err := s.queue.Start(ctx); err != nil {
 		return err
 	}
+	if s.docker != nil && s.cfg.ReapInterval > 0 {
+		go s.reap(ctx)
+	}
 	var httpSrv *http.Server
 	errc := make(chan error, 1)
 	if withWeb {
@@ -362,6 +376,26 @@ func (s *service) run(ctx context.Context, withWeb bool) error {
 		return serveErr
 	}
 	return nil
+}
+
+// reap removes, every ReapInterval until ctx ends, the sandboxes of this owner that another
+// instance made (see sandbox.PruneOthers).
+func (s *service) reap(ctx context.Context) {
+	t := time.NewTicker(s.cfg.ReapInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := sandbox.PruneOthers(ctx, s.docker, s.cfg.Runner.Sandbox.Owner, s.cfg.Runner.Sandbox.Instance)
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("removing sandboxes of an earlier process", "error", err.Error())
+		} else if n > 0 {
+			s.log.Info("removed sandboxes of an earlier process", "count", n)
+		}
+	}
 }
 
 // migrateCmd is `frognano migrate`: River's migrations, then ours; idempotent.

@@ -221,6 +221,7 @@ func svcSetup(t *testing.T, script string) *svcEnv {
 		"FROGNANO_WORK_DIR":               t.TempDir(),
 		"FROGNANO_TEST_TIMEOUT":           "3m",
 		"FROGNANO_SOFT_STOP_TIMEOUT":      "2s",
+		"FROGNANO_SANDBOX_REAP_INTERVAL":  "2s",
 		"FROGNANO_SHUTDOWN_TIMEOUT":       "5s",
 		"FROGNANO_LOG_LEVEL":              "debug",
 		"FROGNANO_ALLOW_WORKFLOW_CHANGES": "false",

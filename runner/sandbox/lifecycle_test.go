@@ -292,3 +292,27 @@ func TestNewCancelledLeavesNothing(t *testing.T) {
 		}
 	}
 }
+
+func TestPruneOthersKeepsThisInstance(t *testing.T) {
+	t.Parallel()
+	owner := "prune-others-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	mk := func(instance string) *sandbox.Sandbox {
+		cfg := testConfig()
+		cfg.Owner, cfg.Instance = owner, instance
+		return newSandbox(t, cfg, "agent")
+	}
+	ours, dead := mk("this-start"), mk("crashed-start")
+	unlabelled := mk("") // made before instances were labelled: not ours either
+	if _, err := sandbox.PruneOthers(context.Background(), docker, owner, ""); err == nil {
+		t.Error("PruneOthers with no instance should refuse")
+	}
+	n, err := sandbox.PruneOthers(context.Background(), docker, owner, "this-start")
+	if err != nil || n != 2 {
+		t.Fatalf("PruneOthers = %d, %v; want 2, nil", n, err)
+	}
+	requireGone(t, dead.ID(), nil)
+	requireGone(t, unlabelled.ID(), nil)
+	if _, err := docker.ContainerInspect(context.Background(), ours.ID()); err != nil {
+		t.Errorf("PruneOthers removed this instance's sandbox: %v", err)
+	}
+}

@@ -27,6 +27,9 @@ const (
 	LabelRunID   = "dev.frognano.run-id"
 	LabelPurpose = "dev.frognano.purpose" // "agent", "tests-before", "tests-after"
 	LabelOwner   = "dev.frognano.owner"   // Config.Owner: which service instance made it
+	// LabelInstance is Config.Instance: which start of that owner's process made it, so that
+	// a sandbox a dead predecessor's request created late can be told from this process's own.
+	LabelInstance = "dev.frognano.instance"
 )
 
 // Defaults of Config.
@@ -67,6 +70,9 @@ type Config struct {
 	Env    []string
 	Labels map[string]string // extra labels; the dev.frognano.* labels cannot be overridden
 	Owner  string            // value of LabelOwner, e.g. the host name; Prune can filter on it
+	// Instance is the value of LabelInstance (empty: no such label); PruneOthers keeps only
+	// the owner's sandboxes of this instance.
+	Instance string
 }
 
 // DefaultConfig returns the defaults, with Owner set to the host name.
@@ -190,6 +196,9 @@ func New(ctx context.Context, docker *client.Client, cfg Config, runID, purpose 
 	labels[LabelRunID] = runID
 	labels[LabelPurpose] = purpose
 	labels[LabelOwner] = cfg.Owner
+	if cfg.Instance != "" {
+		labels[LabelInstance] = cfg.Instance
+	}
 
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
@@ -295,6 +304,22 @@ func Prune(ctx context.Context, docker *client.Client, owner string) (int, error
 	if owner != "" {
 		args.Add("label", LabelOwner+"="+owner)
 	}
+	return prune(ctx, docker, args, func(container.Summary) bool { return true })
+}
+
+// PruneOthers removes the sandboxes of owner that another instance made: those a crashed
+// predecessor left, including any whose creation the engine finished after that process died
+// (and after a Prune at start). This instance's own sandboxes are left alone. A service calls
+// it now and then while it runs.
+func PruneOthers(ctx context.Context, docker *client.Client, owner, instance string) (int, error) {
+	if owner == "" || instance == "" {
+		return 0, errors.New("PruneOthers needs an owner and an instance")
+	}
+	args := filters.NewArgs(filters.Arg("label", LabelSandbox), filters.Arg("label", LabelOwner+"="+owner))
+	return prune(ctx, docker, args, func(c container.Summary) bool { return c.Labels[LabelInstance] != instance })
+}
+
+func prune(ctx context.Context, docker *client.Client, args filters.Args, remove func(container.Summary) bool) (int, error) {
 	list, err := docker.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
 	if err != nil {
 		return 0, fmt.Errorf("listing sandbox containers: %w", err)
@@ -302,6 +327,9 @@ func Prune(ctx context.Context, docker *client.Client, owner string) (int, error
 	removed := 0
 	var errs []error
 	for _, c := range list {
+		if !remove(c) {
+			continue
+		}
 		err := docker.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
 		switch {
 		case err == nil:
