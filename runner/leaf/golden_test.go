@@ -215,3 +215,26 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestTrajectoryRoundTrip: a trajectory written to JSON decodes back into the same value,
+// tool schemas (with their property order) included.
+func TestTrajectoryRoundTrip(t *testing.T) {
+	t.Parallel()
+	res := &Result{ExitReason: ExitAgent, FinalMessage: "done"}
+	want := res.Trajectory("t1", "inst", 7, "diff", false)
+	b, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Trajectory
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("decoding a trajectory: %v", err)
+	}
+	again, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again) != string(b) {
+		t.Errorf("round trip changed the trajectory:\n%s\n%s", b, again)
+	}
+}

@@ -70,6 +70,36 @@ func (ps Properties) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// UnmarshalJSON reads the object MarshalJSON writes, keeping the keys in document order,
+// so that a stored trajectory decodes back into a Trajectory.
+func (ps *Properties) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("decoding tool properties: not an object")
+	}
+	var out Properties
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("decoding tool properties: %w", err)
+		}
+		name, _ := t.(string)
+		var body struct {
+			Type        string `json:"type"`
+			Description string `json:"description"`
+		}
+		if err := dec.Decode(&body); err != nil {
+			return fmt.Errorf("decoding tool property %q: %w", name, err)
+		}
+		out = append(out, Property{Name: name, Type: body.Type, Description: body.Description})
+	}
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("decoding tool properties: %w", err)
+	}
+	*ps = out
+	return nil
+}
+
 func tool(name, description string, props Properties, required ...string) ToolSchema {
 	return ToolSchema{Type: "function", Function: FunctionSchema{
 		Name:        name,
