@@ -122,7 +122,12 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 	if err != nil {
 		return nil, &SetupError{err}
 	}
+	// The repository's own settings: a broken one is reported and ignored, never half-used.
+	repoCfg, cfgErr := LoadRepoConfig(spec.RepoDir)
 	testCmd := r.cfg.TestCmd
+	if testCmd == "" {
+		testCmd = repoCfg.TestCommand
+	}
 	if testCmd == "" {
 		testCmd = verify.Detect(spec.RepoDir)
 	}
@@ -130,10 +135,14 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 		testCmd = ""
 	}
 	log := r.log.With("run_id", spec.RunID)
+	task := withInstructions(spec.Task, repoCfg.Instructions)
 
 	res = &Result{
-		RunID: spec.RunID, InstanceID: spec.InstanceID, Task: spec.Task, BaseCommit: base,
+		RunID: spec.RunID, InstanceID: spec.InstanceID, Task: task, BaseCommit: base,
 		Model: r.cfg.Leaf.Model, TestCommand: testCmd, StartedAt: start,
+	}
+	if cfgErr != nil {
+		res.Notes = append(res.Notes, "The repository's frognano settings were ignored: "+cfgErr.Error())
 	}
 
 	sb, err := sandbox.New(ctx, r.docker, r.cfg.Sandbox, spec.RunID, "agent")
@@ -160,7 +169,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 	defer before.Wait()
 
 	log.Info("agent loop starting", "model", r.cfg.Leaf.Model, "test_cmd", testCmd)
-	res.Leaf = leaf.Run(ctx, r.cfg.Leaf, spec.Task, sb, onStep)
+	res.Leaf = leaf.Run(ctx, r.cfg.Leaf, task, sb, onStep)
 	if res.Leaf.ExitReason == leaf.ExitToolError && sb.OOMKilled(context.WithoutCancel(ctx)) {
 		res.Notes = append(res.Notes, "The sandbox ran out of memory and was killed (OOM).")
 	}

@@ -218,9 +218,36 @@ func TestRunGoEndToEnd(t *testing.T) {
 func TestRunDropsWorkflowChangesAndLitter(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "pyaverage", "e2e-workflow-and-litter.json", sandbox.DefaultImage)
+	// The repository's own settings: instructions for the model, and a test command that
+	// differs from the detected one.
+	for name, content := range map[string]string{
+		runner.InstructionsFile: "Keep notes in NOTES.md.\n",
+		runner.TestCommandFile:  "python3 -m pytest -q tests\n",
+	} {
+		p := filepath.Join(b.spec.RepoDir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, b.spec.RepoDir, "add", "-A")
+	git(t, b.spec.RepoDir, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "settings")
 	res, err := b.runner.Run(context.Background(), b.spec, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	user := ""
+	if c := b.model.Requests()[0].Messages[1].Content; c != nil {
+		user = *c
+	}
+	if !strings.Contains(user, "Fix the failing test.") ||
+		!strings.Contains(user, "Repository instructions (.frognano/instructions.md):\n\nKeep notes in NOTES.md.") {
+		t.Errorf("the model's task lacks the repository instructions: %q", user)
+	}
+	if res.TestCommand != "python3 -m pytest -q tests" {
+		t.Errorf("test command %q, want the repository's own", res.TestCommand)
 	}
 	p := string(res.PatchBytes())
 	if !strings.Contains(p, "b/NOTES.md") || strings.Contains(p, ".github") || strings.Contains(p, "node_modules") || strings.Contains(p, "__pycache__") {

@@ -1,0 +1,102 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+)
+
+// Files a repository may hold to guide its runs. They are read on the host from the checkout,
+// which is untrusted content: only regular files (no symlink anywhere on the path, so a hostile
+// repository cannot make the host read its own files into the prompt), size-capped, UTF-8.
+const (
+	InstructionsFile = ".frognano/instructions.md" // appended to the task the model receives
+	TestCommandFile  = ".frognano/test-command"    // one line: the repository's test command
+
+	maxInstructionsBytes = 16 << 10
+	maxTestCommandBytes  = 1 << 10
+)
+
+// RepoConfig is what a repository says about its own runs.
+type RepoConfig struct {
+	Instructions string
+	TestCommand  string
+}
+
+// LoadRepoConfig reads the repository's files under .frognano/. A missing file is not an
+// error; a file that breaks a rule is, and nothing of it is used.
+func LoadRepoConfig(dir string) (RepoConfig, error) {
+	var cfg RepoConfig
+	var errs []error
+	if b, err := readRepoFile(dir, InstructionsFile, maxInstructionsBytes); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.Instructions = strings.TrimSpace(string(b))
+	}
+	if b, err := readRepoFile(dir, TestCommandFile, maxTestCommandBytes); err != nil {
+		errs = append(errs, err)
+	} else if cmd := strings.TrimSpace(string(b)); strings.ContainsAny(cmd, "\n\r\x00") {
+		errs = append(errs, fmt.Errorf("%s must hold one line", TestCommandFile))
+	} else {
+		cfg.TestCommand = cmd
+	}
+	return cfg, errors.Join(errs...)
+}
+
+// readRepoFile returns the content of the regular file rel below dir, nil when it does not
+// exist, or an error when any component of its path is a symlink or not what it should be,
+// or when it is too large or not UTF-8.
+func readRepoFile(dir, rel string, max int64) ([]byte, error) {
+	parts := strings.Split(rel, "/")
+	p := dir
+	for i, part := range parts {
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", rel, err)
+		}
+		last := i == len(parts)-1
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			return nil, fmt.Errorf("%s: %s is a symlink; frognano reads only regular files", rel, strings.Join(parts[:i+1], "/"))
+		case !last && !st.IsDir():
+			return nil, nil // e.g. a file named .frognano: nothing configured
+		case last && !st.Mode().IsRegular():
+			return nil, fmt.Errorf("%s is not a regular file", rel)
+		case last && st.Size() > max:
+			return nil, fmt.Errorf("%s is %d bytes, over the %d-byte limit", rel, st.Size(), max)
+		}
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", rel, err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is over the %d-byte limit", rel, max)
+	}
+	if !utf8.Valid(b) {
+		return nil, fmt.Errorf("%s is not UTF-8 text", rel)
+	}
+	return b, nil
+}
+
+// withInstructions is the user message: the task, then the repository's instructions.
+func withInstructions(task, instructions string) string {
+	if instructions == "" {
+		return task
+	}
+	return strings.TrimRight(task, "\n") + "\n\nRepository instructions (" + InstructionsFile + "):\n\n" + instructions + "\n"
+}
