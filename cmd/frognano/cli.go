@@ -17,6 +17,9 @@ Usage:
   frognano serve [--workers N]  the webhook server and N workers (0: web only)
   frognano worker               workers only (more machines can work one queue)
   frognano migrate              apply River's and frognano's database migrations
+  frognano runs [--limit N]     the newest runs kept in PostgreSQL
+  frognano runs show ID [--report|--trajectory|--patch]
+                                one run: its facts, report, trajectory or patch
   frognano sandbox build        build the sandbox image (offline when no registry answers)
   frognano sandbox prune        remove sandboxes a previous process left behind
   frognano version
@@ -72,6 +75,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return serveCmd(ctx, rest, getenv, stdout, stderr, false)
 	case "migrate":
 		return migrateCmd(ctx, rest, getenv, stdout, stderr)
+	case "runs":
+		return runsCmd(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "frognano", version)
 		return nil

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/frognano/frognano/queue"
+)
+
+// runsCmd is `frognano runs [--limit N]` (the newest runs) and `frognano runs show ID
+// [--report|--trajectory|--patch]` (one run): the history kept in PostgreSQL, for operators.
+func runsCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	url := strings.TrimSpace(getenv("DATABASE_URL"))
+	if len(args) > 0 && args[0] == "show" {
+		fs := newFlagSet("runs show", stderr)
+		what := ""
+		fs.BoolFunc("report", "print the run's report (markdown)", func(string) error { what = "report"; return nil })
+		fs.BoolFunc("trajectory", "print the run's trajectory (JSON)", func(string) error { what = "trajectory"; return nil })
+		fs.BoolFunc("patch", "print the run's patch", func(string) error { what = "patch"; return nil })
+		if len(args) < 2 {
+			return usageError{"frognano runs show needs a run id"}
+		}
+		id, err := strconv.ParseInt(args[1], 10, 64)
+		if err != nil || id <= 0 {
+			return usageError{fmt.Sprintf("run id %q is not a positive number", args[1])}
+		}
+		if err := parseFlags(fs, args[2:]); err != nil {
+			return err
+		}
+		if url == "" {
+			return usageError{"DATABASE_URL is not set"}
+		}
+		pool, err := openPool(ctx, url)
+		if err != nil {
+			return setupError{err}
+		}
+		defer pool.Close()
+		r, err := queue.GetRun(ctx, pool, id)
+		if errors.Is(err, queue.ErrNoRun) {
+			return usageError{fmt.Sprintf("there is no run %d", id)}
+		}
+		if err != nil {
+			return err
+		}
+		switch what {
+		case "report":
+			_, err = io.WriteString(stdout, r.Report)
+		case "trajectory":
+			_, err = stdout.Write(append(r.Trajectory, '\n'))
+		case "patch":
+			_, err = stdout.Write(r.Patch)
+		default:
+			err = writeRunFacts(stdout, r)
+		}
+		return err
+	}
+	fs := newFlagSet("runs", stderr)
+	limit := fs.Int("limit", 20, "how many runs, newest first")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *limit < 1 {
+		return usageError{"--limit must be at least 1"}
+	}
+	if url == "" {
+		return usageError{"DATABASE_URL is not set"}
+	}
+	pool, err := openPool(ctx, url)
+	if err != nil {
+		return setupError{err}
+	}
+	defer pool.Close()
+	runs, err := queue.ListRuns(ctx, pool, *limit)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tISSUE\tSTATE\tEXIT\tSTEPS\tCREATED\tPR")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%d\t%s/%s#%d\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Owner, r.Repo, r.Issue, r.State,
+			dash(r.ExitReason), r.Steps, r.CreatedAt.UTC().Format("2006-01-02 15:04"), dash(r.PRURL))
+	}
+	return tw.Flush()
+}
+
+func writeRunFacts(w io.Writer, r queue.RunRecord) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "run\t%d\n", r.ID)
+	fmt.Fprintf(tw, "issue\t%s/%s#%d (labelled by %s)\n", r.Owner, r.Repo, r.Issue, r.Labeler)
+	fmt.Fprintf(tw, "state\t%s (attempts %d)\n", r.State, r.Attempts)
+	fmt.Fprintf(tw, "exit reason\t%s\n", dash(r.ExitReason))
+	fmt.Fprintf(tw, "steps\t%d\n", r.Steps)
+	fmt.Fprintf(tw, "tokens\t%d prompt, %d completion\n", r.PromptTokens, r.CompletionTokens)
+	fmt.Fprintf(tw, "created\t%s\n", r.CreatedAt.UTC().Format(time.RFC3339))
+	if r.FinishedAt != nil {
+		fmt.Fprintf(tw, "finished\t%s (agent and tests %s)\n", r.FinishedAt.UTC().Format(time.RFC3339), time.Duration(r.ElapsedMS)*time.Millisecond)
+	}
+	fmt.Fprintf(tw, "pull request\t%s\n", dash(r.PRURL))
+	if r.Error != "" {
+		fmt.Fprintf(tw, "error\t%s\n", r.Error)
+	}
+	fmt.Fprintf(tw, "kept\treport %d bytes, trajectory %d bytes, patch %d bytes (frognano runs show %d --report|--trajectory|--patch)\n",
+		len(r.Report), len(r.Trajectory), len(r.Patch), r.ID)
+	return tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,81 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// RunRecord is one run as kept in Postgres, for operators (`frognano runs`).
+type RunRecord struct {
+	ID                             int64
+	Owner, Repo                    string
+	Issue                          int
+	Labeler, State                 string
+	Attempts                       int
+	CreatedAt                      time.Time
+	StartedAt, FinishedAt          *time.Time
+	ExitReason, PRURL, Error       string
+	Steps                          int
+	PromptTokens, CompletionTokens int64
+	ElapsedMS                      int64
+	Report                         string // rendered report.md
+	Trajectory                     []byte // JSON, nil until the agent finished
+	Patch                          []byte
+}
+
+const runColumns = `id, owner, repo, issue, labeler, state, attempts, created_at, started_at, finished_at,
+	coalesce(exit_reason, ''), coalesce(pr_url, ''), coalesce(error, ''), coalesce(steps, 0),
+	coalesce(prompt_tokens, 0), coalesce(completion_tokens, 0), coalesce(elapsed_ms, 0)`
+
+func scanRun(row pgx.Row, extra ...any) (RunRecord, error) {
+	var r RunRecord
+	dest := append([]any{&r.ID, &r.Owner, &r.Repo, &r.Issue, &r.Labeler, &r.State, &r.Attempts, &r.CreatedAt,
+		&r.StartedAt, &r.FinishedAt, &r.ExitReason, &r.PRURL, &r.Error, &r.Steps,
+		&r.PromptTokens, &r.CompletionTokens, &r.ElapsedMS}, extra...)
+	err := row.Scan(dest...)
+	return r, err
+}
+
+// ListRuns returns the newest runs first, at most limit.
+func ListRuns(ctx context.Context, pool *pgxpool.Pool, limit int) ([]RunRecord, error) {
+	rows, err := pool.Query(ctx, `SELECT `+runColumns+` FROM runs ORDER BY id DESC LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("listing runs: %w", err)
+	}
+	defer rows.Close()
+	var out []RunRecord
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reading a run: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ErrNoRun is returned by GetRun for an id that does not exist.
+var ErrNoRun = errors.New("no such run")
+
+// GetRun returns one run with its report, trajectory and patch.
+func GetRun(ctx context.Context, pool *pgxpool.Pool, id int64) (RunRecord, error) {
+	var report *string
+	var traj, patch []byte
+	r, err := scanRun(pool.QueryRow(ctx, `SELECT `+runColumns+`, report, trajectory, patch FROM runs WHERE id = $1`, id), &report, &traj, &patch)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return RunRecord{}, fmt.Errorf("run %d: %w", id, ErrNoRun)
+	}
+	if err != nil {
+		return RunRecord{}, fmt.Errorf("reading run %d: %w", id, err)
+	}
+	if report != nil {
+		r.Report = *report
+	}
+	r.Trajectory, r.Patch = traj, patch
+	return r, nil
+}
