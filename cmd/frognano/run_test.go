@@ -160,3 +160,16 @@ func TestRunCommandErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestRunCommandWithoutDocker: no engine answers, so one clear line and the setup exit status.
+// Not parallel: it points DOCKER_HOST, read by the Docker client from the process environment,
+// at a socket that does not exist.
+func TestRunCommandWithoutDocker(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"run", "--repo", cliCheckout(t, "pyaverage"), "--out", t.TempDir(), "--task", "a"},
+		envMap(map[string]string{"FROGNANO_MODEL_URL": "http://127.0.0.1:1/v1"}), &stdout, &stderr)
+	if err == nil || exitCode(err) != 3 || !strings.Contains(err.Error(), "no Docker engine answers") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %v (exit %d), want one line saying no Docker engine answers, exit 3", err, exitCode(err))
+	}
+}
