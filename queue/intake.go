@@ -179,6 +179,64 @@ func Cancel(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d
 	return res, nil
 }
 
+// CancelInstallation records the delivery and cancels every queued or running run of an
+// installation in ONE transaction: the App was uninstalled or suspended there, so no run of it
+// could publish. Running workers see their context cancelled and remove their sandboxes; no
+// status comment is written, since the App can no longer write to those repositories.
+func CancelInstallation(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d Delivery, installationID int64, reason string) (Cancelled, error) {
+	var res Cancelled
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		res = Cancelled{}
+		fresh, err := recordDelivery(ctx, tx, d, "")
+		if err != nil {
+			return err
+		}
+		if !fresh {
+			res.Duplicate = true
+			return nil
+		}
+		rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $2
+			WHERE installation_id = $1 AND state IN ('queued', 'running')
+			RETURNING id, coalesce(job_id, 0)`, installationID, reason)
+		if err != nil {
+			return fmt.Errorf("cancelling runs: %w", err)
+		}
+		type ids struct{ run, job int64 }
+		found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ids, error) {
+			var p ids
+			err := r.Scan(&p.run, &p.job)
+			return p, err
+		})
+		if err != nil {
+			return fmt.Errorf("cancelling runs: %w", err)
+		}
+		var first int64
+		for _, p := range found {
+			res.RunIDs = append(res.RunIDs, p.run)
+			if first == 0 {
+				first = p.run
+			}
+			if p.job != 0 {
+				if _, err := rc.JobCancelTx(ctx, tx, p.job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+					return fmt.Errorf("cancelling job %d: %w", p.job, err)
+				}
+			}
+		}
+		return setDeliveryOutcome(ctx, tx, d, first, pickOutcome(len(found) > 0))
+	})
+	if err != nil {
+		return Cancelled{}, fmt.Errorf("cancelling runs of installation %d: %w", installationID, err)
+	}
+	return res, nil
+}
+
+func pickOutcome(cancelled bool) string {
+	if cancelled {
+		return "cancelled"
+	}
+	return "nothing_to_cancel"
+}
+
 // Record stores a delivery we acknowledge without acting on it (for example
 // installation events). It reports whether the delivery was seen before.
 func Record(ctx context.Context, pool *pgxpool.Pool, d Delivery, outcome string) (duplicate bool, err error) {

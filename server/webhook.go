@@ -87,6 +87,17 @@ func (s *Server) webhook(ctx context.Context, w http.ResponseWriter, r *http.Req
 		if p.Installation != nil {
 			d.InstallationID = p.Installation.ID
 		}
+		// Uninstalled or suspended: no run there could publish, so stop them now.
+		if event == "installation" && (p.Action == "deleted" || p.Action == "suspend") && d.InstallationID > 0 {
+			res, err := queue.CancelInstallation(ctx, s.cfg.Pool, s.cfg.River, d, d.InstallationID, "app "+p.Action+" on the installation")
+			if err != nil {
+				return response{}, err
+			}
+			if res.Duplicate {
+				return response{Status: "duplicate", code: http.StatusOK}, nil
+			}
+			return response{Status: pick(len(res.RunIDs) == 0, "recorded", "cancelled"), RunIDs: res.RunIDs, code: http.StatusOK}, nil
+		}
 		dup, err := queue.Record(ctx, s.cfg.Pool, d, "recorded")
 		if err != nil {
 			return response{}, err

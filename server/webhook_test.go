@@ -438,3 +438,34 @@ func TestStatusOf(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookUninstallCancelsTheInstallationsRuns: the App removed (or suspended) from an
+// installation cancels its queued runs at once; other installations' runs are untouched.
+func TestWebhookUninstallCancelsTheInstallationsRuns(t *testing.T) {
+	t.Parallel()
+	for _, act := range []string{"deleted", "suspend"} {
+		t.Run(act, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			ours := decodeResponse(t, b.send(t, "issues", labeled(t, issueNumber(1))))
+			other := decodeResponse(t, b.send(t, "issues", labeled(t, issueNumber(2), installation(6))))
+			if ours.Status != "queued" || other.Status != "queued" {
+				t.Fatalf("label: %+v %+v", ours, other)
+			}
+			rec := b.send(t, "installation", fixture(t, "installation/deleted.payload.json", installation(5), action(act)))
+			res := decodeResponse(t, rec)
+			if rec.Code != http.StatusOK || res.Status != "cancelled" || len(res.RunIDs) != 1 || res.RunIDs[0] != ours.RunIDs[0] {
+				t.Fatalf("uninstall: %d %s", rec.Code, rec.Body.String())
+			}
+			for id, want := range map[int64]string{ours.RunIDs[0]: queue.StateCancelled, other.RunIDs[0]: queue.StateQueued} {
+				var state string
+				if err := b.pool.QueryRow(context.Background(), `SELECT state FROM runs WHERE id = $1`, id).Scan(&state); err != nil {
+					t.Fatal(err)
+				}
+				if state != want {
+					t.Errorf("run %d is %s, want %s", id, state, want)
+				}
+			}
+		})
+	}
+}
