@@ -122,6 +122,7 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 		// The worker adds the Fixes line; leave room for it.
 		PRBody:     res.PRBody(runner.GitHubBodyLimit - 100),
 		Summary:    res.Summary(),
+		Headline:   res.Headline(),
 		Trajectory: traj,
 		Report:     res.Markdown(),
 	}

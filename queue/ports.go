@@ -71,6 +71,9 @@ type Outcome struct {
 	PRBody string
 	// Summary is markdown for the status comment when there is no PR.
 	Summary string
+	// Headline is one line of markdown for the status comment of a run that opened a PR:
+	// the tests before and after, and what was left out of the patch.
+	Headline string
 	// Trajectory is the run's JSON trajectory record.
 	Trajectory []byte
 	Report     string

@@ -42,6 +42,7 @@ type run struct {
 	ElapsedMS      int64
 	Summary        string
 	PRBody         string
+	Headline       string
 }
 
 func terminal(state string) bool {
@@ -55,11 +56,11 @@ func (s store) get(ctx context.Context, id int64) (*run, error) {
 	err := s.pool.QueryRow(ctx, `SELECT installation_id, owner, repo, issue, labeler, state,
 			coalesce(comment_id, 0), attempts, extra_requests, coalesce(base_sha, ''), coalesce(base_branch, ''),
 			agent_done_at IS NOT NULL, patch, coalesce(exit_reason, ''), coalesce(steps, 0), coalesce(elapsed_ms, 0),
-			coalesce(summary, ''), coalesce(pr_body, '')
+			coalesce(summary, ''), coalesce(pr_body, ''), coalesce(headline, '')
 		FROM runs WHERE id = $1`, id).Scan(
 		&r.InstallationID, &r.Owner, &r.Repo, &r.Issue, &r.Labeler, &r.State,
 		&r.CommentID, &r.Attempts, &r.ExtraRequests, &r.BaseSHA, &r.BaseBranch,
-		&r.AgentDone, &r.Patch, &r.ExitReason, &r.Steps, &r.ElapsedMS, &r.Summary, &r.PRBody)
+		&r.AgentDone, &r.Patch, &r.ExitReason, &r.Steps, &r.ElapsedMS, &r.Summary, &r.PRBody, &r.Headline)
 	if err != nil {
 		return nil, fmt.Errorf("loading run %d: %w", id, err)
 	}
@@ -131,11 +132,11 @@ func (s store) setBase(ctx context.Context, id int64, sha, branch string) error 
 func (s store) saveOutcome(ctx context.Context, id int64, o *Outcome) error {
 	return s.exec(ctx, "saving agent outcome", `UPDATE runs SET agent_done_at = now(), patch = $2, exit_reason = $3,
 			steps = $4, prompt_tokens = $5, completion_tokens = $6, model_ms = $7, tool_ms = $8, test_ms = $9,
-			elapsed_ms = $10, trajectory = $11, report = $12, summary = $13, pr_body = $14
+			elapsed_ms = $10, trajectory = $11, report = $12, summary = $13, pr_body = $14, headline = $15
 		WHERE id = $1`,
 		id, o.Patch, cleanText(o.ExitReason), o.Steps, o.PromptTokens, o.CompletionTokens,
 		o.ModelTime.Milliseconds(), o.ToolTime.Milliseconds(), o.TestTime.Milliseconds(), o.Elapsed.Milliseconds(),
-		cleanJSON(o.Trajectory), cleanText(o.Report), cleanText(o.Summary), cleanText(o.PRBody))
+		cleanJSON(o.Trajectory), cleanText(o.Report), cleanText(o.Summary), cleanText(o.PRBody), cleanText(o.Headline))
 }
 
 // finish moves a running run to a final state. It reports false when the run

@@ -167,7 +167,7 @@ func (a *attempt) do(ctx context.Context) error {
 			return err
 		}
 		r.Patch, r.ExitReason, r.Steps, r.ElapsedMS = out.Patch, out.ExitReason, out.Steps, out.Elapsed.Milliseconds()
-		r.Summary, r.PRBody = cleanText(out.Summary), cleanText(out.PRBody)
+		r.Summary, r.PRBody, r.Headline = cleanText(out.Summary), cleanText(out.PRBody), cleanText(out.Headline)
 	} else {
 		a.log.InfoContext(ctx, "agent already finished in an earlier attempt; publishing its patch")
 	}
@@ -241,6 +241,9 @@ func (a *attempt) end(ctx context.Context, state, exitReason, note, prURL string
 	a.log.InfoContext(ctx, "run finished", "state", state, "exit_reason", exitReason, "pr_url", prURL)
 	v := a.view(state, note)
 	v.PRURL, v.PRNumber = prURL, prNumber
+	if state == StateSucceeded {
+		v.Note = r.Headline // the tests before and after, what was left out; not an error
+	}
 	if state == StateFailed {
 		v.Summary = r.Summary
 	}

@@ -64,6 +64,45 @@ func (r *Result) Summary() string {
 	return truncateRunes(b.String(), GitHubBodyLimit-2000)
 }
 
+// Headline is one line of markdown for a status comment next to the pull request link: what
+// the tests said before and after the patch, whether it edits existing tests, and what was
+// left out of it.
+func (r *Result) Headline() string {
+	var parts []string
+	switch {
+	case r.TestCommand == "":
+		parts = append(parts, "No tests were run (no test command was found).")
+	case r.TestsBefore != nil && r.TestsAfter != nil && r.TestsBefore.Error == "" && r.TestsAfter.Error == "":
+		line := fmt.Sprintf("Tests (`%s`): %s before, %s with the patch", inline(r.TestCommand, 80), testState(r.TestsBefore), testState(r.TestsAfter))
+		if c := r.Comparison; c != nil && c.PerTest {
+			line += fmt.Sprintf("; %d fixed, %d broken, %d still failing", len(c.Fixed), len(c.Broken), len(c.StillFailing))
+		}
+		parts = append(parts, line+".")
+	default:
+		parts = append(parts, "The tests could not be run before and after; see the pull request.")
+	}
+	if r.Patch != nil {
+		if touched := touchedTests(r); len(touched) > 0 {
+			parts = append(parts, "The patch edits or deletes existing test files.")
+		}
+		if n := len(r.Patch.Dropped); n > 0 {
+			parts = append(parts, fmt.Sprintf("%d path(s) were left out of the patch (listed in the pull request).", n))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func testState(t *TestRun) string {
+	switch {
+	case t.TimedOut:
+		return "timed out"
+	case t.ExitCode == 0:
+		return "passing"
+	default:
+		return fmt.Sprintf("failing (exit %d)", t.ExitCode)
+	}
+}
+
 func (r *Result) writeOutcome(b *strings.Builder) {
 	b.WriteString("## Outcome\n\n")
 	fmt.Fprintf(b, "- Exit reason: `%s` (%s)\n", r.ExitReason(), describeExit(r.ExitReason()))

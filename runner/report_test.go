@@ -132,3 +132,32 @@ func TestSummaryReportsWhatWasTried(t *testing.T) {
 		}
 	}
 }
+
+func TestHeadline(t *testing.T) {
+	t.Parallel()
+	withTests := longResult(1, "x")
+	withTests.TestCommand = "python3 -m pytest -q"
+	withTests.Comparison = &verify.Comparison{PerTest: true, Fixed: []string{"a", "b"}, StillFailing: []string{"c"}}
+	withTests.Patch.Dropped = []patch.Dropped{{Path: ".github/workflows/ci.yml", Reason: patch.DropWorkflow}}
+
+	noTests := longResult(1, "x")
+	noTests.TestCommand = ""
+
+	broken := longResult(1, "x")
+	broken.TestsAfter = &TestRun{Error: "applying the patch: git apply exited 1"}
+
+	tests := []struct {
+		name string
+		r    *Result
+		want string
+	}{
+		{"TestsAndDropped", withTests, "Tests (`python3 -m pytest -q`): failing (exit 1) before, passing with the patch; 2 fixed, 0 broken, 1 still failing. 1 path(s) were left out of the patch (listed in the pull request)."},
+		{"NoTestCommand", noTests, "No tests were run (no test command was found)."},
+		{"AfterRunBroke", broken, "The tests could not be run before and after; see the pull request."},
+	}
+	for _, tt := range tests {
+		if got := tt.r.Headline(); got != tt.want {
+			t.Errorf("%s: Headline() =\n%q\nwant\n%q", tt.name, got, tt.want)
+		}
+	}
+}
