@@ -120,6 +120,30 @@ type Cancelled struct {
 // in ONE transaction: the run becomes cancelled and its River job is
 // cancelled (a running worker's context is cancelled when River notices).
 func Cancel(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d Delivery, repoID int64, issue int, reason string) (Cancelled, error) {
+	res, err := cancelRuns(ctx, pool, rc, d, "repo_id = $2 AND issue = $3", []any{repoID, issue}, reason, true)
+	if err != nil {
+		return Cancelled{}, fmt.Errorf("cancelling runs for issue %d: %w", issue, err)
+	}
+	return res, nil
+}
+
+// CancelInstallation records the delivery and cancels every queued or running run of an
+// installation in ONE transaction: the App was uninstalled or suspended there, so no run of it
+// could publish. Running workers see their context cancelled and remove their sandboxes; no
+// status comment is written, since the App can no longer write to those repositories.
+func CancelInstallation(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d Delivery, installationID int64, reason string) (Cancelled, error) {
+	res, err := cancelRuns(ctx, pool, rc, d, "installation_id = $2", []any{installationID}, reason, false)
+	if err != nil {
+		return Cancelled{}, fmt.Errorf("cancelling runs of installation %d: %w", installationID, err)
+	}
+	return res, nil
+}
+
+// cancelRuns is Cancel and CancelInstallation: in one transaction it records the delivery,
+// marks the active runs matching where (whose parameters start at $2; $1 is the reason)
+// cancelled and cancels their River jobs. With rewriteStatus, a run that has a status comment
+// but no running worker (it waits for a retry) gets a small job that rewrites the comment.
+func cancelRuns(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d Delivery, where string, args []any, reason string, rewriteStatus bool) (Cancelled, error) {
 	var res Cancelled
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		res = Cancelled{}
@@ -131,9 +155,9 @@ func Cancel(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d
 			res.Duplicate = true
 			return nil
 		}
-		rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $3
-			WHERE repo_id = $1 AND issue = $2 AND state IN ('queued', 'running')
-			RETURNING id, coalesce(job_id, 0), coalesce(comment_id, 0)`, repoID, issue, reason)
+		rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $1
+			WHERE `+where+` AND state IN ('queued', 'running')
+			RETURNING id, coalesce(job_id, 0), coalesce(comment_id, 0)`, append([]any{reason}, args...)...)
 		if err != nil {
 			return fmt.Errorf("cancelling runs: %w", err)
 		}
@@ -165,7 +189,7 @@ func Cancel(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d
 			// A running worker rewrites its own status comment when its
 			// context is cancelled; a run waiting for a retry has nobody to
 			// do it, so a small job does.
-			if p.comment != 0 && !running {
+			if rewriteStatus && p.comment != 0 && !running {
 				if _, err := rc.InsertTx(ctx, tx, StatusArgs{RunID: p.run}, nil); err != nil {
 					return fmt.Errorf("queueing status update for run %d: %w", p.run, err)
 				}
@@ -173,68 +197,7 @@ func Cancel(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d
 		}
 		return setDeliveryOutcome(ctx, tx, d, first, outcome)
 	})
-	if err != nil {
-		return Cancelled{}, fmt.Errorf("cancelling runs for issue %d: %w", issue, err)
-	}
-	return res, nil
-}
-
-// CancelInstallation records the delivery and cancels every queued or running run of an
-// installation in ONE transaction: the App was uninstalled or suspended there, so no run of it
-// could publish. Running workers see their context cancelled and remove their sandboxes; no
-// status comment is written, since the App can no longer write to those repositories.
-func CancelInstallation(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d Delivery, installationID int64, reason string) (Cancelled, error) {
-	var res Cancelled
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		res = Cancelled{}
-		fresh, err := recordDelivery(ctx, tx, d, "")
-		if err != nil {
-			return err
-		}
-		if !fresh {
-			res.Duplicate = true
-			return nil
-		}
-		rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $2
-			WHERE installation_id = $1 AND state IN ('queued', 'running')
-			RETURNING id, coalesce(job_id, 0)`, installationID, reason)
-		if err != nil {
-			return fmt.Errorf("cancelling runs: %w", err)
-		}
-		type ids struct{ run, job int64 }
-		found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ids, error) {
-			var p ids
-			err := r.Scan(&p.run, &p.job)
-			return p, err
-		})
-		if err != nil {
-			return fmt.Errorf("cancelling runs: %w", err)
-		}
-		var first int64
-		for _, p := range found {
-			res.RunIDs = append(res.RunIDs, p.run)
-			if first == 0 {
-				first = p.run
-			}
-			if p.job != 0 {
-				if _, err := rc.JobCancelTx(ctx, tx, p.job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
-					return fmt.Errorf("cancelling job %d: %w", p.job, err)
-				}
-			}
-		}
-		return setDeliveryOutcome(ctx, tx, d, first, pickOutcome(len(found) > 0))
-	})
-	if err != nil {
-		return Cancelled{}, fmt.Errorf("cancelling runs of installation %d: %w", installationID, err)
-	}
-	return res, nil
-}
-
-func pickOutcome(cancelled bool) string {
-	if cancelled {
-		return "cancelled"
-	}
-	return "nothing_to_cancel"
+	return res, err
 }
 
 // Record stores a delivery we acknowledge without acting on it (for example
