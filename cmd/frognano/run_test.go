@@ -3,43 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/frognano/frognano/runner/leaf/leaftest"
 )
 
-var (
-	cliExecutorOnce sync.Once
-	cliExecutorPath string
-	cliExecutorErr  error
-)
-
-// cliExecutor builds the static executor once for this package's command tests.
+// cliExecutor is the static executor the service tests build too (svcBinaries).
 func cliExecutor(t *testing.T) string {
 	t.Helper()
-	cliExecutorOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "frognano-cli-test-")
-		if err != nil {
-			cliExecutorErr = err
-			return
-		}
-		cliExecutorPath = filepath.Join(dir, "frognano-executor")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", cliExecutorPath, "github.com/frognano/frognano/cmd/frognano-executor")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			cliExecutorErr = errors.New(string(out))
-		}
-	})
-	if cliExecutorErr != nil {
-		t.Fatalf("building the executor: %v", cliExecutorErr)
-	}
-	return cliExecutorPath
+	executor, _ := svcBinaries(t, false)
+	return executor
 }
 
 // cliCheckout makes a git repository from testdata/repos/NAME.
