@@ -189,28 +189,25 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 	} else if err := migrations.Check(ctx, pool); err != nil {
 		return nil, setupError{fmt.Errorf("%w: run `frognano migrate`", err)}
 	}
+	// Sandboxes carry this start's instance id, so that the reaper can tell ours from a
+	// dead predecessor's (same owner) that the engine created after that process died.
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	cfg.Runner.Sandbox.Instance = hex.EncodeToString(rnd[:])
 	svc = &service{cfg: cfg, log: log, pool: pool}
 
 	qcfg := cfg.Queue
 	qcfg.Workers = cfg.Workers
+	qcfg.Logger = log
 	if cfg.Workers > 0 {
 		if err := os.MkdirAll(qcfg.WorkDir, 0o700); err != nil {
 			return nil, setupError{fmt.Errorf("creating the work folder: %w", err)}
 		}
-	}
-	qcfg.Logger = log
-	if cfg.Workers > 0 {
 		docker, err := sandbox.NewClient()
 		if err != nil {
 			return nil, setupError{err}
 		}
 		svc.docker = docker
-		// Sandboxes carry this start's instance id, so that the reaper can tell ours from a
-		// dead predecessor's (same owner) that the engine created after that process died.
-		var rnd [6]byte
-		_, _ = rand.Read(rnd[:])
-		cfg.Runner.Sandbox.Instance = hex.EncodeToString(rnd[:])
-		svc.cfg.Runner.Sandbox.Instance = cfg.Runner.Sandbox.Instance
 		r := runner.New(docker, cfg.Runner, log)
 		// The image and executor must be there; the model server may come up later, and
 		// each run checks it (a down model server is retried, not failed).
