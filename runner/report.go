@@ -290,6 +290,7 @@ func (r *Result) transcript(room int) string {
 		obsCap = 200
 	}
 	var b strings.Builder
+	used := 0 // characters (runes) written to b so far
 	const cutNote = "\n_The transcript was cut here to fit GitHub's 65,536-character limit; the full trajectory is kept with the run._\n"
 	for _, s := range steps {
 		var sb strings.Builder
@@ -305,11 +306,13 @@ func (r *Result) transcript(room int) string {
 			}
 			sb.WriteString("\n")
 		}
-		if runeLen(b.String())+runeLen(sb.String())+runeLen(cutNote) > room {
+		step := sb.String()
+		if used+runeLen(step)+runeLen(cutNote) > room {
 			b.WriteString(cutNote)
 			return b.String()
 		}
-		b.WriteString(sb.String())
+		b.WriteString(step)
+		used += runeLen(step)
 	}
 	return b.String()
 }
