@@ -59,6 +59,11 @@ type Config struct {
 	// ChecksWrite adds checks: write to the installation token (for check runs).
 	ChecksWrite bool
 
+	// AllowWorkflowChanges lets Publish push changes under .github/workflows/ and
+	// .github/actions/ (the operator's FROGNANO_ALLOW_WORKFLOW_CHANGES); off, Publish refuses
+	// a tree that changes them, whatever the caller checked before.
+	AllowWorkflowChanges bool
+
 	// CommitName and CommitEmail are the identity of Publish's commits. GitHub shows a commit
 	// as the App's when the email is "<bot user id>+<slug>[bot]@users.noreply.github.com".
 	CommitName, CommitEmail string

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v66/github"
+
+	"github.com/frognano/frognano/runner/patch"
 )
 
 // PublishInput is one run's result to publish.
@@ -116,6 +118,13 @@ func (c *Client) commitPatch(ctx context.Context, in PublishInput) (string, erro
 	tree, err := c.git(ctx, gitRun{dir: in.Dir, env: indexEnv, args: []string{"write-tree"}})
 	if err != nil {
 		return "", fmt.Errorf("writing tree: %w", err)
+	}
+	// The last check before anything is pushed, on the tree git really built: whatever the
+	// patch's text claimed, no path into .git, no symlink leaving the repository, no gitlink
+	// change, no workflow change unless the operator allows it.
+	if err := patch.CheckTree(ctx, patch.HostGit(in.Dir), in.BaseSHA, tree,
+		patch.Options{AllowWorkflowChanges: c.app.cfg.AllowWorkflowChanges}); err != nil {
+		return "", &permanentError{fmt.Errorf("checking the patched tree: %w", err)}
 	}
 	cfg := c.app.cfg
 	date := cfg.Now().UTC().Format(time.RFC3339)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/frognano/frognano/githubapp/githubtest"
 )
 
 const fixPatch = `diff --git a/calc/add.go b/calc/add.go
@@ -207,5 +209,59 @@ func TestPublishRedactsSecrets(t *testing.T) {
 		if strings.Contains(s, tok) || !strings.Contains(s, Redacted) {
 			t.Errorf("not redacted: %q", s)
 		}
+	}
+}
+
+// TestPublishRefusesWhatTheTreeReveals: diffs whose text claims a plain file change, where git
+// apply takes the mode from the base tree. The tree git builds is checked before anything is
+// pushed, so neither an escaping symlink nor a workflow change reaches a branch or a PR (the
+// fake GitHub fails the test on any request, and no token is even asked for).
+func TestPublishRefusesWhatTheTreeReveals(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, patch, reason string
+	}{
+		{"RetargetSymlinkWithoutMode", "diff --git a/CONTRIBUTING b/CONTRIBUTING\nindex 1111111..2222222\n" +
+			"--- a/CONTRIBUTING\n+++ b/CONTRIBUTING\n@@ -1 +1 @@\n-docs/CONTRIBUTING.md\n\\ No newline at end of file\n" +
+			"+../../../../../../../../etc/passwd\n\\ No newline at end of file\n", "symlink escapes the repository"},
+		{"WorkflowWithoutMode", "diff --git a/.github/workflows/ci.yml b/.github/workflows/ci.yml\nindex 1111111..2222222\n" +
+			"--- a/.github/workflows/ci.yml\n+++ b/.github/workflows/ci.yml\n@@ -1 +1 @@\n-on: push\n+on: pull_request_target\n", "workflows"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			gh := githubtest.New(t)
+			repo := gh.AddRepo(testOwner, testRepo, map[string]string{
+				"CONTRIBUTING": githubtest.SymlinkPrefix + "docs/CONTRIBUTING.md", "docs/CONTRIBUTING.md": "Be kind.\n",
+				".github/workflows/ci.yml": "on: push\n",
+			})
+			gh.AddInstallation(testInstallation, repo)
+			app, err := New(Config{AppID: gh.AppID, PrivateKey: gh.PrivateKey, URL: gh.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			client, err := app.ForRepo(context.Background(), testInstallation, testOwner, testRepo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(t.TempDir(), "clone")
+			head, branch, err := client.Clone(context.Background(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = client.Publish(context.Background(), PublishInput{
+				Dir: dir, BaseSHA: head, Branch: "frognano/issue-12", BaseBranch: branch,
+				Title: "Fix", Body: "x", Patch: []byte(tt.patch), IssueNumber: 12,
+			})
+			if err == nil || !strings.Contains(err.Error(), tt.reason) || IsTransient(err) {
+				t.Fatalf("Publish err = %v, want a permanent refusal naming %q", err, tt.reason)
+			}
+			if b := gh.Branch(repo, "frognano/issue-12"); b != nil {
+				t.Errorf("a branch was pushed: %+v", b)
+			}
+			if prs := gh.PRs(repo); len(prs) != 0 {
+				t.Errorf("PRs = %+v, want none", prs)
+			}
+		})
 	}
 }

@@ -185,7 +185,13 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 		res.Notes = append(res.Notes, "The patch could not be taken out of the sandbox: "+err.Error())
 	} else {
 		res.RawPatchBytes = int64(len(raw))
-		p, perr := patch.Sanitize(raw, patch.Options{AllowWorkflowChanges: r.cfg.AllowWorkflowChanges, MaxBytes: r.cfg.MaxPatchBytes})
+		opt := patch.Options{AllowWorkflowChanges: r.cfg.AllowWorkflowChanges, MaxBytes: r.cfg.MaxPatchBytes}
+		p, perr := patch.Sanitize(raw, opt)
+		if perr == nil && len(p.Patch) > 0 {
+			// The diff text may be entirely attacker-chosen: what counts is the tree git
+			// builds from it on the host's own clone.
+			_, perr = patch.ApplyToBase(ctx, patch.HostGit(spec.RepoDir), base, p.Patch, opt)
+		}
 		if perr != nil {
 			res.Notes = append(res.Notes, "The patch was refused: "+perr.Error())
 		} else {
@@ -262,25 +268,61 @@ func (r *Runner) runTests(ctx context.Context, spec Spec, purpose, testCmd strin
 	return tr
 }
 
-// litter is what agents' commands leave behind that no repository wants in a patch. It goes
-// into the sandbox's .git/info/exclude, so it only ever hides files git does not track.
-var litter = []string{
-	"__pycache__/", "*.pyc", "*.pyo", ".pytest_cache/", ".mypy_cache/", ".ruff_cache/", ".tox/",
-	"node_modules/", ".coverage", ".hypothesis/", "*.egg-info/", ".cache/", ".gocache/",
-}
+// quiesceScript kills every process of the sandbox user except this script and its
+// ancestors (the exec's own `timeout` wrapper), round after round until a round finds none,
+// so that nothing the model started (a background job, a fork bomb) is alive while the diff is
+// taken. It uses only bash builtins, so that it does not count its own children.
+const quiesceScript = `spare=" 1 "
+p=$$
+while [ "$p" -gt 1 ]; do
+  spare="$spare$p "
+  pp=0
+  while read -r k v _; do if [ "$k" = PPid: ]; then pp=$v; break; fi; done < /proc/$p/status
+  p=$pp
+done
+round=0
+while :; do
+  found=0
+  for d in /proc/[0-9]*; do
+    pid=${d#/proc/}
+    case "$spare" in *" $pid "*) continue ;; esac
+    u=
+    { while read -r k v _; do if [ "$k" = Uid: ]; then u=$v; break; fi; done < "$d/status"; } 2>/dev/null
+    [ "$u" = "$UID" ] || continue
+    kill -9 "$pid" 2>/dev/null && found=$((found + 1))
+  done
+  [ "$found" = 0 ] && break
+  round=$((round + 1))
+  if [ "$round" -ge 500 ]; then echo "processes of the model kept appearing" >&2; exit 90; fi
+done
+`
 
-// takeDiff stages everything in the sandbox and takes `git diff --cached --binary` against the
-// starting commit, then unstages. The output is untrusted data. Every option that the
-// sandbox's own (writable, so hostile) .git/config could change about the output format is
-// pinned on the command line; --no-renames makes every path carry its mode, so a moved
-// symlink is checked like a new one.
+// takeDiff takes the agent's changes out of the sandbox as `git diff --binary` against the
+// starting commit. First it kills every process the model left (quiesceScript); then git runs
+// with a configuration the model cannot set: .git/config is replaced by a fresh one (no
+// filters, drivers, hooks, fsmonitor or attributes file), .git/info/attributes is removed,
+// system and user configuration are ignored, the index is a fresh one read from the base, and
+// renames are off so every path carries its mode. The output is still untrusted data: the host
+// checks it against its own clone (patch.ApplyToBase) whatever it says.
 func takeDiff(ctx context.Context, sb *sandbox.Sandbox, base string) ([]byte, error) {
-	script := `set -e
+	version, format := "0", ""
+	if len(base) == 64 {
+		version, format = "1", "[extensions]\n\tobjectformat = sha256\n"
+	}
+	script := quiesceScript + `set -e
+[ -d .git ] && [ ! -L .git ] || { echo ".git is not a directory" >&2; exit 91; }
+rm -f .git/config .git/info/attributes
+printf '[core]\n\trepositoryformatversion = ` + version + `\n\tbare = false\n` + format + `' > .git/config
 mkdir -p .git/info
-printf '%s\n' ` + shellQuoteAll(litter) + ` >> .git/info/exclude
-git -c core.fsmonitor= -c core.hooksPath=/dev/null add -A
-git -c core.fsmonitor= diff --cached --binary --no-color --no-ext-diff --no-textconv --full-index ` + base + `
-git reset -q`
+printf '%s\n' ` + shellQuoteAll(patch.ExcludePatterns()) + ` >> .git/info/exclude
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_ATTR_NOSYSTEM=1 HOME=/nonexistent XDG_CONFIG_HOME=/nonexistent
+export GIT_DIR="$PWD/.git" GIT_WORK_TREE="$PWD" GIT_INDEX_FILE=/tmp/frognano-diff-index
+rm -f "$GIT_INDEX_FILE"
+g() { git -c core.fsmonitor=false -c core.hooksPath=/dev/null -c core.attributesFile=/dev/null "$@"; }
+g read-tree ` + base + `
+g add -A
+g diff --cached --binary --no-color --no-ext-diff --no-textconv --no-renames --full-index --src-prefix=a/ --dst-prefix=b/ ` + base + `
+rm -f "$GIT_INDEX_FILE"`
 	res, err := sb.Exec(ctx, []string{"/bin/bash", "-c", script}, nil, 2*time.Minute, maxRawDiffBytes)
 	if err != nil {
 		return nil, err

@@ -221,6 +221,7 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 		}
 		ghcfg := cfg.GitHub
 		ghcfg.Logger = log // else githubapp logs through slog.Default, outside the configured handler
+		ghcfg.AllowWorkflowChanges = cfg.Runner.AllowWorkflowChanges
 		app, err := githubapp.New(ghcfg)
 		if err != nil {
 			docker.Close()

@@ -71,8 +71,12 @@ func (s *Server) mustGit(dir string, args ...string) string {
 	return out
 }
 
+// SymlinkPrefix marks a file of AddRepo as a symbolic link to the rest of the value.
+const SymlinkPrefix = "symlink:"
+
 // AddRepo creates owner/name with one commit holding files on branch "main", served at
 // URL/owner/name.git. Clone and push require Basic auth "x-access-token:<installation token>".
+// A value starting with SymlinkPrefix makes a symbolic link.
 func (s *Server) AddRepo(owner, name string, files map[string]string) *Repo {
 	s.t.Helper()
 	work := filepath.Join(s.t.TempDir(), "work")
@@ -84,6 +88,12 @@ func (s *Server) AddRepo(owner, name string, files map[string]string) *Repo {
 		full := filepath.Join(work, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			s.t.Fatalf("fake GitHub: %v", err)
+		}
+		if target, ok := strings.CutPrefix(content, SymlinkPrefix); ok {
+			if err := os.Symlink(target, full); err != nil {
+				s.t.Fatalf("fake GitHub: %v", err)
+			}
+			continue
 		}
 		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
 			s.t.Fatalf("fake GitHub: %v", err)

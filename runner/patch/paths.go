@@ -2,6 +2,7 @@ package patch
 
 import (
 	"path"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -123,6 +124,7 @@ var litterDirs = map[string]bool{
 	"__pycache__": true, ".pytest_cache": true, ".mypy_cache": true, ".ruff_cache": true,
 	".hypothesis": true, ".tox": true, ".nox": true, ".eggs": true, ".venv": true,
 	"node_modules": true, ".gradle": true, "htmlcov": true, ".ipynb_checkpoints": true,
+	".cache": true, ".gocache": true,
 }
 
 // litterRootDirs are litter only at the repository root, where the tool puts them
@@ -155,6 +157,35 @@ func isLitter(p string) bool {
 		}
 	}
 	return false
+}
+
+// ExcludePatterns returns the litter rules above as gitignore patterns, for the sandbox's
+// .git/info/exclude: the same list decides what the diff leaves out and what Sanitize drops.
+// An exclude rule only hides files git does not track, as isLitter only judges new files.
+func ExcludePatterns() []string {
+	var out []string
+	for _, set := range []map[string]bool{litterDirs, litterRootDirs, litterFiles} {
+		names := make([]string, 0, len(set))
+		for n := range set {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			switch {
+			case litterRootDirs[n]:
+				out = append(out, "/"+n+"/")
+			case litterDirs[n]:
+				out = append(out, n+"/")
+			default:
+				out = append(out, n)
+			}
+		}
+	}
+	out = append(out, "*.egg-info", ".coverage.*")
+	for _, s := range litterSuffixes {
+		out = append(out, "*"+s)
+	}
+	return out
 }
 
 // isWorkflowPath reports whether p is under .github/workflows/ or .github/actions/

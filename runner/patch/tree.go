@@ -1,0 +1,263 @@
+package patch
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// The checks in this file do not trust the diff text at all. The parser above decides what a
+// diff claims; git apply decides what it does (it takes a missing mode from the base tree, for
+// example). So the patch is applied on the host, to the base commit of the host's own clone, in
+// a throwaway index, and the tree that comes out is compared with the base tree by git itself:
+// every changed path, with its old and new mode and object, as git will commit it.
+
+// Git runs one git command on the host's own clone (never a .git the sandbox could write) and
+// returns its standard output. env holds extra KEY=VALUE settings for this call.
+type Git func(ctx context.Context, env []string, stdin []byte, args ...string) ([]byte, error)
+
+// HostGit returns a Git that runs the git CLI in dir with no system, global or user
+// configuration or attributes, no hooks, no fsmonitor and no prompt. dir is the host's clone.
+func HostGit(dir string) Git {
+	return func(ctx context.Context, env []string, stdin []byte, args ...string) ([]byte, error) {
+		argv := append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}, args...)
+		cmd := exec.CommandContext(ctx, "git", argv...)
+		cmd.Dir = dir
+		cmd.Env = append([]string{
+			"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "XDG_CONFIG_HOME=/nonexistent",
+			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1",
+			"GIT_TERMINAL_PROMPT=0", "LC_ALL=C",
+		}, env...)
+		if stdin != nil {
+			cmd.Stdin = bytes.NewReader(stdin)
+		}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return out, fmt.Errorf("git %s: %w: %s", args[0], err, clip(strings.TrimSpace(stderr.String())))
+		}
+		return out, nil
+	}
+}
+
+// ApplyError is a patch that git apply refused on the base commit.
+type ApplyError struct{ Err error }
+
+func (e *ApplyError) Error() string {
+	return "the patch does not apply to the base commit: " + e.Err.Error()
+}
+func (e *ApplyError) Unwrap() error { return e.Err }
+
+// ApplyToBase applies diff to the base commit with `git apply --cached` in a throwaway index,
+// writing the new objects to a throwaway object directory (the clone's objects are read through
+// an alternate, so the clone is not modified), and checks the resulting tree with CheckTree.
+// It returns the tree's id, an *ApplyError when git cannot apply the diff, or the
+// *RefusedError of CheckTree.
+func ApplyToBase(ctx context.Context, git Git, base string, diff []byte, opt Options) (string, error) {
+	objects, err := git(ctx, nil, nil, "rev-parse", "--path-format=absolute", "--git-path", "objects")
+	if err != nil {
+		return "", fmt.Errorf("finding the clone's objects: %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "frognano-apply-")
+	if err != nil {
+		return "", fmt.Errorf("creating a throwaway index: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Mkdir(filepath.Join(tmp, "objects"), 0o700); err != nil {
+		return "", fmt.Errorf("creating a throwaway object directory: %w", err)
+	}
+	env := []string{
+		"GIT_INDEX_FILE=" + filepath.Join(tmp, "index"),
+		"GIT_OBJECT_DIRECTORY=" + filepath.Join(tmp, "objects"),
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + strings.TrimSpace(string(objects)),
+	}
+	if _, err := git(ctx, env, nil, "read-tree", base); err != nil {
+		return "", fmt.Errorf("reading the base commit %s: %w", clip(base), err)
+	}
+	if _, err := git(ctx, env, diff, "apply", "--cached", "--binary", "--whitespace=nowarn", "-"); err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", &ApplyError{err}
+	}
+	out, err := git(ctx, env, nil, "write-tree")
+	if err != nil {
+		return "", fmt.Errorf("writing the patched tree: %w", err)
+	}
+	tree := strings.TrimSpace(string(out))
+	if err := checkTree(ctx, git, env, base, tree, opt); err != nil {
+		return "", err
+	}
+	return tree, nil
+}
+
+// CheckTree compares tree (what applying a patch produced on the host) with the base commit and
+// returns a *RefusedError when any changed path breaks a rule: a path that fails checkPath (into
+// .git, absolute, "..", control characters), a gitlink added, changed or removed, a new or
+// changed symlink that leaves the repository or reaches .git once every symlink of the tree on
+// its way is followed, or a change under .github/workflows/ or .github/actions/ unless
+// opt.AllowWorkflowChanges. It is the last check before a commit is pushed.
+func CheckTree(ctx context.Context, git Git, base, tree string, opt Options) error {
+	return checkTree(ctx, git, nil, base, tree, opt)
+}
+
+// TreeChange is one entry of `git diff-tree --raw` between the base and a patched tree.
+type TreeChange struct {
+	OldMode, NewMode string // "000000" on the side where the path does not exist
+	NewObject        string
+	Path             string
+}
+
+func checkTree(ctx context.Context, git Git, env []string, base, tree string, opt Options) error {
+	out, err := git(ctx, env, nil, "diff-tree", "-r", "-z", "--raw", "--no-renames", "--full-index", base, tree)
+	if err != nil {
+		return fmt.Errorf("comparing the patched tree with the base: %w", err)
+	}
+	changes, err := parseRawDiff(out)
+	if err != nil {
+		return fmt.Errorf("comparing the patched tree with the base: %w", err)
+	}
+	var rej []Rejected
+	var newLinks []TreeChange
+	for _, c := range changes {
+		switch why := checkPath(c.Path); {
+		case why != "":
+			rej = append(rej, Rejected{Path: c.Path, Reason: why})
+		case c.OldMode == ModeGitlink || c.NewMode == ModeGitlink:
+			rej = append(rej, Rejected{Path: c.Path, Reason: "submodule (gitlink) change"})
+		case !opt.AllowWorkflowChanges && isWorkflowPath(c.Path):
+			rej = append(rej, Rejected{Path: c.Path, Reason: "change under .github/workflows or .github/actions"})
+		case c.NewMode == ModeSymlink:
+			newLinks = append(newLinks, c)
+		}
+	}
+	if len(newLinks) > 0 {
+		links, err := treeLinks(ctx, git, env, tree)
+		if err != nil {
+			return err
+		}
+		for _, c := range newLinks {
+			if why := resolveLink(c.Path, links); why != "" {
+				rej = append(rej, Rejected{Path: c.Path, Reason: why})
+			}
+		}
+	}
+	if len(rej) > 0 {
+		return &RefusedError{Rejected: rej}
+	}
+	return nil
+}
+
+// parseRawDiff reads `git diff-tree -r -z --raw --no-renames` output:
+// ":OLDMODE NEWMODE OLDOID NEWOID STATUS\0PATH\0" per entry.
+func parseRawDiff(out []byte) ([]TreeChange, error) {
+	var changes []TreeChange
+	fields := bytes.Split(out, []byte{0})
+	for i := 0; i < len(fields); i++ {
+		meta := string(fields[i])
+		if meta == "" && i == len(fields)-1 {
+			break
+		}
+		parts := strings.Fields(strings.TrimPrefix(meta, ":"))
+		if !strings.HasPrefix(meta, ":") || len(parts) != 5 || i+1 >= len(fields) {
+			return nil, fmt.Errorf("unexpected diff-tree entry %q", clip(meta))
+		}
+		i++
+		changes = append(changes, TreeChange{OldMode: parts[0], NewMode: parts[1], NewObject: parts[3], Path: string(fields[i])})
+	}
+	return changes, nil
+}
+
+// treeLinks returns every symlink of tree with its target.
+func treeLinks(ctx context.Context, git Git, env []string, tree string) (map[string]string, error) {
+	out, err := git(ctx, env, nil, "ls-tree", "-r", "-z", "--full-tree", tree)
+	if err != nil {
+		return nil, fmt.Errorf("listing the patched tree: %w", err)
+	}
+	var paths, oids []string
+	for _, e := range bytes.Split(out, []byte{0}) {
+		meta, name, ok := strings.Cut(string(e), "\t")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(meta) // MODE TYPE OID
+		if len(f) == 3 && f[0] == ModeSymlink {
+			paths, oids = append(paths, name), append(oids, f[2])
+		}
+	}
+	links := make(map[string]string, len(paths))
+	if len(paths) == 0 {
+		return links, nil
+	}
+	// One cat-file for all of them: "OID blob SIZE\nDATA\n" per object.
+	data, err := git(ctx, env, []byte(strings.Join(oids, "\n")+"\n"), "cat-file", "--batch")
+	if err != nil {
+		return nil, fmt.Errorf("reading symlink targets: %w", err)
+	}
+	for i, p := range paths {
+		nl := bytes.IndexByte(data, '\n')
+		if nl < 0 {
+			return nil, errors.New("reading symlink targets: short cat-file output")
+		}
+		var oid, typ string
+		var size int
+		if _, err := fmt.Sscanf(string(data[:nl]), "%s %s %d", &oid, &typ, &size); err != nil || oid != oids[i] || nl+1+size+1 > len(data) {
+			return nil, fmt.Errorf("reading symlink targets: unexpected cat-file header %q", clip(string(data[:nl])))
+		}
+		links[p] = string(data[nl+1 : nl+1+size])
+		data = data[nl+1+size+1:]
+	}
+	return links, nil
+}
+
+// maxLinkHops bounds how many symlinks one resolution follows (Linux's own limit is 40).
+const maxLinkHops = 40
+
+// resolveLink follows the symlink at link through the symlinks of the tree, lexically, and
+// says why it is not allowed: an absolute target, a ".." above the root, a path into .git, a
+// loop, or a target a checkout could not hold. A target that does not exist is allowed.
+func resolveLink(link string, links map[string]string) string {
+	target := links[link]
+	if why := checkSymlink(link, target); why != "" {
+		return why
+	}
+	dir := strings.Split(link, "/")
+	stack := dir[:len(dir)-1]
+	rest := strings.Split(target, "/")
+	for hops := 0; len(rest) > 0; {
+		c := rest[0]
+		rest = rest[1:]
+		switch {
+		case c == "" || c == ".":
+			continue
+		case c == "..":
+			if len(stack) == 0 {
+				return "symlink escapes the repository"
+			}
+			stack = stack[:len(stack)-1]
+			continue
+		case isDotGit(c):
+			return "symlink into .git"
+		}
+		stack = append(stack, c)
+		next, ok := links[strings.Join(stack, "/")]
+		if !ok {
+			continue
+		}
+		if hops++; hops > maxLinkHops {
+			return "symlink loop"
+		}
+		if strings.HasPrefix(next, "/") || next == "" || hasControl(next) || strings.Contains(next, `\`) {
+			return "symlink resolves through " + strings.Join(stack, "/") + " to a path outside the repository"
+		}
+		stack = stack[:len(stack)-1]
+		rest = append(strings.Split(next, "/"), rest...)
+	}
+	return ""
+}
