@@ -95,7 +95,13 @@ type bundle struct {
 
 func setup(t *testing.T, repo, script, image string) bundle {
 	t.Helper()
-	model := leaftest.NewServer(t, leaftest.LoadModel(t, script))
+	return setupWith(t, repo, leaftest.LoadModel(t, script), image)
+}
+
+// setupWith is setup with a script loaded from anywhere (testdata/hostile, for example).
+func setupWith(t *testing.T, repo string, script leaftest.Script, image string) bundle {
+	t.Helper()
+	model := leaftest.NewServer(t, script)
 	cfg := runner.DefaultConfig()
 	cfg.Sandbox.Image = image
 	cfg.Sandbox.ExecutorPath = executorPath

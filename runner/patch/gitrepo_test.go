@@ -12,7 +12,7 @@ import (
 // testRepo is a real git repository in a temp directory, used to produce diffs the way
 // the sandbox does and to check that filtered patches apply with the real git.
 type testRepo struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	home string
 	base string // the commit the diff is taken against
@@ -20,7 +20,7 @@ type testRepo struct {
 
 // newRepo creates a repository holding files (path -> content; a value starting with
 // "->" makes a symlink to the rest) and commits them as the base.
-func newRepo(t *testing.T, files map[string]string) *testRepo {
+func newRepo(t testing.TB, files map[string]string) *testRepo {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatalf("these tests need the git CLI: %v", err)
