@@ -1,6 +1,6 @@
 // Package leaf owns the Leaf agent loop that FrogNano-4B was trained in: the system
 // prompt, the five tool schemas, the chat-completions request, context accounting,
-// exit reasons and the trajectory record, all as shared/leaf-protocol.md states them
+// exit reasons and the trajectory record, all as docs/leaf-protocol.md states them
 // (read from the reference harness, microsoft/FrogNano frognano/harness/leaf/).
 //
 // leaf talks to the model server and to a Tools implementation, nothing else. It must
