@@ -18,7 +18,7 @@ import (
 // binary on the host (on a temporary copy, with a clean environment so the host's login
 // profile cannot add noise) and through a real container, and requires byte-identical
 // observations:
-// the rules of leaf-protocol.md that the executor's table tests check in process hold through
+// the rules of docs/leaf-protocol.md that the executor's table tests check in process hold through
 // the container too (path display, truncation, errors, timeouts, state carried between calls).
 func TestExecutorParityThroughContainer(t *testing.T) {
 	t.Parallel()
