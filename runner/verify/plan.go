@@ -6,6 +6,8 @@ import "strings"
 const (
 	FormatGoJSON = "gojson" // `go test -json` events on standard output
 	FormatJUnit  = "junit"  // a JUnit XML file written by pytest
+	// FormatUnittest is the status lines `python3 -m unittest -v` prints, read from the output.
+	FormatUnittest = "unittest"
 )
 
 // JUnitPath is where pytest writes its report inside the sandbox; the caller reads it
@@ -21,12 +23,14 @@ type Plan struct {
 	Shell string
 	// ReportFile is a file the caller reads back after the run, when Format needs one.
 	ReportFile string
-	// Format is FormatGoJSON, FormatJUnit or "" (exit code only).
+	// Format is FormatGoJSON, FormatJUnit, FormatUnittest or "" (exit code only).
 	Format string
 }
 
 // PlanFor turns a command into a Plan. Only simple commands are rewritten: "go test
-// ARGS" gains -json, a pytest command gains --junitxml. A command with shell syntax
+// ARGS" gains -json, a pytest command gains --junitxml, "python3 -m unittest ARGS" gains
+// -v (last, so that it also wins over a -q, and after "discover" whose own options
+// follow it; the test names are still the user's). A command with shell syntax
 // (pipes, &&, ;, redirections, substitutions) or any other tool runs as is and is
 // judged by its exit code only.
 func PlanFor(cmd string) Plan {
@@ -53,6 +57,9 @@ func PlanFor(cmd string) Plan {
 		p.Shell = "rm -f " + JUnitPath + " && " + strings.Join(f, " ") + " --junitxml=" + JUnitPath
 		p.ReportFile = JUnitPath
 		p.Format = FormatJUnit
+	case isPythonModuleCmd(f, "unittest"):
+		p.Shell = strings.Join(f, " ") + " -v"
+		p.Format = FormatUnittest
 	}
 	return p
 }
@@ -61,9 +68,12 @@ func isPytestCmd(f []string) bool {
 	switch {
 	case f[0] == "pytest" || f[0] == "py.test":
 		return true
-	case len(f) >= 3 && (f[0] == "python" || f[0] == "python3" || strings.HasPrefix(f[0], "python3.")) &&
-		f[1] == "-m" && f[2] == "pytest":
-		return true
 	}
-	return false
+	return isPythonModuleCmd(f, "pytest")
+}
+
+// isPythonModuleCmd matches "python3 -m MODULE ..." (python, python3 or python3.N).
+func isPythonModuleCmd(f []string, module string) bool {
+	return len(f) >= 3 && (f[0] == "python" || f[0] == "python3" || strings.HasPrefix(f[0], "python3.")) &&
+		f[1] == "-m" && f[2] == module
 }

@@ -3,24 +3,10 @@ package verify
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// pythonWithPytest finds an interpreter that has pytest (Debian's python3-pytest
-// installs it for /usr/bin/python3, which may not be the first python3 on PATH).
-func pythonWithPytest(t *testing.T) string {
-	t.Helper()
-	for _, py := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(py, "-m", "pytest", "--version").Run() == nil {
-			return py
-		}
-	}
-	t.Fatal("these tests need pytest: apt-get install -y python3-pytest")
-	return ""
-}
 
 const pyTests = `import pytest
 
@@ -74,24 +60,16 @@ var pytestWant = map[string]Status{
 	"tests.test_mod.TestGroup.test_method": Pass,
 }
 
-// runPytest runs the Plan for CmdPytest with the real pytest in dir, with the report
-// redirected to a per-test file, and reads the outcome back.
+// runPytest runs the Plan for CmdPytest with the real pytest on a copy of dir in a sandbox
+// of the default image, and reads the outcome back.
 func runPytest(t *testing.T, dir string) Outcome {
 	t.Helper()
-	py := pythonWithPytest(t)
 	plan := PlanFor(CmdPytest)
-	report := filepath.Join(t.TempDir(), "junit.xml")
-	shell := strings.Replace(plan.Shell, "python3", py, 1)
-	shell = strings.ReplaceAll(shell, plan.ReportFile, report) + " -p no:cacheprovider"
-	if err := os.WriteFile(report, []byte("stale"), 0o644); err != nil {
-		t.Fatal(err)
+	run := runInSandbox(t, dir, plan)
+	if run.Report == nil {
+		t.Fatalf("pytest wrote no report (exit %d):\n%s", run.ExitCode, run.Output)
 	}
-	out, code := runShell(t, dir, shell)
-	xml, err := os.ReadFile(report)
-	if err != nil {
-		t.Fatalf("pytest wrote no report: %v\n%s", err, out)
-	}
-	return Read(plan, code, out, xml)
+	return Read(plan, run.ExitCode, run.Output, run.Report)
 }
 
 func TestReadPytestReal(t *testing.T) {

@@ -73,6 +73,8 @@ func Read(plan Plan, exitCode int, output, report []byte) Outcome {
 		o.Tail, o.Tests = Tail(text, TailLines), tests
 	case FormatJUnit:
 		o.Tail, o.Tests = Tail(output, TailLines), readJUnit(report)
+	case FormatUnittest:
+		o.Tail, o.Tests = Tail(output, TailLines), readUnittest(output)
 	default:
 		o.Tail = Tail(output, TailLines)
 	}
