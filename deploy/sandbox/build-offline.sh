@@ -142,13 +142,15 @@ make_base_image() {
 }
 
 # Each image is labelled with a hash of its recipe, so an image built from an older Dockerfile
-# (a machine keeps its images between runs) is rebuilt instead of silently reused.
+# (a machine keeps its images between runs) is rebuilt instead of silently reused. This script
+# is part of the recipe: it decides what goes into the images (the base root filesystem, the Go
+# tree copied into the Go image), so a fix here must replace an image an older copy built.
 recipe_label=dev.frognano.recipe
 recipe_of() { cat "$@" | sha256sum | cut -c1-16; }
 fresh_image() { # IMAGE HASH
   [ "$(docker image inspect -f "{{index .Config.Labels \"$recipe_label\"}}" "$1" 2>/dev/null)" = "$2" ]
 }
-recipe=$(recipe_of "$here/Dockerfile")
+recipe=$(recipe_of "$here/Dockerfile" "$here/build-offline.sh")
 
 if [ "$force" = 1 ] || ! fresh_image "$image" "$recipe"; then
   if ! have_image "$base_image"; then
@@ -170,11 +172,16 @@ if [ "$with_go" = 1 ]; then
     goroot=$(go env GOROOT)
     log "building $go_image with the Go tree at $goroot ($(go env GOVERSION))"
     # The build context is streamed as a tar: the Dockerfile plus the host's Go tree renamed to
-    # go/ (its tests and API lists are not needed), so nothing is copied on disk.
+    # go/, so nothing is copied on disk. Left out: GOROOT's own test/, api/ and doc/ folders
+    # (the release's tests, API lists and documents). The patterns are anchored and literal:
+    # tar's default would also drop any deeper path ending in them, such as src/go/doc (which
+    # go/printer, go/format and go/build import).
+    gobase=$(basename "$goroot")
     tar -c -C "$here" Dockerfile.go-example \
-      -C "$(dirname "$goroot")" --transform "s,^$(basename "$goroot"),go,S" \
-      --exclude="$(basename "$goroot")/test" --exclude="$(basename "$goroot")/api" \
-      --exclude="$(basename "$goroot")/doc" "$(basename "$goroot")" |
+      -C "$(dirname "$goroot")" --transform "s,^$gobase,go,S" \
+      --anchored --no-wildcards \
+      --exclude="$gobase/test" --exclude="$gobase/api" --exclude="$gobase/doc" \
+      "$gobase" |
       classic_build --label "$recipe_label=$go_recipe" -t "$go_image" -f Dockerfile.go-example -
   else
     log "$go_image is up to date (use --force to rebuild)"
