@@ -10,6 +10,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -17,10 +19,19 @@ import (
 )
 
 // CopyRepo streams hostDir, a git checkout, into the workspace as a tar whose every entry is owned
-// by the sandbox user. The host directory is only read. The copy carries no credential: .git/config
-// is replaced by a fresh one (core settings only, no remote), and the parts of .git that are host
-// state or can run code (hooks, logs, FETCH_HEAD, submodule repositories, alternates) are left out.
-// Symbolic links are copied as links, never followed; sockets, devices and FIFOs are skipped.
+// by the sandbox user. The host directory is only read.
+//
+// Only what git tracks is copied: the paths `git ls-files` lists (run on the host with the
+// system configuration ignored), with their working-tree content, so that an ignored or
+// untracked file (a local .env, build output, a key) never reaches the model or the patch. A
+// tracked path that is missing, lies under a symbolic link, or is a directory (a submodule: it
+// is copied empty) brings nothing else. A directory that is not in a git work tree at all is
+// copied whole (test fixtures).
+//
+// The copy carries no credential: .git/config is replaced by a fresh one (core settings only,
+// no remote), and the parts of .git that are host state or can run code (hooks, logs,
+// FETCH_HEAD, submodule repositories, alternates) are left out. Symbolic links are copied as
+// links, never followed; sockets, devices and FIFOs are skipped.
 func (s *Sandbox) CopyRepo(ctx context.Context, hostDir string) error {
 	root, err := filepath.Abs(hostDir)
 	if err != nil {
@@ -29,9 +40,13 @@ func (s *Sandbox) CopyRepo(ctx context.Context, hostDir string) error {
 	if fi, err := os.Lstat(filepath.Join(root, ".git")); err == nil && !fi.IsDir() {
 		return fmt.Errorf("copying the repository: %s/.git is not a directory (worktrees and submodule checkouts are not supported)", root)
 	}
+	tracked, err := trackedFiles(ctx, root)
+	if err != nil {
+		return fmt.Errorf("copying the repository: %w", err)
+	}
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(writeRepoTar(pw, root, s.uid, s.gid))
+		pw.CloseWithError(writeRepoTar(pw, root, tracked, s.uid, s.gid))
 	}()
 	err = s.docker.CopyToContainer(ctx, s.id, s.cfg.Workdir, pr, container.CopyToContainerOptions{})
 	// Unblock the writer if the engine stopped reading early; the writer's own error, if any,
@@ -43,15 +58,171 @@ func (s *Sandbox) CopyRepo(ctx context.Context, hostDir string) error {
 	return nil
 }
 
-// writeRepoTar writes the tar of root for CopyRepo.
-func writeRepoTar(w io.Writer, root string, uid, gid int) error {
+// trackedFiles lists the paths (slash-separated, relative to root, sorted, each once) that git
+// tracks under root, or nil when root is in no git work tree. Git runs with the system config
+// ignored and none of this process's GIT_* variables, so that it reads root's own repository,
+// and with fsmonitor off, so that listing runs no hook.
+func trackedFiles(ctx context.Context, root string) ([]string, error) {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			env = append(env, kv)
+		}
+	}
+	// LC_ALL=C keeps git's messages in English, which the "not a git repository" test reads.
+	env = append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd := exec.CommandContext(ctx, "git", "-C", root, "-c", "core.fsmonitor=false", "ls-files", "-z")
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && strings.Contains(stderr.String(), "not a git repository") {
+			if _, err := os.Stat(filepath.Join(root, ".git")); err == nil {
+				return nil, fmt.Errorf("git does not read %s/.git as a repository: %s", root, strings.TrimSpace(stderr.String()))
+			}
+			return nil, nil
+		}
+		return nil, fmt.Errorf("listing the files git tracks in %s: %v: %s", root, err, strings.TrimSpace(stderr.String()))
+	}
+	var paths []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		// An unmerged path is listed once per stage.
+		if p != "" && (len(paths) == 0 || paths[len(paths)-1] != p) {
+			paths = append(paths, p)
+		}
+	}
+	if paths == nil {
+		paths = []string{} // a repository that tracks nothing: copy nothing but .git
+	}
+	return paths, nil
+}
+
+// writeRepoTar writes the tar of root for CopyRepo: the tracked paths (everything when
+// tracked is nil) and the sanitized .git.
+func writeRepoTar(w io.Writer, root string, tracked []string, uid, gid int) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	tw := tar.NewWriter(bw)
 	// The workspace root itself: a volume for a path the image lacks starts out owned by root.
 	if err := tw.WriteHeader(&tar.Header{Name: "./", Typeflag: tar.TypeDir, Mode: 0o755, Uid: uid, Gid: gid, Format: tar.FormatPAX}); err != nil {
 		return err
 	}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	var err error
+	if tracked == nil {
+		err = writeTree(tw, root, "", uid, gid)
+	} else {
+		err = writeTracked(tw, root, tracked, uid, gid)
+		if err == nil {
+			if _, statErr := os.Lstat(filepath.Join(root, ".git")); statErr == nil {
+				err = writeTree(tw, root, ".git", uid, gid)
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("packing the repository: %w", err)
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("packing the repository: %w", err)
+	}
+	return bw.Flush()
+}
+
+// writeTracked writes the tracked paths as they are in root's working tree, each preceded by
+// its parent directories. A path whose parent is not a real directory (a symbolic link, a
+// file, missing) is skipped: git would not write through a link either, and following one
+// could read outside the checkout.
+func writeTracked(tw *tar.Writer, root string, tracked []string, uid, gid int) error {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	dirs := map[string]bool{"": true} // written (true) or refused (false)
+	var dirOK func(dir string) (bool, error)
+	dirOK = func(dir string) (bool, error) {
+		if ok, seen := dirs[dir]; seen {
+			return ok, nil
+		}
+		parent := path.Dir(dir)
+		if parent == "." {
+			parent = ""
+		}
+		ok, err := dirOK(parent)
+		if err != nil || !ok {
+			dirs[dir] = false
+			return false, err
+		}
+		info, err := r.Lstat(dir)
+		if err != nil || !info.IsDir() {
+			dirs[dir] = false
+			return false, nil
+		}
+		dirs[dir] = true
+		return true, writeEntry(tw, r, dir, info, uid, gid)
+	}
+	for _, rel := range tracked {
+		if !safeTrackedPath(rel) {
+			continue
+		}
+		parent := path.Dir(rel)
+		if parent == "." {
+			parent = ""
+		}
+		if ok, err := dirOK(parent); err != nil {
+			return err
+		} else if !ok {
+			continue
+		}
+		info, err := r.Lstat(rel)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted in the working tree
+		}
+		if err != nil {
+			return err
+		}
+		if info.IsDir() {
+			// A submodule (gitlink): an empty directory, as git leaves one not initialised.
+			if _, seen := dirs[rel]; seen {
+				continue
+			}
+			dirs[rel] = false // its content is not tracked here: nothing goes under it
+			if err := writeEntry(tw, r, rel, info, uid, gid); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := writeEntry(tw, r, rel, info, uid, gid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// safeTrackedPath refuses what git itself never tracks (an empty, absolute or dot-dot
+// component, or a .git component), should an index list it anyway.
+func safeTrackedPath(rel string) bool {
+	if rel == "" || strings.HasPrefix(rel, "/") {
+		return false
+	}
+	for _, c := range strings.Split(rel, "/") {
+		if c == "" || c == "." || c == ".." || strings.EqualFold(c, ".git") {
+			return false
+		}
+	}
+	return true
+}
+
+// writeTree writes root/sub (root itself when sub is empty) and everything under it, with the
+// rules of gitEntry for the checkout's own .git.
+func writeTree(tw *tar.Writer, root, sub string, uid, gid int) error {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	start := filepath.Join(root, filepath.FromSlash(sub))
+	return filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -80,51 +251,51 @@ func writeRepoTar(w io.Writer, root string, uid, gid int) error {
 		if err != nil {
 			return err
 		}
-		hdr := &tar.Header{
-			Name:    rel,
-			Mode:    int64(info.Mode().Perm()),
-			ModTime: info.ModTime(),
-			Uid:     uid,
-			Gid:     gid,
-			Format:  tar.FormatPAX,
-		}
-		switch {
-		case info.Mode().IsRegular():
-			hdr.Typeflag = tar.TypeReg
-			hdr.Size = info.Size()
-		case info.IsDir():
-			hdr.Typeflag = tar.TypeDir
-			hdr.Name += "/"
-		case info.Mode()&fs.ModeSymlink != 0:
-			hdr.Typeflag = tar.TypeSymlink
-			if hdr.Linkname, err = os.Readlink(p); err != nil {
-				return err
-			}
-		default:
-			return nil // sockets, devices, FIFOs: nothing a repository needs
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return err
-		}
-		if hdr.Typeflag != tar.TypeReg {
-			return nil
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		// CopyN keeps the entry exactly as long as its header said even if the file changed.
-		_, err = io.CopyN(tw, f, hdr.Size)
-		return err
+		return writeEntry(tw, r, rel, info, uid, gid)
 	})
+}
+
+// writeEntry writes one file, directory or symbolic link of r at rel; anything else is skipped.
+func writeEntry(tw *tar.Writer, r *os.Root, rel string, info fs.FileInfo, uid, gid int) error {
+	hdr := &tar.Header{
+		Name:    rel,
+		Mode:    int64(info.Mode().Perm()),
+		ModTime: info.ModTime(),
+		Uid:     uid,
+		Gid:     gid,
+		Format:  tar.FormatPAX,
+	}
+	var err error
+	switch {
+	case info.Mode().IsRegular():
+		hdr.Typeflag = tar.TypeReg
+		hdr.Size = info.Size()
+	case info.IsDir():
+		hdr.Typeflag = tar.TypeDir
+		hdr.Name += "/"
+	case info.Mode()&fs.ModeSymlink != 0:
+		hdr.Typeflag = tar.TypeSymlink
+		if hdr.Linkname, err = r.Readlink(rel); err != nil {
+			return err
+		}
+	default:
+		return nil // sockets, devices, FIFOs: nothing a repository needs
+	}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return err
+	}
+	if hdr.Typeflag != tar.TypeReg {
+		return nil
+	}
+	// Opened through the root, so that even a path changed meanwhile cannot lead outside it.
+	f, err := r.Open(rel)
 	if err != nil {
-		return fmt.Errorf("packing the repository: %w", err)
+		return err
 	}
-	if err := tw.Close(); err != nil {
-		return fmt.Errorf("packing the repository: %w", err)
-	}
-	return bw.Flush()
+	defer f.Close()
+	// CopyN keeps the entry exactly as long as its header said even if the file changed.
+	_, err = io.CopyN(tw, f, hdr.Size)
+	return err
 }
 
 func writeFile(tw *tar.Writer, name string, mode int64, uid, gid int, content []byte) error {

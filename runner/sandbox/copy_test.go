@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -162,4 +163,86 @@ func FuzzSanitizedGitConfig(f *testing.F) {
 			t.Fatalf("unexpected config for %q:\n%s", in, out)
 		}
 	})
+}
+
+// TestCopyRepoOnlyTracked: local secrets stay local. A checkout with an ignored .env, ignored
+// build output, untracked files, a local edit, a deleted file and a tracked path that now leads
+// through a symbolic link out of the checkout: only what git tracks reaches the sandbox, with
+// its working-tree content, and nothing outside the checkout is read.
+func TestCopyRepoOnlyTracked(t *testing.T) {
+	t.Parallel()
+	repo := makeRepo(t)
+	outside := t.TempDir()
+	secret := "local-secret-" + canary
+	write := func(name, content string) {
+		t.Helper()
+		p := filepath.Join(repo, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid"}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write(".gitignore", ".env\nbuild/\n")
+	write("data/config.txt", "tracked\n")
+	write("gone.txt", "deleted in the working tree\n")
+	git("add", ".gitignore", "data/config.txt", "gone.txt")
+	git("commit", "-q", "-m", "ignore rules")
+	write(".env", "API_KEY="+secret+"\n")
+	write("build/out.txt", secret+"\n")
+	write("notes.txt", "untracked "+secret+"\n")
+	write("scratch/keys.pem", secret+"\n")
+	write("README.md", "# demo, edited locally\n")
+	if err := os.Remove(filepath.Join(repo, "gone.txt")); err != nil {
+		t.Fatal(err)
+	}
+	// data/ becomes a link out of the checkout: the tracked data/config.txt would now read
+	// outside/config.txt.
+	if err := os.WriteFile(filepath.Join(outside, "config.txt"), []byte(secret+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(repo, "data")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(repo, "data")); err != nil {
+		t.Fatal(err)
+	}
+	sb := readySandbox(t, testConfig(), repo)
+	r := bash(t, sb, "ls -A; echo ---; grep -r -l -F "+secret+" /workspace; echo ---; git status --porcelain --ignored --untracked-files=all; echo ---; cat README.md")
+	want := ".git\n.gitignore\nREADME.md\ncalc-link.py\noutside-link\npkg\nrun.sh\ntests\n---\n---\n M README.md\n D data/config.txt\n D gone.txt\n---\n# demo, edited locally\n"
+	if r.stdout != want {
+		t.Errorf("the sandbox holds\n%s\nwant\n%s", r.stdout, want)
+	}
+}
+
+// TestCopyRepoIgnoresGitEnvironment: GIT_DIR or GIT_INDEX_FILE in frognano's own environment
+// (a hook, a wrapper script) must not make the listing read another repository or index. Not
+// parallel: it sets the process's environment.
+func TestCopyRepoIgnoresGitEnvironment(t *testing.T) {
+	repo := makeRepo(t)
+	other := makeRepo(t)
+	// Tracked in other, untracked in repo: copied only if the listing read other's index.
+	for _, dir := range []string{repo, other} {
+		if err := os.WriteFile(filepath.Join(dir, "only-in-other.txt"), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("git", "-C", other, "add", "only-in-other.txt").CombinedOutput(); err != nil {
+		t.Fatalf("git add: %v\n%s", err, out)
+	}
+	t.Setenv("GIT_DIR", filepath.Join(other, ".git"))
+	t.Setenv("GIT_INDEX_FILE", filepath.Join(other, ".git", "index"))
+	sb := readySandbox(t, testConfig(), repo)
+	if r := bash(t, sb, "ls pkg/calc.py only-in-other.txt 2>&1; git status --porcelain"); r.stdout != "ls: cannot access 'only-in-other.txt': No such file or directory\npkg/calc.py\n" {
+		t.Errorf("the copy followed the host's GIT_* variables: %s", r.raw)
+	}
 }

@@ -29,6 +29,15 @@
 // The executor (cmd/frognano-executor) is started once per sandbox as one long-lived exec whose
 // stdin and stdout carry JSON lines (runner/executor's Request, Response, Ready). A tool call is
 // then one write and one read on an open stream, instead of one Engine-API exec per call.
-// The container's own process is `sleep infinity` under Docker's init, which reaps the orphans
-// a command leaves, so that zombies do not eat the pids limit.
+// The container's own process is `sleep LIFETIME` under Docker's init, which reaps the orphans
+// a command leaves, so that zombies do not eat the pids limit, and ends the container (every
+// process in it) at Config.Lifetime even if the process that made it was killed.
+//
+// # Limits the engine does not give
+//
+// The workspace's disk use is bounded by a watcher container beside each sandbox (disk.go):
+// Docker cannot limit an anonymous volume's size without xfs project quotas. /dev/shm is
+// Docker's private tmpfs, at most 64 MiB and noexec, charged to the memory limit like /tmp.
+// No log driver runs, so nothing the sandbox prints lands in a file on the host. OOMKills
+// counts processes the kernel killed for memory even when the sandbox survived them.
 package sandbox

@@ -179,16 +179,10 @@ done`
 	_ = s.docker.ContainerExecStart(ctx, created.ID, container.ExecStartOptions{Detach: true})
 }
 
-// cgroupOOMKills reads the container's memory cgroup OOM-kill counter (cgroup v2 memory.events
-// or v1 memory.oom_control), 0 when it cannot be read.
+// cgroupOOMKills is OOMKills, 0 when it cannot be read.
 func (s *Sandbox) cgroupOOMKills(ctx context.Context) int {
-	res, err := s.Exec(ctx, []string{"/bin/sh", "-c",
-		"cat /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null; true"},
-		nil, 10*time.Second, 64<<10)
-	if err != nil {
-		return 0
-	}
-	return parseOOMKills(res.Stdout)
+	n, _ := s.OOMKills(ctx)
+	return n
 }
 
 // parseOOMKills sums the "oom_kill N" lines of cgroup memory files.

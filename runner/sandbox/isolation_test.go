@@ -1,8 +1,11 @@
 package sandbox_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/docker/docker/api/types/container"
 )
 
 // TestIsolation checks the promises of shared/security.md from inside the container, through
@@ -83,6 +86,47 @@ func TestIsolation(t *testing.T) {
 		}
 		if r := bash(t, sb, "touch /workspace/probe /tmp/probe && rm /workspace/probe /tmp/probe"); r.code != 0 {
 			t.Errorf("the workspace and /tmp must be writable: %s", r.raw)
+		}
+	})
+	t.Run("DevShmSmallPrivateNoexec", func(t *testing.T) {
+		// testConfig's 512 MiB memory limit gives /dev/shm Docker's 64 MiB (the most it gets).
+		r := bash(t, sb, "grep ' /dev/shm ' /proc/mounts; df -B1 --output=size /dev/shm | tail -1")
+		mnt, size, _ := strings.Cut(strings.TrimSpace(r.stdout), "\n")
+		for _, opt := range []string{"nosuid", "nodev", "noexec", "size=65536k"} {
+			if !strings.Contains(mnt, opt) {
+				t.Errorf("/dev/shm is mounted without %s: %q", opt, mnt)
+			}
+		}
+		if strings.TrimSpace(size) != "67108864" {
+			t.Errorf("/dev/shm holds %q bytes, want 67108864", size)
+		}
+		// Writing past it fails; what was written counts against the memory limit and goes.
+		r = bash(t, sb, "head -c 100M /dev/zero > /dev/shm/fill; echo rc=$?; du -sB1 /dev/shm/fill | cut -f1; rm -f /dev/shm/fill")
+		if !strings.Contains(r.stdout, "rc=1\n67108864\n") || !strings.Contains(r.stderr, "No space left on device") {
+			t.Errorf("writing 100 MiB into /dev/shm: %s", r.raw)
+		}
+		r = bash(t, sb, "cp /bin/true /dev/shm/t && /dev/shm/t; echo rc=$?; rm -f /dev/shm/t")
+		if !strings.Contains(r.stdout, "rc=126") {
+			t.Errorf("a binary ran from /dev/shm: %s", r.raw)
+		}
+		info, err := docker.ContainerInspect(context.Background(), sb.ID())
+		if err != nil || info.HostConfig.IpcMode != "private" || info.HostConfig.ShmSize != 64<<20 {
+			t.Errorf("IPC mode %q, shm size %d (err %v); want private, 64 MiB", info.HostConfig.IpcMode, info.HostConfig.ShmSize, err)
+		}
+	})
+	t.Run("NothingLoggedOnTheHost", func(t *testing.T) {
+		// PID 1 belongs to the sandbox user, so its stdout is writable from inside: with a log
+		// driver this would fill a file on the host that no limit sees.
+		r := bash(t, sb, "head -c 1M /dev/zero > /proc/1/fd/1; echo rc=$?")
+		if !strings.Contains(r.stdout, "rc=") {
+			t.Fatalf("writing to PID 1's stdout: %s", r.raw)
+		}
+		info, err := docker.ContainerInspect(context.Background(), sb.ID())
+		if err != nil || info.HostConfig.LogConfig.Type != "none" || info.LogPath != "" {
+			t.Errorf("log driver %q, log file %q (err %v); want none and no file", info.HostConfig.LogConfig.Type, info.LogPath, err)
+		}
+		if _, err := docker.ContainerLogs(context.Background(), sb.ID(), container.LogsOptions{ShowStdout: true}); err == nil {
+			t.Error("the sandbox's output can be read back from the engine: it was logged")
 		}
 	})
 	t.Run("TmpAllowsExecutables", func(t *testing.T) {

@@ -60,10 +60,15 @@ func TestCloseRemovesEverything(t *testing.T) {
 		info.Config.Labels[sandbox.LabelRunID] != "TestCloseRemovesEverything" || info.Config.Labels[sandbox.LabelOwner] != "sandbox-test" {
 		t.Errorf("labels = %v", info.Config.Labels)
 	}
+	watcher := watcherOf(t, sb.ID())
+	if watcher == "" {
+		t.Fatal("the sandbox has no disk watcher")
+	}
 	if err := sb.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
 	requireGone(t, sb.ID(), vols)
+	requireGone(t, watcher, nil)
 	if err := sb.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
@@ -102,7 +107,8 @@ func TestPruneRemovesLeftovers(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig()
 	cfg.Owner = "prune-test-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	var ids []string
+	var ids, watchers []string
+	var vols [][]string
 	for range 2 {
 		// Left behind on purpose, as by a crashed process: no Close until Prune ran.
 		sb, err := sandbox.New(context.Background(), docker, cfg, "leftover", "tests-before")
@@ -111,17 +117,24 @@ func TestPruneRemovesLeftovers(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = sb.Close() })
 		ids = append(ids, sb.ID())
+		watchers = append(watchers, watcherOf(t, sb.ID()))
+		vols = append(vols, volumesOf(t, sb.ID()))
 	}
 	other := newSandbox(t, testConfig(), "agent") // another owner's: must survive
 	n, err := sandbox.Prune(context.Background(), docker, cfg.Owner)
 	if err != nil || n != 2 {
 		t.Fatalf("Prune = %d, %v; want 2, nil", n, err)
 	}
-	for _, id := range ids {
-		requireGone(t, id, nil)
+	// Each with its disk watcher and its volumes (the watcher mounts the workspace volume too).
+	for i, id := range ids {
+		requireGone(t, id, vols[i])
+		requireGone(t, watchers[i], nil)
 	}
 	if _, err := docker.ContainerInspect(context.Background(), other.ID()); err != nil {
 		t.Errorf("Prune removed another owner's sandbox: %v", err)
+	}
+	if watcherOf(t, other.ID()) == "" {
+		t.Error("Prune removed another owner's disk watcher")
 	}
 }
 
@@ -146,6 +159,9 @@ func TestConfigRefused(t *testing.T) {
 		{"RelativeWorkdir", func(c *sandbox.Config) { c.Workdir = "workspace" }},
 		{"WorkdirIsRoot", func(c *sandbox.Config) { c.Workdir = "/" }},
 		{"TinyMemory", func(c *sandbox.Config) { c.Memory = 1 << 20 }},
+		{"TinyDisk", func(c *sandbox.Config) { c.Disk = 1 << 10 }},
+		{"NegativeDisk", func(c *sandbox.Config) { c.Disk = -1 }},
+		{"TinyLifetime", func(c *sandbox.Config) { c.Lifetime = time.Millisecond }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

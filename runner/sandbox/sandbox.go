@@ -30,6 +30,9 @@ const (
 	// LabelInstance is Config.Instance: which start of that owner's process made it, so that
 	// a sandbox a dead predecessor's request created late can be told from this process's own.
 	LabelInstance = "dev.frognano.instance"
+	// LabelWatches marks a sandbox's disk watcher (see disk.go) and holds the ID of the sandbox
+	// container it measures; the watcher carries the sandbox's other labels too.
+	LabelWatches = "dev.frognano.watches"
 )
 
 // Defaults of Config.
@@ -41,6 +44,13 @@ const (
 	DefaultCPUs      = 2
 	DefaultPidsLimit = 512
 	DefaultTmpfsSize = 1 << 30
+	DefaultDisk      = 4 << 30
+	// DefaultLifetime bounds how long a sandbox lives when its creator gives no lifetime: past
+	// it the container ends by itself, even if the process that made it was killed.
+	DefaultLifetime = 2 * time.Hour
+	// maxShmSize is the most /dev/shm may hold (Docker's own default); a smaller memory limit
+	// gets an eighth of it. The tmpfs is charged to the sandbox's memory like /tmp.
+	maxShmSize = 64 << 20
 
 	// executorDir holds the executor binary: outside the workspace so that the agent's
 	// `git add -A` never sees it, and an anonymous volume because the root filesystem is read-only.
@@ -65,6 +75,14 @@ type Config struct {
 	CPUs         float64 // default DefaultCPUs
 	PidsLimit    int64   // default DefaultPidsLimit
 	TmpfsSize    int64   // bytes of the /tmp tmpfs; default DefaultTmpfsSize
+	// Disk is the most the workspace may hold, in bytes (the repository copy included); default
+	// DefaultDisk. A watcher measures it about four times a second: past it every process of
+	// the sandbox is killed and StopReason says why (see disk.go for the precision).
+	Disk int64
+	// Lifetime is how long the container may live (default DefaultLifetime): its main process
+	// is `sleep Lifetime`, so a sandbox whose creator was killed ends by itself. It must cover
+	// everything done in one sandbox (the agent loop, or one test run, plus copying).
+	Lifetime time.Duration
 	// Env is added to the container's environment. The host's environment is never passed;
 	// proxy variables are dropped; PYTHONDONTWRITEBYTECODE=1 and HOME=/tmp are always set.
 	Env    []string
@@ -75,7 +93,8 @@ type Config struct {
 	Instance string
 }
 
-// DefaultConfig returns the defaults, with Owner set to the host name.
+// DefaultConfig returns the defaults, with Owner set to the host name. Lifetime is left zero
+// (DefaultLifetime) for the caller to derive from its own time limits.
 func DefaultConfig() Config {
 	host, _ := os.Hostname()
 	return Config{
@@ -86,6 +105,7 @@ func DefaultConfig() Config {
 		CPUs:      DefaultCPUs,
 		PidsLimit: DefaultPidsLimit,
 		TmpfsSize: DefaultTmpfsSize,
+		Disk:      DefaultDisk,
 		Owner:     host,
 	}
 }
@@ -114,14 +134,21 @@ func (c Config) withDefaults() (Config, error) {
 	if c.TmpfsSize == 0 {
 		c.TmpfsSize = d.TmpfsSize
 	}
+	if c.Disk == 0 {
+		c.Disk = d.Disk
+	}
+	if c.Lifetime == 0 {
+		c.Lifetime = DefaultLifetime
+	}
 	if _, _, err := parseUser(c.User); err != nil {
 		return c, err
 	}
 	if !strings.HasPrefix(c.Workdir, "/") || c.Workdir == "/" || strings.HasPrefix(c.Workdir, executorDir) {
 		return c, fmt.Errorf("sandbox workdir %q must be an absolute directory other than / and %s", c.Workdir, executorDir)
 	}
-	if c.Memory < 6<<20 || c.PidsLimit < 1 || c.CPUs < 0 || c.TmpfsSize < 0 {
-		return c, fmt.Errorf("sandbox limits out of range (memory %d, pids %d, cpus %g, tmpfs %d)", c.Memory, c.PidsLimit, c.CPUs, c.TmpfsSize)
+	if c.Memory < 6<<20 || c.PidsLimit < 1 || c.CPUs < 0 || c.TmpfsSize < 0 || c.Disk < 1<<20 || c.Lifetime < time.Second {
+		return c, fmt.Errorf("sandbox limits out of range (memory %d, pids %d, cpus %g, tmpfs %d, disk %d, lifetime %s)",
+			c.Memory, c.PidsLimit, c.CPUs, c.TmpfsSize, c.Disk, c.Lifetime)
 	}
 	return c, nil
 }
@@ -164,9 +191,14 @@ type Sandbox struct {
 	gid      int
 	exe      atomic.Pointer[executorConn] // set once by StartExecutor
 	callMu   sync.Mutex                   // serialises StartExecutor and Call
+	watch    *diskWatcher                 // set by New before the sandbox is handed out
 	closeMu  sync.Mutex
 	closed   bool
 	closeErr error
+
+	stopMu     sync.Mutex
+	stopReason string        // why a limit stopped the sandbox (first one wins)
+	stopped    chan struct{} // closed once the sandbox stopped for stopReason
 }
 
 func (s *Sandbox) isClosed() bool {
@@ -215,7 +247,7 @@ func New(ctx context.Context, docker *client.Client, cfg Config, runID, purpose 
 		User:            cfg.User,
 		WorkingDir:      cfg.Workdir,
 		Env:             cfg.env(),
-		Cmd:             []string{"sleep", "infinity"},
+		Cmd:             []string{"sleep", strconv.FormatInt(int64(cfg.Lifetime.Round(time.Second)/time.Second), 10)},
 		Labels:          labels,
 		NetworkDisabled: true,
 		Volumes:         map[string]struct{}{cfg.Workdir: {}, executorDir: {}},
@@ -228,6 +260,12 @@ func New(ctx context.Context, docker *client.Client, cfg Config, runID, purpose 
 		ReadonlyRootfs: true,
 		Init:           &useInit,
 		Tmpfs:          map[string]string{"/tmp": fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,mode=1777", cfg.TmpfsSize)},
+		// /dev/shm stays (Python's multiprocessing needs it) but small, private and noexec.
+		ShmSize: shmSize(cfg.Memory),
+		IpcMode: container.IPCModePrivate,
+		// Nothing is logged: PID 1's stdout is writable by the sandbox user (/proc/1/fd/1), and
+		// a log file on the host would be disk the workspace limit does not see.
+		LogConfig: container.LogConfig{Type: "none"},
 		Resources: container.Resources{
 			Memory:     cfg.Memory,
 			MemorySwap: cfg.Memory,
@@ -251,14 +289,23 @@ func New(ctx context.Context, docker *client.Client, cfg Config, runID, purpose 
 		}
 		return nil, fmt.Errorf("creating sandbox container: %w", err)
 	}
-	s := &Sandbox{docker: docker, cfg: cfg, id: created.ID, name: name, uid: uid, gid: gid}
+	s := &Sandbox{docker: docker, cfg: cfg, id: created.ID, name: name, uid: uid, gid: gid, stopped: make(chan struct{})}
 	if err := ctx.Err(); err != nil {
 		return nil, errors.Join(fmt.Errorf("creating sandbox container: %w", err), s.Close())
 	}
 	if err := docker.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		return nil, errors.Join(fmt.Errorf("starting sandbox container: %w", err), s.Close())
 	}
+	if err := s.startDiskWatcher(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("starting the sandbox's disk watcher: %w", err), s.Close())
+	}
 	return s, nil
+}
+
+// shmSize is the size of /dev/shm for a memory limit: Docker's 64 MiB, or an eighth of a
+// smaller limit.
+func shmSize(memory int64) int64 {
+	return min(maxShmSize, memory/8)
 }
 
 // Close removes the container and its volumes. It uses its own timeout so that it works after
@@ -272,10 +319,22 @@ func (s *Sandbox) Close() error {
 	s.closed = true
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
+	// The watcher goes first: a volume still mounted by it would survive the sandbox's removal.
+	var errs []error
+	if s.watch != nil {
+		errs = append(errs, s.closeWatcher(ctx, s.watch))
+	}
 	err := s.docker.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	if err != nil && !client.IsErrNotFound(err) {
-		s.closeErr = fmt.Errorf("removing sandbox container %s: %w", s.name, err)
+		errs = append(errs, fmt.Errorf("removing sandbox container %s: %w", s.name, err))
 	}
+	if s.watch != nil && s.watch.volume != "" {
+		// Normally gone with the container; this catches the case where the watcher held it.
+		if err := s.docker.VolumeRemove(ctx, s.watch.volume, true); err != nil && !client.IsErrNotFound(err) {
+			errs = append(errs, fmt.Errorf("removing the workspace volume of %s: %w", s.name, err))
+		}
+	}
+	s.closeErr = errors.Join(errs...)
 	// The container is gone, so the executor's stream ends; close our side too.
 	if exe := s.exe.Load(); exe != nil {
 		exe.close()
@@ -315,10 +374,22 @@ func PruneOthers(ctx context.Context, docker *client.Client, owner, instance str
 	if owner == "" || instance == "" {
 		return 0, errors.New("PruneOthers needs an owner and an instance")
 	}
-	args := filters.NewArgs(filters.Arg("label", LabelSandbox), filters.Arg("label", LabelOwner+"="+owner))
-	return prune(ctx, docker, args, func(c container.Summary) bool { return c.Labels[LabelInstance] != instance })
+	return PruneIf(ctx, docker, owner, func(other string) bool { return other != instance })
 }
 
+// PruneIf removes the sandboxes of owner (not empty) whose LabelInstance value (empty when the
+// label is missing) remove accepts, with their disk watchers and volumes. `frognano run` uses it
+// to remove what earlier runs that were killed left, while runs still alive keep theirs.
+func PruneIf(ctx context.Context, docker *client.Client, owner string, remove func(instance string) bool) (int, error) {
+	if owner == "" {
+		return 0, errors.New("PruneIf needs an owner")
+	}
+	args := filters.NewArgs(filters.Arg("label", LabelSandbox), filters.Arg("label", LabelOwner+"="+owner))
+	return prune(ctx, docker, args, func(c container.Summary) bool { return remove(c.Labels[LabelInstance]) })
+}
+
+// prune removes the listed containers that remove accepts and returns how many sandboxes
+// (disk watchers are not counted) it removed.
 func prune(ctx context.Context, docker *client.Client, args filters.Args, remove func(container.Summary) bool) (int, error) {
 	list, err := docker.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
 	if err != nil {
@@ -326,18 +397,23 @@ func prune(ctx context.Context, docker *client.Client, args filters.Args, remove
 	}
 	removed := 0
 	var errs []error
-	for _, c := range list {
-		if !remove(c) {
-			continue
-		}
-		err := docker.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
-		switch {
-		case err == nil:
-			removed++
-		case client.IsErrNotFound(err):
-			// Removed by its own Close meanwhile.
-		default:
-			errs = append(errs, fmt.Errorf("removing sandbox container %s: %w", c.ID, err))
+	// Disk watchers first: a workspace volume a watcher still mounts would outlive its sandbox.
+	for _, watchers := range []bool{true, false} {
+		for _, c := range list {
+			if (c.Labels[LabelWatches] != "") != watchers || !remove(c) {
+				continue
+			}
+			err := docker.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+			switch {
+			case err == nil:
+				if !watchers {
+					removed++
+				}
+			case client.IsErrNotFound(err):
+				// Removed by its own Close meanwhile.
+			default:
+				errs = append(errs, fmt.Errorf("removing sandbox container %s: %w", c.ID, err))
+			}
 		}
 	}
 	return removed, errors.Join(errs...)
