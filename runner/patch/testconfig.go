@@ -1,0 +1,355 @@
+package patch
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// TestInfluence is a file of a patch that can change what the tests report without any
+// change to the code under test (test configuration, plugins, interpreter start-up hooks,
+// CI, the tests themselves), and why, in plain words.
+type TestInfluence struct {
+	Path string
+	Why  string
+}
+
+// TestInfluences returns the files that AffectsTests flags, in patch order. A renamed
+// file is judged under its new name, then its old one.
+func TestInfluences(files []File) []TestInfluence {
+	var out []TestInfluence
+	for _, f := range files {
+		if why, ok := f.AffectsTests(); ok {
+			out = append(out, TestInfluence{Path: f.Path(), Why: why})
+		}
+	}
+	return out
+}
+
+// AffectsTests reports whether this change can change what the tests report without
+// changing the code under test, and why. See AffectsTests (the function) for the rules;
+// for a test file the answer also says whether it is added, changed, renamed or deleted.
+func (f File) AffectsTests() (why string, ok bool) {
+	for _, name := range names(f) {
+		why, ok = AffectsTests(name, f.raw)
+		if !ok {
+			continue
+		}
+		if why == whyTestFile {
+			why = testFileWhy(f)
+		}
+		if f.Status == StatusRenamed && name == f.OldPath {
+			why = "renamed from " + strconv.Quote(f.OldPath) + ", which " + why
+		}
+		return why, true
+	}
+	return "", false
+}
+
+// AffectsTests reports whether a change to the file at p (a repository-relative path) can
+// change what the tests report without any change to the code under test, and why, in
+// plain words. diff is that file's part of the patch, from its "diff --git" line, or nil.
+//
+// Flagged by the path alone: pytest's conftest.py and pytest.ini, coverage settings,
+// sitecustomize.py, usercustomize.py and *.pth files (Python runs them at start-up),
+// noxfile.py, Jest, Vitest, Karma, Mocha, AVA, Playwright and Cypress configuration, CI
+// configuration (.github/workflows and actions, GitLab, CircleCI, Travis, Azure, Jenkins,
+// Buildkite, ...), Cargo's configuration (it can name the program that runs the tests),
+// frognano's own settings, and test files (IsTestPath).
+//
+// Flagged by what the diff changes: setup.cfg, tox.ini and pyproject.toml when a changed
+// line lies in a test section ([tool.pytest.ini_options], [tool:pytest], [pytest],
+// coverage, tox, testenv, a pytest11 entry point, ...) or mentions a test word; Makefiles
+// when a changed line lies in or names a test or check target or mentions tests;
+// package.json and vite.config.* when a changed hunk mentions a test runner; any Go file
+// whose added lines define TestMain. When the diff cannot tell (no diff, a binary change,
+// a hunk whose section is not in view), these files are flagged too, saying so.
+func AffectsTests(p string, diff []byte) (why string, ok bool) {
+	lp := strings.ToLower(p)
+	base := path.Base(lp)
+	if why, ok := byName(lp, base); ok {
+		return why, true
+	}
+	hs, text := hunks(diff)
+	switch {
+	case base == "setup.cfg" || base == "tox.ini" || base == "pyproject.toml":
+		return sectionVerdict(p, hs, text, iniSection, isTestSection, "section")
+	case base == "makefile" || base == "gnumakefile" || strings.HasSuffix(base, ".mk"):
+		return sectionVerdict(p, hs, text, makeTarget, isTestTarget, "target")
+	case base == "package.json":
+		return mentionVerdict(p, hs, text, "package.json's test script or test runner settings")
+	case strings.HasPrefix(base, "vite.config."):
+		return mentionVerdict(p, hs, text, "Vitest's settings (the test section of the Vite configuration)")
+	}
+	if strings.HasSuffix(base, ".go") && definesTestMain(hs) {
+		return "defines TestMain, which runs in place of the test binary's own main and decides its exit status", true
+	}
+	if IsTestPath(p) {
+		return whyTestFile, true
+	}
+	return "", false
+}
+
+// whyTestFile stands for "a test file" until File.AffectsTests says what happened to it.
+const whyTestFile = "is a test file: changing the tests changes what they report"
+
+func testFileWhy(f File) string {
+	switch f.Status {
+	case StatusAdded, StatusCopied:
+		return "is a new test file: its code runs with the whole suite and can change other tests' results"
+	case StatusDeleted:
+		return "deletes a test file: its tests no longer run"
+	case StatusRenamed:
+		return "renames a test file: the tests it holds may no longer be collected"
+	}
+	return "changes an existing test file: the tests may no longer check what they checked"
+}
+
+const (
+	whyPytest   = "pytest's configuration: it can deselect, skip or reinterpret tests and load plugins"
+	whyStartup  = "Python runs it at the start of every interpreter, before any test"
+	whyCI       = "CI configuration: it decides which checks run on the pull request"
+	whyJSRunner = "test runner configuration: it decides which tests run, how they are transformed and what counts as a pass"
+)
+
+var testConfigNames = map[string]string{
+	"conftest.py":             "pytest loads it before the tests in its folder; its fixtures and hooks can change or hide test results",
+	"pytest.ini":              whyPytest,
+	".pytest.ini":             whyPytest,
+	"pytest.toml":             whyPytest,
+	".pytest.toml":            whyPytest,
+	".coveragerc":             "coverage settings, which can decide whether a test run fails",
+	"sitecustomize.py":        whyStartup,
+	"usercustomize.py":        whyStartup,
+	"noxfile.py":              "nox sessions: they decide how the test suites run",
+	"mocha.opts":              whyJSRunner,
+	"jenkinsfile":             whyCI,
+	".gitlab-ci.yml":          whyCI,
+	".travis.yml":             whyCI,
+	"azure-pipelines.yml":     whyCI,
+	"bitbucket-pipelines.yml": whyCI,
+	"appveyor.yml":            whyCI,
+	".appveyor.yml":           whyCI,
+	".drone.yml":              whyCI,
+}
+
+// jsRunnerPrefixes start the base names of JavaScript test runners' configuration and
+// set-up files.
+var jsRunnerPrefixes = []string{
+	"jest.config.", "jest.setup.", "jest.preset.", "setuptests.", "vitest.config.", "vitest.workspace.",
+	"vitest.setup.", "karma.conf.", ".mocharc", "ava.config.", "playwright.config.", "cypress.config.",
+}
+
+var ciDirs = []string{".github/workflows/", ".github/actions/", ".circleci/", ".buildkite/", ".gitlab/ci/"}
+
+func byName(lp, base string) (string, bool) {
+	if why, ok := testConfigNames[base]; ok {
+		return why, true
+	}
+	if strings.HasSuffix(base, ".pth") {
+		return "Python runs its import lines at the start of every interpreter, before any test", true
+	}
+	for _, pre := range jsRunnerPrefixes {
+		if strings.HasPrefix(base, pre) {
+			return whyJSRunner, true
+		}
+	}
+	for _, d := range ciDirs {
+		if strings.HasPrefix(lp, d) {
+			return whyCI, true
+		}
+	}
+	switch {
+	case lp == ".cargo/config" || lp == ".cargo/config.toml":
+		return "Cargo's configuration: it can name the program that runs the tests", true
+	case lp == ".frognano/test-command":
+		return "names the test command frognano runs on this repository", true
+	case strings.HasPrefix(lp, ".frognano/"):
+		return "frognano's settings for this repository", true
+	}
+	return "", false
+}
+
+// hunk is one "@@" hunk of a text diff: where it starts in the old file and its lines,
+// each with its leading ' ', '-' or '+'.
+type hunk struct {
+	oldStart int
+	lines    []string
+}
+
+// hunks reads the hunks of one file's diff. text is false when the diff cannot show the
+// change (there is none, or the change is binary); a diff without hunks (a mode change,
+// a pure rename) shows that no line changed.
+func hunks(diff []byte) (hs []hunk, text bool) {
+	if diff == nil || bytes.Contains(diff, []byte("\nGIT binary patch\n")) {
+		return nil, false
+	}
+	for _, l := range bytes.Split(diff, []byte("\n")) {
+		line := string(l)
+		if strings.HasPrefix(line, "@@ ") {
+			start := 0
+			if rest, ok := strings.CutPrefix(line, "@@ -"); ok {
+				n, _, _ := strings.Cut(rest, " ")
+				n, _, _ = strings.Cut(n, ",")
+				start, _ = strconv.Atoi(n)
+			}
+			hs = append(hs, hunk{oldStart: start})
+			continue
+		}
+		if len(hs) == 0 || line == "" {
+			continue
+		}
+		switch line[0] {
+		case ' ', '-', '+':
+			h := &hs[len(hs)-1]
+			h.lines = append(h.lines, line)
+		}
+	}
+	return hs, true
+}
+
+// unknownSection stands for a section the diff does not show.
+const unknownSection = "\x00unknown"
+
+// sectionVerdict flags a file of sections (INI/TOML sections, Makefile targets) when a
+// changed line lies in a test section, names one, mentions a test word, or when the diff
+// does not show which section it lies in.
+func sectionVerdict(p string, hs []hunk, text bool, header func(string) (string, bool), isTest func(string) bool, kind string) (string, bool) {
+	name := path.Base(p)
+	if !text {
+		return fmt.Sprintf("changes %s, whose test settings the diff does not show (binary or no text change)", name), true
+	}
+	unknown := false
+	for _, h := range hs {
+		// A hunk that starts at the top of the file shows every section header above its
+		// changes; otherwise the section of a change is known only once a header is seen.
+		oldCur, newCur := unknownSection, unknownSection
+		if h.oldStart <= 1 {
+			oldCur, newCur = "", ""
+		}
+		for _, l := range h.lines {
+			kindc, body := l[0], l[1:]
+			sec, isHeader := header(body)
+			if kindc == ' ' {
+				if isHeader {
+					oldCur, newCur = sec, sec
+				}
+				continue
+			}
+			cur := newCur
+			if kindc == '-' {
+				cur = oldCur
+			}
+			touched := []string{cur}
+			if isHeader {
+				// Adding or removing a header moves the lines below it between sections.
+				touched = append(touched, sec)
+				if kindc == '-' {
+					oldCur = sec
+				} else {
+					newCur = sec
+				}
+			}
+			for _, t := range touched {
+				switch {
+				case t == unknownSection:
+					unknown = true
+				case isTest(t):
+					return fmt.Sprintf("changes the %s %s of %s (test settings)", strconv.Quote(t), kind, name), true
+				}
+			}
+			if w := testWord(body); w != "" {
+				return fmt.Sprintf("a changed line of %s mentions %s", name, w), true
+			}
+		}
+	}
+	if unknown {
+		return fmt.Sprintf("changes %s in a %s the diff does not show; it may hold test settings", name, kind), true
+	}
+	return "", false
+}
+
+// iniSection reads an INI or TOML section header: "[tool:pytest]", "[[tool.x]]".
+func iniSection(line string) (string, bool) {
+	t := strings.TrimSpace(line)
+	if !strings.HasPrefix(t, "[") {
+		return "", false
+	}
+	t = strings.TrimLeft(t, "[")
+	name, _, ok := strings.Cut(t, "]")
+	if !ok {
+		return "", false
+	}
+	return strings.TrimSpace(name), true
+}
+
+func isTestSection(name string) bool {
+	l := strings.ToLower(name)
+	for _, w := range []string{"test", "cov", "tox", "nose"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// makeTarget reads a Makefile rule line "name other: prerequisites" (not a recipe line,
+// not a variable assignment such as "X := y").
+func makeTarget(line string) (string, bool) {
+	if line == "" || line[0] == '\t' || line[0] == ' ' || line[0] == '#' {
+		return "", false
+	}
+	i := strings.IndexByte(line, ':')
+	if i <= 0 || strings.ContainsAny(line[:i], "=") || strings.HasPrefix(line[i:], ":=") || strings.HasPrefix(line[i:], "::=") {
+		return "", false
+	}
+	return strings.TrimSpace(line[:i]), true
+}
+
+func isTestTarget(name string) bool {
+	l := strings.ToLower(name)
+	return strings.Contains(l, "test") || strings.Contains(l, "check")
+}
+
+// testWords are words whose appearance on a changed line of a configuration file is
+// reason enough to look at it as test configuration.
+var testWords = []string{"pytest", "test", "unittest", "nose", "coverage", "addopts", "jest", "mocha", "vitest"}
+
+func testWord(line string) string {
+	l := strings.ToLower(line)
+	for _, w := range testWords {
+		if strings.Contains(l, w) {
+			return strconv.Quote(w)
+		}
+	}
+	return ""
+}
+
+// mentionVerdict flags a file that holds test settings among others (package.json) when
+// a changed hunk, context included, mentions a test word.
+func mentionVerdict(p string, hs []hunk, text bool, what string) (string, bool) {
+	if !text {
+		return fmt.Sprintf("changes %s, which can hold %s; the diff does not show the change", path.Base(p), what), true
+	}
+	for _, h := range hs {
+		for _, l := range h.lines {
+			if w := testWord(l[1:]); w != "" {
+				return fmt.Sprintf("changes %s near a line that mentions %s: it can hold %s", path.Base(p), w, what), true
+			}
+		}
+	}
+	return "", false
+}
+
+func definesTestMain(hs []hunk) bool {
+	for _, h := range hs {
+		for _, l := range h.lines {
+			if l[0] == '+' && strings.Contains(l, "func TestMain(") {
+				return true
+			}
+		}
+	}
+	return false
+}
