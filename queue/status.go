@@ -8,16 +8,19 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/runner"
 )
 
-// maxCommentChars stays under GitHub's 65,536-character comment limit.
-const maxCommentChars = 60000
+// statusReserve is the most that the status comment adds around the runner's summary
+// (state line, note or headline, progress, exit line); the runner renders the summary
+// within GitHub's limit minus this, so the comment never needs cutting.
+const statusReserve = 8000
 
-// knownTools are the Leaf tools; anything else the model names is shown as
-// "tool" so that model-chosen text never becomes markup in our comment.
-var knownTools = map[string]bool{"Read": true, "Write": true, "Edit": true, "Glob": true, "Bash": true}
+// maxProgressCalls is the most tool calls of one step the status comment shows.
+const maxProgressCalls = 10
 
 // statusView is everything the status comment can show.
 type statusView struct {
@@ -34,7 +37,18 @@ type statusView struct {
 	ExtraRequests int
 }
 
+// renderStatus renders the status comment, redacted, within GitHub's comment limit. It
+// never cuts markdown: should the comment be over the limit, the summary is left out (it
+// is kept with the run) and the comment says so.
 func renderStatus(v statusView) string {
+	if s := redact(composeStatus(v)); utf8.RuneCountInString(s) <= runner.GitHubBodyLimit || v.Summary == "" {
+		return s
+	}
+	v.Summary = fmt.Sprintf("_The summary of this run is too long for a comment; `frognano runs show %d --report` prints it._", v.RunID)
+	return redact(composeStatus(v))
+}
+
+func composeStatus(v statusView) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!-- frognano:run:%d -->\n", v.RunID)
 	switch v.State {
@@ -43,11 +57,7 @@ func renderStatus(v statusView) string {
 	case StateRunning:
 		fmt.Fprintf(&b, "🔧 frognano run %d is working on this issue.", v.RunID)
 		if p := v.Progress; p != nil {
-			tool := p.Tool
-			if !knownTools[tool] {
-				tool = "tool"
-			}
-			fmt.Fprintf(&b, "\n\nStep %d: %s %s (%s elapsed).", p.Step, tool, inlineCode(p.Summary, 120), p.Elapsed.Round(time.Second))
+			b.WriteString("\n\n" + renderProgress(*p))
 		}
 	case StateSucceeded:
 		fmt.Fprintf(&b, "✅ frognano run %d opened a draft pull request: #%d (%s).", v.RunID, v.PRNumber, v.PRURL)
@@ -62,7 +72,7 @@ func renderStatus(v statusView) string {
 		b.WriteString("\n\n" + v.Note)
 	}
 	if v.ExitReason != "" || v.Steps > 0 {
-		fmt.Fprintf(&b, "\n\nExit reason: %s; steps: %d; time: %s.", inlineCode(v.ExitReason, 40), v.Steps, v.Elapsed.Round(time.Second))
+		fmt.Fprintf(&b, "\n\nExit reason: %s; steps: %d; time: %s.", runner.CodeSpan(v.ExitReason, 40), v.Steps, v.Elapsed.Round(time.Second))
 	}
 	if v.Summary != "" {
 		b.WriteString("\n\n" + v.Summary)
@@ -70,48 +80,45 @@ func renderStatus(v statusView) string {
 	if v.ExtraRequests > 0 {
 		fmt.Fprintf(&b, "\n\n_The label was applied %d more time(s) while this run was active; no second run was started._", v.ExtraRequests)
 	}
-	return truncate(b.String(), maxCommentChars)
+	return b.String()
+}
+
+// renderProgress shows the latest step: each tool call with its argument exactly as the
+// model wrote it (runner.RenderCall), or that the model gave its final answer.
+func renderProgress(p Progress) string {
+	elapsed := p.Elapsed.Round(time.Second)
+	if len(p.Calls) == 0 {
+		return fmt.Sprintf("Step %d: the model gave its final answer (%s elapsed).", p.Step, elapsed)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Step %d (%s elapsed):\n", p.Step, elapsed)
+	for i, c := range p.Calls {
+		if i == maxProgressCalls {
+			fmt.Fprintf(&b, "\n_and %d more tool calls_\n", len(p.Calls)-i)
+			break
+		}
+		b.WriteString("\n" + runner.RenderCall(c.Tool, c.Arguments, 300, redact))
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 func renderDenied(runID int64, labeler, permission string) string {
 	return fmt.Sprintf("<!-- frognano:run:%d -->\n@%s, frognano only starts for people with write, maintain or admin "+
-		"permission on this repository (yours: %s). No run was started.", runID, labeler, inlineCode(permission, 20))
+		"permission on this repository (yours: %s). No run was started.", runID, labeler, runner.CodeSpan(permission, 20))
 }
 
-// inlineCode renders untrusted text as one inline code span: no links, no
-// images, no mentions, no line breaks.
-func inlineCode(s string, max int) string {
-	s = strings.Map(func(r rune) rune {
-		switch r {
-		case '`':
-			return '\''
-		case '\n', '\r', '\t':
-			return ' '
-		}
-		if invisible(r) {
-			return -1
-		}
-		return r
-	}, s)
-	s = truncate(strings.TrimSpace(s), max)
-	if s == "" {
-		return "` `"
-	}
-	return "`" + s + "`"
-}
-
+// truncate cuts s to at most max bytes at a character boundary, with an ellipsis: for
+// one-line texts with their own limits (a title, a commit subject), never for markdown.
 func truncate(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
 	cut := max - len("…")
-	for cut > 0 && !isRuneStart(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + "…"
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 var urlCredentials = regexp.MustCompile(`://[^/\s:@]+:[^/\s@]+@`)
 

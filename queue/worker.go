@@ -26,6 +26,9 @@ var errRunCancelled = errors.New("run was cancelled")
 // the issue, so a retried or duplicated run updates the same pull request.
 func BranchName(issue int) string { return fmt.Sprintf("frognano/issue-%d", issue) }
 
+// fixesLine ends every pull request body: it links the issue (and closes it on merge).
+func fixesLine(issue int) string { return fmt.Sprintf("\n\nFixes #%d", issue) }
+
 // allowedPermissions may start a run.
 var allowedPermissions = map[string]bool{"admin": true, "maintain": true, "write": true}
 
@@ -182,11 +185,17 @@ func (a *attempt) do(ctx context.Context) error {
 		note := "The agent finished without changing any file, so there is no pull request."
 		return a.end(ctx, StateFailed, r.ExitReason, note, "", 0)
 	}
-	fixes := fmt.Sprintf("\n\nFixes #%d", r.Issue)
+	// The runner rendered the whole body, Fixes line included, within GitHub's limit; it
+	// is not cut here. A body stored before the runner added the line (rendered 100
+	// characters short of the limit) gets it now.
+	prBody := r.PRBody
+	if fixes := fixesLine(r.Issue); !strings.HasSuffix(prBody, fixes) {
+		prBody += fixes
+	}
 	url, number, err := repo.Publish(ctx, PublishInput{
 		Dir: dir, BaseSHA: r.BaseSHA, Branch: BranchName(r.Issue), BaseBranch: r.BaseBranch,
 		Title:         truncate("frognano: "+title, 250),
-		Body:          truncate(r.PRBody, maxCommentChars-len(fixes)) + fixes,
+		Body:          prBody,
 		CommitMessage: fmt.Sprintf("Fix #%d: %s\n\nWritten by frognano run %d.", r.Issue, truncate(title, 200), r.ID),
 		Patch:         r.Patch, IssueNumber: r.Issue,
 	})

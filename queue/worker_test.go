@@ -331,7 +331,7 @@ func TestWorkerThrottlesProgressEdits(t *testing.T) {
 			res := b.accept(t, 7)
 			b.runner.set(func(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
 				for i := 1; i <= tt.progressCalls; i++ {
-					progress(Progress{Step: i, Tool: "Bash", Summary: "go test ./... ![x](https://evil.example/x.png)"})
+					progress(Progress{Step: i, Calls: []Call{{Tool: "Bash", Arguments: `{"command": "go test ./... ![x](https://evil.example/x.png)"}`}}})
 				}
 				if tt.wantProgress {
 					// Wait until a progress edit lands, so the assertion

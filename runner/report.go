@@ -1,10 +1,7 @@
 package runner
 
 import (
-	"encoding/json"
 	"fmt"
-	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -12,68 +9,150 @@ import (
 	"github.com/frognano/frognano/runner/patch"
 )
 
-// GitHubBodyLimit is the most characters GitHub accepts in an issue or pull request body.
+// GitHubBodyLimit is the most characters GitHub accepts in an issue or pull request body
+// or a comment.
 const GitHubBodyLimit = 65536
+
+// Fit describes the text GitHub will receive, so that the renderer, which knows where its
+// output may be cut, is the only place that cuts it: nobody cuts the text after it.
+type Fit struct {
+	// Limit is the most characters (code points) the whole text may have once the caller
+	// has added Suffix and redacted it; GitHubBodyLimit when <= 0.
+	Limit int
+	// Suffix is what the caller appends, such as the line that links the issue. The
+	// renderer appends it itself, so the returned text is the whole text.
+	Suffix string
+	// Redact is what the caller applies before sending (it may apply it again: redacting
+	// redacted text changes nothing). The renderer applies it to every untrusted string
+	// before cutting it, so no cut leaves half a secret, and measures the result.
+	Redact func(string) string
+}
+
+func (f Fit) limit() int {
+	if f.Limit <= 0 {
+		return GitHubBodyLimit
+	}
+	return f.Limit
+}
+
+// render holds what one rendering needs: the result, the redactor, and how much detail
+// fits (the PR body and the summary drop detail, never cut markup in half, when a result
+// is too large).
+type render struct {
+	r      *Result
+	redact func(string) string
+	d      detail
+}
+
+// detail bounds every part of a rendering, so that even the least detailed one of the
+// largest result fits GitHub's limit with room to spare.
+type detail struct {
+	final, tail, tests, files, dropped, trust, note, notes int
+}
+
+var details = []detail{
+	{final: 8000, tail: 6000, tests: 20, files: 100, dropped: 10, trust: 20, note: 500, notes: 20},
+	{final: 2000, tail: 0, tests: 5, files: 20, dropped: 3, trust: 10, note: 300, notes: 10},
+	{final: 500, tail: 0, tests: 0, files: 5, dropped: 0, trust: 5, note: 200, notes: 5},
+}
+
+func (r *Result) renderer(redact func(string) string, level int) *render {
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
+	return &render{r: r, redact: redact, d: details[level]}
+}
 
 // Markdown renders report.md: what a reviewer reads after `frognano run`.
 func (r *Result) Markdown() string {
+	x := r.renderer(nil, 0)
 	var b strings.Builder
-	fmt.Fprintf(&b, "# frognano run %s\n\n", r.RunID)
+	fmt.Fprintf(&b, "# frognano run %s\n\n", prose(r.RunID, 200))
+	x.writeTrust(&b)
 	b.WriteString("## Task\n\n")
-	b.WriteString(fence(r.Task))
+	b.WriteString(codeBlock(r.Task, "text"))
 	b.WriteString("\n")
-	r.writeOutcome(&b)
-	r.writeTests(&b)
-	r.writeFiles(&b)
-	r.writeFacts(&b)
+	x.writeOutcome(&b)
+	x.writeTests(&b)
+	x.writeFiles(&b)
+	x.writeFacts(&b)
 	return b.String()
 }
 
-// PRBody renders the body of the draft pull request, within limit characters
-// (GitHubBodyLimit when limit <= 0). The transcript is the part that gets cut, with a note.
-// The caller adds the line that links the issue.
-func (r *Result) PRBody(limit int) string {
-	if limit <= 0 {
-		limit = GitHubBodyLimit
+// minTranscript is the least room worth giving the transcript before the rest of the
+// body gives up detail instead.
+const minTranscript = 4000
+
+// PRBody renders the whole body of the draft pull request, fit.Suffix included, within
+// fit's limit after redaction. The transcript is the part that gets cut, with a note; when
+// the rest is too large, it loses detail (test output, long lists) first. The transcript
+// is always closed.
+func (r *Result) PRBody(fit Fit) string {
+	limit := fit.limit()
+	for level := range details {
+		x := r.renderer(fit.Redact, level)
+		var b strings.Builder
+		b.WriteString("> [!IMPORTANT]\n> This change was written by an AI model (FrogNano) and has not been reviewed. " +
+			"It needs human review before it is merged.\n\n")
+		x.writeTrust(&b)
+		x.writeOutcome(&b)
+		x.writeTests(&b)
+		x.writeFiles(&b)
+		x.writeFacts(&b)
+		head := b.String()
+		room := limit - runeLen(head) - runeLen(transcriptOpen) - runeLen(transcriptClose) - runeLen(fit.Suffix)
+		if room < minTranscript && level < len(details)-1 {
+			continue
+		}
+		// Redaction of the whole could still grow it (a secret that spans two pieces):
+		// measure what GitHub gets, and give the transcript less room until it fits.
+		for try := 0; try < 4 && room > 0; try++ {
+			body := x.redact(head + transcriptOpen + x.transcript(room) + transcriptClose + fit.Suffix)
+			over := runeLen(body) - limit
+			if over <= 0 {
+				return body
+			}
+			room -= over + 200
+		}
+		body := x.redact(head + transcriptOpen + transcriptCut + transcriptClose + fit.Suffix)
+		if runeLen(body) <= limit {
+			return body
+		}
 	}
-	var b strings.Builder
-	b.WriteString("> [!IMPORTANT]\n> This change was written by an AI model (FrogNano) and has not been reviewed. " +
-		"It needs human review before it is merged.\n\n")
-	r.writeOutcome(&b)
-	r.writeTests(&b)
-	r.writeFiles(&b)
-	r.writeFacts(&b)
-	head := b.String()
-	const open = "<details>\n<summary>Transcript (step by step)</summary>\n\n"
-	const closing = "\n</details>\n"
-	room := limit - runeLen(head) - runeLen(open) - runeLen(closing)
-	if room < 200 {
-		return truncateRunes(head, limit)
-	}
-	return head + open + r.transcript(room) + closing
+	// Unreachable with GitHub's limit: the least detailed head is far smaller.
+	return fit.Suffix
 }
 
 // Summary renders what the status comment says when there is no pull request: what was
-// tried and why it ended.
-func (r *Result) Summary() string {
-	var b strings.Builder
-	r.writeOutcome(&b)
-	r.writeTests(&b)
-	r.writeFiles(&b)
-	r.writeFacts(&b)
-	return truncateRunes(b.String(), GitHubBodyLimit-2000)
+// tried and why it ended, fit.Suffix included, within fit's limit after redaction.
+func (r *Result) Summary(fit Fit) string {
+	limit := fit.limit()
+	for level := range details {
+		x := r.renderer(fit.Redact, level)
+		var b strings.Builder
+		x.writeTrust(&b)
+		x.writeOutcome(&b)
+		x.writeTests(&b)
+		x.writeFiles(&b)
+		x.writeFacts(&b)
+		s := x.redact(b.String() + fit.Suffix)
+		if runeLen(s) <= limit {
+			return s
+		}
+	}
+	return fit.Suffix
 }
 
 // Headline is one line of markdown for a status comment next to the pull request link: what
-// the tests said before and after the patch, whether it edits existing tests, and what was
-// left out of it.
+// the tests said before and after the patch, whether the patch changes files that can sway
+// them (the test result may then not be trustworthy), and what was left out of it.
 func (r *Result) Headline() string {
 	var parts []string
 	switch {
 	case r.TestCommand == "":
 		parts = append(parts, "No tests were run (no test command was found).")
 	case r.TestsBefore != nil && r.TestsAfter != nil && r.TestsBefore.Error == "" && r.TestsAfter.Error == "":
-		line := fmt.Sprintf("Tests (`%s`): %s before, %s with the patch", inline(r.TestCommand, 80), testState(r.TestsBefore), testState(r.TestsAfter))
+		line := fmt.Sprintf("Tests (%s): %s before, %s with the patch", codeSpan(r.TestCommand, 80), testState(r.TestsBefore), testState(r.TestsAfter))
 		if c := r.Comparison; c != nil && c.PerTest {
 			line += fmt.Sprintf("; %d fixed, %d broken, %d still failing", len(c.Fixed), len(c.Broken), len(c.StillFailing))
 		}
@@ -81,15 +160,34 @@ func (r *Result) Headline() string {
 	default:
 		parts = append(parts, "The tests could not be run before and after; see the pull request.")
 	}
-	if r.Patch != nil {
-		if touched := touchedTests(r); len(touched) > 0 {
-			parts = append(parts, "The patch edits or deletes existing test files.")
+	if t := r.TestTrust(); len(t) > 0 {
+		var files []string
+		for i, f := range t {
+			if i == 5 {
+				files = append(files, fmt.Sprintf("and %d more (listed in the pull request)", len(t)-5))
+				break
+			}
+			files = append(files, codeSpan(f.Path, 100)+" ("+prose(f.Why, 200)+")")
 		}
+		parts = append(parts, "**The test result may not be trustworthy:** the patch changes files that can change what the tests report without changing the code under test: "+
+			strings.Join(files, "; ")+".")
+	}
+	if r.Patch != nil {
 		if n := len(r.Patch.Dropped); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d path(s) were left out of the patch (listed in the pull request).", n))
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// TestTrust returns the files of the patch that can change what the tests report without
+// changing the code under test (patch.TestInfluences): when there are any, the test
+// result may not be trustworthy.
+func (r *Result) TestTrust() []patch.TestInfluence {
+	if r == nil || r.Patch == nil {
+		return nil
+	}
+	return patch.TestInfluences(r.Patch.Files)
 }
 
 func testState(t *TestRun) string {
@@ -103,24 +201,47 @@ func testState(t *TestRun) string {
 	}
 }
 
-func (r *Result) writeOutcome(b *strings.Builder) {
+// writeTrust is the warning, at the top, that the test result may not be trustworthy.
+func (x *render) writeTrust(b *strings.Builder) {
+	t := x.r.TestTrust()
+	if len(t) == 0 {
+		return
+	}
+	b.WriteString("> [!WARNING]\n> **The test result may not be trustworthy.** The patch changes files that can change " +
+		"what the tests report without changing the code under test:\n>\n")
+	for i, f := range t {
+		if i == x.d.trust {
+			fmt.Fprintf(b, "> - and %d more\n", len(t)-i)
+			break
+		}
+		fmt.Fprintf(b, "> - %s: %s\n", codeSpan(x.redact(f.Path), 200), prose(x.redact(f.Why), 300))
+	}
+	b.WriteString("\n")
+}
+
+func (x *render) writeOutcome(b *strings.Builder) {
+	r := x.r
 	b.WriteString("## Outcome\n\n")
-	fmt.Fprintf(b, "- Exit reason: `%s` (%s)\n", r.ExitReason(), describeExit(r.ExitReason()))
+	fmt.Fprintf(b, "- Exit reason: %s (%s)\n", codeSpan(r.ExitReason(), 40), describeExit(r.ExitReason()))
 	if r.Leaf != nil && r.Leaf.Error != "" {
-		fmt.Fprintf(b, "- Error: %s\n", inline(r.Leaf.Error, 500))
+		fmt.Fprintf(b, "- Error: %s\n", prose(x.redact(r.Leaf.Error), x.d.note))
 	}
 	switch {
 	case r.Patch == nil:
 		b.WriteString("- Patch: none\n")
 	case r.Patch.TooLarge:
-		fmt.Fprintf(b, "- Patch: %d bytes, over the %d-byte limit; reported, not usable\n", r.Patch.Size, DefaultMaxPatchBytes)
+		fmt.Fprintf(b, "- Patch: %d bytes, over the %d-byte limit; reported, not usable\n", r.Patch.Size, r.patchLimit())
 	case len(r.Patch.Patch) == 0:
 		b.WriteString("- Patch: empty (the agent changed no file)\n")
 	default:
 		fmt.Fprintf(b, "- Patch: %d file(s), %d bytes\n", len(r.Patch.Files), len(r.Patch.Patch))
 	}
-	for _, n := range r.Notes {
-		fmt.Fprintf(b, "- %s\n", inline(n, 500))
+	for i, n := range r.Notes {
+		if i == x.d.notes {
+			fmt.Fprintf(b, "- and %d more notes (kept with the run)\n", len(r.Notes)-i)
+			break
+		}
+		fmt.Fprintf(b, "- %s\n", prose(x.redact(n), x.d.note))
 	}
 	b.WriteString("\n### The model's final message\n\n")
 	final := ""
@@ -129,19 +250,33 @@ func (r *Result) writeOutcome(b *strings.Builder) {
 	}
 	if final == "" {
 		b.WriteString("_(none)_\n\n")
-	} else {
-		b.WriteString(quote(neutralize(truncateRunes(final, 8000))))
-		b.WriteString("\n")
+		return
 	}
+	cut, more := cutVisible(x.redact(final), x.d.final)
+	b.WriteString(codeBlock(cut, "text"))
+	if more > 0 {
+		fmt.Fprintf(b, "_… %d more characters; the whole message is in the trajectory kept with the run._\n", more)
+	}
+	b.WriteString("\n")
 }
 
-func (r *Result) writeTests(b *strings.Builder) {
+// patchLimit is the size over which the patch was only reported: the configured one, or
+// the default that Sanitize applies when none was given.
+func (r *Result) patchLimit() int64 {
+	if r.MaxPatchBytes > 0 {
+		return r.MaxPatchBytes
+	}
+	return patch.DefaultMaxBytes
+}
+
+func (x *render) writeTests(b *strings.Builder) {
+	r := x.r
 	b.WriteString("## Tests\n\n")
 	if r.TestCommand == "" {
 		b.WriteString("No test command was given or detected; the change was not verified by tests.\n\n")
 		return
 	}
-	fmt.Fprintf(b, "Command: `%s` (run by frognano in fresh sandboxes; the model never saw these runs)\n\n", inline(r.TestCommand, 200))
+	fmt.Fprintf(b, "Command: %s (run by frognano in fresh sandboxes; the model never saw these runs)\n\n", codeSpan(r.TestCommand, 200))
 	b.WriteString("| | exit code | duration | passed | failed | skipped |\n|---|---|---|---|---|---|\n")
 	row := func(name string, t *TestRun) {
 		if t == nil {
@@ -149,7 +284,7 @@ func (r *Result) writeTests(b *strings.Builder) {
 			return
 		}
 		if t.Error != "" {
-			fmt.Fprintf(b, "| %s | error: %s | | | | |\n", name, inline(t.Error, 200))
+			fmt.Fprintf(b, "| %s | error: %s | | | | |\n", name, codeCell(x.redact(t.Error), 200))
 			return
 		}
 		p, f, s := t.counts()
@@ -167,7 +302,11 @@ func (r *Result) writeTests(b *strings.Builder) {
 			if len(xs) == 0 {
 				return
 			}
-			fmt.Fprintf(b, "- %s (%d): %s\n", name, len(xs), codeList(xs, 20))
+			fmt.Fprintf(b, "- %s (%d)", name, len(xs))
+			if x.d.tests > 0 {
+				b.WriteString(": " + x.codeList(xs, x.d.tests))
+			}
+			b.WriteString("\n")
 		}
 		list("Fixed", c.Fixed)
 		list("Broken", c.Broken)
@@ -176,10 +315,8 @@ func (r *Result) writeTests(b *strings.Builder) {
 		list("Removed", c.Removed)
 		b.WriteString("\n")
 	}
-	if r.Patch != nil {
-		if touched := touchedTests(r); len(touched) > 0 {
-			fmt.Fprintf(b, "**The patch edits or deletes existing test files:** %s\n\n", codeList(touched, 20))
-		}
+	if x.d.tail == 0 {
+		return
 	}
 	for _, t := range []struct {
 		name string
@@ -188,7 +325,8 @@ func (r *Result) writeTests(b *strings.Builder) {
 		if t.run == nil || t.run.Tail == "" {
 			continue
 		}
-		fmt.Fprintf(b, "<details>\n<summary>Test output %s (last lines)</summary>\n\n%s\n</details>\n\n", t.name, fence(truncateTail(t.run.Tail, 6000)))
+		fmt.Fprintf(b, "<details>\n<summary>Test output %s (last lines)</summary>\n\n%s\n</details>\n\n", t.name,
+			codeBlock(truncateTail(x.redact(t.run.Tail), x.d.tail), "text"))
 	}
 }
 
@@ -210,25 +348,27 @@ func (t *TestRun) counts() (passed, failed, skipped string) {
 	return fmt.Sprint(p), fmt.Sprint(f), fmt.Sprint(s)
 }
 
-func (r *Result) writeFiles(b *strings.Builder) {
+func (x *render) writeFiles(b *strings.Builder) {
+	r := x.r
 	if r.Patch == nil {
 		return
 	}
 	if len(r.Patch.Files) > 0 {
 		b.WriteString("## Files changed\n\n| file | status | + | - |\n|---|---|---|---|\n")
-		for _, f := range r.Patch.Files {
-			name := f.NewPath
-			if name == "" || f.Status == "deleted" {
-				name = f.OldPath
+		for i, f := range r.Patch.Files {
+			if i == x.d.files {
+				fmt.Fprintf(b, "| and %d more | | | |\n", len(r.Patch.Files)-i)
+				break
 			}
-			if f.Status == "renamed" {
-				name = f.OldPath + " → " + f.NewPath
+			name := codeCell(x.redact(f.Path()), 200)
+			if f.Status == patch.StatusRenamed || f.Status == patch.StatusCopied {
+				name = codeCell(x.redact(f.OldPath), 200) + " → " + codeCell(x.redact(f.NewPath), 200)
 			}
 			add, del := fmt.Sprint(f.Added), fmt.Sprint(f.Deleted)
 			if f.Binary {
 				add, del = "bin", "bin"
 			}
-			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", inline(name, 200), f.Status, add, del)
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", name, fileStatus(f), add, del)
 		}
 		b.WriteString("\n")
 	}
@@ -246,25 +386,63 @@ func (r *Result) writeFiles(b *strings.Builder) {
 		if reason == patch.DropWorkflow {
 			note = "; rerun with --allow-workflow-changes (FROGNANO_ALLOW_WORKFLOW_CHANGES) to keep them"
 		}
-		fmt.Fprintf(b, "- Left out of the patch (%s%s): %s\n", reason, note, codeList(byReason[reason], 10))
+		fmt.Fprintf(b, "- Left out of the patch (%s%s): ", escapePunct(reason), note)
+		if x.d.dropped > 0 {
+			b.WriteString(x.codeList(byReason[reason], x.d.dropped))
+		} else {
+			fmt.Fprintf(b, "%d path(s)", len(byReason[reason]))
+		}
+		b.WriteString("\n")
 	}
 	if len(reasons) > 0 {
 		b.WriteString("\n")
 	}
 }
 
-func touchedTests(r *Result) []string {
-	var out []string
-	for _, f := range r.Patch.TouchesTests() {
-		out = append(out, f.Path())
+// fileStatus says what happened to a file, mode changes included: a file that became
+// executable is not just "modified".
+func fileStatus(f patch.File) string {
+	mode := func(m string) string {
+		switch m {
+		case patch.ModeExecutable:
+			return m + " (executable)"
+		case patch.ModeSymlink:
+			return m + " (symlink)"
+		}
+		return m
 	}
-	return out
+	switch {
+	case f.Status == patch.StatusAdded && f.NewMode != "" && f.NewMode != patch.ModeFile:
+		return "added, mode " + mode(f.NewMode)
+	case f.Status == patch.StatusDeleted || f.Status == patch.StatusAdded:
+		return f.Status
+	case f.OldMode != "" && f.NewMode != "" && f.OldMode != f.NewMode:
+		s := "mode " + f.OldMode + " → " + mode(f.NewMode)
+		if f.Status != patch.StatusMode {
+			s = f.Status + ", " + s
+		}
+		return s
+	}
+	return f.Status
 }
 
-func (r *Result) writeFacts(b *strings.Builder) {
+func (x *render) codeList(xs []string, n int) string {
+	var parts []string
+	for i, s := range xs {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("and %d more", len(xs)-n))
+			break
+		}
+		parts = append(parts, codeSpan(x.redact(s), 150))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (x *render) writeFacts(b *strings.Builder) {
+	r := x.r
 	b.WriteString("## Run facts\n\n")
-	fmt.Fprintf(b, "- Model: `%s`\n", inline(r.Model, 100))
-	fmt.Fprintf(b, "- Base commit: `%s`\n", r.BaseCommit)
+	fmt.Fprintf(b, "- Model: %s\n", codeSpan(r.Model, 100))
+	fmt.Fprintf(b, "- Base commit: %s\n", codeSpan(r.BaseCommit, 64))
 	if lr := r.Leaf; lr != nil {
 		fmt.Fprintf(b, "- Steps: %d\n", len(lr.Steps))
 		fmt.Fprintf(b, "- Tokens: %d prompt, %d completion; context at the end %d\n", lr.PromptTokens, lr.CompletionTokens, lr.ContextTokens)
@@ -272,95 +450,6 @@ func (r *Result) writeFacts(b *strings.Builder) {
 			roundDur(r.Elapsed), roundDur(lr.ModelTime), roundDur(lr.ToolTime), roundDur(r.TestTime()))
 	}
 	b.WriteString("\n")
-}
-
-// transcript renders the steps as readable markdown within room characters; each
-// observation is cut to a share of the room so that every step shows.
-func (r *Result) transcript(room int) string {
-	if r.Leaf == nil || len(r.Leaf.Steps) == 0 {
-		return "_(no steps)_\n"
-	}
-	steps := r.Leaf.Steps
-	per := room / len(steps)
-	obsCap := per - 400
-	if obsCap > 4000 {
-		obsCap = 4000
-	}
-	if obsCap < 200 {
-		obsCap = 200
-	}
-	var b strings.Builder
-	used := 0 // characters (runes) written to b so far
-	const cutNote = "\n_The transcript was cut here to fit GitHub's 65,536-character limit; the full trajectory is kept with the run._\n"
-	for _, s := range steps {
-		var sb strings.Builder
-		fmt.Fprintf(&sb, "**Step %d**\n\n", s.Index+1)
-		if c := strings.TrimSpace(s.Assistant.Text()); c != "" {
-			sb.WriteString(quote(neutralize(truncateRunes(c, 1500))))
-			sb.WriteString("\n")
-		}
-		for i, tc := range s.Assistant.ToolCalls {
-			fmt.Fprintf(&sb, "`%s` %s\n", inline(tc.Function.Name, 40), inline(ArgSummary(tc.Function.Name, tc.Function.Arguments), 300))
-			if i < len(s.Observations) {
-				sb.WriteString(fence(cutObservation(s.Observations[i].Observation, obsCap)))
-			}
-			sb.WriteString("\n")
-		}
-		step := sb.String()
-		if used+runeLen(step)+runeLen(cutNote) > room {
-			b.WriteString(cutNote)
-			return b.String()
-		}
-		b.WriteString(step)
-		used += runeLen(step)
-	}
-	return b.String()
-}
-
-// cutObservation keeps the start of an observation that is too long for the PR body and says
-// how much was left out.
-func cutObservation(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + fmt.Sprintf("\n[… %d more characters cut to fit GitHub's limit; the full trajectory is kept with the run]", len(r)-n)
-}
-
-// ArgSummary is a one-line form of a tool call's arguments, for progress lines and transcripts.
-func ArgSummary(tool, arguments string) string {
-	var m map[string]any
-	if err := json.Unmarshal([]byte(arguments), &m); err != nil {
-		return inline(arguments, 80)
-	}
-	pick := func(keys ...string) string {
-		for _, k := range keys {
-			if v, ok := m[k]; ok {
-				return fmt.Sprint(v)
-			}
-		}
-		return ""
-	}
-	var s string
-	switch tool {
-	case "Read", "Write", "Edit":
-		s = pick("file_path", "path")
-	case "Glob":
-		s = pick("pattern")
-		if p := pick("path"); p != "" {
-			s += " in " + p
-		}
-	case "Bash":
-		s = pick("command")
-	default:
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		s = strings.Join(keys, ",")
-	}
-	return inline(s, 80)
 }
 
 func describeExit(reason string) string {
@@ -383,71 +472,6 @@ func describeExit(reason string) string {
 		return "the sandbox broke"
 	}
 	return "unknown"
-}
-
-var mentionRE = regexp.MustCompile(`(^|[^\w])([@#])(\w)`)
-
-// neutralize keeps untrusted prose from pinging people or linking (and, with closing
-// keywords, closing) other issues: a word joiner goes between @ or # and what follows.
-func neutralize(s string) string {
-	return mentionRE.ReplaceAllString(s, "$1$2\u2060$3")
-}
-
-// fence wraps s in a code fence longer than any run of backticks inside it.
-func fence(s string) string {
-	longest, run := 0, 0
-	for _, c := range s {
-		if c == '`' {
-			run++
-			if run > longest {
-				longest = run
-			}
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", max(3, longest+1))
-	if !strings.HasSuffix(s, "\n") {
-		s += "\n"
-	}
-	return f + "text\n" + s + f + "\n"
-}
-
-func quote(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return "> " + strings.Join(lines, "\n> ") + "\n"
-}
-
-// inline makes untrusted text safe for one line of markdown (a table cell, a list item).
-func inline(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	s = strings.NewReplacer("|", "\\|", "`", "'", "<", "&lt;", ">", "&gt;").Replace(s)
-	return truncateRunes(s, n)
-}
-
-func codeList(xs []string, n int) string {
-	var parts []string
-	for i, x := range xs {
-		if i == n {
-			parts = append(parts, fmt.Sprintf("and %d more", len(xs)-n))
-			break
-		}
-		parts = append(parts, "`"+inline(x, 150)+"`")
-	}
-	return strings.Join(parts, ", ")
-}
-
-func runeLen(s string) int { return len([]rune(s)) }
-
-func truncateRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	if n <= 1 {
-		return string(r[:max(n, 0)])
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // truncateTail keeps the end of s, where test runners print their summary.

@@ -52,7 +52,7 @@ func TestPRBodyFitsGitHubLimit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			body := longResult(tt.steps, tt.obs).PRBody(GitHubBodyLimit - 100)
+			body := longResult(tt.steps, tt.obs).PRBody(Fit{Limit: GitHubBodyLimit - 100})
 			if n := len([]rune(body)); n > GitHubBodyLimit-100 {
 				t.Fatalf("body has %d characters, over the limit", n)
 			}
@@ -76,10 +76,11 @@ func TestPRBodyFitsGitHubLimit(t *testing.T) {
 func TestUntrustedTextStaysInert(t *testing.T) {
 	t.Parallel()
 	r := longResult(1, "```\n</details>\n# injected heading\n```")
-	body := r.PRBody(0)
-	// The model's words cannot ping people or close other issues.
-	if strings.Contains(body, "@octocat") || strings.Contains(body, "#12") {
-		t.Errorf("mention or issue reference left active:\n%s", body)
+	body := r.PRBody(Fit{})
+	// The model's words are in a code block, where GitHub neither mentions people nor
+	// links (or, with closing keywords, closes) other issues.
+	if !strings.Contains(body, "```text\nDone. cc @octocat, closes #12\n```") {
+		t.Errorf("final message not in a code block:\n%s", body)
 	}
 	// An observation that holds a code fence cannot end ours: the fence around it is longer.
 	if !strings.Contains(body, "````text\n```\n</details>") {
@@ -87,16 +88,44 @@ func TestUntrustedTextStaysInert(t *testing.T) {
 	}
 }
 
-func TestFence(t *testing.T) {
+func TestCodeBlock(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"plain", "```text\nplain\n```\n"},
 		{"a ``` b\n", "````text\na ``` b\n````\n"},
 		{"`````", "``````text\n`````\n``````\n"},
+		{"crlf\r\nbidi\u202e\n", "```text\ncrlf\nbidi<U+202E>\n```\n"},
 	}
 	for _, tt := range tests {
-		if got := fence(tt.in); got != tt.want {
-			t.Errorf("fence(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := codeBlock(tt.in, "text"); got != tt.want {
+			t.Errorf("codeBlock(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestCodeSpan(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		cell bool
+		want string
+	}{
+		{"a | b", false, "`a | b`"},
+		{"a | b", true, "`a \\| b`"},
+		{"`x`", false, "`` `x` ``"},
+		{"a``b", false, "```a``b```"},
+		{" lead", false, "`  lead `"},
+		{"   ", false, "`   `"},
+		{"", false, "_(empty)_"},
+		{"x\u202ey\nz", false, "`x<U+202E>y<U+000A>z`"},
+	}
+	for _, tt := range tests {
+		got := codeSpan(tt.in, 0)
+		if tt.cell {
+			got = codeCell(tt.in, 0)
+		}
+		if got != tt.want {
+			t.Errorf("codeSpan(%q, cell %v) = %q, want %q", tt.in, tt.cell, got, tt.want)
 		}
 	}
 }
@@ -107,7 +136,9 @@ func TestArgSummary(t *testing.T) {
 		{"Read", `{"file_path": "a/b.py"}`, "a/b.py"},
 		{"Read", `{"path": "a/b.py"}`, "a/b.py"},
 		{"Glob", `{"pattern": "**/*.go", "path": "src"}`, "**/*.go in src"},
-		{"Bash", `{"command": "go test ./...\necho | done"}`, `go test ./... echo \| done`},
+		// Plain text for a terminal: no markdown escaping, one line.
+		{"Bash", `{"command": "go test ./...\necho | done"}`, `go test ./... echo | done`},
+		{"Bash", `{"command": "ls \u001b[2J\u202e"}`, `ls <U+001B>[2J<U+202E>`},
 		{"Bash", `{not json`, "{not json"},
 		{"Frob", `{"b": 1, "a": 2}`, "a,b"},
 		{"Bash", `{"command": "` + strings.Repeat("y", 200) + `"}`, strings.Repeat("y", 79) + "…"},
@@ -125,7 +156,7 @@ func TestSummaryReportsWhatWasTried(t *testing.T) {
 	r.Leaf.ExitReason = leaf.ExitMaxTurns
 	r.Patch = &patch.Result{}
 	r.TestsAfter = nil
-	s := r.Summary()
+	s := r.Summary(Fit{})
 	for _, want := range []string{"`max_turns` (the step limit was reached)", "Patch: empty", "| after (with the patch) | not run |", "Steps: 2"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)

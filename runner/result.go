@@ -24,6 +24,9 @@ type Result struct {
 	Cancelled bool
 
 	RawPatchBytes int64
+	// MaxPatchBytes is the patch size limit the run applied (Config.MaxPatchBytes): over it
+	// the patch is only reported. 0 stands for patch.DefaultMaxBytes.
+	MaxPatchBytes int64
 	Patch         *patch.Result // nil when the patch could not be taken or was refused (see Notes)
 
 	TestsBefore *TestRun

@@ -139,7 +139,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 
 	res = &Result{
 		RunID: spec.RunID, InstanceID: spec.InstanceID, Task: task, BaseCommit: base,
-		Model: r.cfg.Leaf.Model, TestCommand: testCmd, StartedAt: start,
+		Model: r.cfg.Leaf.Model, TestCommand: testCmd, StartedAt: start, MaxPatchBytes: r.cfg.MaxPatchBytes,
 	}
 	if cfgErr != nil {
 		res.Notes = append(res.Notes, "The repository's frognano settings were ignored: "+cfgErr.Error())
