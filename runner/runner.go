@@ -88,6 +88,9 @@ func New(docker *client.Client, cfg Config, log *slog.Logger) *Runner {
 	if cfg.Leaf.Logger == nil {
 		cfg.Leaf.Logger = log
 	}
+	if cfg.Sandbox.Lifetime == 0 {
+		cfg.Sandbox.Lifetime = SandboxLifetime(cfg.Leaf.MaxTime, cfg.TestTimeout)
+	}
 	return &Runner{docker: docker, cfg: cfg, log: log}
 }
 
@@ -173,6 +176,12 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 	if res.Leaf.ExitReason == leaf.ExitToolError && sb.OOMKilled(context.WithoutCancel(ctx)) {
 		res.Notes = append(res.Notes, "The sandbox ran out of memory and was killed (OOM).")
 	}
+	if note := sb.OOMKillsNote(context.WithoutCancel(ctx)); note != "" {
+		res.Notes = append(res.Notes, note)
+	}
+	if why := sb.StopReason(context.WithoutCancel(ctx)); why != "" {
+		res.Notes = append(res.Notes, why)
+	}
 	if res.Leaf.ExitReason == leaf.ExitCancelled || ctx.Err() != nil {
 		res.Cancelled = true
 		res.Elapsed = time.Since(start)
@@ -251,6 +260,9 @@ func (r *Runner) runTests(ctx context.Context, spec Spec, purpose, testCmd strin
 		tr.PatchApplied = true
 	}
 	res, err := sb.Exec(ctx, []string{"/bin/bash", "-lc", plan.Shell}, nil, r.cfg.TestTimeout, maxTestOutputBytes)
+	if why := sb.StopReason(context.WithoutCancel(ctx)); why != "" {
+		return fail("running the tests", errors.New(why))
+	}
 	if err != nil {
 		return fail("running the tests", err)
 	}
