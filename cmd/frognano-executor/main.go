@@ -1,6 +1,9 @@
 // Command frognano-executor is the tool executor copied into each sandbox container. It
 // serves the Leaf tools (Read, Write, Edit, Glob, Bash) over stdin/stdout as JSON lines.
 // It must stay a static, standard-library-only binary, and it never holds a credential.
+//
+// It shares its user with the model's commands, so before anything else it hardens itself
+// (executor.Harden): non-dumpable, protocol streams no child can inherit.
 package main
 
 import (
@@ -16,13 +19,20 @@ import (
 )
 
 func main() {
+	// Diagnostics go to stderr; the protocol runs on the streams Harden returns.
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	in, out, err := executor.Harden()
+	if err != nil {
+		log.Error("hardening the executor", "err", err)
+		os.Exit(1)
+	}
 	workdir := flag.String("workdir", ".", "repository checkout the tools work in")
+	killLeftovers := flag.Bool("kill-leftovers", false, "after a Bash timeout, kill every other process of this user (sandbox only; refused as root)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// stdout carries the protocol; diagnostics go to stderr.
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := executor.Serve(ctx, os.Stdin, os.Stdout, *workdir); err != nil && !errors.Is(err, context.Canceled) {
+	err = executor.Serve(ctx, in, out, *workdir, executor.Options{KillLeftovers: *killLeftovers})
+	if err != nil && !errors.Is(err, context.Canceled) {
 		log.Error("serving tool calls", "err", err)
 		stop()
 		os.Exit(1)

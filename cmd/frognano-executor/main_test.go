@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"debug/elf"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/frognano/frognano/runner/executor"
@@ -98,6 +100,71 @@ func TestBinaryServesStdio(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestProtocolStreamsAreNotInherited: after Harden the executor's descriptors 0 and 1 are
+// /dev/null and the protocol runs on close-on-exec copies, so a command's descriptors are its
+// own: stdin /dev/null, stdout and stderr the capture pipes, never the protocol's pipes.
+func TestProtocolStreamsAreNotInherited(t *testing.T) {
+	t.Parallel()
+	bin := buildStatic(t)
+	cmd := exec.Command(bin, "-workdir", t.TempDir())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); _ = cmd.Wait() })
+	r := bufio.NewReader(stdout)
+	var ready executor.Ready
+	readJSON(t, r, &ready)
+
+	// The executor's own 0 and 1 (read as the test's user, root in CI, which may look).
+	for _, fd := range []string{"0", "1"} {
+		if target, err := os.Readlink(filepath.Join("/proc", fmt.Sprint(ready.PID), "fd", fd)); err == nil && target != os.DevNull {
+			t.Errorf("executor descriptor %s is %s, want %s", fd, target, os.DevNull)
+		}
+	}
+	protocol := map[string]bool{pipeName(t, stdin): true, pipeName(t, stdout): true}
+	req, _ := json.Marshal(executor.Request{ID: "1", Nonce: "n", Tool: "Bash",
+		Arguments: `{"command":"for f in /proc/$$/fd/*; do echo \"${f##*/} $(readlink $f)\"; done"}`})
+	if _, err := stdin.Write(append(req, '\n')); err != nil {
+		t.Fatal(err)
+	}
+	var resp executor.Response
+	readJSON(t, r, &resp)
+	out, _, _ := strings.Cut(strings.TrimPrefix(resp.Observation, "Exit code: 0\nSTDOUT:\n"), "\nSTDERR:")
+	fds := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		fd, target, _ := strings.Cut(line, " ")
+		fds[fd] = target
+		if protocol[target] {
+			t.Errorf("the command holds the executor's protocol pipe %s at descriptor %s", target, fd)
+		}
+	}
+	if fds["0"] != os.DevNull || !strings.HasPrefix(fds["1"], "pipe:") || !strings.HasPrefix(fds["2"], "pipe:") {
+		t.Errorf("command descriptors %v, want 0 %s and 1, 2 pipes (%q)", fds, os.DevNull, resp.Observation)
+	}
+}
+
+// pipeName is how /proc shows the pipe f is one end of, e.g. "pipe:[12345]".
+func pipeName(t *testing.T, f any) string {
+	t.Helper()
+	file, ok := f.(*os.File)
+	if !ok {
+		t.Fatalf("%T is not an *os.File", f)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(file.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("pipe:[%d]", st.Ino)
 }
 
 func readJSON(t *testing.T, r *bufio.Reader, v any) {

@@ -38,24 +38,26 @@ const (
 // counted, so `yes` cannot fill the memory.
 const captureKeep = 4*BashOutputChars + 64
 
-func toolBash(ctx context.Context, cwd string, args *pyDict) (string, error) {
+// toolBash runs the Bash tool. killed is how many leftover processes sw killed after a
+// timeout (always 0 when sw is nil).
+func toolBash(ctx context.Context, cwd string, args *pyDict, sw *sweeper) (obs string, killed int, err error) {
 	command := falsyEmptyStr(args, "command")
 	if command == "" {
-		return "", pyError("ValueError", "command is required")
+		return "", 0, pyError("ValueError", "command is required")
 	}
 	timeout, err := timeoutSeconds(args)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	if math.IsInf(timeout, 1) {
 		// Mirrored: subprocess starts the command, then fails converting the infinite
 		// timeout, and the exception is the observation. Run it under the cap, then fail.
-		if _, err := runBash(ctx, cwd, command, maxTimeoutSeconds); err != nil {
-			return "", err
+		if _, killed, err = runBash(ctx, cwd, command, maxTimeoutSeconds, sw); err != nil {
+			return "", killed, err
 		}
-		return "", pyError("OverflowError", "cannot convert float infinity to integer")
+		return "", killed, pyError("OverflowError", "cannot convert float infinity to integer")
 	}
-	return runBash(ctx, cwd, command, math.Min(timeout, maxTimeoutSeconds))
+	return runBash(ctx, cwd, command, math.Min(timeout, maxTimeoutSeconds), sw)
 }
 
 // pyMax is Python's max(a, b): b only when b > a, so max(0.1, nan) is 0.1.
@@ -129,20 +131,25 @@ func (s *stream) drain() {
 	_, _ = io.Copy(&s.cap, s.r)
 }
 
-func runBash(ctx context.Context, cwd, command string, timeout float64) (string, error) {
+// runBash runs command under timeout. After a timeout, sw (when not nil) kills every
+// leftover process; killed is how many it found outside the command's process group.
+func runBash(ctx context.Context, cwd, command string, timeout float64, sw *sweeper) (obs string, killed int, err error) {
 	stdout, outW, err := newStream()
 	if err != nil {
-		return "", pyError("OSError", err.Error())
+		return "", 0, pyError("OSError", err.Error())
 	}
 	stderr, errW, err := newStream()
 	if err != nil {
 		stdout.r.Close()
 		outW.Close()
-		return "", pyError("OSError", err.Error())
+		return "", 0, pyError("OSError", err.Error())
 	}
 	cmd := exec.Command("/bin/bash", "-lc", command)
 	cmd.Dir = cwd
-	cmd.Stdout, cmd.Stderr = outW, errW // stdin stays /dev/null: ours is the protocol
+	// stdin stays /dev/null and stdout/stderr are the capture pipes: os/exec gives the child
+	// exactly these three descriptors (every other one the executor holds is close-on-exec),
+	// so no command can reach the protocol's stdin or stdout.
+	cmd.Stdout, cmd.Stderr = outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	outW.Close()
@@ -152,9 +159,9 @@ func runBash(ctx context.Context, cwd, command string, timeout float64) (string,
 		stderr.r.Close()
 		var pe *os.PathError
 		if errors.As(err, &pe) {
-			return "", osError(pe.Err, pe.Path)
+			return "", 0, osError(pe.Err, pe.Path)
 		}
-		return "", osError(err, "/bin/bash")
+		return "", 0, osError(err, "/bin/bash")
 	}
 	go stdout.drain()
 	go stderr.drain()
@@ -204,19 +211,25 @@ func runBash(ctx context.Context, cwd, command string, timeout float64) (string,
 		stdout.r.Close()
 		stderr.r.Close()
 		status := fmt.Sprintf("Exit code: %d", exitCode(cmd.ProcessState))
-		return renderBash(status, stdout, stderr, true)
+		obs, err := renderBash(status, stdout, stderr, true)
+		return obs, 0, err
 	case <-deadline.C:
 		killGroup()
 		<-exited
+		if sw != nil {
+			// Before the drain: what left the group may hold the pipes.
+			killed = sw.sweep(pgid)
+		}
 		finish(killDrain)
 		// The reference decodes the partial output of a timed-out command leniently
 		// (errors="replace", no newline translation).
-		return renderBash(fmt.Sprintf("Timed out after %.1fs", timeout), stdout, stderr, false)
+		obs, err := renderBash(fmt.Sprintf("Timed out after %.1fs", timeout), stdout, stderr, false)
+		return obs, killed, err
 	case <-ctx.Done():
 		killGroup()
 		<-exited
 		finish(killDrain)
-		return "", pyError("CancelledError", "tool call cancelled: "+ctx.Err().Error())
+		return "", 0, pyError("CancelledError", "tool call cancelled: "+ctx.Err().Error())
 	}
 }
 

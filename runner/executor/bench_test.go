@@ -18,7 +18,7 @@ func benchServe(b *testing.B, dir string) func(req string) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	go func() {
-		_ = Serve(context.Background(), inR, outW, dir)
+		_ = Serve(context.Background(), inR, outW, dir, Options{})
 		outW.Close()
 	}()
 	b.Cleanup(func() { inW.Close(); outR.Close() })

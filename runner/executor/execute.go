@@ -31,14 +31,20 @@ const (
 // with Python's exception names, so Execute never fails. Execute is safe for concurrent
 // use; a Bash command is killed with its whole process group when ctx ends.
 func Execute(ctx context.Context, workdir, tool, arguments string) string {
+	obs, _ := execute(ctx, workdir, tool, arguments, nil)
+	return obs
+}
+
+// execute is Execute with the sweeper Serve uses when Options.KillLeftovers is set; killed
+// is how many leftover processes it killed after a Bash timeout.
+func execute(ctx context.Context, workdir, tool, arguments string, sw *sweeper) (obs string, killed int) {
 	args := parseArguments(arguments)
 	cwd, err := physicalDir(workdir)
 	if err != nil {
 		// The reference chdir()s into the workdir before looking at the tool and reports
 		// a failure there with this prefix.
-		return "leaf tool_runner error: " + err.Error()
+		return "leaf tool_runner error: " + err.Error(), 0
 	}
-	var obs string
 	switch tool {
 	case "Read":
 		obs, err = toolRead(cwd, args)
@@ -49,21 +55,21 @@ func Execute(ctx context.Context, workdir, tool, arguments string) string {
 	case "Glob":
 		obs, err = toolGlob(cwd, args)
 	case "Bash":
-		obs, err = toolBash(ctx, cwd, args)
+		obs, killed, err = toolBash(ctx, cwd, args, sw)
 	default:
 		// Over the wire the name is always valid UTF-8 (JSON); a direct caller's bytes
 		// are made valid so the observation always is.
-		return "Unknown tool: " + strings.ToValidUTF8(tool, "\uFFFD")
+		return "Unknown tool: " + strings.ToValidUTF8(tool, "\uFFFD"), 0
 	}
 	if err != nil {
 		var te *toolError
 		if errors.As(err, &te) {
-			return te.Error()
+			return te.Error(), killed
 		}
 		// Only toolErrors are expected here; anything else still follows the form.
-		return "OSError: " + err.Error()
+		return "OSError: " + err.Error(), killed
 	}
-	return obs
+	return obs, killed
 }
 
 // physicalDir is what Python's os.getcwd() returns after os.chdir(workdir): the absolute

@@ -13,33 +13,57 @@ import (
 )
 
 // MaxRequestBytes caps one request line. A Write of a multi-megabyte file fits; a longer
-// line is answered with a ProtocolError and skipped.
+// line is answered with TooLargeObservation (and an empty id: it cannot be read) and skipped.
 const MaxRequestBytes = 32 << 20
+
+// TooLargeObservation answers a request line over MaxRequestBytes. A host that knows its
+// request is too long can give it without sending the request.
+var TooLargeObservation = fmt.Sprintf("ProtocolError: request line exceeds %d bytes", MaxRequestBytes)
 
 // Serve writes a Ready line, then reads Requests (one JSON object per line) from in and
 // writes one Response line per request to out, sequentially, until in reaches EOF or ctx
 // ends. It returns nil on EOF and ctx.Err() when ctx ends (a running Bash command is
 // killed first). A line that is not a valid Request is answered with an empty id and an
-// observation starting "ProtocolError: ". Each Response is flushed before the next
-// request is read, so the host can wait for exactly one line per request.
-func Serve(ctx context.Context, in io.Reader, out io.Writer, workdir string) error {
+// observation starting "ProtocolError: ". Each Response echoes its request's id and nonce,
+// is at most MaxResponseBytes long (an observation that would not fit is replaced by an
+// Error) and is flushed before the next request is read, so the host can wait for exactly
+// one line per request.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, workdir string, opts Options) error {
 	abs, err := filepath.Abs(workdir)
 	if err != nil {
 		return fmt.Errorf("resolving workdir %q: %w", workdir, err)
 	}
+	var sw *sweeper
+	if opts.KillLeftovers {
+		if sw, err = newSweeper(); err != nil {
+			return fmt.Errorf("preparing to kill leftover processes: %w", err)
+		}
+	}
 	w := bufio.NewWriter(out)
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	send := func(v any) error {
+	// encode leaves v's line, "\n" included, in buf.
+	encode := func(v any) error {
+		buf.Reset()
 		if err := enc.Encode(v); err != nil {
 			return fmt.Errorf("encoding response: %w", err)
+		}
+		return nil
+	}
+	send := func() error {
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return fmt.Errorf("writing response: %w", err)
 		}
 		if err := w.Flush(); err != nil {
 			return fmt.Errorf("writing response: %w", err)
 		}
 		return nil
 	}
-	if err := send(Ready{Ready: true, Workdir: abs, PID: os.Getpid()}); err != nil {
+	if err := encode(Ready{Ready: true, Workdir: abs, PID: os.Getpid()}); err != nil {
+		return err
+	}
+	if err := send(); err != nil {
 		return err
 	}
 
@@ -63,11 +87,22 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, workdir string) err
 			}
 			return fmt.Errorf("reading request: %w", lr.err)
 		}
-		resp := handleLine(ctx, lr, abs)
+		resp, tool := handleLine(ctx, lr, abs, sw)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err := send(resp); err != nil {
+		if err := encode(resp); err != nil {
+			return err
+		}
+		if n := buf.Len(); n > MaxResponseBytes {
+			err := encode(Response{ID: resp.ID, Nonce: resp.Nonce, Killed: resp.Killed, Error: fmt.Sprintf(
+				"the %.40q observation takes %d bytes as a response line, over the %d bytes a line may carry (more than the model's whole context)",
+				tool, n, MaxResponseBytes)})
+			if err != nil {
+				return err
+			}
+		}
+		if err := send(); err != nil {
 			return err
 		}
 	}
@@ -79,15 +114,17 @@ type lineResult struct {
 	err      error // io.EOF at a clean end of input
 }
 
-func handleLine(ctx context.Context, lr lineResult, workdir string) Response {
+// handleLine answers one request line; tool is the tool it named, for messages.
+func handleLine(ctx context.Context, lr lineResult, workdir string, sw *sweeper) (Response, string) {
 	if lr.tooLarge {
-		return Response{Observation: fmt.Sprintf("ProtocolError: request line exceeds %d bytes", MaxRequestBytes)}
+		return Response{Observation: TooLargeObservation}, ""
 	}
 	var req Request
 	if err := json.Unmarshal(lr.line, &req); err != nil {
-		return Response{Observation: "ProtocolError: " + err.Error()}
+		return Response{Observation: "ProtocolError: " + err.Error()}, ""
 	}
-	return Response{ID: req.ID, Observation: Execute(ctx, workdir, req.Tool, req.Arguments)}
+	obs, killed := execute(ctx, workdir, req.Tool, req.Arguments, sw)
+	return Response{ID: req.ID, Nonce: req.Nonce, Observation: obs, Killed: killed}, req.Tool
 }
 
 // readLines sends every line of in (without its "\n" or "\r\n") and then the read error.

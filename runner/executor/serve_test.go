@@ -28,7 +28,7 @@ func startServe(t *testing.T, ctx context.Context) *serveBundle {
 	outR, outW := io.Pipe()
 	b := &serveBundle{dir: dir, in: inW, out: bufio.NewReaderSize(outR, 1<<20), done: make(chan error, 1)}
 	go func() {
-		err := Serve(ctx, inR, outW, dir)
+		err := Serve(ctx, inR, outW, dir, Options{})
 		outW.CloseWithError(io.EOF)
 		b.done <- err
 	}()
@@ -158,7 +158,7 @@ func TestServeLastLineWithoutNewline(t *testing.T) {
 	dir := setup(t, map[string]string{"a.txt": "alpha\n"})
 	in := strings.NewReader(`{"id":"1","tool":"Read","arguments":"{\"file_path\":\"a.txt\"}"}` + "\r\n" + `{"id":"2","tool":"Nope","arguments":""}`)
 	var out strings.Builder
-	if err := Serve(context.Background(), in, &out, dir); err != nil {
+	if err := Serve(context.Background(), in, &out, dir, Options{}); err != nil {
 		t.Fatalf("Serve: %v", err)
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
@@ -188,18 +188,19 @@ func TestServeContextEnds(t *testing.T) {
 	}
 }
 
-// ExampleServe shows the wire format: a ready line, then one response per request.
+// ExampleServe shows the wire format: a ready line, then one response per request, echoing
+// the request's id and nonce.
 func ExampleServe() {
 	dir, _ := os.MkdirTemp("", "example-")
 	defer os.RemoveAll(dir)
-	in := strings.NewReader(`{"id":"c1","tool":"Write","arguments":"{\"file_path\":\"hello.txt\",\"content\":\"hi\\n\"}"}
-{"id":"c2","tool":"Read","arguments":"{\"file_path\":\"hello.txt\"}"}
+	in := strings.NewReader(`{"id":"c1","nonce":"7J2Q","tool":"Write","arguments":"{\"file_path\":\"hello.txt\",\"content\":\"hi\\n\"}"}
+{"id":"c2","nonce":"X4LM","tool":"Read","arguments":"{\"file_path\":\"hello.txt\"}"}
 `)
 	var out strings.Builder
-	_ = Serve(context.Background(), in, &out, dir)
+	_ = Serve(context.Background(), in, &out, dir, Options{})
 	_, responses, _ := strings.Cut(out.String(), "\n") // the ready line holds a temp path and a pid
 	os.Stdout.WriteString(responses)
 	// Output:
-	// {"id":"c1","observation":"Wrote hello.txt (3 bytes)."}
-	// {"id":"c2","observation":"hello.txt\n1. hi"}
+	// {"id":"c1","nonce":"7J2Q","observation":"Wrote hello.txt (3 bytes)."}
+	// {"id":"c2","nonce":"X4LM","observation":"hello.txt\n1. hi"}
 }

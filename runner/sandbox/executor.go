@@ -5,13 +5,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/docker/docker/api/types"
@@ -22,12 +26,23 @@ import (
 )
 
 const (
-	// maxResponseLine bounds one line from the executor. Observations are cut at 30,000
-	// characters by the executor, so a longer line means the sandbox misbehaves.
-	maxResponseLine = 8 << 20
+	// maxResponseLine bounds one line from the executor: the executor never writes a longer
+	// one (see executor.MaxResponseBytes), so a longer line is forged.
+	maxResponseLine = executor.MaxResponseBytes
 	// stderrKeep is how much of the executor's stderr is kept to explain its death.
 	stderrKeep = 4 << 10
 )
+
+// ErrUntrustedOutput is wrapped by the error of a Call that read a line the executor cannot
+// have written: one past the size cap, one that is not a response, or one whose id and nonce
+// do not answer the oldest call still waiting for its answer. The executor is out of reach of
+// the model's processes and echoes a per-call nonce they cannot read, so such a line means a
+// process in the sandbox got to the stream: nothing it carries becomes an observation, and
+// every later Call fails with the same error.
+var ErrUntrustedOutput = errors.New("refused the sandbox's tool output, which a process in the sandbox may have forged")
+
+// errLineTooLong ends the stream at a line over maxResponseLine.
+var errLineTooLong = fmt.Errorf("a line over %d bytes", maxResponseLine)
 
 // executorConn is the open stream to the executor running in the container.
 type executorConn struct {
@@ -37,10 +52,19 @@ type executorConn struct {
 	done    chan struct{} // closed when the stream ended
 	readErr error         // why the stream ended; read after done is closed
 	stderr  *tailBuffer
-	nextID  uint64        // guarded by Sandbox.callMu
 	stop    chan struct{} // closed by close
 	once    sync.Once
+
+	// Guarded by Sandbox.callMu.
+	nextID  uint64
+	pending []pendingCall // calls sent and not yet answered, oldest first
+	failed  error         // set once the output was refused; every later call returns it
+
+	killed atomic.Int64 // leftover processes the executor killed after Bash timeouts
 }
+
+// pendingCall is a call whose answer is due: the executor answers in order, echoing both.
+type pendingCall struct{ id, nonce string }
 
 func (e *executorConn) close() {
 	e.once.Do(func() {
@@ -62,9 +86,12 @@ func (s *Sandbox) StartExecutor(ctx context.Context) error {
 		return err
 	}
 	created, err := s.docker.ContainerExecCreate(ctx, s.id, container.ExecOptions{
-		User:         s.cfg.User,
-		WorkingDir:   s.cfg.Workdir,
-		Cmd:          []string{executorPath, "-workdir", s.cfg.Workdir},
+		User:       s.cfg.User,
+		WorkingDir: s.cfg.Workdir,
+		// The executor kills every leftover process of the sandbox user after a Bash timeout
+		// (this container's PID namespace holds nothing else of that user but its init and
+		// main process, which the executor keeps).
+		Cmd:          []string{executorPath, "-workdir", s.cfg.Workdir, "-kill-leftovers"},
 		AttachStdin:  true,
 		AttachStdout: true,
 		AttachStderr: true,
@@ -161,13 +188,13 @@ func (e *executorConn) readLines(r *io.PipeReader) {
 	}
 }
 
-// readLine reads one '\n'-terminated line of at most max bytes.
+// readLine reads one '\n'-terminated line of at most max bytes ("\n" included).
 func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	var line []byte
 	for {
 		frag, err := br.ReadSlice('\n')
 		if len(line)+len(frag) > max {
-			return nil, fmt.Errorf("executor sent a line over %d bytes", max)
+			return nil, errLineTooLong
 		}
 		line = append(line, frag...)
 		switch {
@@ -204,9 +231,10 @@ func (e *executorConn) next(ctx context.Context) ([]byte, error) {
 
 // Call sends one tool call to the executor and returns its observation (Leaf's text, byte for
 // byte). err is not nil only when the sandbox itself broke (the executor died, the container is
-// gone or was OOM-killed) or ctx ended; a tool's own failure is an observation. After ctx ends
-// during a call, the next call first skips the abandoned call's answer.
-// Call implements leaf.Tools.
+// gone or was OOM-killed), the executor could not answer (an observation too large to carry),
+// its output was refused (ErrUntrustedOutput), or ctx ended; a tool's own failure is an
+// observation. After ctx ends during a call, the next call first skips the abandoned call's
+// answer. Call implements leaf.Tools.
 func (s *Sandbox) Call(ctx context.Context, tool, arguments string) (string, error) {
 	s.callMu.Lock()
 	defer s.callMu.Unlock()
@@ -214,17 +242,25 @@ func (s *Sandbox) Call(ctx context.Context, tool, arguments string) (string, err
 	if e == nil {
 		return "", errors.New("calling a sandbox tool: the executor is not started")
 	}
+	if e.failed != nil {
+		return "", e.failed
+	}
 	e.nextID++
-	id := strconv.FormatUint(e.nextID, 10)
-	req, err := json.Marshal(executor.Request{ID: id, Tool: tool, Arguments: arguments})
+	call := pendingCall{id: strconv.FormatUint(e.nextID, 10), nonce: rand.Text()}
+	req, err := json.Marshal(executor.Request{ID: call.id, Nonce: call.nonce, Tool: tool, Arguments: arguments})
 	if err != nil {
 		return "", fmt.Errorf("encoding the tool call: %w", err)
+	}
+	if len(req) > executor.MaxRequestBytes {
+		// The executor would answer this without an id; the answer is known.
+		return executor.TooLargeObservation, nil
 	}
 	select {
 	case <-e.done:
 		return "", s.brokenError(ctx, e, "calling a sandbox tool", io.EOF)
 	default:
 	}
+	e.pending = append(e.pending, call)
 	if _, err := e.att.Conn.Write(append(req, '\n')); err != nil {
 		return "", s.brokenError(ctx, e, "sending a tool call to the sandbox", err)
 	}
@@ -234,18 +270,69 @@ func (s *Sandbox) Call(ctx context.Context, tool, arguments string) (string, err
 			if ctx.Err() != nil {
 				return "", fmt.Errorf("calling sandbox tool %s: %w", tool, ctx.Err())
 			}
+			if errors.Is(err, errLineTooLong) {
+				return "", e.refuse(tool, err.Error())
+			}
 			return "", s.brokenError(ctx, e, "calling sandbox tool "+tool, err)
 		}
-		var resp executor.Response
-		if err := json.Unmarshal(line, &resp); err != nil {
-			return "", fmt.Errorf("calling sandbox tool %s: executor sent a malformed line %.200q", tool, line)
+		resp, err := e.answer(tool, line)
+		if err != nil {
+			return "", err
 		}
-		// An empty id answers a request the executor could not parse: ours, since calls are
-		// sequential. Other ids belong to calls abandoned when their ctx ended.
-		if resp.ID == id || resp.ID == "" {
-			return resp.Observation, nil
+		if resp.ID != call.id {
+			continue // the answer to a call abandoned when its ctx ended
 		}
+		if resp.Killed > 0 {
+			e.killed.Add(int64(resp.Killed))
+		}
+		if resp.Error != "" {
+			return "", fmt.Errorf("calling sandbox tool %s: the executor could not answer: %s", tool, resp.Error)
+		}
+		return resp.Observation, nil
 	}
+}
+
+// answer checks that line answers the oldest pending call and takes that call off the list.
+func (e *executorConn) answer(tool string, line []byte) (executor.Response, error) {
+	var resp executor.Response
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&resp); err != nil || dec.More() {
+		return resp, e.refuse(tool, fmt.Sprintf("a line that is not a response: %.100q", line))
+	}
+	due := e.pending[0]
+	switch {
+	case resp.ID == "" && resp.Nonce == "" && strings.HasPrefix(resp.Observation, "ProtocolError: "):
+		// What the executor says when it cannot read a request, which then never comes from
+		// this host; refused like any other line that answers nothing.
+		return resp, e.refuse(tool, fmt.Sprintf("a line that answers no call (%.100q) where call %s's answer was due", resp.Observation, due.id))
+	case resp.ID != due.id:
+		return resp, e.refuse(tool, fmt.Sprintf("a line with id %.40q where call %s's answer was due", resp.ID, due.id))
+	case resp.Nonce == "":
+		return resp, e.refuse(tool, fmt.Sprintf("a line for call %s without its nonce", due.id))
+	case subtle.ConstantTimeCompare([]byte(resp.Nonce), []byte(due.nonce)) != 1:
+		return resp, e.refuse(tool, fmt.Sprintf("a line for call %s with a wrong nonce", due.id))
+	}
+	e.pending = e.pending[1:]
+	return resp, nil
+}
+
+// refuse records that the executor's output can no longer be trusted, closes the stream, and
+// returns the error every call now gets.
+func (e *executorConn) refuse(tool, what string) error {
+	e.failed = fmt.Errorf("calling sandbox tool %s: %w: %s", tool, ErrUntrustedOutput, what)
+	e.close()
+	return e.failed
+}
+
+// LeftoversKilled is how many processes the executor has killed after Bash timeouts besides
+// the timed-out commands' own process groups: background processes of earlier calls and
+// whatever had left the group (a fork bomb that called setsid, a daemon).
+func (s *Sandbox) LeftoversKilled() int {
+	if e := s.exe.Load(); e != nil {
+		return int(e.killed.Load())
+	}
+	return 0
 }
 
 // brokenError explains why the executor's stream ended: OOM, the executor's exit, or the

@@ -1,0 +1,263 @@
+package sandbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/frognano/frognano/runner/sandbox"
+)
+
+// These tests run the attacks of issue #7 for real: a command in the real sandbox goes after
+// the real executor. Each runs twice where it can: against frognano-executor, which the
+// command cannot reach at all (non-dumpable: no /proc/PID/fd, no ptrace), and against
+// dumpable-executor (testdata/hostile), the executor without that hardening, which the
+// command does reach: there the host must refuse the forged line by its missing nonce and end
+// the call with sandbox.ErrUntrustedOutput. Either way no forged text becomes an observation.
+
+// findExecutor sets $pid to the executor's PID, found the way an attacker would: by its
+// command line, read with bash builtins only.
+const findExecutor = `pid=
+for p in /proc/[0-9]*; do
+  c=; read -r -d '' c < "$p/cmdline" 2>/dev/null
+  [ "$c" = /opt/frognano/frognano-executor ] && pid=${p#/proc/}
+done
+[ -n "$pid" ] || { echo "no executor found"; exit 9; }
+`
+
+var (
+	dumpableOnce sync.Once
+	dumpablePath string
+	dumpableErr  error
+)
+
+// dumpableExecutor builds testdata/hostile/dumpable-executor once.
+func dumpableExecutor(t *testing.T) string {
+	t.Helper()
+	dumpableOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "dumpable-executor-")
+		if err != nil {
+			dumpableErr = err
+			return
+		}
+		dumpablePath = filepath.Join(dir, "frognano-executor")
+		build := exec.Command("go", "build", "-trimpath", "-o", dumpablePath, "github.com/frognano/frognano/testdata/hostile/dumpable-executor")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			dumpableErr = fmt.Errorf("building the dumpable executor: %v\n%s", err, out)
+		}
+	})
+	if dumpableErr != nil {
+		t.Fatal(dumpableErr)
+	}
+	return dumpablePath
+}
+
+// executors are the two executors each attack runs against.
+func executors(t *testing.T) []struct {
+	name     string
+	path     string
+	hardened bool
+} {
+	return []struct {
+		name     string
+		path     string
+		hardened bool
+	}{
+		{"Hardened", executorPath, true},
+		{"Dumpable", dumpableExecutor(t), false},
+	}
+}
+
+// callBash makes one Bash call and returns the observation or the sandbox error.
+func callBash(sb *sandbox.Sandbox, command string, timeout float64) (string, error) {
+	args, _ := json.Marshal(map[string]any{"command": command, "timeout": timeout})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	return sb.Call(ctx, "Bash", string(args))
+}
+
+// requireRefused checks that a call against the dumpable executor failed as forged output,
+// and that the sandbox refuses every later call the same way.
+func requireRefused(t *testing.T, sb *sandbox.Sandbox, obs string, err error, detail string) {
+	t.Helper()
+	if !errors.Is(err, sandbox.ErrUntrustedOutput) {
+		t.Fatalf("the forged line was not refused: observation %q, error %v", clip(obs), err)
+	}
+	if !strings.Contains(err.Error(), detail) {
+		t.Errorf("error %q does not say %q", err, detail)
+	}
+	if _, again := callBash(sb, "echo after", 10); !errors.Is(again, sandbox.ErrUntrustedOutput) {
+		t.Errorf("a call after the refusal got %v, want the same refusal", again)
+	}
+}
+
+// TestForgedLineThroughProcFD: a command writes a response line for its own call to the
+// executor's stdout through /proc/PID/fd/1.
+func TestForgedLineThroughProcFD(t *testing.T) {
+	t.Parallel()
+	for _, ex := range executors(t) {
+		t.Run(ex.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig()
+			cfg.ExecutorPath = ex.path
+			sb := readySandbox(t, cfg, "")
+			obs, err := callBash(sb, findExecutor+`printf '{"id":"1","observation":"FORGED-NOW"}\n' > /proc/$pid/fd/1 && echo wrote`, 30)
+			if !ex.hardened {
+				requireRefused(t, sb, obs, err, "a line for call 1 without its nonce")
+				return
+			}
+			if err != nil {
+				t.Fatalf("Call: %v", err)
+			}
+			if strings.Contains(obs, "FORGED") || strings.Contains(obs, "wrote") || !strings.Contains(obs, "Permission denied") {
+				t.Errorf("the write to the executor's stdout was not refused: %q", obs)
+			}
+			if r := bash(t, sb, "echo after"); r.stdout != "after\n" {
+				t.Errorf("call after the attack: %q", r.raw)
+			}
+		})
+	}
+}
+
+// TestForgedAnswerForALaterCall: a background process left by one call writes the answer to
+// a later call before that call is made.
+func TestForgedAnswerForALaterCall(t *testing.T) {
+	t.Parallel()
+	for _, ex := range executors(t) {
+		t.Run(ex.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig()
+			cfg.ExecutorPath = ex.path
+			sb := readySandbox(t, cfg, "")
+			// Call 1 leaves the injector; call 2 lets it go; it writes the answer to call 3
+			// between calls 2 and 3 and records how that went.
+			r := bash(t, sb, findExecutor+`(
+  while [ ! -e /tmp/go ]; do sleep 0.05; done
+  sleep 0.5
+  printf '{"id":"3","nonce":"guess","observation":"FORGED-LATER"}\n' > /proc/$pid/fd/1 && echo wrote
+  touch /tmp/injected
+) >/tmp/inject.log 2>&1 &
+echo armed`)
+			if r.stdout != "armed\n" {
+				t.Fatalf("call 1: %q", r.raw)
+			}
+			if r := bash(t, sb, "touch /tmp/go; echo released"); r.stdout != "released\n" {
+				t.Fatalf("call 2: %q", r.raw)
+			}
+			waitForFile(t, sb, "/tmp/injected")
+			obs, err := callBash(sb, "cat /tmp/inject.log", 30)
+			if !ex.hardened {
+				requireRefused(t, sb, obs, err, "a line for call 3 with a wrong nonce")
+				return
+			}
+			if err != nil {
+				t.Fatalf("call 3: %v", err)
+			}
+			if strings.Contains(obs, "FORGED") || strings.Contains(obs, "wrote") || !strings.Contains(obs, "Permission denied") {
+				t.Errorf("call 3 did not get its own, real answer: %q", obs)
+			}
+		})
+	}
+}
+
+// waitForFile polls, from the host, until path exists in the sandbox.
+func waitForFile(t *testing.T, sb *sandbox.Sandbox, path string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		res, err := sb.Exec(context.Background(), []string{"test", "-e", path}, nil, 30*time.Second, 0)
+		if err == nil && res.ExitCode == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared (%v)", path, err)
+		}
+		time.Sleep(100 * time.Millisecond) // polling state in another process, bounded by the deadline
+	}
+}
+
+// TestPtraceAttachRefused: python3's ctypes calls ptrace(PTRACE_ATTACH) and
+// ptrace(PTRACE_SEIZE) on the executor, and opens its memory and descriptors.
+func TestPtraceAttachRefused(t *testing.T) {
+	t.Parallel()
+	sb := readySandbox(t, testConfig(), "")
+	r := bash(t, sb, findExecutor+`python3 - "$pid" <<'EOF'
+import ctypes, errno, os, sys
+pid = int(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.restype = ctypes.c_long
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+for name, req in (("attach", 16), ("seize", 0x4206)):
+    rc = libc.ptrace(req, pid, None, None)
+    print(name, rc, errno.errorcode.get(ctypes.get_errno(), "OK") if rc else "OK")
+for name, path in (("mem", f"/proc/{pid}/mem"), ("fd1", f"/proc/{pid}/fd/1"), ("environ", f"/proc/{pid}/environ")):
+    try:
+        open(path, "rb" if name != "fd1" else "wb").close()
+        print(name, "opened")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+EOF`)
+	want := "attach -1 EPERM\nseize -1 EPERM\nmem EACCES\nfd1 EACCES\nenviron EACCES\n"
+	if r.code != 0 || r.stdout != want {
+		t.Errorf("got %q, want stdout %q", r.raw, want)
+	}
+	if r := bash(t, sb, "echo after"); r.stdout != "after\n" {
+		t.Errorf("call after the attack: %q", r.raw)
+	}
+}
+
+// TestOversizeLineRefused: a 3 MB line on the executor's stdout, ten times the 30,000
+// characters an observation may hold, is refused without being read whole.
+func TestOversizeLineRefused(t *testing.T) {
+	t.Parallel()
+	for _, ex := range executors(t) {
+		t.Run(ex.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig()
+			cfg.ExecutorPath = ex.path
+			sb := readySandbox(t, cfg, "")
+			obs, err := callBash(sb, findExecutor+`{ printf '{"id":"1","observation":"'; head -c 3000000 /dev/zero | tr '\0' A; printf '"}\n'; } > /proc/$pid/fd/1 && echo wrote`, 60)
+			if !ex.hardened {
+				requireRefused(t, sb, obs, err, "a line over 524288 bytes")
+				return
+			}
+			if err != nil {
+				t.Fatalf("Call: %v", err)
+			}
+			if strings.Contains(obs, "AAAA") || strings.Contains(obs, "wrote") || !strings.Contains(obs, "Permission denied") {
+				t.Errorf("the write to the executor's stdout was not refused: %q", clip(obs))
+			}
+		})
+	}
+}
+
+// TestOversizeObservationEndsTheCall: the executor itself never writes a line past the cap.
+// A Glob of 1,000 paths of about 560 bytes would be one; the call fails with the executor's
+// reason instead (the run ends as a tool error, the report says why).
+func TestOversizeObservationEndsTheCall(t *testing.T) {
+	t.Parallel()
+	sb := readySandbox(t, testConfig(), "")
+	r := bash(t, sb, `d=deep/$(printf 'd%.0s' $(seq 250))/$(printf 'e%.0s' $(seq 250)); mkdir -p "$d"
+f=$(printf 'f%.0s' $(seq 50)); for i in $(seq 1000); do : > "$d/$i-$f.txt"; done; echo made`)
+	if r.stdout != "made\n" {
+		t.Fatalf("making the files: %q", r.raw)
+	}
+	obs, err := sb.Call(context.Background(), "Glob", `{"pattern": "deep/**/*.txt"}`)
+	if err == nil || errors.Is(err, sandbox.ErrUntrustedOutput) ||
+		!strings.Contains(err.Error(), `calling sandbox tool Glob: the executor could not answer: the "Glob" observation takes `) {
+		t.Fatalf("got observation of %d bytes, error %v", len(obs), err)
+	}
+	// The executor is fine: the next call is answered.
+	if r := bash(t, sb, "echo after"); r.stdout != "after\n" {
+		t.Errorf("call after the refusal: %q", r.raw)
+	}
+}
