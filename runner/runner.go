@@ -176,6 +176,9 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 	if res.Leaf.ExitReason == leaf.ExitToolError && sb.OOMKilled(context.WithoutCancel(ctx)) {
 		res.Notes = append(res.Notes, "The sandbox ran out of memory and was killed (OOM).")
 	}
+	if n := sb.LeftoversKilled(); n > 0 {
+		res.Notes = append(res.Notes, leftoversNote(n))
+	}
 	if note := sb.OOMKillsNote(context.WithoutCancel(ctx)); note != "" {
 		res.Notes = append(res.Notes, note)
 	}
@@ -346,6 +349,16 @@ rm -f "$GIT_INDEX_FILE"`
 		return nil, fmt.Errorf("git diff exited %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
 	}
 	return res.Stdout, nil
+}
+
+// leftoversNote tells the reviewer that a Bash timeout left processes behind (background
+// processes, or ones that escaped the command's process group, a fork bomb included) and that
+// the sandbox killed them.
+func leftoversNote(n int) string {
+	if n == 1 {
+		return "A command timed out; 1 leftover process was killed."
+	}
+	return fmt.Sprintf("A command timed out; %d leftover processes were killed.", n)
 }
 
 func shellQuoteAll(ss []string) string {
