@@ -49,7 +49,7 @@ type Config struct {
 	MaxPatchBytes        int64
 }
 
-// DefaultConfig returns the defaults the issue and leaf-protocol.md name.
+// DefaultConfig returns the defaults the issue and docs/leaf-protocol.md name.
 func DefaultConfig() Config {
 	return Config{
 		Sandbox:       sandbox.DefaultConfig(),
