@@ -1,12 +1,15 @@
-// Package patch owns the agent's diff once it has left the sandbox: it parses the
-// output of `git diff --cached --binary BASE` as untrusted bytes, decides which files
-// may reach the host's clean clone, and re-serializes the kept part byte for byte so
-// that `git apply` accepts it.
+// Package patch owns the agent's diff once it has left the sandbox. The diff was produced
+// by a process the model controlled, so every byte is treated as hostile, in two stages:
 //
-// The diff was produced by a process the model controlled, so every byte is treated as
-// hostile. This package must never touch the filesystem, never run git, and never
-// panic on any input; it only reads bytes and returns a verdict. Sanitize refuses the
-// whole patch when any file names a path that could write outside the working tree
-// (absolute, "..", into .git, through or as an escaping symlink); it quietly drops
-// files that are merely unwanted (build litter, workflow changes, submodules).
+//   - Sanitize parses the output of `git diff --binary BASE` as untrusted bytes and never
+//     touches the filesystem or runs anything: it refuses the whole patch when any file
+//     names a path that could write outside the working tree (absolute, "..", into .git,
+//     through or as an escaping symlink), quietly drops files that are merely unwanted
+//     (build litter, workflow changes, submodules), and re-serializes the kept part byte for
+//     byte so that `git apply` accepts it. It never panics on any input.
+//   - ApplyToBase and CheckTree do not trust the diff text at all: git applies the kept part
+//     to the base commit of the host's own clone in a throwaway index and object directory,
+//     and the tree git really built is compared with the base (modes and objects read from
+//     git) before anything is published. This is the only git this package runs, always on
+//     the host's clone with an isolated configuration, never on a .git the sandbox wrote.
 package patch
