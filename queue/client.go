@@ -65,7 +65,9 @@ type Config struct {
 	// must never share an owner.
 	Owner  string
 	Logger *slog.Logger
-	// RiverLogger receives River's own logs; nil discards all but errors.
+	// RiverLogger receives River's own logs; nil means Logger, so that River writes through
+	// the service's handler (JSON on stderr, at the configured level) and never a second
+	// format into the same stream.
 	RiverLogger *slog.Logger
 }
 
@@ -96,7 +98,7 @@ func (c Config) withDefaults() Config {
 		c.Logger = slog.Default()
 	}
 	if c.RiverLogger == nil {
-		c.RiverLogger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+		c.RiverLogger = c.Logger
 	}
 	return c
 }

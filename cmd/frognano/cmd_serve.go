@@ -199,6 +199,7 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 	qcfg := cfg.Queue
 	qcfg.Workers = cfg.Workers
 	qcfg.Logger = log
+	qcfg.RiverLogger = log // River's own lines too are JSON on stderr, at the same level
 	if cfg.Workers > 0 {
 		if err := os.MkdirAll(qcfg.WorkDir, 0o700); err != nil {
 			return nil, setupError{fmt.Errorf("creating the work folder: %w", err)}
