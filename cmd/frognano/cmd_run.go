@@ -66,6 +66,16 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 		return setupError{err}
 	}
 	defer docker.Close()
+	// This run's sandboxes are told apart from the service's (same host, same default owner) and
+	// from other runs', so that what an interrupted run left can be removed here while a run
+	// still going in another terminal keeps its own.
+	cfg.Sandbox.Owner = runOwner(cfg.Sandbox.Owner)
+	cfg.Sandbox.Instance = runInstance(os.Getpid())
+	if n, err := sandbox.PruneIf(ctx, docker, cfg.Sandbox.Owner, func(instance string) bool { return !runAlive(instance) }); err != nil {
+		fmt.Fprintf(stderr, "frognano: removing the sandboxes of interrupted runs: %v\n", err)
+	} else if n > 0 {
+		fmt.Fprintf(stderr, "frognano: removed %d sandbox(es) that interrupted runs left behind\n", n)
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	r := runner.New(docker, cfg, log)
 	if err := r.Preflight(ctx); err != nil {

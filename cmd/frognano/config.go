@@ -135,6 +135,7 @@ func runnerConfig(getenv func(string) string) (runner.Config, error) {
 	s.CPUs = e.float("FROGNANO_SANDBOX_CPUS", s.CPUs)
 	s.PidsLimit = int64(e.int("FROGNANO_SANDBOX_PIDS", int(s.PidsLimit)))
 	s.TmpfsSize = e.bytes("FROGNANO_SANDBOX_TMPFS", s.TmpfsSize)
+	s.Disk = e.bytes("FROGNANO_SANDBOX_DISK", s.Disk)
 	s.ExecutorPath = e.str("FROGNANO_EXECUTOR", defaultExecutorPath())
 	// Prune removes every sandbox of this owner at start and stop: two processes sharing one
 	// Docker engine (serve and worker on one host) need distinct owners.
@@ -157,6 +158,26 @@ func bindRunnerFlags(fs *flag.FlagSet, cfg *runner.Config) {
 	fs.DurationVar(&cfg.TestTimeout, "test-timeout", cfg.TestTimeout, "time limit of each test run (FROGNANO_TEST_TIMEOUT)")
 	fs.BoolVar(&cfg.AllowWorkflowChanges, "allow-workflow-changes", cfg.AllowWorkflowChanges, "keep changes under .github/workflows/ in the patch (FROGNANO_ALLOW_WORKFLOW_CHANGES)")
 	fs.StringVar(&cfg.Sandbox.ExecutorPath, "executor", cfg.Sandbox.ExecutorPath, "path of the static frognano-executor binary (FROGNANO_EXECUTOR)")
+	fs.Var(byteSize{&cfg.Sandbox.Disk}, "sandbox-disk", "most each sandbox's workspace may hold, e.g. 4g or 512m (FROGNANO_SANDBOX_DISK)")
+}
+
+// byteSize is a flag holding a size read by parseBytes, like the FROGNANO_* size variables.
+type byteSize struct{ p *int64 }
+
+func (b byteSize) String() string {
+	if b.p == nil {
+		return ""
+	}
+	return strconv.FormatInt(*b.p, 10)
+}
+
+func (b byteSize) Set(s string) error {
+	n, err := parseBytes(s)
+	if err != nil {
+		return err
+	}
+	*b.p = n
+	return nil
 }
 
 // checkRunnerConfig validates what flags and variables produced, one clear error per problem.
