@@ -283,37 +283,8 @@ func (r *Runner) runTests(ctx context.Context, spec Spec, purpose, testCmd strin
 	return tr
 }
 
-// quiesceScript kills every process of the sandbox user except this script and its
-// ancestors (the exec's own `timeout` wrapper), round after round until a round finds none,
-// so that nothing the model started (a background job, a fork bomb) is alive while the diff is
-// taken. It uses only bash builtins, so that it does not count its own children.
-const quiesceScript = `spare=" 1 "
-p=$$
-while [ "$p" -gt 1 ]; do
-  spare="$spare$p "
-  pp=0
-  while read -r k v _; do if [ "$k" = PPid: ]; then pp=$v; break; fi; done < /proc/$p/status
-  p=$pp
-done
-round=0
-while :; do
-  found=0
-  for d in /proc/[0-9]*; do
-    pid=${d#/proc/}
-    case "$spare" in *" $pid "*) continue ;; esac
-    u=
-    { while read -r k v _; do if [ "$k" = Uid: ]; then u=$v; break; fi; done < "$d/status"; } 2>/dev/null
-    [ "$u" = "$UID" ] || continue
-    kill -9 "$pid" 2>/dev/null && found=$((found + 1))
-  done
-  [ "$found" = 0 ] && break
-  round=$((round + 1))
-  if [ "$round" -ge 500 ]; then echo "processes of the model kept appearing" >&2; exit 90; fi
-done
-`
-
 // takeDiff takes the agent's changes out of the sandbox as `git diff --binary` against the
-// starting commit. First it kills every process the model left (quiesceScript); then git runs
+// starting commit. First it ends every process the model left (Sandbox.Quiesce); then git runs
 // with a configuration the model cannot set: .git/config is replaced by a fresh one (no
 // filters, drivers, hooks, fsmonitor or attributes file), .git/info/attributes is removed,
 // system and user configuration are ignored, the index is a fresh one read from the base, and
@@ -324,7 +295,10 @@ func takeDiff(ctx context.Context, sb *sandbox.Sandbox, base string) ([]byte, er
 	if len(base) == 64 {
 		version, format = "1", "[extensions]\n\tobjectformat = sha256\n"
 	}
-	script := quiesceScript + `set -e
+	if err := sb.Quiesce(ctx); err != nil {
+		return nil, err
+	}
+	script := `set -e
 [ -d .git ] && [ ! -L .git ] || { echo ".git is not a directory" >&2; exit 91; }
 rm -f .git/config .git/info/attributes
 printf '[core]\n\trepositoryformatversion = ` + version + `\n\tbare = false\n` + format + `' > .git/config
