@@ -34,21 +34,23 @@ import (
 // ends after the sandbox's lifetime.
 //
 // Precision: the host asks every diskCheckMin (250 ms), or four times as long as the last
-// measurement took when that is longer (so du uses at most a fifth of the watcher's half CPU,
-// up to diskCheckMax apart for a workspace of millions of files). The workspace can therefore
-// go past the limit by what the sandbox writes in about one interval plus one measurement and
-// the kill: on the development machine (2 shared cores, ext4, writes landing in the page cache)
-// a writer that never stops left 68 to 218 MiB in the workspace under a 64 MiB limit, most
-// often 70 to 110 MiB. Treat the limit as "stopped within a few hundred MiB past it". Usage is
-// what du counts: allocated blocks, hard links once, so a sparse file counts what it really
-// takes. Inodes are not limited: many empty files take little disk.
+// measurement took when that is longer (du then uses a fifth of the watcher's half CPU), but
+// never more than diskCheckMax (5 s) apart. So the workspace can go past the limit by what the
+// sandbox writes in about one interval, one measurement and the kill. On the development
+// machine (2 shared cores, ext4, writes landing in the page cache) a writer that never stops
+// left 68 to 218 MiB in the workspace under a 64 MiB limit, most often 70 to 110 MiB: treat the
+// limit as "stopped within a few hundred MiB past it". Measuring takes time in proportion to the
+// number of files (200,000 empty files: about 2 s here), so in a workspace of very many files a
+// writer has several seconds between two verdicts; files themselves (inodes) are not limited.
+// Usage is what du counts: allocated blocks, hard links once, so a sparse file counts what it
+// really takes.
 //
 // Failing closed: when the watcher cannot answer (it was OOM-killed by a hard-link bomb, a
 // measurement took longer than diskMeasureTimeout, its stream broke), the sandbox is killed too,
 // with that reason.
 const (
 	diskCheckMin       = 250 * time.Millisecond
-	diskCheckMax       = 10 * time.Second
+	diskCheckMax       = 5 * time.Second
 	diskMeasureTimeout = time.Minute
 	watcherMemory      = 64 << 20
 	watcherPids        = 16
