@@ -192,3 +192,13 @@ func TestHeadline(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPRBody renders the body of a long run (1,000 steps of 30,000-character
+// observations), far over GitHub's limit, with a redactor.
+func BenchmarkPRBody(b *testing.B) {
+	r := longResult(1000, strings.Repeat("x", 30000))
+	redact := func(s string) string { return strings.ReplaceAll(s, "s3cr3t!!", "[REDACTED]") }
+	for b.Loop() {
+		_ = r.PRBody(Fit{Suffix: "\n\nFixes #1", Redact: redact})
+	}
+}
