@@ -93,6 +93,9 @@ type Config struct {
 	Instance string
 }
 
+// initUser runs the container's own processes: nobody, distinct from the sandbox user.
+const initUser = "65534:65534"
+
 // DefaultConfig returns the defaults, with Owner set to the host name. Lifetime is left zero
 // (DefaultLifetime) for the caller to derive from its own time limits.
 func DefaultConfig() Config {
@@ -243,8 +246,11 @@ func New(ctx context.Context, docker *client.Client, cfg Config, runID, purpose 
 	pids := cfg.PidsLimit
 	useInit := true
 	ccfg := &container.Config{
-		Image:           cfg.Image,
-		User:            cfg.User,
+		Image: cfg.Image,
+		// The container's own processes (docker-init and the main sleep) run as a user the
+		// model is not: the sandbox user can neither ptrace, signal nor take them over, and
+		// an executor sweep of the sandbox user's processes never has to spare them.
+		User:            initUser,
 		WorkingDir:      cfg.Workdir,
 		Env:             cfg.env(),
 		Cmd:             []string{"sleep", strconv.FormatInt(int64(cfg.Lifetime.Round(time.Second)/time.Second), 10)},
