@@ -176,6 +176,12 @@ func summaryLines(res *runner.Result, out string, elapsed time.Duration) string 
 	if c := res.Comparison; c != nil {
 		fmt.Fprintf(&b, "frognano: fixed %d, broken %d, still failing %d\n", len(c.Fixed), len(c.Broken), len(c.StillFailing))
 	}
+	if t := res.TestTrust(); len(t) > 0 {
+		b.WriteString("frognano: WARNING: the test result may not be trustworthy: the patch changes files that can change what the tests report:\n")
+		for _, f := range t {
+			fmt.Fprintf(&b, "frognano:   %s (%s)\n", runner.Visible(f.Path), runner.Visible(f.Why))
+		}
+	}
 	fmt.Fprintf(&b, "frognano: wrote %s\n", filepath.Join(out, "{patch.diff,trajectory.json,report.md}"))
 	return b.String()
 }
