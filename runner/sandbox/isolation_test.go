@@ -8,7 +8,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 )
 
-// TestIsolation checks the promises of shared/security.md from inside the container, through
+// TestIsolation checks the promises of docs/security.md from inside the container, through
 // the Bash tool, as the model would see them.
 func TestIsolation(t *testing.T) {
 	t.Parallel()
