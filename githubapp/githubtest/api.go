@@ -31,6 +31,7 @@ func (s *Server) routes() {
 	m.HandleFunc("PATCH "+p+"/check-runs/{check_run_id}", s.handleEditCheckRun)
 	m.HandleFunc("GET "+p+"/git/ref/{ref...}", s.handleGetRef)
 	m.HandleFunc("GET "+apiPrefix+"/rate_limit", s.handleRateLimit)
+	s.appRoutes()
 	m.HandleFunc(apiPrefix+"/", s.unexpected)
 }
 

@@ -63,6 +63,7 @@ type Server struct {
 	key  *rsa.PrivateKey
 	root string // GIT_PROJECT_ROOT
 	api  *http.ServeMux
+	web  *http.ServeMux // the few web pages a test drives (the App manifest flow)
 
 	mu            sync.Mutex
 	nextID        int64
@@ -73,6 +74,7 @@ type Server struct {
 	tokenRequests []TokenRequest
 	faults        []*fault
 	requests      []Request
+	app           appState
 }
 
 // Request is one request the fake received.
@@ -173,6 +175,8 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, isAPI bool) {
 		s.api.ServeHTTP(w, r)
 	case strings.Contains(r.URL.Path, ".git/"):
 		s.serveGit(w, r)
+	case s.web != nil && s.isWebRoute(r):
+		s.web.ServeHTTP(w, r)
 	default:
 		s.unexpected(w, r)
 	}
