@@ -17,6 +17,9 @@ Usage:
   frognano serve [--workers N]  the webhook server and N workers (0: web only)
   frognano worker               workers only (more machines can work one queue)
   frognano migrate              apply River's and frognano's database migrations
+  frognano doctor [--worker] [--quick]
+                                check the set-up: configuration, PostgreSQL, Docker, the
+                                sandbox, the model server, GitHub; one line per check
   frognano runs [--limit N]     the newest runs kept in PostgreSQL
   frognano runs show ID [--report|--trajectory|--patch]
                                 one run: its facts, report, trajectory or patch
@@ -77,6 +80,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrateCmd(ctx, rest, getenv, stdout, stderr)
 	case "runs":
 		return runsCmd(ctx, rest, getenv, stdout, stderr)
+	case "doctor":
+		return doctorCmd(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "frognano", version)
 		return nil

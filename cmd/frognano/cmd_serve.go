@@ -18,6 +18,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/frognano/frognano/doctor"
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/migrations"
 	"github.com/frognano/frognano/queue"
@@ -305,7 +306,8 @@ func (s *service) readyCheck(ctx context.Context) error {
 	if _, err := s.docker.Ping(ctx); err != nil {
 		return fmt.Errorf("docker engine: %w", err)
 	}
-	return nil
+	// The cheap subset of `frognano doctor`; the sandbox and model probes are too slow here.
+	return doctor.ImagePresent(ctx, s.docker, s.cfg.Runner.Sandbox.Image)
 }
 
 func (s *service) closeDocker() {

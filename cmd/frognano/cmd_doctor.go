@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/frognano/frognano/doctor"
+)
+
+// doctorCmd is `frognano doctor`: every check of package doctor against the configuration
+// `serve` (or, with --worker, `worker`) would start with, one line each; it fails (exit 1)
+// when any check fails.
+func doctorCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("doctor", stderr)
+	worker := fs.Bool("worker", false, "check a host that runs `frognano worker` (no webhook secret needed)")
+	quick := fs.Bool("quick", false, "skip the checks that start a sandbox and send the model a probe")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, cfgErr := loadServiceConfig(getenv, !*worker)
+	cfgErr = errors.Join(cfgErr, checkRunnerConfig(cfg.Runner))
+	var results []doctor.Result
+	if cfgErr != nil {
+		results = append(results, doctor.Result{Name: "config", Status: doctor.Fail,
+			Detail: strings.ReplaceAll(cfgErr.Error(), "\n", "; "), Fix: "set them in the environment or .env (README.md, Configuration)"})
+	} else {
+		results = append(results, doctor.Result{Name: "config", Status: doctor.Pass,
+			Detail: fmt.Sprintf("complete: App %d at %s, model %s, %d worker(s), owner %s",
+				cfg.GitHub.AppID, orDefault(cfg.GitHub.URL, "https://github.com"), cfg.Runner.Leaf.Model, cfg.Workers, cfg.Runner.Sandbox.Owner)})
+	}
+
+	if cfg.DatabaseURL == "" {
+		results = append(results, doctor.Result{Name: "database", Status: doctor.Skip, Detail: "DATABASE_URL is not set"})
+	} else {
+		results = append(results, doctor.Database(ctx, cfg.DatabaseURL))
+	}
+
+	dr, docker := doctor.Docker(ctx)
+	results = append(results, dr)
+	if docker == nil {
+		for _, n := range []string{"sandbox-image", "sandbox"} {
+			results = append(results, doctor.Result{Name: n, Status: doctor.Skip, Detail: "needs the Docker engine"})
+		}
+	} else {
+		defer docker.Close()
+		img := doctor.Image(ctx, docker, cfg.Runner.Sandbox.Image)
+		results = append(results, img)
+		switch {
+		case *quick:
+		case img.Status != doctor.Pass:
+			results = append(results, doctor.Result{Name: "sandbox", Status: doctor.Skip, Detail: "needs the sandbox image"})
+		default:
+			results = append(results, doctor.Sandbox(ctx, docker, cfg.Runner.Sandbox))
+		}
+	}
+	results = append(results, doctor.Executor(cfg.Runner.Sandbox.ExecutorPath))
+
+	if cfg.Runner.Leaf.BaseURL == "" {
+		results = append(results, doctor.Result{Name: "model", Status: doctor.Skip, Detail: "FROGNANO_MODEL_URL is not set"})
+	} else {
+		m := doctor.Model(ctx, cfg.Runner.Leaf)
+		results = append(results, m)
+		switch {
+		case *quick:
+		case m.Status != doctor.Pass:
+			results = append(results, doctor.Result{Name: "model-tools", Status: doctor.Skip, Detail: "needs the model served"})
+		default:
+			results = append(results, doctor.ModelToolCall(ctx, cfg.Runner.Leaf))
+		}
+	}
+
+	if cfg.GitHub.AppID == 0 || len(cfg.GitHub.PrivateKey) == 0 {
+		results = append(results, doctor.Result{Name: "github", Status: doctor.Skip, Detail: "the GitHub App settings are missing or invalid"})
+	} else {
+		gh := cfg.GitHub
+		gh.MaxRetries = 1 // a preflight reports; it does not wait out a flaky GitHub
+		results = append(results, doctor.GitHub(ctx, gh)...)
+	}
+
+	if failed := doctor.Write(stdout, results); failed > 0 {
+		return fmt.Errorf("%d of %d checks failed", failed, len(results))
+	}
+	fmt.Fprintln(stdout, "frognano: everything checked is ready")
+	return nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

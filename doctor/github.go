@@ -1,0 +1,77 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/frognano/frognano/githubapp"
+)
+
+// GitHub checks, as the App: that GitHub answers at the configured URL and accepts the App's
+// JWT (GET /app), that the App has every permission and event the service needs, and that
+// it is installed somewhere (GET /app/installations).
+func GitHub(ctx context.Context, cfg githubapp.Config) []Result {
+	app, err := githubapp.New(cfg)
+	if err != nil {
+		return []Result{fail("github", err.Error(), "check GITHUB_APP_ID, the private key and GITHUB_URL"),
+			skip("github-permissions", "needs the App"), skip("github-installations", "needs the App")}
+	}
+	var info githubapp.AppInfo
+	auth := timed(ctx, 45*time.Second, func(ctx context.Context) Result {
+		info, err = app.Self(ctx)
+		switch status := githubapp.HTTPStatus(err); {
+		case err == nil:
+			return pass("github", fmt.Sprintf("%s accepts the JWT of App %d (%s)", app.Endpoints().API, info.ID, info.Slug))
+		case status == http.StatusUnauthorized:
+			return fail("github", fmt.Sprintf("%s refused the App's JWT (401)", app.Endpoints().API),
+				"GITHUB_APP_ID and the private key do not belong together: download a new key from the App's settings")
+		case status != 0:
+			return fail("github", fmt.Sprintf("GET /app answered %d: %s", status, clip(err.Error(), 200)), "check GITHUB_URL")
+		default:
+			return fail("github", fmt.Sprintf("GitHub at %s does not answer: %s", cfg.URL, clip(err.Error(), 200)), "check GITHUB_URL and the network path to it")
+		}
+	})
+	if auth.Status != Pass {
+		return []Result{auth, skip("github-permissions", "needs the App's JWT accepted"), skip("github-installations", "needs the App's JWT accepted")}
+	}
+	results := []Result{auth}
+	perms := Result{Name: "github-permissions"}
+	missing := githubapp.MissingPermissions(info.Permissions, githubapp.RequiredPermissions())
+	events := githubapp.MissingEvents(info.Events, githubapp.RequiredEvents())
+	if len(missing) > 0 || len(events) > 0 {
+		var what []string
+		if len(missing) > 0 {
+			what = append(what, "permissions "+strings.Join(missing, ", "))
+		}
+		if len(events) > 0 {
+			what = append(what, "events "+strings.Join(events, ", "))
+		}
+		perms = fail(perms.Name, "the App lacks "+strings.Join(what, "; "),
+			"grant them in the App's settings (Permissions & events), then accept the new permissions on each installation")
+	} else {
+		perms = pass(perms.Name, "contents, issues, pull_requests: write; metadata: read; event issues")
+	}
+	results = append(results, perms)
+	results = append(results, timed(ctx, 45*time.Second, func(ctx context.Context) Result {
+		list, err := app.Installations(ctx)
+		if err != nil {
+			return fail("github-installations", clip(err.Error(), 200), "")
+		}
+		if len(list) == 0 {
+			return fail("github-installations", "the App is installed nowhere", "install it on the repositories frognano may work on")
+		}
+		var names []string
+		for _, in := range list {
+			n := in.Account.Login
+			if in.SuspendedAt != nil {
+				n += " (suspended)"
+			}
+			names = append(names, n)
+		}
+		return pass("github-installations", fmt.Sprintf("%d: %s", len(list), clip(strings.Join(names, ", "), 200)))
+	}))
+	return results
+}
