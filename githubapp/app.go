@@ -104,7 +104,7 @@ func (a *App) ForRepo(ctx context.Context, installationID int64, owner, repo str
 		log: a.cfg.Logger.With(slog.Int64("installation_id", installationID), slog.String("repo", owner+"/"+repo)),
 	}
 	if _, err := c.token(ctx); err != nil {
-		return nil, fmt.Errorf("creating client for %s/%s: %w", owner, repo, err)
+		return nil, mark(fmt.Errorf("creating client for %s/%s: %w", owner, repo, err))
 	}
 	return c, nil
 }
@@ -121,14 +121,6 @@ func (c *Client) token(ctx context.Context) (string, error) {
 	RegisterSecret(tok)
 	return tok, nil
 }
-
-// GitHub returns the underlying go-github client, for calls this package does not wrap. Its
-// requests go through the same token, timeout, retry and write-rate machinery.
-func (c *Client) GitHub() *github.Client { return c.gh }
-
-// Owner and Repo name the repository the Client acts on.
-func (c *Client) Owner() string { return c.owner }
-func (c *Client) Repo() string  { return c.repo }
 
 // sameHostRedirect refuses redirects to another host: ghinstallation adds the token to every
 // request it sends, including redirected ones, so a redirect off the API host would carry it.

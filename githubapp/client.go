@@ -19,7 +19,7 @@ func (c *Client) Permission(ctx context.Context, user string) (string, error) {
 		if statusCode(err) == http.StatusNotFound {
 			return "none", nil
 		}
-		return "", fmt.Errorf("getting permission of %q on %s/%s: %w", user, c.owner, c.repo, err)
+		return "", mark(fmt.Errorf("getting permission of %q on %s/%s: %w", user, c.owner, c.repo, err))
 	}
 	switch role := level.GetRoleName(); role {
 	case "admin", "maintain", "write", "triage", "read", "none":
@@ -36,7 +36,7 @@ func (c *Client) Permission(ctx context.Context, user string) (string, error) {
 func (c *Client) Issue(ctx context.Context, number int) (title, body, state string, err error) {
 	issue, _, err := c.gh.Issues.Get(ctx, c.owner, c.repo, number)
 	if err != nil {
-		return "", "", "", fmt.Errorf("getting issue %s/%s#%d: %w", c.owner, c.repo, number, err)
+		return "", "", "", mark(fmt.Errorf("getting issue %s/%s#%d: %w", c.owner, c.repo, number, err))
 	}
 	return issue.GetTitle(), issue.GetBody(), issue.GetState(), nil
 }
@@ -44,7 +44,7 @@ func (c *Client) Issue(ctx context.Context, number int) (title, body, state stri
 // React adds a reaction such as "eyes" to an issue. Adding the same reaction twice is harmless.
 func (c *Client) React(ctx context.Context, number int, content string) error {
 	if _, _, err := c.gh.Reactions.CreateIssueReaction(ctx, c.owner, c.repo, number, content); err != nil {
-		return fmt.Errorf("reacting %q to %s/%s#%d: %w", content, c.owner, c.repo, number, err)
+		return mark(fmt.Errorf("reacting %q to %s/%s#%d: %w", content, c.owner, c.repo, number, err))
 	}
 	return nil
 }
@@ -53,7 +53,7 @@ func (c *Client) React(ctx context.Context, number int, content string) error {
 func (c *Client) Comment(ctx context.Context, number int, body string) (int64, error) {
 	comment, _, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, number, &github.IssueComment{Body: github.String(Redact(body))})
 	if err != nil {
-		return 0, fmt.Errorf("commenting on %s/%s#%d: %w", c.owner, c.repo, number, err)
+		return 0, mark(fmt.Errorf("commenting on %s/%s#%d: %w", c.owner, c.repo, number, err))
 	}
 	return comment.GetID(), nil
 }
@@ -62,27 +62,7 @@ func (c *Client) Comment(ctx context.Context, number int, body string) (int64, e
 func (c *Client) EditComment(ctx context.Context, commentID int64, body string) error {
 	_, _, err := c.gh.Issues.EditComment(ctx, c.owner, c.repo, commentID, &github.IssueComment{Body: github.String(Redact(body))})
 	if err != nil {
-		return fmt.Errorf("editing comment %d on %s/%s: %w", commentID, c.owner, c.repo, err)
-	}
-	return nil
-}
-
-// Repository returns the default branch and the clone URL GitHub reports. Clone does not use that
-// URL: it derives the address from Config.URL so the token can only go to the configured host.
-func (c *Client) Repository(ctx context.Context) (defaultBranch, cloneURL string, err error) {
-	repo, _, err := c.gh.Repositories.Get(ctx, c.owner, c.repo)
-	if err != nil {
-		return "", "", fmt.Errorf("getting repository %s/%s: %w", c.owner, c.repo, err)
-	}
-	return repo.GetDefaultBranch(), repo.GetCloneURL(), nil
-}
-
-// RemoveLabel takes a label off an issue. A label that is not there is not an error, so a
-// retried job can call it again.
-func (c *Client) RemoveLabel(ctx context.Context, number int, label string) error {
-	_, err := c.gh.Issues.RemoveLabelForIssue(ctx, c.owner, c.repo, number, label)
-	if err != nil && statusCode(err) != http.StatusNotFound {
-		return fmt.Errorf("removing label %q from %s/%s#%d: %w", label, c.owner, c.repo, number, err)
+		return mark(fmt.Errorf("editing comment %d on %s/%s: %w", commentID, c.owner, c.repo, err))
 	}
 	return nil
 }

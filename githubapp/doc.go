@@ -10,7 +10,8 @@
 //   - Pull requests are only ever created as drafts; this package never merges, approves or marks
 //     one ready. Publish finds before it creates, so retries never open a second pull request.
 //   - Every request has a timeout; writes are rate limited per installation; rate-limit answers
-//     are waited out within a cap, and errors are classified by IsTransient.
+//     are waited out within a cap, and every error a method returns carries its fault mark (package
+//     fault): transient only for what is worth retrying.
 //
 // This package must never run git over a .git directory the sandbox could have written: Clone and
 // Publish work only in the host's own clone.

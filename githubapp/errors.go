@@ -1,71 +1,50 @@
 package githubapp
 
 import (
-	"context"
 	"errors"
-	"net"
 	"net/http"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v66/github"
+
+	"github.com/frognano/frognano/fault"
 )
 
-// transientError marks a failure of infrastructure that a later attempt may not hit (a git
-// transfer that broke, a 5xx that outlived the retries).
-type transientError struct{ err error }
-
-func (e *transientError) Error() string { return e.err.Error() }
-func (e *transientError) Unwrap() error { return e.err }
-
-// permanentError marks a failure that retrying the same input cannot fix (a patch that does not
-// apply to the base commit).
-type permanentError struct{ err error }
-
-func (e *permanentError) Error() string { return e.err.Error() }
-func (e *permanentError) Unwrap() error { return e.err }
-
-// IsTransient reports whether err is an infrastructure failure worth retrying the whole job for:
-// GitHub 5xx, 429, network errors and timeouts, rate limits that could not be waited out, and git
-// transfers that failed. It is false for answers that will not change (401, 403 without a rate
-// limit, 404, 422, a patch that does not apply) and for nil.
-func IsTransient(err error) bool {
+// mark translates GitHub's answers into the one failure rule (package fault): a 5xx, 429 or 408,
+// a rate limit that could not be waited out, or an installation-token request that failed with
+// one of those is transient; any other HTTP answer (401, 403 without a rate limit, 404, 422) is
+// permanent, since asking again gets the same answer. An error that is already marked, or that is
+// not an answer from GitHub (a network error, a timeout, a cancelled context), is left to
+// fault.IsTransient's own rule. Every exported method returns its errors through mark.
+func mark(err error) error {
 	if err == nil {
-		return false
+		return nil
 	}
-	var perm *permanentError
-	if errors.As(err, &perm) {
-		return false
-	}
-	var tr *transientError
-	if errors.As(err, &tr) {
-		return true
+	var te *fault.TransientError
+	var pe *fault.PermanentError
+	if errors.As(err, &te) || errors.As(err, &pe) {
+		return err
 	}
 	var rateErr *github.RateLimitError
 	var abuseErr *github.AbuseRateLimitError
 	if errors.As(err, &rateErr) || errors.As(err, &abuseErr) {
-		return true
+		return fault.Transient(err)
 	}
-	var respErr *github.ErrorResponse
-	if errors.As(err, &respErr) && respErr.Response != nil {
-		return transientStatus(respErr.Response.StatusCode)
+	if code := statusCode(err); code != 0 {
+		return byStatus(code, err)
 	}
 	var tokenErr *ghinstallation.HTTPError
-	if errors.As(err, &tokenErr) {
-		if tokenErr.Response == nil {
-			return true // the token request never got an answer
-		}
-		return transientStatus(tokenErr.Response.StatusCode)
+	if errors.As(err, &tokenErr) && tokenErr.Response != nil {
+		return byStatus(tokenErr.Response.StatusCode, err)
 	}
-	// A cancelled or timed-out context means the work was cut short on our side, not refused.
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return true
-	}
-	var netErr net.Error
-	return errors.As(err, &netErr)
+	return err
 }
 
-func transientStatus(code int) bool {
-	return code >= 500 || code == http.StatusTooManyRequests || code == http.StatusRequestTimeout
+func byStatus(code int, err error) error {
+	if code >= 500 || code == http.StatusTooManyRequests || code == http.StatusRequestTimeout {
+		return fault.Transient(err)
+	}
+	return fault.Permanent(err)
 }
 
 // statusCode returns the HTTP status of a go-github error, or 0.

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/frognano/frognano/fault"
 )
 
 // passEnv lists the only variables of our own environment a git child sees: what it needs to
@@ -110,14 +112,14 @@ func (c *Client) Clone(ctx context.Context, dir string) (headSHA, defaultBranch 
 	}
 	tok, err := c.token(ctx)
 	if err != nil {
-		return "", "", fmt.Errorf("cloning %s/%s: %w", c.owner, c.repo, err)
+		return "", "", mark(fmt.Errorf("cloning %s/%s: %w", c.owner, c.repo, err))
 	}
 	start := time.Now()
 	if _, err := c.git(ctx, gitRun{
 		args:  []string{"clone", "--no-tags", "--single-branch", "--quiet", "--", c.remote(), dir},
 		token: tok,
 	}); err != nil {
-		return "", "", &transientError{fmt.Errorf("cloning %s/%s: %w", c.owner, c.repo, err)}
+		return "", "", fault.Transient(fmt.Errorf("cloning %s/%s: %w", c.owner, c.repo, err))
 	}
 	if headSHA, err = c.git(ctx, gitRun{dir: dir, args: []string{"rev-parse", "--verify", "HEAD^{commit}"}}); err != nil {
 		return "", "", fmt.Errorf("reading cloned HEAD: %w", err)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/frognano/frognano/fault"
 )
 
 // hostGit runs git in dir the way a test inspects results, isolated from the machine's config.
@@ -67,7 +69,7 @@ func TestCloneFailsWithoutAccess(t *testing.T) {
 	if err == nil {
 		t.Fatal("Clone with a revoked token succeeded")
 	}
-	if !IsTransient(err) {
+	if !fault.IsTransient(err) {
 		t.Errorf("IsTransient(%v) = false, want true", err)
 	}
 	for _, tok := range b.gh.IssuedTokens() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/runner/patch"
 )
 
@@ -38,27 +39,27 @@ var shaPattern = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 // it again after any failure updates the same PR instead of opening a second one.
 func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, error) {
 	if err := in.validate(); err != nil {
-		return "", 0, &permanentError{fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err)}
+		return "", 0, fault.Permanent(fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err))
 	}
 	commit, err := c.commitPatch(ctx, in)
 	if err != nil {
-		return "", 0, fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err)
+		return "", 0, mark(fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err))
 	}
 	tok, err := c.token(ctx)
 	if err != nil {
-		return "", 0, fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err)
+		return "", 0, mark(fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err))
 	}
 	if _, err := c.git(ctx, gitRun{
 		dir:   in.Dir,
 		args:  []string{"push", "--force", "--no-verify", "--porcelain", "--", c.remote(), commit + ":refs/heads/" + in.Branch},
 		token: tok,
 	}); err != nil {
-		return "", 0, &transientError{fmt.Errorf("pushing %s to %s/%s: %w", in.Branch, c.owner, c.repo, err)}
+		return "", 0, fault.Transient(fmt.Errorf("pushing %s to %s/%s: %w", in.Branch, c.owner, c.repo, err))
 	}
 	c.log.InfoContext(ctx, "pushed branch", "branch", in.Branch, "commit", commit)
 	pr, err := c.upsertPR(ctx, in)
 	if err != nil {
-		return "", 0, fmt.Errorf("publishing pull request for %s on %s/%s: %w", in.Branch, c.owner, c.repo, err)
+		return "", 0, mark(fmt.Errorf("publishing pull request for %s on %s/%s: %w", in.Branch, c.owner, c.repo, err))
 	}
 	return pr.GetHTMLURL(), pr.GetNumber(), nil
 }
@@ -109,11 +110,11 @@ func (c *Client) commitPatch(ctx context.Context, in PublishInput) (string, erro
 	defer os.RemoveAll(tmp)
 	indexEnv := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
 	if _, err := c.git(ctx, gitRun{dir: in.Dir, env: indexEnv, args: []string{"read-tree", in.BaseSHA}}); err != nil {
-		return "", &permanentError{fmt.Errorf("reading base commit: %w", err)}
+		return "", fault.Permanent(fmt.Errorf("reading base commit: %w", err))
 	}
 	if _, err := c.git(ctx, gitRun{dir: in.Dir, env: indexEnv, stdin: in.Patch,
 		args: []string{"apply", "--cached", "--binary", "--whitespace=nowarn", "-"}}); err != nil {
-		return "", &permanentError{fmt.Errorf("applying patch: %w", err)}
+		return "", fault.Permanent(fmt.Errorf("applying patch: %w", err))
 	}
 	tree, err := c.git(ctx, gitRun{dir: in.Dir, env: indexEnv, args: []string{"write-tree"}})
 	if err != nil {
@@ -124,7 +125,7 @@ func (c *Client) commitPatch(ctx context.Context, in PublishInput) (string, erro
 	// change, no workflow change unless the operator allows it.
 	if err := patch.CheckTree(ctx, patch.HostGit(in.Dir), in.BaseSHA, tree,
 		patch.Options{AllowWorkflowChanges: c.app.cfg.AllowWorkflowChanges}); err != nil {
-		return "", &permanentError{fmt.Errorf("checking the patched tree: %w", err)}
+		return "", fault.Permanent(fmt.Errorf("checking the patched tree: %w", err))
 	}
 	cfg := c.app.cfg
 	date := cfg.Now().UTC().Format(time.RFC3339)
@@ -175,7 +176,7 @@ func (c *Client) upsertPR(ctx context.Context, in PublishInput) (*github.PullReq
 		switch {
 		case prAlreadyExists(err) && !last:
 			continue // someone else made it in between: the next findPR returns it
-		case IsTransient(err) && !last:
+		case fault.IsTransient(mark(err)) && !last:
 			c.log.WarnContext(ctx, "creating pull request failed, will look for it and retry", "err", Redact(err.Error()))
 			if err := c.app.cfg.Sleep(ctx, backoff(attempt)); err != nil {
 				return nil, fmt.Errorf("waiting to retry creating the pull request: %w", err)

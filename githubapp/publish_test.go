@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/githubapp/githubtest"
 )
 
@@ -183,7 +184,7 @@ func TestPublishRejectsBadInput(t *testing.T) {
 			if err == nil {
 				t.Fatal("Publish succeeded")
 			}
-			if IsTransient(err) {
+			if fault.IsTransient(err) {
 				t.Errorf("IsTransient(%v) = true, want false", err)
 			}
 		})
@@ -253,7 +254,7 @@ func TestPublishRefusesWhatTheTreeReveals(t *testing.T) {
 				Dir: dir, BaseSHA: head, Branch: "frognano/issue-12", BaseBranch: branch,
 				Title: "Fix", Body: "x", Patch: []byte(tt.patch), IssueNumber: 12,
 			})
-			if err == nil || !strings.Contains(err.Error(), tt.reason) || IsTransient(err) {
+			if err == nil || !strings.Contains(err.Error(), tt.reason) || fault.IsTransient(err) {
 				t.Fatalf("Publish err = %v, want a permanent refusal naming %q", err, tt.reason)
 			}
 			if b := gh.Branch(repo, "frognano/issue-12"); b != nil {

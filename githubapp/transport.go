@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/frognano/frognano/fault"
 )
 
 // retryTransport sits between go-github and ghinstallation. It gives every attempt its own
@@ -44,7 +46,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			// A write that failed in transit may have been applied; only the caller can tell
 			// (Publish looks for the PR before creating it again).
-			if last || !idempotent(req.Method) || !IsTransient(err) || ctx.Err() != nil {
+			if last || !idempotent(req.Method) || !fault.IsTransient(mark(err)) || ctx.Err() != nil {
 				return nil, err
 			}
 			if err := t.pause(ctx, req, backoff(attempt), "network error", Redact(err.Error())); err != nil {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v66/github"
+
+	"github.com/frognano/frognano/fault"
 )
 
 const issuePath = "/repos/" + testOwner + "/" + testRepo + "/issues/12"
@@ -82,7 +84,7 @@ func TestRateLimitBeyondCapFails(t *testing.T) {
 	b := setup(t, func(c *Config) { c.MaxRateLimitWait = time.Minute })
 	b.gh.FailNext("GET", issuePath, http.StatusForbidden, map[string]string{"Retry-After": "3600"}, 1)
 	_, _, _, err := b.client.Issue(context.Background(), 12)
-	if err == nil || !IsTransient(err) {
+	if err == nil || !fault.IsTransient(err) {
 		t.Fatalf("Issue error = %v, want a transient rate-limit error", err)
 	}
 	if s := b.clock.Sleeps(); len(s) != 0 {
@@ -95,7 +97,7 @@ func TestForbiddenIsNotRetried(t *testing.T) {
 	b := setup(t)
 	b.gh.RespondNext("GET", issuePath, http.StatusForbidden, `{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest","status":"403"}`, 1)
 	_, _, _, err := b.client.Issue(context.Background(), 12)
-	if err == nil || IsTransient(err) {
+	if err == nil || fault.IsTransient(err) {
 		t.Errorf("error = %v, want permanent", err)
 	}
 	if n := b.gh.CountRequests("GET", issuePath); n != 1 {
@@ -121,7 +123,7 @@ func TestServerErrors(t *testing.T) {
 		b := setup(t)
 		b.gh.FailNext("GET", issuePath, http.StatusServiceUnavailable, nil, 100)
 		_, _, _, err := b.client.Issue(context.Background(), 12)
-		if err == nil || !IsTransient(err) {
+		if err == nil || !fault.IsTransient(err) {
 			t.Errorf("error = %v, want transient", err)
 		}
 		if n := b.gh.CountRequests("GET", issuePath); n != DefaultMaxRetries+1 {
@@ -133,7 +135,7 @@ func TestServerErrors(t *testing.T) {
 		b := setup(t)
 		b.gh.LoseNextResponse("POST", issuePath+"/comments", http.StatusBadGateway, 1)
 		_, err := b.client.Comment(context.Background(), 12, "once")
-		if err == nil || !IsTransient(err) {
+		if err == nil || !fault.IsTransient(err) {
 			t.Errorf("error = %v, want transient", err)
 		}
 		if n := len(b.gh.Comments(b.repo, 12)); n != 1 {
@@ -193,7 +195,9 @@ func TestWriteWaitRespectsContext(t *testing.T) {
 	}
 }
 
-func TestIsTransient(t *testing.T) {
+// TestMark: GitHub's answers get their fault mark; what is not an answer keeps the fault
+// package's own rule.
+func TestMark(t *testing.T) {
 	t.Parallel()
 	resp := func(code int) *http.Response { return &http.Response{StatusCode: code, Request: &http.Request{}} }
 	errResp := func(code int) error { return &github.ErrorResponse{Response: resp(code)} }
@@ -211,21 +215,27 @@ func TestIsTransient(t *testing.T) {
 		{"TooMany", errResp(429), true},
 		{"PrimaryRateLimit", &github.RateLimitError{Response: resp(403)}, true},
 		{"SecondaryRateLimit", &github.AbuseRateLimitError{Response: resp(403)}, true},
-		{"TokenNoAnswer", &ghinstallation.HTTPError{RootCause: errors.New("dial")}, true},
+		{"TokenNoAnswer", &ghinstallation.HTTPError{RootCause: &net.OpError{Op: "dial", Err: errors.New("connection refused")}}, true},
+		{"TokenRequestCancelled", &ghinstallation.HTTPError{RootCause: context.Canceled}, false},
 		{"TokenUnauthorized", &ghinstallation.HTTPError{Response: resp(401)}, false},
 		{"TokenServerError", fmt.Errorf("refresh: %w", &ghinstallation.HTTPError{Response: resp(503)}), true},
 		{"Network", &net.OpError{Op: "dial", Err: errors.New("connection refused")}, true},
 		{"Deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), true},
-		{"Git", &transientError{errors.New("git push: exit 128")}, true},
-		{"PatchDoesNotApply", &permanentError{errors.New("applying patch")}, false},
-		{"PermanentWinsOverTransientCause", &permanentError{errResp(502)}, false},
+		{"Cancelled", fmt.Errorf("x: %w", context.Canceled), false},
+		{"Git", fault.Transient(errors.New("git push: exit 128")), true},
+		{"PatchDoesNotApply", fault.Permanent(errors.New("applying patch")), false},
+		{"PermanentWinsOverTransientCause", fault.Permanent(errResp(502)), false},
 		{"Unknown", errors.New("something"), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := IsTransient(tt.err); got != tt.want {
-				t.Errorf("IsTransient(%v) = %v, want %v", tt.err, got, tt.want)
+			err := mark(tt.err)
+			if got := fault.IsTransient(err); got != tt.want {
+				t.Errorf("IsTransient(mark(%v)) = %v, want %v", tt.err, got, tt.want)
+			}
+			if tt.err != nil && err.Error() != tt.err.Error() {
+				t.Errorf("mark changed the message: %q, want %q", err, tt.err)
 			}
 		})
 	}

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 )
 
-// GitHubApp adapts a githubapp.App to the worker's GitHub port: errors that githubapp
-// classifies as transient (5xx, network, rate limits) are marked so IsTransient sees them.
+// GitHubApp adapts a githubapp.App to the worker's GitHub port. githubapp marks its errors
+// (package fault), so they pass through unchanged.
 func GitHubApp(app *githubapp.App) GitHub { return ghApp{app} }
 
 type ghApp struct{ app *githubapp.App }
@@ -19,7 +20,7 @@ type ghApp struct{ app *githubapp.App }
 func (g ghApp) ForRepo(ctx context.Context, installationID int64, owner, repo string) (Repo, error) {
 	c, err := g.app.ForRepo(ctx, installationID, owner, repo)
 	if err != nil {
-		return nil, ghErr(err)
+		return nil, err
 	}
 	return ghRepo{c}, nil
 }
@@ -27,43 +28,31 @@ func (g ghApp) ForRepo(ctx context.Context, installationID int64, owner, repo st
 type ghRepo struct{ c *githubapp.Client }
 
 func (r ghRepo) Permission(ctx context.Context, user string) (string, error) {
-	p, err := r.c.Permission(ctx, user)
-	return p, ghErr(err)
+	return r.c.Permission(ctx, user)
 }
 
 func (r ghRepo) Issue(ctx context.Context, number int) (string, string, string, error) {
-	t, b, s, err := r.c.Issue(ctx, number)
-	return t, b, s, ghErr(err)
+	return r.c.Issue(ctx, number)
 }
 
 func (r ghRepo) React(ctx context.Context, number int, content string) error {
-	return ghErr(r.c.React(ctx, number, content))
+	return r.c.React(ctx, number, content)
 }
 
 func (r ghRepo) Comment(ctx context.Context, number int, body string) (int64, error) {
-	id, err := r.c.Comment(ctx, number, body)
-	return id, ghErr(err)
+	return r.c.Comment(ctx, number, body)
 }
 
 func (r ghRepo) EditComment(ctx context.Context, id int64, body string) error {
-	return ghErr(r.c.EditComment(ctx, id, body))
+	return r.c.EditComment(ctx, id, body)
 }
 
 func (r ghRepo) Clone(ctx context.Context, dir string) (string, string, error) {
-	sha, branch, err := r.c.Clone(ctx, dir)
-	return sha, branch, ghErr(err)
+	return r.c.Clone(ctx, dir)
 }
 
 func (r ghRepo) Publish(ctx context.Context, in PublishInput) (string, int, error) {
-	url, n, err := r.c.Publish(ctx, githubapp.PublishInput(in))
-	return url, n, ghErr(err)
-}
-
-func ghErr(err error) error {
-	if err != nil && githubapp.IsTransient(err) {
-		return fmt.Errorf("%w (%w)", err, ErrTransient)
-	}
-	return err
+	return r.c.Publish(ctx, githubapp.PublishInput(in))
 }
 
 // AgentRunner adapts a runner.Runner to the worker's Runner port.
@@ -75,10 +64,10 @@ type agentRunner struct {
 }
 
 func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
-	// A model server that is down is an infrastructure failure worth a retry, not a run that
-	// ended with llm_query_error on its first turn.
+	// A model server that is down is an infrastructure failure worth a retry (CheckModel's
+	// error is transient), not a run that ended with llm_query_error on its first turn.
 	if err := runner.CheckModel(ctx, a.modelURL); err != nil {
-		return nil, fmt.Errorf("%w (%w)", err, ErrTransient)
+		return nil, err
 	}
 	res, err := a.r.Run(ctx, runner.Spec{
 		RunID:      fmt.Sprintf("run-%d", spec.RunID),
@@ -109,7 +98,7 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 func outcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 	traj, err := json.Marshal(res.Trajectory())
 	if err != nil {
-		return nil, permanent(fmt.Errorf("encoding the trajectory: %w", err))
+		return nil, fault.Permanent(fmt.Errorf("encoding the trajectory: %w", err))
 	}
 	out := &Outcome{
 		Patch:        res.PatchBytes(),

@@ -8,7 +8,7 @@ import (
 const QueueName = "frognano"
 
 // MaxAttempts bounds how often a run job is tried. Only transient failures
-// (IsTransient) are retried; anything else cancels the job at once.
+// (fault.IsTransient) are retried; anything else cancels the job at once.
 const MaxAttempts = 3
 
 // RunArgs is the River job that performs one run. The run row (table runs)

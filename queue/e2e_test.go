@@ -195,7 +195,7 @@ func TestCancelBetweenAttemptsRewritesTheStatusComment(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.accept(t, 7)
-	b.repo.failNext("Clone", flaky{"cloning"})
+	b.repo.failNext("Clone", flaky("cloning"))
 	if err := b.work(context.Background(), res, 1); err == nil || isCancel(err) {
 		t.Fatalf("attempt 1 = %v, want retryable", err)
 	}

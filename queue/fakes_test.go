@@ -17,14 +17,12 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/migrations/dbtest"
 )
 
-// flaky is a transient infrastructure error, as githubapp/runner will report.
-type flaky struct{ what string }
-
-func (e flaky) Error() string   { return e.what + ": connection reset" }
-func (e flaky) Transient() bool { return true }
+// flaky is a transient infrastructure error, marked as githubapp and runner mark theirs.
+func flaky(what string) error { return fault.Transient(errors.New(what + ": connection reset")) }
 
 type edit struct {
 	id   int64

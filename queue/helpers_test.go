@@ -1,45 +1,10 @@
 package queue
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"net"
 	"strings"
 	"testing"
-
-	"github.com/jackc/pgx/v5/pgconn"
 )
-
-func TestIsTransient(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{"Nil", nil, false},
-		{"Plain", errors.New("404 Not Found"), false},
-		{"Method", fmt.Errorf("pushing: %w", flaky{"push"}), true},
-		{"Sentinel", fmt.Errorf("github 502: %w", ErrTransient), true},
-		{"PermanentWinsOverInner", permanent(flaky{"x"}), false},
-		{"Deadline", fmt.Errorf("calling API: %w", context.DeadlineExceeded), true},
-		{"Network", &net.OpError{Op: "dial", Err: errors.New("connection refused")}, true},
-		{"PGConnection", &pgconn.PgError{Code: "08006"}, true},
-		{"PGSerialization", &pgconn.PgError{Code: "40001"}, true},
-		{"PGAdminShutdown", &pgconn.PgError{Code: "57P01"}, true},
-		{"PGUniqueViolation", &pgconn.PgError{Code: "23505"}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if got := IsTransient(tt.err); got != tt.want {
-				t.Errorf("IsTransient(%v) = %v, want %v", tt.err, got, tt.want)
-			}
-		})
-	}
-}
 
 func TestRedact(t *testing.T) {
 	t.Parallel()

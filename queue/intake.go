@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/frognano/frognano/fault"
 )
 
 // Delivery identifies one webhook delivery. HookTarget says which hook or App
@@ -84,7 +86,7 @@ func Accept(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d
 			if err != nil {
 				// The active run finished between the two statements: let
 				// the sender redeliver rather than guess.
-				return fmt.Errorf("noting a request on the active run: %w", errors.Join(err, ErrTransient))
+				return fault.Transient(fmt.Errorf("noting a request on the active run: %w", err))
 			}
 			return setDeliveryOutcome(ctx, tx, d, res.RunID, "already_active")
 		}

@@ -12,7 +12,7 @@ type GitHub interface {
 }
 
 // Repo is everything the worker does on GitHub. Errors that are worth
-// retrying (network, 5xx, rate limits) must satisfy IsTransient.
+// retrying (network, 5xx, rate limits) must satisfy fault.IsTransient.
 type Repo interface {
 	// Permission returns the user's permission on the repository:
 	// "admin", "maintain", "write", "triage", "read" or "none".

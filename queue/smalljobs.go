@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+
+	"github.com/frognano/frognano/fault"
 )
 
 // This file holds the two small jobs beside the run: the periodic delivery
@@ -66,7 +68,7 @@ func (w *statusWorker) Work(ctx context.Context, job *river.Job[StatusArgs]) err
 	}
 	body := renderStatus(statusView{RunID: r.ID, State: StateCancelled, Note: "The label was removed or the issue was closed.", ExtraRequests: r.ExtraRequests})
 	if err := repo.EditComment(ctx, r.CommentID, body); err != nil {
-		if IsTransient(err) {
+		if fault.IsTransient(err) {
 			return fmt.Errorf("editing status comment: %w", err)
 		}
 		return river.JobCancel(fmt.Errorf("editing status comment: %w", err))

@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/frognano/frognano/fault"
 )
 
 // bookkeepingTimeout bounds the database and GitHub calls made after the
@@ -164,7 +166,7 @@ func (a *attempt) do(ctx context.Context) error {
 			return fmt.Errorf("running agent: %w", err)
 		}
 		if out == nil {
-			return permanent(errors.New("running agent: runner returned no outcome"))
+			return fault.Permanent(errors.New("running agent: runner returned no outcome"))
 		}
 		if err := a.st.saveOutcome(ctx, r.ID, out); err != nil {
 			return err
@@ -316,7 +318,7 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 		a.finalComment(bg, a.view(StateQueued, "The worker restarted; this run will resume."))
 		return fmt.Errorf("run interrupted: %w", ctx.Err())
 
-	case IsTransient(err) && a.job.Attempt < a.job.MaxAttempts:
+	case fault.IsTransient(err) && a.job.Attempt < a.job.MaxAttempts:
 		a.log.WarnContext(bg, "transient failure; will retry", "error", msg, "attempt", a.job.Attempt)
 		if err := a.st.requeue(bg, r.ID, msg); err != nil {
 			a.log.ErrorContext(bg, "requeueing run", "error", err)

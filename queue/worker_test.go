@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/frognano/frognano/fault"
 )
 
 func TestWorkerHappyPathPublishesOnceOnIssueBranch(t *testing.T) {
@@ -91,7 +93,7 @@ func TestWorkerTransientErrorsRetryAndReuseTheStatusComment(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.accept(t, 7)
-	b.repo.failNext("Clone", flaky{"cloning"})
+	b.repo.failNext("Clone", flaky("cloning"))
 
 	err := b.work(context.Background(), res, 1)
 	if err == nil || isCancel(err) {
@@ -127,11 +129,13 @@ func TestWorkerErrorClassification(t *testing.T) {
 		wantRetry bool
 		wantState string
 	}{
-		{"TransientPermission", "Permission", flaky{"permission"}, 1, true, StateQueued},
-		{"TransientOnLastAttempt", "Permission", flaky{"permission"}, MaxAttempts, false, StateFailed},
+		{"TransientPermission", "Permission", flaky("permission"), 1, true, StateQueued},
+		{"TransientOnLastAttempt", "Permission", flaky("permission"), MaxAttempts, false, StateFailed},
 		{"PermanentIssue", "Issue", errors.New("404 Not Found"), 1, false, StateFailed},
 		{"PermanentClone", "Clone", errors.New("repository is empty"), 1, false, StateFailed},
-		{"TransientSentinel", "Comment", errors.Join(errors.New("502"), ErrTransient), 1, true, StateQueued},
+		{"TransientMark", "Comment", fault.Transient(errors.New("502 Bad Gateway")), 1, true, StateQueued},
+		{"PermanentMark", "Comment", fault.Permanent(errors.New("422 Unprocessable")), 1, false, StateFailed},
+		{"Cancelled", "Clone", context.Canceled, 1, false, StateFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -180,7 +184,7 @@ func TestWorkerPublishRetryDoesNotRerunTheAgent(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.accept(t, 7)
-	b.repo.failNext("Publish", flaky{"pushing"})
+	b.repo.failNext("Publish", flaky("pushing"))
 	if err := b.work(context.Background(), res, 1); err == nil || isCancel(err) {
 		t.Fatalf("attempt 1 = %v, want retryable", err)
 	}

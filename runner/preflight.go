@@ -11,6 +11,8 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+
+	"github.com/frognano/frognano/fault"
 )
 
 // Preflight checks what a run needs before anything starts, so that a broken setup fails
@@ -55,10 +57,33 @@ func checkExecutor(path string) error {
 	return nil
 }
 
+// ModelServerError says that the model server did not answer: it is unreachable, or it gave no
+// answer within 10 seconds. CheckModel returns it marked transient (fault.IsTransient holds):
+// a model server that is down may be up for the next attempt, so the service retries the run
+// and starts without it.
+type ModelServerError struct {
+	URL string // the configured base URL
+	Err error  // what the transport said
+}
+
+func (e *ModelServerError) Error() string {
+	var ne net.Error
+	if errors.As(e.Err, &ne) && ne.Timeout() {
+		return fmt.Sprintf("model server at %s did not answer within %s", e.URL, modelCheckTimeout)
+	}
+	return fmt.Sprintf("model server at %s is unreachable: %v", e.URL, errors.Unwrap(e.Err))
+}
+
+func (e *ModelServerError) Unwrap() error { return e.Err }
+
+// modelCheckTimeout bounds CheckModel's request.
+const modelCheckTimeout = 10 * time.Second
+
 // CheckModel asks the model server for its model list. Any HTTP answer counts as reachable
-// (some servers do not serve /models); only a transport failure is an error.
+// (some servers do not serve /models); only a transport failure is an error, a transient
+// *ModelServerError.
 func CheckModel(ctx context.Context, baseURL string) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, modelCheckTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+"/models", nil)
 	if err != nil {
@@ -66,11 +91,7 @@ func CheckModel(ctx context.Context, baseURL string) error {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			return fmt.Errorf("model server at %s did not answer within 10s", baseURL)
-		}
-		return fmt.Errorf("model server at %s is unreachable: %v", baseURL, errors.Unwrap(err))
+		return fault.Transient(&ModelServerError{URL: baseURL, Err: err})
 	}
 	resp.Body.Close()
 	return nil

@@ -22,6 +22,7 @@ import (
 
 	"github.com/docker/docker/client"
 
+	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -102,12 +103,12 @@ func (e *SetupError) Error() string { return e.Err.Error() }
 func (e *SetupError) Unwrap() error { return e.Err }
 
 // InfraError is a failure of the machinery (Docker broke, the sandbox died) rather than of
-// the agent; a later retry may succeed.
+// the agent. Run returns it marked transient (fault.IsTransient holds): a later retry may
+// succeed.
 type InfraError struct{ Err error }
 
-func (e *InfraError) Error() string   { return e.Err.Error() }
-func (e *InfraError) Unwrap() error   { return e.Err }
-func (e *InfraError) Transient() bool { return true }
+func (e *InfraError) Error() string { return e.Err.Error() }
+func (e *InfraError) Unwrap() error { return e.Err }
 
 // Run performs one run. It returns a Result whenever the agent loop ran, whatever the agent
 // achieved (the exit reason says how it ended); an error means the run could not be carried
@@ -371,5 +372,5 @@ func classify(what string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	return &InfraError{fmt.Errorf("%s: %w", what, err)}
+	return fault.Transient(&InfraError{fmt.Errorf("%s: %w", what, err)})
 }

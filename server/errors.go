@@ -4,7 +4,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/fault"
 )
 
 // Errors the webhook handler returns; statusOf maps them to HTTP statuses.
@@ -25,7 +25,7 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, ErrTooLarge):
 		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, ErrUnavailable), queue.IsTransient(err):
+	case errors.Is(err, ErrUnavailable), fault.IsTransient(err):
 		return http.StatusServiceUnavailable
 	default:
 		return http.StatusInternalServerError

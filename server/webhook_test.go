@@ -11,6 +11,7 @@ import (
 
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/migrations/dbtest"
 	"github.com/frognano/frognano/queue"
 )
@@ -429,7 +430,7 @@ func TestStatusOf(t *testing.T) {
 		{ErrBadRequest, 400},
 		{ErrTooLarge, 413},
 		{ErrUnavailable, 503},
-		{queue.ErrTransient, 503},
+		{fault.Transient(errors.New("connection reset")), 503},
 		{errors.New("boom"), 500},
 	}
 	for _, tt := range tests {

@@ -214,8 +214,8 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 		// The image and executor must be there; the model server may come up later, and
 		// each run checks it (a down model server is retried, not failed).
 		if err := r.Preflight(ctx); err != nil {
-			var se *runner.SetupError
-			if !errors.As(err, &se) || !strings.Contains(err.Error(), "model server") {
+			var down *runner.ModelServerError
+			if !errors.As(err, &down) {
 				docker.Close()
 				return nil, setupError{err}
 			}
