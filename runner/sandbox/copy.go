@@ -28,8 +28,10 @@ import (
 // is copied empty) brings nothing else. A directory that is not in a git work tree at all is
 // copied whole (test fixtures).
 //
-// The copy carries no credential: .git/config is replaced by a fresh one (core settings only,
-// no remote), and the parts of .git that are host state or can run code (hooks, logs,
+// The .git copied is a fresh repository holding only the history reachable from HEAD (see
+// freshGitDir): no stash, other branch, reflog or unreachable object of the host's. It carries
+// no credential: .git/config is replaced by a fresh one (core settings only, no remote), and
+// the parts of .git that are host state or can run code (hooks, logs,
 // FETCH_HEAD, submodule repositories, alternates) are left out. Symbolic links are copied as
 // links, never followed; sockets, devices and FIFOs are skipped.
 func (s *Sandbox) CopyRepo(ctx context.Context, hostDir string) error {
@@ -44,9 +46,22 @@ func (s *Sandbox) CopyRepo(ctx context.Context, hostDir string) error {
 	if err != nil {
 		return fmt.Errorf("copying the repository: %w", err)
 	}
+	// The .git copied is a fresh one holding only HEAD's history: a stash, another branch or an
+	// unreachable object of the host's repository may hold what never was committed here.
+	gitRoot := root
+	if tracked != nil {
+		if _, err := os.Lstat(filepath.Join(root, ".git")); err == nil {
+			fresh, err := freshGitDir(ctx, root)
+			if err != nil {
+				return fmt.Errorf("copying the repository: %w", err)
+			}
+			defer os.RemoveAll(fresh)
+			gitRoot = fresh
+		}
+	}
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(writeRepoTar(pw, root, tracked, s.uid, s.gid))
+		pw.CloseWithError(writeRepoTar(pw, root, gitRoot, tracked, s.uid, s.gid))
 	}()
 	err = s.docker.CopyToContainer(ctx, s.id, s.cfg.Workdir, pr, container.CopyToContainerOptions{})
 	// Unblock the writer if the engine stopped reading early; the writer's own error, if any,
@@ -100,8 +115,8 @@ func trackedFiles(ctx context.Context, root string) ([]string, error) {
 }
 
 // writeRepoTar writes the tar of root for CopyRepo: the tracked paths (everything when
-// tracked is nil) and the sanitized .git.
-func writeRepoTar(w io.Writer, root string, tracked []string, uid, gid int) error {
+// tracked is nil) and the sanitized .git of gitRoot (root's own, or a fresh one).
+func writeRepoTar(w io.Writer, root, gitRoot string, tracked []string, uid, gid int) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	tw := tar.NewWriter(bw)
 	// The workspace root itself: a volume for a path the image lacks starts out owned by root.
@@ -114,8 +129,8 @@ func writeRepoTar(w io.Writer, root string, tracked []string, uid, gid int) erro
 	} else {
 		err = writeTracked(tw, root, tracked, uid, gid)
 		if err == nil {
-			if _, statErr := os.Lstat(filepath.Join(root, ".git")); statErr == nil {
-				err = writeTree(tw, root, ".git", uid, gid)
+			if _, statErr := os.Lstat(filepath.Join(gitRoot, ".git")); statErr == nil {
+				err = writeTree(tw, gitRoot, ".git", uid, gid)
 			}
 		}
 	}

@@ -246,3 +246,59 @@ func TestCopyRepoIgnoresGitEnvironment(t *testing.T) {
 		t.Errorf("the copy followed the host's GIT_* variables: %s", r.raw)
 	}
 }
+
+// TestCopyRepoLeavesHostHistoryBehind: the sandbox's .git holds HEAD's history and nothing else
+// of the host's repository: not a stash (where a local .env may sit), not another branch, not a
+// commit that was amended or reset away, not a reflog.
+func TestCopyRepoLeavesHostHistoryBehind(t *testing.T) {
+	t.Parallel()
+	repo := makeRepo(t)
+	secret := "stashed-secret-" + canary
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid"}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	head := run("rev-parse", "HEAD")
+	if err := os.WriteFile(filepath.Join(repo, ".env"), []byte("TOKEN="+secret+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("stash", "push", "-q", "-u")
+	if err := os.WriteFile(filepath.Join(repo, "config.py"), []byte("TOKEN='"+secret+"'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run("add", "config.py")
+	run("commit", "-q", "-m", "oops")
+	gone := run("rev-parse", "HEAD")
+	run("reset", "-q", "--hard", head)
+	run("branch", "other", gone)
+	run("branch", "-D", "other")
+	run("branch", "side", head)
+
+	sb := readySandbox(t, testConfig(), repo)
+	r := bash(t, sb, "git rev-parse HEAD; git status --porcelain; git for-each-ref --format='%(refname)'; "+
+		"git cat-file -t "+gone+" 2>&1; git stash list; git fsck --unreachable --no-reflogs 2>/dev/null | wc -l; "+
+		"grep -r "+secret+" .git 2>/dev/null | wc -l")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) < 5 || lines[0] != head {
+		t.Fatalf("sandbox git state:\n%s\n%s", r.stdout, r.stderr)
+	}
+	out := r.stdout
+	if strings.Contains(out, "refs/stash") || strings.Contains(out, "refs/heads/side") || strings.Contains(out, "stash@{") {
+		t.Errorf("the host's other refs reached the sandbox:\n%s", out)
+	}
+	if !strings.Contains(out, "fatal: Not a valid object name") && !strings.Contains(out, "could not get object info") {
+		t.Errorf("the reset-away commit %s is readable in the sandbox:\n%s", gone, out)
+	}
+	if last := lines[len(lines)-1]; last != "0" || lines[len(lines)-2] != "0" {
+		t.Errorf("unreachable objects or the secret are in the sandbox's .git:\n%s", out)
+	}
+	if strings.Contains(out, " M ") || strings.Contains(out, "?? ") {
+		t.Errorf("the fresh checkout is not clean:\n%s", out)
+	}
+}

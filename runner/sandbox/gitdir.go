@@ -1,0 +1,87 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// freshGitDir makes, in a temporary folder, a repository that holds only what the sandbox
+// may see of root's: the commits reachable from HEAD (fetched through git's own transport,
+// so no stash, other branch, reflog or unreachable object comes along), HEAD on the same
+// branch name (or detached at the same commit), and an index read from HEAD. Its .git,
+// at dir/.git, is what CopyRepo copies instead of root's own. The caller removes dir.
+func freshGitDir(ctx context.Context, root string) (dir string, err error) {
+	host := func(args ...string) (string, error) { return gitIn(ctx, root, args...) }
+	head, err := host("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("reading HEAD: %w", err)
+	}
+	format, err := host("rev-parse", "--show-object-format")
+	if err != nil {
+		return "", fmt.Errorf("reading the object format: %w", err)
+	}
+	branch, _ := host("symbolic-ref", "-q", "--short", "HEAD") // empty when detached
+	dir, err = os.MkdirTemp("", "frognano-gitdir-")
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	fresh := func(args ...string) (string, error) { return gitIn(ctx, dir, args...) }
+	if _, err := fresh("init", "-q", "--object-format="+format, "--initial-branch=frognano-base"); err != nil {
+		return "", err
+	}
+	ref := "refs/frognano/base"
+	if branch != "" {
+		ref = "refs/heads/" + branch
+	}
+	// --no-write-fetch-head: FETCH_HEAD would name the host path.
+	if _, err := fresh("fetch", "-q", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
+		"file://"+root, "+"+head+":"+ref); err != nil {
+		return "", fmt.Errorf("fetching HEAD's history: %w", err)
+	}
+	if branch != "" {
+		_, err = fresh("symbolic-ref", "HEAD", ref)
+	} else {
+		if _, err = fresh("update-ref", "--no-deref", "HEAD", head); err == nil {
+			_, err = fresh("update-ref", "-d", ref)
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	if _, err := fresh("read-tree", "HEAD"); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// gitIn runs git in dir with no system or global configuration and none of this process's
+// GIT_* variables, and returns its trimmed output.
+func gitIn(ctx context.Context, dir string, args ...string) (string, error) {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GIT_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+		"-c", "protocol.file.allow=always", "-c", "uploadpack.allowAnySHA1InWant=true"}, args...)...)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s in %s: %v: %s", args[0], filepath.Base(dir), err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
