@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -54,5 +55,29 @@ func TestHostileDiffTaking(t *testing.T) {
 	}
 	if res.TestsAfter == nil || !res.TestsAfter.PatchApplied || res.TestsAfter.ExitCode != 0 {
 		t.Errorf("tests after: %+v", res.TestsAfter)
+	}
+}
+
+// TestHostileShadowedTestRunner runs testdata/hostile/shadow-pytest.json: the model replaces
+// pytest with a pytest.py of its own that reports every test as passing. The after-run does
+// turn green, so the result must say, in plain words, that it may not be trustworthy.
+func TestHostileShadowedTestRunner(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, "pyaverage", hostileScript(t, "shadow-pytest.json"), sandbox.DefaultImage)
+	res, err := b.runner.Run(context.Background(), b.spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.TestsAfter == nil || res.TestsAfter.ExitCode != 0 {
+		t.Fatalf("precondition: the fake pytest should turn the after-run green: %+v", res.TestsAfter)
+	}
+	trust := res.TestTrust()
+	if len(trust) != 1 || trust[0].Path != "pytest.py" || !strings.Contains(trust[0].Why, `"pytest"`) {
+		t.Fatalf("TestTrust = %+v, want pytest.py flagged", trust)
+	}
+	for name, text := range map[string]string{"headline": res.Headline(), "report": res.Markdown(), "PR body": res.PRBody(runner.Fit{})} {
+		if !strings.Contains(text, "may not be trustworthy") || !strings.Contains(text, "pytest.py") {
+			t.Errorf("the %s does not warn:\n%s", name, text)
+		}
 	}
 }

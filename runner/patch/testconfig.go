@@ -77,6 +77,11 @@ func AffectsTests(p string, diff []byte) (why string, ok bool) {
 	case base == "setup.cfg" || base == "tox.ini" || base == "pyproject.toml":
 		return sectionVerdict(p, hs, text, iniSection, isTestSection, "section")
 	case base == "makefile" || base == "gnumakefile" || strings.HasSuffix(base, ".mk"):
+		// A variable set outside every target (PY ?= true) changes what the test target runs
+		// as surely as its recipe does.
+		if line := makeDirective(hs); line != "" {
+			return "changes the Makefile variable or directive " + line + ", which can change what `make test` runs", true
+		}
 		return sectionVerdict(p, hs, text, makeTarget, isTestTarget, "target")
 	case base == "package.json":
 		return mentionVerdict(p, hs, text, "package.json's test script or test runner settings")
@@ -125,6 +130,11 @@ var testConfigNames = map[string]string{
 	"usercustomize.py":        whyStartup,
 	"noxfile.py":              "nox sessions: they decide how the test suites run",
 	"mocha.opts":              whyJSRunner,
+	".npmrc":                  "npm's settings: they can change the shell and the scripts that `npm test` runs",
+	".yarnrc":                 "yarn's settings: they can change what `yarn test` runs",
+	".yarnrc.yml":             "yarn's settings: they can change what `yarn test` runs",
+	"go.work":                 "a Go workspace: it can replace the modules the tests build against",
+	"go.work.sum":             "a Go workspace: it can replace the modules the tests build against",
 	"jenkinsfile":             whyCI,
 	".gitlab-ci.yml":          whyCI,
 	".travis.yml":             whyCI,
@@ -147,6 +157,10 @@ var ciDirs = []string{".github/workflows/", ".github/actions/", ".circleci/", ".
 func byName(lp, base string) (string, bool) {
 	if why, ok := testConfigNames[base]; ok {
 		return why, true
+	}
+	if m := shadowedModule(lp); m != "" {
+		return "takes the place of the installed Python module " + strconv.Quote(m) +
+			": `python -m` imports it from the repository first, so it can replace the test runner or a library the tests use", true
 	}
 	if strings.HasSuffix(base, ".pth") {
 		return "Python runs its import lines at the start of every interpreter, before any test", true
@@ -306,6 +320,42 @@ func makeTarget(line string) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(line[:i]), true
+}
+
+// makeDirective returns the first changed line of the hunks that is not a recipe line but a
+// variable assignment or a directive (include, export, override, define, vpath, ...), or "".
+func makeDirective(hs []hunk) string {
+	for _, sign := range []byte{'+', '-'} { // what the patch writes, before what it removes
+		if line := makeDirectiveSigned(hs, sign); line != "" {
+			return line
+		}
+	}
+	return ""
+}
+
+func makeDirectiveSigned(hs []hunk, sign byte) string {
+	for _, h := range hs {
+		for _, l := range h.lines {
+			if l == "" || l[0] != sign {
+				continue
+			}
+			body := l[1:]
+			if body == "" || body[0] == '\t' || strings.HasPrefix(strings.TrimSpace(body), "#") {
+				continue
+			}
+			word, _, _ := strings.Cut(strings.TrimSpace(body), " ")
+			switch word {
+			case "include", "-include", "sinclude", "export", "unexport", "override", "define", "endef", "vpath", "undefine":
+				return clip(strings.TrimSpace(body))
+			}
+			if i := strings.IndexByte(body, '='); i > 0 {
+				if _, isRule := makeTarget(body); !isRule || strings.Contains(body[:i], ":") {
+					return clip(strings.TrimSpace(body))
+				}
+			}
+		}
+	}
+	return ""
 }
 
 func isTestTarget(name string) bool {

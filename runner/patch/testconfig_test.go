@@ -75,6 +75,22 @@ func TestAffectsTests(t *testing.T) {
 		{"MakefileTestTarget", modDiff("Makefile", 8, " test:", "-\tgo test ./...", "+\ttrue"), `"test" target`},
 		{"MakefileBuildTarget", modDiff("Makefile", 1, " build:", "-\tgo build -o a", "+\tgo build -o b"), ""},
 		{"MakefileTargetNotInView", modDiff("GNUmakefile", 40, " \tcd x", "-\tfoo", "+\tbar"), "does not show"},
+		{"MakefileVariableOutsideTargets", modDiff("Makefile", 1, "-PY ?= python3", "+PY ?= true", " "), `"PY ?= true"`},
+		{"MakefileTargetVariable", modDiff("Makefile", 3, "+test: PY = true"), `"test: PY = true"`},
+		{"MakefileInclude", modDiff("Makefile", 1, "+include evil.mk"), `"include evil.mk"`},
+		// Python modules that take the place of the runner or the standard library.
+		{"ShadowPytest", addDiff("pytest.py", "import sys", "sys.exit(0)"), `module "pytest"`},
+		{"ShadowPytestPackage", addDiff("pytest/__init__.py", "x = 1"), `module "pytest"`},
+		{"ShadowPrivatePytest", addDiff("_pytest/main.py", "x = 1"), `module "_pytest"`},
+		{"ShadowPluggy", addDiff("pluggy/__init__.py", "x = 1"), `module "pluggy"`},
+		{"ShadowUnittest", addDiff("unittest.py", "x = 1"), `module "unittest"`},
+		{"ShadowStdlib", addDiff("json/__init__.py", "x = 1"), `module "json"`},
+		{"NestedModuleIsNotShadowing", addDiff("src/pytest.py", "x = 1"), ""},
+		{"OrdinaryTopLevelModule", addDiff("average.py", "x = 1"), ""},
+		{"PackageData", addDiff("json/schema.json", "{}"), ""},
+		{"Npmrc", addDiff(".npmrc", "script-shell=/bin/true"), "npm's settings"},
+		{"YarnRC", addDiff(".yarnrc.yml", "x: 1"), "yarn's settings"},
+		{"GoWork", addDiff("go.work", "go 1.26"), "Go workspace"},
 
 		// package.json: the test script and runners' settings.
 		{"PackageJSONTestScript", modDiff("package.json", 4, "   \"scripts\": {", "-    \"test\": \"jest\"", "+    \"test\": \"exit 0\""), "test runner settings"},
