@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/frognano/frognano/migrations"
 )
 
 // Defaults for Config. River's own defaults bite here: a 1 minute job
@@ -103,7 +105,9 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Client is the River client plus frognano's lifecycle rules.
+// Client is the River client plus frognano's lifecycle rules. Its intake methods (Accept,
+// Cancel, CancelInstallation, Record) are what the webhook server calls; each is one
+// transaction that has committed when it returns.
 type Client struct {
 	river *river.Client[pgx.Tx]
 	pool  *pgxpool.Pool
@@ -160,9 +164,20 @@ func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 	return &Client{river: client, pool: pool, cfg: cfg}, nil
 }
 
-// River returns the underlying River client (for inserts and cancels in a
-// caller's transaction).
+// River returns the underlying River client, for tests that subscribe to its events.
 func (c *Client) River() *river.Client[pgx.Tx] { return c.river }
+
+// Ready reports whether the database answers and carries every migration this binary knows
+// (migrations.Check): what the service needs before it may accept a delivery.
+func (c *Client) Ready(ctx context.Context) error {
+	if err := c.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	if err := migrations.Check(ctx, c.pool); err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	return nil
+}
 
 // Start starts working jobs (a no-op for an insert-only client).
 func (c *Client) Start(ctx context.Context) error {

@@ -91,7 +91,7 @@ func TestEndToEndUnlabelCancelsRunningJob(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the agent never started")
 	}
-	if _, err := Cancel(context.Background(), b.pool, c.River(), b.delivery("issues", "unlabeled"), 42, 7, "label removed"); err != nil {
+	if _, err := c.Cancel(context.Background(), b.delivery("issues", "unlabeled"), 42, 7, "label removed"); err != nil {
 		t.Fatal(err)
 	}
 	ev := waitJob(t, events, res.JobID)
@@ -178,7 +178,7 @@ func BenchmarkJobPickup(b *testing.B) {
 	waits := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		res, err := Accept(context.Background(), bb.pool, c.River(), bb.delivery("issues", "labeled"), request(i+1))
+		res, err := c.Accept(context.Background(), bb.delivery("issues", "labeled"), request(i+1))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -213,7 +213,7 @@ func TestCancelBetweenAttemptsRewritesTheStatusComment(t *testing.T) {
 	c := b.startWorkers(t, time.Second)
 	events, unsubscribe := c.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobCancelled, river.EventKindJobFailed)
 	defer unsubscribe()
-	if _, err := Cancel(context.Background(), b.pool, c.River(), b.delivery("issues", "closed"), 42, 7, "issue closed"); err != nil {
+	if _, err := c.Cancel(context.Background(), b.delivery("issues", "closed"), 42, 7, "issue closed"); err != nil {
 		t.Fatal(err)
 	}
 	var statusJob int64

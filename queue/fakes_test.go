@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/migrations/dbtest"
 )
 
@@ -41,7 +42,7 @@ type fakeRepo struct {
 	reactions  []string
 	clones     int
 	cloneDirs  []string
-	publishes  []PublishInput
+	publishes  []githubapp.PublishInput
 	permAsked  []string
 	errs       map[string][]error
 	nextID     int64
@@ -132,7 +133,7 @@ func (f *fakeRepo) Clone(_ context.Context, dir string) (string, string, error) 
 	return fmt.Sprintf("%040d", f.clones), "main", nil
 }
 
-func (f *fakeRepo) Publish(_ context.Context, in PublishInput) (string, int, error) {
+func (f *fakeRepo) Publish(_ context.Context, in githubapp.PublishInput) (string, int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.publishes = append(f.publishes, in)
@@ -225,7 +226,7 @@ func request(issue int) RunRequest {
 
 func (b *bundle) accept(t *testing.T, issue int) Accepted {
 	t.Helper()
-	res, err := Accept(context.Background(), b.pool, b.client.River(), b.delivery("issues", "labeled"), request(issue))
+	res, err := b.client.Accept(context.Background(), b.delivery("issues", "labeled"), request(issue))
 	if err != nil {
 		t.Fatal(err)
 	}

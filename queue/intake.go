@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/fault"
@@ -48,9 +46,9 @@ type Accepted struct {
 // transaction. It returns only after that transaction has committed, so a nil
 // error means the request is durable. Redeliveries of the same delivery
 // (including concurrent ones) are recognised through the deliveries table.
-func Accept(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d Delivery, req RunRequest) (Accepted, error) {
+func (c *Client) Accept(ctx context.Context, d Delivery, req RunRequest) (Accepted, error) {
 	var res Accepted
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		res = Accepted{}
 		// One round trip records the delivery and, only if it is new,
 		// inserts the run. A concurrent transaction inserting the same
@@ -91,7 +89,7 @@ func Accept(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d
 			return setDeliveryOutcome(ctx, tx, d, res.RunID, "already_active")
 		}
 		res.RunID = *runID
-		ins, err := rc.InsertTx(ctx, tx, RunArgs{
+		ins, err := c.river.InsertTx(ctx, tx, RunArgs{
 			RunID: res.RunID, InstallationID: req.InstallationID,
 			Owner: req.Owner, Repo: req.Repo, Issue: req.Issue,
 		}, nil)
@@ -121,8 +119,8 @@ type Cancelled struct {
 // Cancel records the delivery and cancels the issue's queued or running run
 // in ONE transaction: the run becomes cancelled and its River job is
 // cancelled (a running worker's context is cancelled when River notices).
-func Cancel(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d Delivery, repoID int64, issue int, reason string) (Cancelled, error) {
-	res, err := cancelRuns(ctx, pool, rc, d, "repo_id = $2 AND issue = $3", []any{repoID, issue}, reason, true)
+func (c *Client) Cancel(ctx context.Context, d Delivery, repoID int64, issue int, reason string) (Cancelled, error) {
+	res, err := c.cancelRuns(ctx, d, "repo_id = $2 AND issue = $3", []any{repoID, issue}, reason, true)
 	if err != nil {
 		return Cancelled{}, fmt.Errorf("cancelling runs for issue %d: %w", issue, err)
 	}
@@ -133,8 +131,8 @@ func Cancel(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d
 // installation in ONE transaction: the App was uninstalled or suspended there, so no run of it
 // could publish. Running workers see their context cancelled and remove their sandboxes; no
 // status comment is written, since the App can no longer write to those repositories.
-func CancelInstallation(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d Delivery, installationID int64, reason string) (Cancelled, error) {
-	res, err := cancelRuns(ctx, pool, rc, d, "installation_id = $2", []any{installationID}, reason, false)
+func (c *Client) CancelInstallation(ctx context.Context, d Delivery, installationID int64, reason string) (Cancelled, error) {
+	res, err := c.cancelRuns(ctx, d, "installation_id = $2", []any{installationID}, reason, false)
 	if err != nil {
 		return Cancelled{}, fmt.Errorf("cancelling runs of installation %d: %w", installationID, err)
 	}
@@ -145,9 +143,9 @@ func CancelInstallation(ctx context.Context, pool *pgxpool.Pool, rc *river.Clien
 // marks the active runs matching where (whose parameters start at $2; $1 is the reason)
 // cancelled and cancels their River jobs. With rewriteStatus, a run that has a status comment
 // but no running worker (it waits for a retry) gets a small job that rewrites the comment.
-func cancelRuns(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], d Delivery, where string, args []any, reason string, rewriteStatus bool) (Cancelled, error) {
+func (c *Client) cancelRuns(ctx context.Context, d Delivery, where string, args []any, reason string, rewriteStatus bool) (Cancelled, error) {
 	var res Cancelled
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		res = Cancelled{}
 		fresh, err := recordDelivery(ctx, tx, d, "")
 		if err != nil {
@@ -182,7 +180,7 @@ func cancelRuns(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx
 			outcome = "cancelled"
 			running := false
 			if p.job != 0 {
-				job, err := rc.JobCancelTx(ctx, tx, p.job)
+				job, err := c.river.JobCancelTx(ctx, tx, p.job)
 				if err != nil && !errors.Is(err, rivertype.ErrNotFound) {
 					return fmt.Errorf("cancelling job %d: %w", p.job, err)
 				}
@@ -192,7 +190,7 @@ func cancelRuns(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx
 			// context is cancelled; a run waiting for a retry has nobody to
 			// do it, so a small job does.
 			if rewriteStatus && p.comment != 0 && !running {
-				if _, err := rc.InsertTx(ctx, tx, StatusArgs{RunID: p.run}, nil); err != nil {
+				if _, err := c.river.InsertTx(ctx, tx, StatusArgs{RunID: p.run}, nil); err != nil {
 					return fmt.Errorf("queueing status update for run %d: %w", p.run, err)
 				}
 			}
@@ -204,8 +202,8 @@ func cancelRuns(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx
 
 // Record stores a delivery we acknowledge without acting on it (for example
 // installation events). It reports whether the delivery was seen before.
-func Record(ctx context.Context, pool *pgxpool.Pool, d Delivery, outcome string) (duplicate bool, err error) {
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+func (c *Client) Record(ctx context.Context, d Delivery, outcome string) (duplicate bool, err error) {
+	err = pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		fresh, err := recordDelivery(ctx, tx, d, outcome)
 		duplicate = !fresh
 		return err

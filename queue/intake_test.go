@@ -48,7 +48,7 @@ func TestAcceptSameDelivery20TimesAtOnce(t *testing.T) {
 	for range n {
 		wg.Go(func() {
 			<-start
-			res, err := Accept(context.Background(), b.pool, b.client.River(), d, request(7))
+			res, err := b.client.Accept(context.Background(), d, request(7))
 			if err != nil {
 				errs <- err
 				return
@@ -82,7 +82,7 @@ func TestRedeliveryAfterRiverDeletedItsJobsAndDaysLater(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	d := b.delivery("issues", "labeled")
-	first, err := Accept(ctx, b.pool, b.client.River(), d, request(7))
+	first, err := b.client.Accept(ctx, d, request(7))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestRedeliveryAfterRiverDeletedItsJobsAndDaysLater(t *testing.T) {
 		if _, err := DeleteOldDeliveries(ctx, b.pool, DefaultDeliveryRetention); err != nil {
 			t.Fatal(err)
 		}
-		res, err := Accept(ctx, b.pool, b.client.River(), d, request(7))
+		res, err := b.client.Accept(ctx, d, request(7))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestAcceptWhileActiveStartsNoSecondRun(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	first := b.accept(t, 7)
-	res, err := Accept(context.Background(), b.pool, b.client.River(), b.delivery("issues", "labeled"), request(7))
+	res, err := b.client.Accept(context.Background(), b.delivery("issues", "labeled"), request(7))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestCancelQueuedRun(t *testing.T) {
 	ctx := context.Background()
 	res := b.accept(t, 7)
 	d := b.delivery("issues", "unlabeled")
-	c, err := Cancel(ctx, b.pool, b.client.River(), d, 42, 7, "label removed")
+	c, err := b.client.Cancel(ctx, d, 42, 7, "label removed")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,10 +165,10 @@ func TestCancelQueuedRun(t *testing.T) {
 		t.Errorf("job state = %s, want cancelled", job.State)
 	}
 	// The same delivery again is a duplicate; a new one finds nothing.
-	if again, err := Cancel(ctx, b.pool, b.client.River(), d, 42, 7, "label removed"); err != nil || !again.Duplicate {
+	if again, err := b.client.Cancel(ctx, d, 42, 7, "label removed"); err != nil || !again.Duplicate {
 		t.Errorf("repeat Cancel = %+v, %v; want duplicate", again, err)
 	}
-	if none, err := Cancel(ctx, b.pool, b.client.River(), b.delivery("issues", "closed"), 42, 7, "closed"); err != nil || len(none.RunIDs) != 0 {
+	if none, err := b.client.Cancel(ctx, b.delivery("issues", "closed"), 42, 7, "closed"); err != nil || len(none.RunIDs) != 0 {
 		t.Errorf("Cancel with nothing active = %+v, %v", none, err)
 	}
 	// Labeling again after a cancel starts a new run.
@@ -182,7 +182,7 @@ func TestRecordInstallationDelivery(t *testing.T) {
 	b := setup(t)
 	d := b.delivery("installation", "created")
 	for i, want := range []bool{false, true} {
-		dup, err := Record(context.Background(), b.pool, d, "acknowledged")
+		dup, err := b.client.Record(context.Background(), d, "acknowledged")
 		if err != nil || dup != want {
 			t.Errorf("Record #%d = %v, %v; want duplicate %v", i+1, dup, err, want)
 		}
@@ -195,7 +195,7 @@ func TestAcceptFailsWhenDatabaseIsDown(t *testing.T) {
 	b.pool.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := Accept(ctx, b.pool, b.client.River(), b.delivery("issues", "labeled"), request(7)); err == nil {
+	if _, err := b.client.Accept(ctx, b.delivery("issues", "labeled"), request(7)); err == nil {
 		t.Fatal("Accept on a closed pool succeeded")
 	}
 }

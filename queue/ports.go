@@ -3,16 +3,34 @@ package queue
 import (
 	"context"
 	"time"
+
+	"github.com/frognano/frognano/githubapp"
 )
 
-// GitHub gives access to one repository as one App installation. The real
-// implementation is githubapp.Client; an adapter in the command wires it in.
+// The worker uses githubapp and runner directly. The three interfaces below exist only so
+// that its tests can put fakes in their place: a *githubapp.Client is a Repo, GitHubApp
+// makes a *githubapp.App a GitHub, and AgentRunner makes a *runner.Runner a Runner.
+
+// GitHub gives access to one repository as one App installation.
 type GitHub interface {
 	ForRepo(ctx context.Context, installationID int64, owner, repo string) (Repo, error)
 }
 
-// Repo is everything the worker does on GitHub. Errors that are worth
-// retrying (network, 5xx, rate limits) must satisfy fault.IsTransient.
+// GitHubApp is the worker's GitHub for a real App: ForRepo returns its *githubapp.Client.
+func GitHubApp(app *githubapp.App) GitHub { return ghApp{app} }
+
+type ghApp struct{ app *githubapp.App }
+
+func (g ghApp) ForRepo(ctx context.Context, installationID int64, owner, repo string) (Repo, error) {
+	c, err := g.app.ForRepo(ctx, installationID, owner, repo)
+	if err != nil {
+		return nil, err // not a typed nil *githubapp.Client in a non-nil Repo
+	}
+	return c, nil
+}
+
+// Repo is everything the worker does on GitHub: the methods of *githubapp.Client it calls.
+// Errors that are worth retrying (network, 5xx, rate limits) must satisfy fault.IsTransient.
 type Repo interface {
 	// Permission returns the user's permission on the repository:
 	// "admin", "maintain", "write", "triage", "read" or "none".
@@ -27,15 +45,10 @@ type Repo interface {
 	// Publish applies Patch on BaseSHA in Dir, pushes Branch and opens (or
 	// updates) the draft pull request for it. Calling it again for the same
 	// Branch must update the same pull request, never open a second one.
-	Publish(ctx context.Context, in PublishInput) (url string, number int, err error)
+	Publish(ctx context.Context, in githubapp.PublishInput) (url string, number int, err error)
 }
 
-// PublishInput is what Repo.Publish needs to open the draft pull request.
-type PublishInput struct {
-	Dir, BaseSHA, Branch, BaseBranch, Title, Body, CommitMessage string
-	Patch                                                        []byte
-	IssueNumber                                                  int
-}
+var _ Repo = (*githubapp.Client)(nil)
 
 // Runner runs the agent on a host checkout. A returned error means the
 // infrastructure failed (Docker, the model server); a run that ended without a

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/githubapp"
 )
 
 // bookkeepingTimeout bounds the database and GitHub calls made after the
@@ -194,7 +195,7 @@ func (a *attempt) do(ctx context.Context) error {
 	if fixes := fixesLine(r.Issue); !strings.HasSuffix(prBody, fixes) {
 		prBody += fixes
 	}
-	url, number, err := repo.Publish(ctx, PublishInput{
+	url, number, err := repo.Publish(ctx, githubapp.PublishInput{
 		Dir: dir, BaseSHA: r.BaseSHA, Branch: BranchName(r.Issue), BaseBranch: r.BaseBranch,
 		Title:         truncate("frognano: "+title, 250),
 		Body:          prBody,

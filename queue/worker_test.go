@@ -277,7 +277,7 @@ func TestWorkerCancelledRunIsNotWorked(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.accept(t, 7)
-	if _, err := Cancel(context.Background(), b.pool, b.client.River(), b.delivery("issues", "unlabeled"), 42, 7, "label removed"); err != nil {
+	if _, err := b.client.Cancel(context.Background(), b.delivery("issues", "unlabeled"), 42, 7, "label removed"); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.work(context.Background(), res, 1); err != nil {
@@ -295,7 +295,7 @@ func TestWorkerCancelledWhileAgentRunsDoesNotPublish(t *testing.T) {
 	b.runner.set(func(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
 		// The unlabel arrives while the agent works; River has not yet
 		// cancelled our context.
-		if _, err := Cancel(ctx, b.pool, b.client.River(), b.delivery("issues", "unlabeled"), 42, 7, "label removed"); err != nil {
+		if _, err := b.client.Cancel(ctx, b.delivery("issues", "unlabeled"), 42, 7, "label removed"); err != nil {
 			return nil, err
 		}
 		return goodOutcome(), nil

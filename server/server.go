@@ -17,11 +17,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 
-	"github.com/frognano/frognano/migrations"
+	"github.com/frognano/frognano/queue"
 )
 
 // DefaultMaxBodyBytes is GitHub's own cap on webhook payloads (25 MB).
@@ -30,12 +27,25 @@ const DefaultMaxBodyBytes = 25 << 20
 // readyTimeout bounds each readiness check.
 const readyTimeout = 3 * time.Second
 
+// Intake is the queue as the webhook handler uses it; *queue.Client implements it (an
+// insert-only client is enough). Each method records the delivery and acts on it in one
+// transaction, and returns only after that transaction has committed.
+type Intake interface {
+	Accept(ctx context.Context, d queue.Delivery, req queue.RunRequest) (queue.Accepted, error)
+	Cancel(ctx context.Context, d queue.Delivery, repoID int64, issue int, reason string) (queue.Cancelled, error)
+	CancelInstallation(ctx context.Context, d queue.Delivery, installationID int64, reason string) (queue.Cancelled, error)
+	Record(ctx context.Context, d queue.Delivery, outcome string) (duplicate bool, err error)
+	// Ready reports whether deliveries can be accepted (the database answers and is migrated).
+	Ready(ctx context.Context) error
+}
+
+var _ Intake = (*queue.Client)(nil)
+
 // Config holds the server's explicit dependencies.
 type Config struct {
-	Pool   *pgxpool.Pool
-	River  *river.Client[pgx.Tx] // may be insert-only
-	Secret []byte                // the webhook secret; required
-	Label  string                // the label that starts a run, e.g. "frognano"
+	Intake Intake // required
+	Secret []byte // the webhook secret; required
+	Label  string // the label that starts a run, e.g. "frognano"
 	Logger *slog.Logger
 	// ReadyCheck is an optional extra readiness check (e.g. Docker reachable
 	// when this process also runs workers).
@@ -57,8 +67,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("creating server: the webhook secret is empty; refusing to accept unsigned webhooks")
 	case cfg.Label == "":
 		return nil, errors.New("creating server: the trigger label is empty")
-	case cfg.Pool == nil || cfg.River == nil:
-		return nil, errors.New("creating server: a database pool and a River client are required")
+	case cfg.Intake == nil:
+		return nil, errors.New("creating server: the queue (Intake) is required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -97,14 +107,14 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// handleReady: the database answers, is migrated, and the extra check passes.
+// handleReady: the queue is ready (the database answers and is migrated) and the extra check
+// passes.
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	checks := []struct {
 		name string
 		fn   func(context.Context) error
 	}{
-		{"database", func(ctx context.Context) error { return s.cfg.Pool.Ping(ctx) }},
-		{"migrations", func(ctx context.Context) error { return migrations.Check(ctx, s.cfg.Pool) }},
+		{"queue", s.cfg.Intake.Ready},
 	}
 	if s.cfg.ReadyCheck != nil {
 		checks = append(checks, struct {

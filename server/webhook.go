@@ -89,7 +89,7 @@ func (s *Server) webhook(ctx context.Context, w http.ResponseWriter, r *http.Req
 		}
 		// Uninstalled or suspended: no run there could publish, so stop them now.
 		if event == "installation" && (p.Action == "deleted" || p.Action == "suspend") && d.InstallationID > 0 {
-			res, err := queue.CancelInstallation(ctx, s.cfg.Pool, s.cfg.River, d, d.InstallationID, "app "+p.Action+" on the installation")
+			res, err := s.cfg.Intake.CancelInstallation(ctx, d, d.InstallationID, "app "+p.Action+" on the installation")
 			if err != nil {
 				return response{}, err
 			}
@@ -98,7 +98,7 @@ func (s *Server) webhook(ctx context.Context, w http.ResponseWriter, r *http.Req
 			}
 			return response{Status: pick(len(res.RunIDs) == 0, "recorded", "cancelled"), RunIDs: res.RunIDs, code: http.StatusOK}, nil
 		}
-		dup, err := queue.Record(ctx, s.cfg.Pool, d, "recorded")
+		dup, err := s.cfg.Intake.Record(ctx, d, "recorded")
 		if err != nil {
 			return response{}, err
 		}
@@ -127,7 +127,7 @@ func (s *Server) issues(ctx context.Context, d queue.Delivery, body []byte) (res
 		}
 		d.InstallationID = t.installationID
 		log := logWith(ctx, t)
-		res, err := queue.Accept(ctx, s.cfg.Pool, s.cfg.River, d, queue.RunRequest{
+		res, err := s.cfg.Intake.Accept(ctx, d, queue.RunRequest{
 			InstallationID: t.installationID, RepoID: t.repoID, Owner: t.owner, Repo: t.repo, Issue: t.issue, Labeler: t.sender,
 		})
 		if err != nil {
@@ -150,7 +150,7 @@ func (s *Server) issues(ctx context.Context, d queue.Delivery, body []byte) (res
 			return response{}, err
 		}
 		d.InstallationID = t.installationID
-		res, err := queue.Cancel(ctx, s.cfg.Pool, s.cfg.River, d, t.repoID, t.issue, "issue "+p.Action)
+		res, err := s.cfg.Intake.Cancel(ctx, d, t.repoID, t.issue, "issue "+p.Action)
 		if err != nil {
 			return response{}, err
 		}

@@ -240,7 +240,7 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 	svc.queue = qc
 	if withWeb {
 		web, err := server.New(server.Config{
-			Pool: pool, River: qc.River(), Secret: cfg.WebhookSecret, Label: cfg.Label, Logger: log,
+			Intake: qc, Secret: cfg.WebhookSecret, Label: cfg.Label, Logger: log,
 			ReadyCheck: svc.readyCheck,
 		})
 		if err != nil {

@@ -6,56 +6,12 @@ import (
 	"fmt"
 
 	"github.com/frognano/frognano/fault"
-	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 )
 
-// GitHubApp adapts a githubapp.App to the worker's GitHub port. githubapp marks its errors
-// (package fault), so they pass through unchanged.
-func GitHubApp(app *githubapp.App) GitHub { return ghApp{app} }
-
-type ghApp struct{ app *githubapp.App }
-
-func (g ghApp) ForRepo(ctx context.Context, installationID int64, owner, repo string) (Repo, error) {
-	c, err := g.app.ForRepo(ctx, installationID, owner, repo)
-	if err != nil {
-		return nil, err
-	}
-	return ghRepo{c}, nil
-}
-
-type ghRepo struct{ c *githubapp.Client }
-
-func (r ghRepo) Permission(ctx context.Context, user string) (string, error) {
-	return r.c.Permission(ctx, user)
-}
-
-func (r ghRepo) Issue(ctx context.Context, number int) (string, string, string, error) {
-	return r.c.Issue(ctx, number)
-}
-
-func (r ghRepo) React(ctx context.Context, number int, content string) error {
-	return r.c.React(ctx, number, content)
-}
-
-func (r ghRepo) Comment(ctx context.Context, number int, body string) (int64, error) {
-	return r.c.Comment(ctx, number, body)
-}
-
-func (r ghRepo) EditComment(ctx context.Context, id int64, body string) error {
-	return r.c.EditComment(ctx, id, body)
-}
-
-func (r ghRepo) Clone(ctx context.Context, dir string) (string, string, error) {
-	return r.c.Clone(ctx, dir)
-}
-
-func (r ghRepo) Publish(ctx context.Context, in PublishInput) (string, int, error) {
-	return r.c.Publish(ctx, githubapp.PublishInput(in))
-}
-
-// AgentRunner adapts a runner.Runner to the worker's Runner port.
+// AgentRunner is the worker's Runner for a real runner.Runner: it checks the model server,
+// runs the agent and turns the result into the Outcome the worker stores and publishes.
 func AgentRunner(r *runner.Runner, modelURL string) Runner { return agentRunner{r, modelURL} }
 
 type agentRunner struct {
