@@ -20,6 +20,7 @@ import (
 
 	"github.com/frognano/frognano/doctor"
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/metrics"
 	"github.com/frognano/frognano/migrations"
 	"github.com/frognano/frognano/queue"
 	"github.com/frognano/frognano/runner"
@@ -50,6 +51,7 @@ type serviceConfig struct {
 	LogLevel        slog.Level
 	Queue           queue.Config
 	Runner          runner.Config
+	Admin           adminConfig // FROGNANO_METRICS_ADDR, FROGNANO_ADMIN_TOKEN (serve_metrics.go)
 }
 
 // loadServiceConfig reads every setting and reports every problem at once. It never puts a
@@ -85,6 +87,7 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 	}
 	cfg.Addr = e.str("FROGNANO_ADDR", DefaultAddr)
 	cfg.Label = e.str("FROGNANO_LABEL", DefaultLabel)
+	cfg.Admin = loadAdminConfig(e)
 	cfg.Workers = e.int("FROGNANO_WORKERS", DefaultWorkers)
 	cfg.AutoMigrate = e.bool("FROGNANO_AUTO_MIGRATE", true)
 	cfg.ShutdownTimeout = e.duration("FROGNANO_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout)
@@ -166,6 +169,9 @@ type service struct {
 	queue  *queue.Client
 	web    *server.Server // nil for `frognano worker`
 
+	metrics *metrics.Metrics
+	admin   *metrics.Admin // nil without FROGNANO_METRICS_ADDR
+
 	// listening, when set, receives the bound address once the server accepts connections:
 	// a test hook, so tests can listen on port 0 instead of guessing a free port. Buffered (cap 1).
 	listening chan<- net.Addr
@@ -195,7 +201,9 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	cfg.Runner.Sandbox.Instance = hex.EncodeToString(rnd[:])
-	svc = &service{cfg: cfg, log: log, pool: pool}
+	m := metrics.New()
+	instrument(&cfg, m) // before the GitHub App and the runner build their clients
+	svc = &service{cfg: cfg, log: log, pool: pool, metrics: m}
 
 	qcfg := cfg.Queue
 	qcfg.Workers = cfg.Workers
@@ -331,6 +339,11 @@ func (s *service) run(ctx context.Context, withWeb bool) error {
 	if err := s.queue.Start(ctx); err != nil {
 		return err
 	}
+	if err := s.startAdmin(ctx); err != nil {
+		_ = s.queue.Stop(context.WithoutCancel(ctx))
+		return err
+	}
+	defer s.stopAdmin()
 	if s.docker != nil && s.cfg.ReapInterval > 0 {
 		go s.reap(ctx)
 	}
@@ -338,6 +351,7 @@ func (s *service) run(ctx context.Context, withWeb bool) error {
 	errc := make(chan error, 1)
 	if withWeb {
 		httpSrv = s.web.HTTPServer(s.cfg.Addr)
+		httpSrv.Handler = s.metrics.Webhooks(httpSrv.Handler)
 		ln, err := net.Listen("tcp", s.cfg.Addr)
 		if err != nil {
 			_ = s.queue.Stop(context.WithoutCancel(ctx))

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/frognano/frognano/metrics"
+)
+
+// adminConfig is the admin listener's part of the service configuration.
+type adminConfig struct {
+	// MetricsAddr is FROGNANO_METRICS_ADDR: where /metrics (and /riverui) are served, apart
+	// from the public webhook port. Empty: no admin listener.
+	MetricsAddr string
+	// AdminToken is FROGNANO_ADMIN_TOKEN: the token River's UI asks for. Empty: no UI.
+	AdminToken string
+}
+
+func loadAdminConfig(e *env) adminConfig {
+	c := adminConfig{MetricsAddr: e.str("FROGNANO_METRICS_ADDR", ""), AdminToken: e.getenv("FROGNANO_ADMIN_TOKEN")}
+	if c.AdminToken != "" && len(c.AdminToken) < metrics.MinTokenLength {
+		e.errs = append(e.errs, fmt.Errorf("FROGNANO_ADMIN_TOKEN must be at least %d characters", metrics.MinTokenLength))
+	}
+	return c
+}
+
+// instrument points the service's outbound clients at m's instruments: every GitHub request
+// and wait, every model request. It runs before the clients are built.
+func instrument(cfg *serviceConfig, m *metrics.Metrics) {
+	cfg.GitHub.Transport = m.GitHubTransport(cfg.GitHub.Transport)
+	cfg.GitHub.Sleep = m.GitHubSleep(cfg.GitHub.Sleep)
+	l := &cfg.Runner.Leaf
+	if l.HTTPClient == nil {
+		// leaf's own default: one client with the request timeout.
+		l.HTTPClient = &http.Client{Timeout: l.RequestTimeout}
+	}
+	hc := *l.HTTPClient
+	hc.Transport = m.ModelTransport(hc.Transport)
+	l.HTTPClient = &hc
+}
+
+// startAdmin starts the admin listener when FROGNANO_METRICS_ADDR is set: /metrics with the
+// database collector, and River's UI behind FROGNANO_ADMIN_TOKEN.
+func (s *service) startAdmin(ctx context.Context) error {
+	if s.cfg.Admin.MetricsAddr == "" {
+		return nil
+	}
+	s.metrics.Registry().MustRegister(metrics.NewDatabase(s.pool, s.log))
+	a, err := s.metrics.StartAdmin(ctx, metrics.AdminConfig{
+		Addr: s.cfg.Admin.MetricsAddr, Token: s.cfg.Admin.AdminToken, River: s.queue.River(), Logger: s.log,
+	})
+	if err != nil {
+		return setupError{err}
+	}
+	s.admin = a
+	return nil
+}
+
+func (s *service) stopAdmin() {
+	if s.admin != nil {
+		if err := s.admin.Close(); err != nil {
+			s.log.Warn("stopping the metrics listener", "error", err.Error())
+		}
+	}
+}
