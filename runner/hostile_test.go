@@ -81,3 +81,22 @@ func TestHostileShadowedTestRunner(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileDiffCommonDir runs testdata/hostile/diff-commondir.json: a clean filter planted
+// in a common directory that .git/commondir points at must not run when the diff is taken.
+func TestHostileDiffCommonDir(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, "pyaverage", hostileScript(t, "diff-commondir.json"), sandbox.DefaultImage)
+	res, err := b.runner.Run(context.Background(), b.spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := string(res.PatchBytes())
+	// The model's own files (.gc/...) are in the patch; the filter's output must not be.
+	if !strings.Contains(p, "+    return total(xs) / len(xs)") || strings.Contains(p, "\n+FORGED-BY-A-FILTER\n") {
+		t.Fatalf("the patch is not the honest fix (notes %q):\n%s", res.Notes, p)
+	}
+	if res.TestsAfter == nil || !res.TestsAfter.PatchApplied || res.TestsAfter.ExitCode != 0 {
+		t.Errorf("tests after: %+v", res.TestsAfter)
+	}
+}

@@ -287,7 +287,8 @@ func (r *Runner) runTests(ctx context.Context, spec Spec, purpose, testCmd strin
 // takeDiff takes the agent's changes out of the sandbox as `git diff --binary` against the
 // starting commit. First it ends every process the model left (Sandbox.Quiesce); then git runs
 // with a configuration the model cannot set: .git/config is replaced by a fresh one (no
-// filters, drivers, hooks, fsmonitor or attributes file), .git/info/attributes is removed,
+// filters, drivers, hooks, fsmonitor or attributes file), .git/info/attributes is removed, and
+// so are .git/commondir and .git/config.worktree (the common directory is pinned to .git),
 // system and user configuration are ignored, the index is a fresh one read from the base, and
 // renames are off so every path carries its mode. The output is still untrusted data: the host
 // checks it against its own clone (patch.ApplyToBase) whatever it says.
@@ -301,12 +302,12 @@ func takeDiff(ctx context.Context, sb *sandbox.Sandbox, base string) ([]byte, er
 	}
 	script := `set -e
 [ -d .git ] && [ ! -L .git ] || { echo ".git is not a directory" >&2; exit 91; }
-rm -f .git/config .git/info/attributes
+rm -f .git/config .git/info/attributes .git/commondir .git/gitdir .git/config.worktree
 printf '[core]\n\trepositoryformatversion = ` + version + `\n\tbare = false\n` + format + `' > .git/config
 mkdir -p .git/info
 printf '%s\n' ` + shellQuoteAll(patch.ExcludePatterns()) + ` >> .git/info/exclude
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_ATTR_NOSYSTEM=1 HOME=/nonexistent XDG_CONFIG_HOME=/nonexistent
-export GIT_DIR="$PWD/.git" GIT_WORK_TREE="$PWD" GIT_INDEX_FILE=/tmp/frognano-diff-index
+export GIT_DIR="$PWD/.git" GIT_COMMON_DIR="$PWD/.git" GIT_WORK_TREE="$PWD" GIT_INDEX_FILE=/tmp/frognano-diff-index
 rm -f "$GIT_INDEX_FILE"
 g() { git -c core.fsmonitor=false -c core.hooksPath=/dev/null -c core.attributesFile=/dev/null "$@"; }
 g read-tree ` + base + `
