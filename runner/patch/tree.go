@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -124,7 +125,6 @@ func checkTree(ctx context.Context, git Git, env []string, base, tree string, op
 		return fmt.Errorf("comparing the patched tree with the base: %w", err)
 	}
 	var rej []Rejected
-	var newLinks []TreeChange
 	for _, c := range changes {
 		switch why := checkPath(c.Path); {
 		case why != "":
@@ -133,19 +133,32 @@ func checkTree(ctx context.Context, git Git, env []string, base, tree string, op
 			rej = append(rej, Rejected{Path: c.Path, Reason: "submodule (gitlink) change"})
 		case !opt.AllowWorkflowChanges && isWorkflowPath(c.Path):
 			rej = append(rej, Rejected{Path: c.Path, Reason: "change under .github/workflows or .github/actions"})
-		case c.NewMode == ModeSymlink:
-			newLinks = append(newLinks, c)
 		}
 	}
-	if len(newLinks) > 0 {
+	if len(changes) > 0 {
+		// Every symlink of the new tree is resolved, not only the new ones: a change elsewhere
+		// (a directory replaced by a link) can make a link the patch never touched escape.
+		// A link that already broke the rules in the base, the same way, is the repository's
+		// own and is left alone.
 		links, err := treeLinks(ctx, git, env, tree)
 		if err != nil {
 			return err
 		}
-		for _, c := range newLinks {
-			if why := resolveLink(c.Path, links); why != "" {
-				rej = append(rej, Rejected{Path: c.Path, Reason: why})
+		var baseLinks map[string]string
+		for _, p := range sortedKeys(links) {
+			why := resolveLink(p, links)
+			if why == "" {
+				continue
 			}
+			if baseLinks == nil {
+				if baseLinks, err = treeLinks(ctx, git, env, base); err != nil {
+					return err
+				}
+			}
+			if t, ok := baseLinks[p]; ok && t == links[p] && resolveLink(p, baseLinks) == why {
+				continue
+			}
+			rej = append(rej, Rejected{Path: p, Reason: why})
 		}
 	}
 	if len(rej) > 0 {
@@ -214,6 +227,15 @@ func treeLinks(ctx context.Context, git Git, env []string, tree string) (map[str
 		data = data[nl+1+size+1:]
 	}
 	return links, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // maxLinkHops bounds how many symlinks one resolution follows (Linux's own limit is 40).

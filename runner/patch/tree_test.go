@@ -85,6 +85,24 @@ func TestApplyToBaseHostile(t *testing.T) {
 		_, err := r.applyOnBase(symlinkDiff("x", "docs/passwd"), Options{})
 		refusedFor(t, err, "x", "outside the repository")
 	})
+	t.Run("UntouchedLinkMadeToEscape", func(t *testing.T) {
+		t.Parallel()
+		// x -> p/.. is the root while p is a folder; the patch replaces the folder p with a
+		// link to ".", and x, which the patch never names, now leaves the repository.
+		r := newRepo(t, map[string]string{"x": "->p/..", "p/f": "f\n"})
+		diff := "diff --git a/p/f b/p/f\ndeleted file mode 100644\nindex 1111111..0000000\n--- a/p/f\n+++ /dev/null\n@@ -1 +0,0 @@\n-f\n" +
+			symlinkDiff("p", ".")
+		_, err := r.applyOnBase(diff, Options{})
+		refusedFor(t, err, "x", "symlink escapes the repository")
+	})
+	t.Run("BaseLinkThatAlreadyEscapesIsLeftAlone", func(t *testing.T) {
+		t.Parallel()
+		r := newRepo(t, map[string]string{"docs": "->/usr/share/doc", "a.txt": "a\n"})
+		diff := "diff --git a/a.txt b/a.txt\nindex 1111111..2222222 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n"
+		if _, err := r.applyOnBase(diff, Options{}); err != nil {
+			t.Fatalf("a change beside the repository's own absolute link was refused: %v", err)
+		}
+	})
 	t.Run("LinkLoop", func(t *testing.T) {
 		t.Parallel()
 		r := newRepo(t, map[string]string{"a": "->b"})
