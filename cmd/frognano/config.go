@@ -136,6 +136,7 @@ func runnerConfig(getenv func(string) string) (runner.Config, error) {
 	s.PidsLimit = int64(e.int("FROGNANO_SANDBOX_PIDS", int(s.PidsLimit)))
 	s.TmpfsSize = e.bytes("FROGNANO_SANDBOX_TMPFS", s.TmpfsSize)
 	s.Disk = e.bytes("FROGNANO_SANDBOX_DISK", s.Disk)
+	s.Files = int64(e.int("FROGNANO_SANDBOX_FILES", int(s.Files)))
 	s.ExecutorPath = e.str("FROGNANO_EXECUTOR", defaultExecutorPath())
 	// Prune removes every sandbox of this owner at start and stop: two processes sharing one
 	// Docker engine (serve and worker on one host) need distinct owners.

@@ -41,7 +41,8 @@ import (
 // left 68 to 218 MiB in the workspace under a 64 MiB limit, most often 70 to 110 MiB: treat the
 // limit as "stopped within a few hundred MiB past it". Measuring takes time in proportion to the
 // number of files (200,000 empty files: about 2 s here), so in a workspace of very many files a
-// writer has several seconds between two verdicts; files themselves (inodes) are not limited.
+// writer has several seconds between two verdicts; the number of files (inodes, FROGNANO_SANDBOX_FILES)
+// is measured with the bytes, as du counts them (hard links once).
 // Usage is what du counts: allocated blocks, hard links once, so a sparse file counts what it
 // really takes.
 //
@@ -58,9 +59,9 @@ const (
 	// watcherExtraLife lets the sandbox end by its lifetime before its watcher does, so that a
 	// lifetime's end is not mistaken for a failure of the watcher.
 	watcherExtraLife = time.Minute
-	// watcherScript answers each line on stdin with du's total of the workspace (bytes of
+	// watcherScript answers each line on stdin with du's totals of the workspace (bytes of
 	// allocated blocks) and a line holding a dot; an error leaves the number out.
-	watcherScript = `while read -r _; do du -sxB1 /workspace 2>/dev/null; echo .; done`
+	watcherScript = `while read -r _; do du -sxB1 /workspace 2>/dev/null; n=$(du -sx --inodes /workspace 2>/dev/null) && echo "i$n"; echo .; done`
 )
 
 // diskWatcher is the watcher container of one sandbox and the host's side of its stream.
@@ -161,8 +162,10 @@ func (s *Sandbox) startDiskWatcher(ctx context.Context) error {
 
 // diskReading is one answer of the watcher.
 type diskReading struct {
-	used int64
-	ok   bool // du printed a total
+	used  int64
+	files int64
+	ok    bool // du printed both totals
+	bytes bool // du printed the byte total
 }
 
 // watchDisk asks for a measurement, waits for it, and kills the sandbox past the limit or when
@@ -202,6 +205,10 @@ func (s *Sandbox) watchDisk(w *diskWatcher) {
 			s.stop(fmt.Sprintf("The workspace reached %s, past the sandbox's disk limit of %s: every process in the sandbox was killed.",
 				FormatBytes(r.used), FormatBytes(s.cfg.Disk)))
 			return
+		case r.files > s.cfg.Files:
+			s.stop(fmt.Sprintf("The workspace reached %d files, past the sandbox's limit of %d files: every process in the sandbox was killed.",
+				r.files, s.cfg.Files))
+			return
 		}
 		wait := min(max(4*time.Since(start), diskCheckMin), diskCheckMax)
 		select {
@@ -234,10 +241,15 @@ func (w *diskWatcher) read(out chan<- diskReading) {
 			cur = diskReading{}
 			continue
 		}
-		// du -s prints "BYTES\t/workspace".
-		n, err := strconv.ParseInt(strings.TrimSuffix(line, "\t/workspace"), 10, 64)
-		if err == nil && n >= 0 {
-			cur = diskReading{used: n, ok: true}
+		// du -s prints "BYTES\t/workspace"; the script prints the inode total after an "i".
+		inodes := strings.HasPrefix(line, "i")
+		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(line, "i"), "\t/workspace"), 10, 64)
+		switch {
+		case err != nil || n < 0:
+		case inodes && cur.bytes:
+			cur.files, cur.ok = n, true
+		case !inodes:
+			cur = diskReading{used: n, bytes: true}
 		}
 	}
 }

@@ -279,3 +279,29 @@ func TestLifetimeEndsSandbox(t *testing.T) {
 		t.Errorf("StopReason = %q", why)
 	}
 }
+
+// TestFileLimitStopsCreator: a command that makes empty files without end (inodes on the
+// engine's filesystem, almost no bytes) is stopped at the file limit, with that reason.
+func TestFileLimitStopsCreator(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.Files = 5000
+	sb := readySandbox(t, cfg, "")
+	start := time.Now()
+	args, _ := json.Marshal(map[string]any{
+		"command": `mkdir -p /workspace/many && cd /workspace/many && i=0; while [ $i -lt 200000 ]; do : > f$i; i=$((i+1)); done; echo finished`,
+		"timeout": 300,
+	})
+	obs, err := sb.Call(context.Background(), "Bash", string(args))
+	if err == nil && strings.Contains(obs, "finished") {
+		t.Fatalf("200,000 files were made under a limit of 5,000: %s", obs)
+	}
+	why := sb.StopReason(context.Background())
+	if !strings.Contains(why, "past the sandbox's limit of 5000 files") || !strings.Contains(why, "every process in the sandbox was killed") {
+		t.Fatalf("StopReason = %q, want the file limit", why)
+	}
+	t.Logf("stopped %.1fs after the creator began: %s", time.Since(start).Seconds(), why)
+	if info, err := docker.ContainerInspect(context.Background(), sb.ID()); err != nil || info.State.Running {
+		t.Errorf("the sandbox still runs after its file limit (err %v)", err)
+	}
+}

@@ -45,6 +45,7 @@ const (
 	DefaultPidsLimit = 512
 	DefaultTmpfsSize = 1 << 30
 	DefaultDisk      = 4 << 30
+	DefaultFiles     = 1_000_000
 	// DefaultLifetime bounds how long a sandbox lives when its creator gives no lifetime: past
 	// it the container ends by itself, even if the process that made it was killed.
 	DefaultLifetime = 2 * time.Hour
@@ -79,6 +80,10 @@ type Config struct {
 	// DefaultDisk. A watcher measures it about four times a second: past it every process of
 	// the sandbox is killed and StopReason says why (see disk.go for the precision).
 	Disk int64
+	// Files is the most files, folders and links the workspace may hold (inodes, hard links
+	// once); default DefaultFiles. Measured with Disk: empty files cost the engine's
+	// filesystem inodes and almost no bytes.
+	Files int64
 	// Lifetime is how long the container may live (default DefaultLifetime): its main process
 	// is `sleep Lifetime`, so a sandbox whose creator was killed ends by itself. It must cover
 	// everything done in one sandbox (the agent loop, or one test run, plus copying).
@@ -140,6 +145,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Disk == 0 {
 		c.Disk = d.Disk
 	}
+	if c.Files == 0 {
+		c.Files = DefaultFiles
+	}
 	if c.Lifetime == 0 {
 		c.Lifetime = DefaultLifetime
 	}
@@ -149,7 +157,7 @@ func (c Config) withDefaults() (Config, error) {
 	if !strings.HasPrefix(c.Workdir, "/") || c.Workdir == "/" || strings.HasPrefix(c.Workdir, executorDir) {
 		return c, fmt.Errorf("sandbox workdir %q must be an absolute directory other than / and %s", c.Workdir, executorDir)
 	}
-	if c.Memory < 6<<20 || c.PidsLimit < 1 || c.CPUs < 0 || c.TmpfsSize < 0 || c.Disk < 1<<20 || c.Lifetime < time.Second {
+	if c.Memory < 6<<20 || c.PidsLimit < 1 || c.CPUs < 0 || c.TmpfsSize < 0 || c.Disk < 1<<20 || c.Files < 1 || c.Lifetime < time.Second {
 		return c, fmt.Errorf("sandbox limits out of range (memory %d, pids %d, cpus %g, tmpfs %d, disk %d, lifetime %s)",
 			c.Memory, c.PidsLimit, c.CPUs, c.TmpfsSize, c.Disk, c.Lifetime)
 	}
