@@ -196,8 +196,8 @@ func TestCancelBetweenAttemptsRewritesTheStatusComment(t *testing.T) {
 	b := setup(t)
 	res := b.accept(t, 7)
 	b.repo.failNext("Clone", flaky("cloning"))
-	if err := b.work(context.Background(), res, 1); err == nil || isCancel(err) {
-		t.Fatalf("attempt 1 = %v, want retryable", err)
+	if r := b.work(t, res, 1); !r.retried() {
+		t.Fatalf("attempt 1 = %v, want retryable", r)
 	}
 	commentID := b.row(t, res.RunID).CommentID
 	if !strings.Contains(b.repo.lastEdit().body, "retrying") {

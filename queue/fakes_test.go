@@ -15,6 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/fault"
@@ -236,13 +238,59 @@ func (b *bundle) accept(t *testing.T, issue int) Accepted {
 	return res
 }
 
-// work runs one attempt of the accepted run directly on the worker.
-func (b *bundle) work(ctx context.Context, res Accepted, attempt int) error {
-	job := &river.Job[RunArgs]{
-		JobRow: &rivertype.JobRow{ID: res.JobID, Attempt: attempt, MaxAttempts: MaxAttempts, Kind: RunArgs{}.Kind()},
-		Args:   RunArgs{RunID: res.RunID, InstallationID: 5, Owner: "octo", Repo: "pager", Issue: 7},
+// attemptResult is how River's job executor settled one attempt.
+type attemptResult struct {
+	kind river.EventKind   // completed, cancelled, snoozed, or failed (retryable or discarded)
+	job  *rivertype.JobRow // the job row after the attempt
+	err  error             // the error River retries on; nil after success, JobCancel or JobSnooze
+}
+
+func (r attemptResult) completed() bool { return r.kind == river.EventKindJobCompleted }
+func (r attemptResult) cancelled() bool { return r.kind == river.EventKindJobCancelled }
+func (r attemptResult) snoozed() bool   { return r.kind == river.EventKindJobSnoozed }
+
+// retried: River keeps the job for another attempt (available at once when the retry is due
+// within the scheduler's interval, else retryable).
+func (r attemptResult) retried() bool {
+	return r.kind == river.EventKindJobFailed &&
+		(r.job.State == rivertype.JobStateRetryable || r.job.State == rivertype.JobStateAvailable)
+}
+
+func (r attemptResult) String() string {
+	last := ""
+	if n := len(r.job.Errors); n > 0 {
+		last = r.job.Errors[n-1].Error
 	}
-	return b.worker.Work(ctx, job)
+	return fmt.Sprintf("%s (job %s, error %q)", r.kind, r.job.State, last)
+}
+
+// work runs attempt number attempt of the accepted run through River's real job executor
+// (rivertest), so the worker's Timeout, its JobCancel and JobSnooze and River's retry decision
+// all act as in production. The job is a copy of the one Accept inserted (same arguments),
+// inserted and worked in a transaction of the test's own that is rolled back afterwards:
+// Accept's job stays available and is never worked (the bundle's client only inserts), and a
+// Cancel during the attempt cancels Accept's job without waiting on a lock the test holds.
+func (b *bundle) work(t *testing.T, res Accepted, attempt int) attemptResult {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := b.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	args := RunArgs{RunID: res.RunID, InstallationID: 5, Owner: "octo", Repo: "pager", Issue: 7}
+	ins, err := b.client.River().InsertTx(ctx, tx, args, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := ins.Job
+	job.Attempt = attempt - 1 // the executor counts this attempt
+	w := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{Logger: slog.New(slog.DiscardHandler)}, river.Worker[RunArgs](b.worker))
+	out, err := w.WorkJob(ctx, t, tx, job)
+	if out == nil {
+		t.Fatalf("working attempt %d: %v", attempt, err)
+	}
+	return attemptResult{kind: out.EventKind, job: out.Job, err: err}
 }
 
 type runRow struct {
@@ -265,14 +313,4 @@ func (b *bundle) row(t *testing.T, id int64) runRow {
 		t.Fatal(err)
 	}
 	return r
-}
-
-func isCancel(err error) bool {
-	var c *rivertype.JobCancelError
-	return errors.As(err, &c)
-}
-
-func isSnooze(err error) bool {
-	var s *rivertype.JobSnoozeError
-	return errors.As(err, &s)
 }

@@ -10,8 +10,8 @@ func TestRunHistory(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	done := b.accept(t, 7)
-	if err := b.work(context.Background(), done, 1); err != nil {
-		t.Fatalf("Work: %v", err)
+	if r := b.work(t, done, 1); !r.completed() {
+		t.Fatalf("Work: %v", r)
 	}
 	queued := b.accept(t, 8)
 

@@ -275,8 +275,8 @@ func TestWorkerPublishesTheRenderedBodyUncut(t *testing.T) {
 		o.PRBody = out.PRBody
 		return o, nil
 	})
-	if err := b.work(context.Background(), res, 1); err != nil {
-		t.Fatal(err)
+	if r := b.work(t, res, 1); !r.completed() {
+		t.Fatal(r)
 	}
 	if len(b.repo.publishes) != 1 {
 		t.Fatalf("%d publishes", len(b.repo.publishes))

@@ -3,10 +3,13 @@ package queue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/fault"
 )
@@ -16,8 +19,8 @@ func TestWorkerHappyPathPublishesOnceOnIssueBranch(t *testing.T) {
 	b := setup(t)
 	res := b.accept(t, 7)
 
-	if err := b.work(context.Background(), res, 1); err != nil {
-		t.Fatalf("Work: %v", err)
+	if r := b.work(t, res, 1); !r.completed() {
+		t.Fatalf("Work: %v", r)
 	}
 	r := b.row(t, res.RunID)
 	if r.State != StateSucceeded || r.PRURL == "" || r.PRNumber != 77 || r.Steps != 12 || r.ExitReason != "agent" {
@@ -66,8 +69,8 @@ func TestWorkerLabelerWithoutWriteGetsOneCommentAndNoRun(t *testing.T) {
 			b := setup(t)
 			b.repo.perm = perm
 			res := b.accept(t, 7)
-			if err := b.work(context.Background(), res, 1); err != nil {
-				t.Fatalf("Work: %v", err)
+			if r := b.work(t, res, 1); !r.completed() {
+				t.Fatalf("Work: %v", r)
 			}
 			if got := b.row(t, res.RunID).State; got != StateSkipped {
 				t.Errorf("state = %s, want skipped", got)
@@ -79,8 +82,8 @@ func TestWorkerLabelerWithoutWriteGetsOneCommentAndNoRun(t *testing.T) {
 				t.Errorf("a denied request did work: runner %d clones %d reactions %v", b.runner.calls.Load(), b.repo.clones, b.repo.reactions)
 			}
 			// Working the job again (a redelivered job) changes nothing.
-			if err := b.work(context.Background(), res, 2); err != nil {
-				t.Fatal(err)
+			if r := b.work(t, res, 2); !r.completed() {
+				t.Fatal(r)
 			}
 			if len(b.repo.comments) != 1 {
 				t.Errorf("second attempt posted again: %d comments", len(b.repo.comments))
@@ -95,15 +98,14 @@ func TestWorkerTransientErrorsRetryAndReuseTheStatusComment(t *testing.T) {
 	res := b.accept(t, 7)
 	b.repo.failNext("Clone", flaky("cloning"))
 
-	err := b.work(context.Background(), res, 1)
-	if err == nil || isCancel(err) {
-		t.Fatalf("attempt 1 = %v, want a retryable error", err)
+	if r := b.work(t, res, 1); !r.retried() {
+		t.Fatalf("attempt 1 = %v, want a retryable error", r)
 	}
 	if r := b.row(t, res.RunID); r.State != StateQueued || !strings.Contains(r.Error, "connection reset") {
 		t.Errorf("after transient failure: %+v, want queued with the error", r)
 	}
-	if err := b.work(context.Background(), res, 2); err != nil {
-		t.Fatalf("attempt 2: %v", err)
+	if r := b.work(t, res, 2); !r.completed() {
+		t.Fatalf("attempt 2: %v", r)
 	}
 	r := b.row(t, res.RunID)
 	if r.State != StateSucceeded || r.Attempts != 2 {
@@ -143,12 +145,13 @@ func TestWorkerErrorClassification(t *testing.T) {
 			b := setup(t)
 			res := b.accept(t, 7)
 			b.repo.failNext(tt.method, tt.err)
-			err := b.work(context.Background(), res, tt.attempt)
-			if err == nil {
-				t.Fatal("Work succeeded, want an error")
+			r := b.work(t, res, tt.attempt)
+			if r.completed() {
+				t.Fatal("the attempt succeeded, want an error")
 			}
-			if retry := !isCancel(err); retry != tt.wantRetry {
-				t.Errorf("Work = %v: retried %v, want %v", err, retry, tt.wantRetry)
+			// Only River's retry counts: a failure that is not retried cancels the job.
+			if r.retried() != tt.wantRetry || r.retried() == r.cancelled() {
+				t.Errorf("attempt = %v: retried %v, want %v", r, r.retried(), tt.wantRetry)
 			}
 			if got := b.row(t, res.RunID).State; got != tt.wantState {
 				t.Errorf("state = %s, want %s", got, tt.wantState)
@@ -167,9 +170,8 @@ func TestWorkerRunnerInfrastructureFailure(t *testing.T) {
 	b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) {
 		return nil, errors.New("docker: no such image frognano-sandbox")
 	})
-	err := b.work(context.Background(), res, 1)
-	if !isCancel(err) {
-		t.Fatalf("Work = %v, want a permanent failure", err)
+	if r := b.work(t, res, 1); !r.cancelled() {
+		t.Fatalf("attempt = %v, want a permanent failure", r)
 	}
 	r := b.row(t, res.RunID)
 	if r.State != StateFailed || !strings.Contains(r.Error, "no such image") {
@@ -185,14 +187,14 @@ func TestWorkerPublishRetryDoesNotRerunTheAgent(t *testing.T) {
 	b := setup(t)
 	res := b.accept(t, 7)
 	b.repo.failNext("Publish", flaky("pushing"))
-	if err := b.work(context.Background(), res, 1); err == nil || isCancel(err) {
-		t.Fatalf("attempt 1 = %v, want retryable", err)
+	if r := b.work(t, res, 1); !r.retried() {
+		t.Fatalf("attempt 1 = %v, want retryable", r)
 	}
 	if r := b.row(t, res.RunID); !r.AgentDone || r.State != StateQueued {
 		t.Fatalf("after failed publish: %+v, want the outcome kept and the run queued", r)
 	}
-	if err := b.work(context.Background(), res, 2); err != nil {
-		t.Fatalf("attempt 2: %v", err)
+	if r := b.work(t, res, 2); !r.completed() {
+		t.Fatalf("attempt 2: %v", r)
 	}
 	if n := b.runner.calls.Load(); n != 1 {
 		t.Errorf("runner called %d times, want 1", n)
@@ -218,8 +220,8 @@ func TestWorkerEmptyPatchEndsWithoutPR(t *testing.T) {
 		o.Patch, o.ExitReason, o.Summary = nil, "max_turns", "Tried 100 steps; tests still fail in pager_test.go."
 		return o, nil
 	})
-	if err := b.work(context.Background(), res, 1); err != nil {
-		t.Fatal(err)
+	if r := b.work(t, res, 1); !r.completed() {
+		t.Fatal(r)
 	}
 	r := b.row(t, res.RunID)
 	if r.State != StateFailed || r.ExitReason != "max_turns" {
@@ -241,8 +243,8 @@ func TestWorkerClosedIssueIsSkipped(t *testing.T) {
 	b := setup(t)
 	b.repo.state = "closed"
 	res := b.accept(t, 7)
-	if err := b.work(context.Background(), res, 1); err != nil {
-		t.Fatal(err)
+	if r := b.work(t, res, 1); !r.completed() {
+		t.Fatal(r)
 	}
 	if got := b.row(t, res.RunID).State; got != StateSkipped {
 		t.Errorf("state = %s, want skipped", got)
@@ -261,9 +263,8 @@ func TestWorkerSnoozesWhenInstallationIsBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := b.accept(t, 2)
-	err := b.work(context.Background(), res, 1)
-	if !isSnooze(err) {
-		t.Fatalf("Work = %v, want a snooze", err)
+	if r := b.work(t, res, 1); !r.snoozed() || r.job.State != rivertype.JobStateAvailable && r.job.State != rivertype.JobStateScheduled || r.job.Attempt != 0 {
+		t.Fatalf("attempt = %v (attempt %d), want a snooze that spends no attempt", r, r.job.Attempt)
 	}
 	if got := b.row(t, res.RunID).State; got != StateQueued {
 		t.Errorf("state = %s, want still queued", got)
@@ -280,8 +281,8 @@ func TestWorkerCancelledRunIsNotWorked(t *testing.T) {
 	if _, err := b.client.Cancel(context.Background(), b.delivery("issues", "unlabeled"), 42, 7, "label removed"); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.work(context.Background(), res, 1); err != nil {
-		t.Fatalf("Work = %v", err)
+	if r := b.work(t, res, 1); !r.completed() {
+		t.Fatalf("Work = %v", r)
 	}
 	if b.runner.calls.Load() != 0 || len(b.repo.comments) != 0 {
 		t.Error("a cancelled run was worked")
@@ -300,9 +301,8 @@ func TestWorkerCancelledWhileAgentRunsDoesNotPublish(t *testing.T) {
 		}
 		return goodOutcome(), nil
 	})
-	err := b.work(context.Background(), res, 1)
-	if !isCancel(err) {
-		t.Fatalf("Work = %v, want the job cancelled", err)
+	if r := b.work(t, res, 1); !r.cancelled() {
+		t.Fatalf("attempt = %v, want the job cancelled", r)
 	}
 	if len(b.repo.publishes) != 0 {
 		t.Error("published a cancelled run")
@@ -348,8 +348,8 @@ func TestWorkerThrottlesProgressEdits(t *testing.T) {
 				}
 				return goodOutcome(), nil
 			})
-			if err := b.work(context.Background(), res, 1); err != nil {
-				t.Fatal(err)
+			if r := b.work(t, res, 1); !r.completed() {
+				t.Fatal(r)
 			}
 			progressEdits := 0
 			for _, e := range b.repo.edits {
@@ -367,5 +367,30 @@ func TestWorkerThrottlesProgressEdits(t *testing.T) {
 				t.Errorf("%d comments posted, want 1", len(b.repo.comments))
 			}
 		})
+	}
+}
+
+// TestWorkerTimeoutFailsTheRunAsMaxTime: River's executor ends the attempt at the worker's
+// Timeout (the job budget); the run fails as max_time and the job is cancelled, not retried.
+func TestWorkerTimeoutFailsTheRunAsMaxTime(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.worker.cfg.JobTimeout = 300 * time.Millisecond
+	res := b.accept(t, 7)
+	b.runner.set(func(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
+		<-ctx.Done()
+		return nil, fmt.Errorf("agent run: %w", ctx.Err())
+	})
+	if r := b.work(t, res, 1); !r.cancelled() {
+		t.Fatalf("attempt = %v, want the job cancelled", r)
+	}
+	if r := b.row(t, res.RunID); r.State != StateFailed || r.ExitReason != "max_time" {
+		t.Errorf("run = %+v, want failed as max_time", r)
+	}
+	if body := b.repo.lastEdit().body; !strings.Contains(body, "time budget of 300ms") {
+		t.Errorf("final comment = %q, want the time budget named", body)
+	}
+	if len(b.repo.publishes) != 0 {
+		t.Error("published after the time budget ran out")
 	}
 }
