@@ -95,6 +95,7 @@ type wireResponse struct {
 		Message struct {
 			Content          *string `json:"content"`
 			ReasoningContent *string `json:"reasoning_content"`
+			Reasoning        *string `json:"reasoning"`
 			ToolCalls        []struct {
 				ID       string `json:"id"`
 				Function struct {
@@ -115,7 +116,8 @@ type wireResponse struct {
 
 // decodeResponse parses an untrusted chat-completion body into the assistant message
 // the reference would append: role, content (null kept), tool_calls when any (type
-// always "function"), reasoning_content when non-empty; every other field is dropped.
+// always "function"), the reasoning when non-empty (reasoning_content, or vLLM's newer
+// "reasoning"); every other field is dropped.
 func decodeResponse(body []byte) (completion, error) {
 	var w wireResponse
 	if err := json.Unmarshal(body, &w); err != nil {
@@ -129,9 +131,7 @@ func decodeResponse(body []byte) (completion, error) {
 	}
 	ch := w.Choices[0]
 	msg := Message{Role: "assistant", Content: ch.Message.Content}
-	if ch.Message.ReasoningContent != nil {
-		msg.ReasoningContent = *ch.Message.ReasoningContent
-	}
+	msg.ReasoningContent, msg.ReasoningField = pickReasoning(ch.Message.ReasoningContent, ch.Message.Reasoning)
 	for _, tc := range ch.Message.ToolCalls {
 		msg.ToolCalls = append(msg.ToolCalls, ToolCall{
 			ID:       tc.ID,
@@ -173,10 +173,21 @@ type transportError struct{ err error }
 func (e *transportError) Error() string { return e.err.Error() }
 func (e *transportError) Unwrap() error { return e.err }
 
-// isContextOverflow applies the reference's markers to an error text.
+// isContextOverflow applies the reference's markers to an error text, and the phrasings
+// of servers whose refusal the reference's markers miss, so that a run on them ends with
+// max_context_len as it did on the servers the reference was used with:
+//   - SGLang: "The input (N tokens) is longer than the model's context length (M tokens).";
+//   - vLLM's engine check: "The decoder prompt (length N) is longer than the maximum model
+//     length of M.";
+//   - llama.cpp's llama-server: "request (N tokens) exceeds the available context size (M
+//     tokens), try increasing it", type "exceed_context_size_error".
 func isContextOverflow(err error) bool {
 	msg := strings.ToLower(err.Error())
-	for _, marker := range []string{"context_length_exceeded", "reduce the length", "maximum context length"} {
+	for _, marker := range []string{
+		"context_length_exceeded", "reduce the length", "maximum context length", // the reference's
+		"longer than the model's context length", "longer than the maximum model length",
+		"exceed_context_size_error", "exceeds the available context size",
+	} {
 		if strings.Contains(msg, marker) {
 			return true
 		}

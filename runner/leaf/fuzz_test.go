@@ -17,6 +17,8 @@ func FuzzDecodeResponse(f *testing.F) {
 		`{"choices":[{"message":{"content":"x"},"finish_reason":"length"}],"usage":{"prompt_tokens":1.5,"total_tokens":"9"}}`,
 		`{"choices":[]}`,
 		`{"error":{"message":"This model's maximum context length is 10 tokens"}}`,
+		`{"choices":[{"message":{"content":null,"reasoning":"r","tool_calls":[]},"finish_reason":"stop"}]}`,
+		`{"choices":[{"message":{"content":"x","reasoning":"r","reasoning_content":"r"},"finish_reason":"stop"}]}`,
 		`{"choices":[{"message":{"content":"\ud800\u0000"}}]}`,
 		`[]`, `null`, ``, `{"choices":null}`,
 	} {
@@ -44,9 +46,12 @@ func FuzzDecodeResponse(f *testing.F) {
 		if err := json.Unmarshal(out, &back); err != nil {
 			t.Fatalf("re-encoded message is not JSON: %v", err)
 		}
+		if _, both := back["reasoning"]; both && back["reasoning_content"] != nil {
+			t.Fatalf("the reasoning is sent under two keys: %s", out)
+		}
 		for k := range back {
 			switch k {
-			case "role", "content", "tool_calls", "reasoning_content":
+			case "role", "content", "tool_calls", "reasoning_content", "reasoning":
 			default:
 				t.Fatalf("field %q leaked into the assistant message", k)
 			}

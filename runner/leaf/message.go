@@ -15,6 +15,24 @@ type Message struct {
 	ReasoningContent string     `json:"reasoning_content,omitempty"`
 	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID       string     `json:"tool_call_id,omitempty"`
+	// ReasoningField is the key ReasoningContent is sent back under: "" for
+	// "reasoning_content", the reference's (vLLM before its rename, SGLang, llama.cpp's
+	// llama-server), or ReasoningKey when the server gave the reasoning only as
+	// "reasoning" (vLLM since it renamed the field), which is also the only key such a
+	// server reads back into its chat template.
+	ReasoningField string `json:"-"`
+}
+
+// ReasoningKey is the field newer vLLM servers use for the reasoning, in replies and in
+// the assistant messages they read.
+const ReasoningKey = "reasoning"
+
+// reasoningKey is the key m's reasoning is written under.
+func (m Message) reasoningKey() string {
+	if m.ReasoningField == ReasoningKey {
+		return ReasoningKey
+	}
+	return "reasoning_content"
 }
 
 // ToolCall is one function call requested by the model, in OpenAI's shape.
@@ -45,7 +63,8 @@ func textMessage(role, content string) Message {
 
 // MarshalJSON writes the message as the reference builds its dicts: tool messages are
 // {"role","tool_call_id","content"} (tool_call_id always present), the others
-// {"role","content",["tool_calls"],["reasoning_content"]}.
+// {"role","content",["tool_calls"],["reasoning_content"]}, the reasoning under
+// "reasoning" instead when the server named it so (ReasoningField).
 func (m Message) MarshalJSON() ([]byte, error) {
 	if m.Role == "tool" {
 		return json.Marshal(struct {
@@ -54,12 +73,53 @@ func (m Message) MarshalJSON() ([]byte, error) {
 			Content    *string `json:"content"`
 		}{m.Role, m.ToolCallID, m.Content})
 	}
+	if m.reasoningKey() == ReasoningKey {
+		return json.Marshal(struct {
+			Role      string     `json:"role"`
+			Content   *string    `json:"content"`
+			ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+			Reasoning string     `json:"reasoning,omitempty"`
+		}{m.Role, m.Content, m.ToolCalls, m.ReasoningContent})
+	}
 	return json.Marshal(struct {
 		Role             string     `json:"role"`
 		Content          *string    `json:"content"`
 		ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
 		ReasoningContent string     `json:"reasoning_content,omitempty"`
 	}{m.Role, m.Content, m.ToolCalls, m.ReasoningContent})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes (a stored trajectory), keeping the key the
+// reasoning came under.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Role             string     `json:"role"`
+		Content          *string    `json:"content"`
+		ReasoningContent *string    `json:"reasoning_content"`
+		Reasoning        *string    `json:"reasoning"`
+		ToolCalls        []ToolCall `json:"tool_calls"`
+		ToolCallID       string     `json:"tool_call_id"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*m = Message{Role: w.Role, Content: w.Content, ToolCalls: w.ToolCalls, ToolCallID: w.ToolCallID}
+	m.ReasoningContent, m.ReasoningField = pickReasoning(w.ReasoningContent, w.Reasoning)
+	return nil
+}
+
+// pickReasoning chooses the reasoning of a message that may carry it as
+// "reasoning_content", as "reasoning", or (vLLM between the two) as both: the reference
+// reads reasoning_content; "reasoning" is used only when that is absent or empty, and is
+// then the key to send it back under.
+func pickReasoning(reasoningContent, reasoning *string) (text, field string) {
+	if reasoningContent != nil && *reasoningContent != "" {
+		return *reasoningContent, ""
+	}
+	if reasoning != nil && *reasoning != "" {
+		return *reasoning, ReasoningKey
+	}
+	return "", ""
 }
 
 // Observation is what one tool call returned.

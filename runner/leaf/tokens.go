@@ -53,7 +53,7 @@ func messageJSONLen(m Message) int {
 		}
 	}
 	if m.ReasoningContent != "" {
-		n += 1 + field("reasoning_content") + strLen(m.ReasoningContent)
+		n += 1 + field(m.reasoningKey()) + strLen(m.ReasoningContent)
 	}
 	return n
 }

@@ -23,8 +23,11 @@ type Script struct {
 	// Description is for human readers.
 	Description string `json:"description,omitempty"`
 	// AllowUnused accepts a run that stops before the last turn (e.g. cancellation).
-	AllowUnused bool   `json:"allow_unused,omitempty"`
-	Turns       []Turn `json:"turns"`
+	AllowUnused bool `json:"allow_unused,omitempty"`
+	// Server is the shape the replies take: "vllm" (the default), "vllm-both",
+	// "vllm-reasoning", "sglang" or "llama-server" (see shapes.go).
+	Server string `json:"server,omitempty"`
+	Turns  []Turn `json:"turns"`
 }
 
 // Turn is the reply to one request. With Status (non-200) the reply is an error
@@ -41,7 +44,10 @@ type Turn struct {
 	RetryAfter string `json:"retry_after,omitempty"`
 	ErrorBody  string `json:"error_body,omitempty"`
 	Drop       bool   `json:"drop,omitempty"`
-	RawBody    string `json:"raw_body,omitempty"`
+	// ContextOverflow answers with the server's own refusal of a prompt over its context
+	// (HTTP 400, in the shape of Script.Server).
+	ContextOverflow bool   `json:"context_overflow,omitempty"`
+	RawBody         string `json:"raw_body,omitempty"`
 	// Delay holds the reply (a Go duration, e.g. "10s"); it ends early when the
 	// request is cancelled, which the server counts (see Server.Cancelled).
 	Delay string `json:"delay,omitempty"`
@@ -112,7 +118,9 @@ type Expect struct {
 	// scripts use it to prove that text hidden from a human reader (an HTML comment, invisible
 	// or bidi characters, written with JSON's \u escapes) never reached the model.
 	UserNotContains []string `json:"user_not_contains,omitempty"`
-	// AssistantReasoning is the exact reasoning_content of the last assistant message.
+	// AssistantReasoning is the exact reasoning of the last assistant message, read from
+	// the field the server reads it from (reasoning_content, or reasoning for
+	// "vllm-reasoning").
 	AssistantReasoning string `json:"assistant_reasoning,omitempty"`
 }
 
@@ -167,6 +175,9 @@ func Parse(b []byte) (Script, error) {
 	}
 	if len(s.Turns) == 0 {
 		return Script{}, fmt.Errorf("script has no turns")
+	}
+	if !serverShapes[s.Server] {
+		return Script{}, fmt.Errorf("unknown server %q", s.Server)
 	}
 	for i, turn := range s.Turns {
 		if turn.Delay != "" {

@@ -33,6 +33,7 @@ type Message struct {
 	Role             string  `json:"role"`
 	Content          *string `json:"content"`
 	ReasoningContent string  `json:"reasoning_content"`
+	Reasoning        string  `json:"reasoning"`
 	ToolCallID       string  `json:"tool_call_id"`
 	ToolCalls        []struct {
 		ID       string `json:"id"`
@@ -161,7 +162,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	turn := s.script.Turns[idx]
 	if turn.Expect != nil {
-		for _, problem := range turn.Expect.check(req) {
+		for _, problem := range turn.Expect.check(req, s.script.Server) {
 			s.t.Errorf("leaftest: turn %d: %s", idx, problem)
 		}
 	}
@@ -193,6 +194,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		conn.Close()
+	case turn.ContextOverflow:
+		status, body := overflowReply(s.script.Server, 70000, 65536, 8192)
+		writeJSON(w, status, body)
 	case turn.Status != 0 && turn.Status != http.StatusOK:
 		if turn.RetryAfter != "" {
 			w.Header().Set("Retry-After", turn.RetryAfter)
@@ -205,7 +209,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	case turn.RawBody != "":
 		writeJSON(w, http.StatusOK, turn.RawBody)
 	default:
-		b, err := json.Marshal(completion(idx, req.Model, turn))
+		b, err := json.Marshal(completion(idx, req.Model, s.script.Server, turn))
 		if err != nil {
 			s.t.Errorf("leaftest: encoding turn %d: %v", idx, err)
 			return
@@ -225,13 +229,10 @@ func errorObject(msg string) string {
 	return string(b)
 }
 
-func completion(idx int, model string, turn Turn) map[string]any {
+func completion(idx int, model, server string, turn Turn) map[string]any {
 	msg := map[string]any{"role": "assistant", "content": turn.Content}
 	if turn.Content == "" && len(turn.ToolCalls) > 0 {
 		msg["content"] = nil
-	}
-	if turn.ReasoningContent != "" {
-		msg["reasoning_content"] = turn.ReasoningContent
 	}
 	finish := turn.FinishReason
 	if len(turn.ToolCalls) > 0 {
@@ -254,13 +255,16 @@ func completion(idx int, model string, turn Turn) map[string]any {
 	if finish == "" {
 		finish = "stop"
 	}
+	shapeMessage(server, msg, turn.ReasoningContent)
+	choice := map[string]any{"index": 0, "message": msg, "finish_reason": finish}
 	out := map[string]any{
 		"id":      fmt.Sprintf("chatcmpl-leaftest-%d", idx),
 		"object":  "chat.completion",
 		"created": 1700000000,
 		"model":   model,
-		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+		"choices": []any{choice},
 	}
+	shapeReply(server, out, choice)
 	if turn.Usage != nil {
 		out["usage"] = turn.Usage
 	}
@@ -268,7 +272,8 @@ func completion(idx int, model string, turn Turn) map[string]any {
 }
 
 // check returns one line per failed assertion.
-func (e *Expect) check(req Request) []string {
+func (e *Expect) check(req Request, server string) []string {
+	key := reasoningReadKey(server)
 	var problems []string
 	if e.MessageCount != 0 && len(req.Messages) != e.MessageCount {
 		problems = append(problems, fmt.Sprintf("want %d messages, got %d", e.MessageCount, len(req.Messages)))
@@ -327,9 +332,12 @@ func (e *Expect) check(req Request) []string {
 		got := ""
 		if lastAssistant >= 0 {
 			got = req.Messages[lastAssistant].ReasoningContent
+			if key == "reasoning" {
+				got = req.Messages[lastAssistant].Reasoning
+			}
 		}
 		if got != e.AssistantReasoning {
-			problems = append(problems, fmt.Sprintf("want last assistant reasoning_content %q, got %q", e.AssistantReasoning, got))
+			problems = append(problems, fmt.Sprintf("want last assistant %s %q, got %q", key, e.AssistantReasoning, got))
 		}
 	}
 	return problems
