@@ -103,7 +103,7 @@ func (s *Sandbox) startDiskWatcher(ctx context.Context) error {
 	pids := int64(watcherPids)
 	life := strconv.FormatInt(int64((s.cfg.Lifetime+watcherExtraLife).Round(time.Second)/time.Second), 10)
 	ccfg := &container.Config{
-		Image:      s.cfg.Image,
+		Image:      s.cfg.BaseImage,
 		User:       "0:0",
 		WorkingDir: "/",
 		// An entrypoint of its own: the image's, if any, is not meant to run as root.

@@ -47,6 +47,26 @@ type ExecResult struct {
 // A non-zero exit code is not an error: err is set only when the command could not be run, or
 // ctx ended (the command is then killed).
 func (s *Sandbox) Exec(ctx context.Context, argv []string, stdin io.Reader, timeout time.Duration, maxOutput int64) (ExecResult, error) {
+	return s.Run(ctx, ExecSpec{Argv: argv, Stdin: stdin, Timeout: timeout, MaxOutput: maxOutput})
+}
+
+// ExecSpec is one command for Run.
+type ExecSpec struct {
+	Argv  []string
+	User  string   // numeric UID:GID; default the sandbox user (Config.User)
+	Env   []string // added to the container's environment for this command only
+	Stdin io.Reader
+	// Timeout and MaxOutput are Exec's (zero: the defaults).
+	Timeout   time.Duration
+	MaxOutput int64
+	// Output, when set, receives stdout and stderr together as they come, instead of
+	// ExecResult's Stdout and Stderr (which stay empty); MaxOutput does not apply.
+	Output io.Writer
+}
+
+// Run is Exec with a user, an environment and an output stream of the caller's choosing.
+func (s *Sandbox) Run(ctx context.Context, spec ExecSpec) (ExecResult, error) {
+	argv, stdin, timeout, maxOutput := spec.Argv, spec.Stdin, spec.Timeout, spec.MaxOutput
 	if len(argv) == 0 {
 		return ExecResult{}, errors.New("running a command in the sandbox: empty argv")
 	}
@@ -56,6 +76,10 @@ func (s *Sandbox) Exec(ctx context.Context, argv []string, stdin io.Reader, time
 	if maxOutput <= 0 {
 		maxOutput = DefaultMaxOutput
 	}
+	user := spec.User
+	if user == "" {
+		user = s.cfg.User
+	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	mark := hex.EncodeToString(rnd[:])
@@ -63,9 +87,9 @@ func (s *Sandbox) Exec(ctx context.Context, argv []string, stdin io.Reader, time
 	// the command's children die with it.
 	cmd := append([]string{"timeout", "--kill-after=" + seconds(killGrace), seconds(timeout)}, argv...)
 	created, err := s.docker.ContainerExecCreate(ctx, s.id, container.ExecOptions{
-		User:         s.cfg.User,
+		User:         user,
 		WorkingDir:   s.cfg.Workdir,
-		Env:          []string{execIDEnv + "=" + mark},
+		Env:          append(append([]string(nil), spec.Env...), execIDEnv+"="+mark),
 		Cmd:          cmd,
 		AttachStdin:  stdin != nil,
 		AttachStdout: true,
@@ -77,7 +101,7 @@ func (s *Sandbox) Exec(ctx context.Context, argv []string, stdin io.Reader, time
 	att, err := s.docker.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{})
 	if err != nil {
 		// Abandoned mid-request, the engine may have started it anyway.
-		s.killMarked(mark)
+		s.killMarked(user, mark)
 		return ExecResult{}, fmt.Errorf("starting exec %q in the sandbox: %w", argv[0], err)
 	}
 	defer att.Close()
@@ -89,9 +113,13 @@ func (s *Sandbox) Exec(ctx context.Context, argv []string, stdin io.Reader, time
 		}()
 	}
 	stdout, stderr := &cappedBuffer{max: maxOutput}, &cappedBuffer{max: maxOutput}
+	var outW, errW io.Writer = stdout, stderr
+	if spec.Output != nil {
+		outW, errW = spec.Output, spec.Output
+	}
 	copied := make(chan error, 1)
 	go func() {
-		_, err := stdcopy.StdCopy(stdout, stderr, att.Reader)
+		_, err := stdcopy.StdCopy(outW, errW, att.Reader)
 		copied <- err
 	}()
 	hostTimer := time.NewTimer(timeout + killGrace + hostGrace)
@@ -110,13 +138,13 @@ func (s *Sandbox) Exec(ctx context.Context, argv []string, stdin io.Reader, time
 			return res, fmt.Errorf("reading the output of %q from the sandbox: %w", argv[0], err)
 		}
 	case <-ctx.Done():
-		s.killMarked(mark)
+		s.killMarked(user, mark)
 		att.Close()
 		<-copied
 		finish()
 		return res, fmt.Errorf("running %q in the sandbox: %w", argv[0], ctx.Err())
 	case <-hostTimer.C:
-		s.killMarked(mark)
+		s.killMarked(user, mark)
 		att.Close()
 		<-copied
 		finish()
@@ -160,17 +188,18 @@ func (s *Sandbox) execExitCode(ctx context.Context, execID string) (int, error) 
 	}
 }
 
-// killMarked kills every process of the container carrying the Exec's mark in its environment.
+// killMarked kills every process of the container carrying the Exec's mark in its environment,
+// running as the user the Exec ran as.
 // Best effort: it runs with its own short timeout because ctx may already be done, and the
 // container's removal kills everything anyway.
-func (s *Sandbox) killMarked(mark string) {
+func (s *Sandbox) killMarked(user, mark string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	const script = `for d in /proc/[0-9]*; do
   if tr '\0' '\n' <"$d/environ" 2>/dev/null | grep -qx "$1"; then kill -KILL "${d#/proc/}" 2>/dev/null; fi
 done`
 	created, err := s.docker.ContainerExecCreate(ctx, s.id, container.ExecOptions{
-		User: s.cfg.User,
+		User: user,
 		Cmd:  []string{"/bin/sh", "-c", script, "sh", execIDEnv + "=" + mark},
 	})
 	if err != nil {

@@ -153,6 +153,11 @@ func (s *Sandbox) copyExecutor(ctx context.Context) error {
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
+	// The directory itself too: its volume starts as a copy of the image's, which an
+	// environment image's setup script could have made writable for the sandbox user.
+	if err := tw.WriteHeader(&tar.Header{Name: "./", Typeflag: tar.TypeDir, Mode: 0o755, Format: tar.FormatPAX}); err != nil {
+		return fmt.Errorf("packing the executor binary: %w", err)
+	}
 	hdr := &tar.Header{Name: "frognano-executor", Mode: 0o555, Size: st.Size(), ModTime: st.ModTime(), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
 	if err := tw.WriteHeader(hdr); err != nil {
 		return fmt.Errorf("packing the executor binary: %w", err)

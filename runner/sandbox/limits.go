@@ -22,8 +22,10 @@ var oomKillLine = regexp.MustCompile(`(?m)^oom_kill \d+$`)
 
 // OOMKills returns how many processes the kernel's OOM killer killed in the sandbox so far,
 // whether or not the sandbox survived them. While the container runs it reads the counter of
-// its memory cgroup (cgroup v2 memory.events, v1 memory.oom_control) through an exec as root,
-// which the sandbox user can neither kill nor fool (the cgroup files are read-only). When that
+// its memory cgroup (cgroup v2 memory.events, v1 memory.oom_control) through an exec as the
+// container's own user (nobody, like its init), which the sandbox user can neither kill nor
+// fool (the cgroup files are read-only). Not as root: in a sandbox made from an environment
+// image, /bin/cat is whatever the repository's setup script left there. When that
 // is impossible (the container stopped, or the pids limit leaves no room for one more process)
 // it counts the engine's "oom" events for the container instead: a lower bound, since the
 // engine may fold kills that come close together into one event.
@@ -52,12 +54,12 @@ func (s *Sandbox) OOMKillsNote(ctx context.Context) string {
 	return fmt.Sprintf("%d processes were killed for running out of memory (the sandbox's limit is %s).", n, FormatBytes(s.cfg.Memory))
 }
 
-// readOOMCounter reads the memory cgroup's oom_kill counter as root inside the container.
+// readOOMCounter reads the memory cgroup's oom_kill counter inside the container, as initUser.
 func (s *Sandbox) readOOMCounter(ctx context.Context) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, oomReadTimeout)
 	defer cancel()
 	created, err := s.docker.ContainerExecCreate(ctx, s.id, container.ExecOptions{
-		User:         "0:0",
+		User:         initUser,
 		Cmd:          []string{"/bin/cat", "/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"},
 		AttachStdout: true,
 		AttachStderr: true,

@@ -68,7 +68,12 @@ const (
 
 // Config describes the container New makes. The zero value of a field means its default.
 type Config struct {
-	Image        string  // default DefaultImage
+	Image string // default DefaultImage
+	// BaseImage is the operator's image that Image derives from when Image is an environment
+	// image (runner/env); default Image. The disk watcher runs BaseImage, never an image a
+	// repository's setup script wrote, because the watcher runs as root and its answer
+	// enforces the disk limit.
+	BaseImage    string
 	ExecutorPath string  // host path of the static frognano-executor binary; needed by StartExecutor
 	User         string  // "UID:GID", numeric; default DefaultUser
 	Workdir      string  // absolute; default DefaultWorkdir
@@ -123,6 +128,9 @@ func (c Config) withDefaults() (Config, error) {
 	d := DefaultConfig()
 	if c.Image == "" {
 		c.Image = d.Image
+	}
+	if c.BaseImage == "" {
+		c.BaseImage = c.Image
 	}
 	if c.User == "" {
 		c.User = d.User
@@ -226,12 +234,24 @@ var nameUnsafe = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
 // New creates and starts a locked-down container for one run. Any failure removes what was
 // created. The caller must Close the Sandbox on every path.
 func New(ctx context.Context, docker *client.Client, cfg Config, runID, purpose string) (*Sandbox, error) {
-	cfg, err := cfg.withDefaults()
-	if err != nil {
-		return nil, fmt.Errorf("checking sandbox config: %w", err)
+	return create(ctx, docker, cfg, runID, purpose, nil)
+}
+
+// sandboxName is a readable, unique container name for a run's purpose.
+func sandboxName(runID, purpose string) string {
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	name := "frognano-" + strings.Trim(nameUnsafe.ReplaceAllString(runID+"-"+purpose, "-"), "-.")
+	if len(name) > 100 {
+		name = name[:100]
 	}
-	uid, gid, _ := parseUser(cfg.User)
-	labels := make(map[string]string, len(cfg.Labels)+4)
+	return name + "-" + hex.EncodeToString(rnd[:])
+}
+
+// labelsFor is the dev.frognano.* labels of a container of cfg's owner for runID's purpose,
+// over cfg.Labels (which cannot override them).
+func labelsFor(cfg Config, runID, purpose string) map[string]string {
+	labels := make(map[string]string, len(cfg.Labels)+5)
 	for k, v := range cfg.Labels {
 		labels[k] = v
 	}
@@ -242,14 +262,19 @@ func New(ctx context.Context, docker *client.Client, cfg Config, runID, purpose 
 	if cfg.Instance != "" {
 		labels[LabelInstance] = cfg.Instance
 	}
+	return labels
+}
 
-	var rnd [4]byte
-	_, _ = rand.Read(rnd[:])
-	name := "frognano-" + strings.Trim(nameUnsafe.ReplaceAllString(runID+"-"+purpose, "-"), "-.")
-	if len(name) > 100 {
-		name = name[:100]
+// create makes and starts the container: the locked-down sandbox, or with setup the setup
+// container (setup.go), which differs only where setup.go says.
+func create(ctx context.Context, docker *client.Client, cfg Config, runID, purpose string, setup *setupOptions) (*Sandbox, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("checking sandbox config: %w", err)
 	}
-	name += "-" + hex.EncodeToString(rnd[:])
+	uid, gid, _ := parseUser(cfg.User)
+	labels := labelsFor(cfg, runID, purpose)
+	name := sandboxName(runID, purpose)
 
 	pids := cfg.PidsLimit
 	useInit := true
@@ -288,6 +313,9 @@ func New(ctx context.Context, docker *client.Client, cfg Config, runID, purpose 
 		},
 		AutoRemove: false,
 	}
+	if setup != nil {
+		setup.apply(cfg, ccfg, hcfg)
+	}
 	// The create request is not tied to ctx: abandoned mid-flight, the engine may still create
 	// the container, and the caller, with no ID, could never remove it. Cancellation is checked
 	// right after instead, with the container's ID in hand.
@@ -309,6 +337,9 @@ func New(ctx context.Context, docker *client.Client, cfg Config, runID, purpose 
 	}
 	if err := docker.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		return nil, errors.Join(fmt.Errorf("starting sandbox container: %w", err), s.Close())
+	}
+	if setup != nil {
+		return s, nil // setup writes outside the workspace; its limit is its time (setup.go)
 	}
 	if err := s.startDiskWatcher(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("starting the sandbox's disk watcher: %w", err), s.Close())
