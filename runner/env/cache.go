@@ -1,0 +1,148 @@
+package env
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+)
+
+// Cached is one environment image on the engine.
+type Cached struct {
+	ID       string
+	Ref      string // frognano-env:KEY; empty for an image a rebuild left untagged
+	Key      string
+	Repo     string
+	Base     string // the base image as the operator named it
+	Size     int64  // bytes of its own layers (what setup added to the base image)
+	Created  time.Time
+	LastUsed time.Time
+	InUse    int // containers made from it (sandboxes and pins of runs)
+}
+
+// List returns the environment images on the engine, least recently used first.
+func (m *Manager) List(ctx context.Context) ([]Cached, error) {
+	imgs, err := m.docker.ImageList(ctx, image.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelEnv+"=1"))})
+	if err != nil {
+		return nil, fmt.Errorf("listing environment images: %w", err)
+	}
+	baseSize := map[string]int64{}
+	var out []Cached
+	for _, s := range imgs {
+		info, err := m.docker.ImageInspect(ctx, s.ID)
+		if cerrdefs.IsNotFound(err) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("inspecting environment image %s: %w", s.ID, err)
+		}
+		c := Cached{ID: s.ID, Key: s.Labels[LabelKey], Repo: s.Labels[LabelRepo], Base: s.Labels[LabelBaseName], Size: info.Size}
+		if t, err := time.Parse(time.RFC3339Nano, info.Created); err == nil {
+			c.Created = t
+		}
+		c.LastUsed = info.Metadata.LastTagTime
+		if c.LastUsed.IsZero() {
+			c.LastUsed = c.Created
+		}
+		for _, t := range s.RepoTags {
+			if t == Ref(c.Key) {
+				c.Ref = t
+			}
+		}
+		if b := s.Labels[LabelBaseID]; b != "" {
+			size, ok := baseSize[b]
+			if !ok {
+				if bi, err := m.docker.ImageInspect(ctx, b); err == nil {
+					size = bi.Size
+				}
+				baseSize[b] = size
+			}
+			if size > 0 && size <= c.Size {
+				c.Size -= size
+			}
+		}
+		users, err := m.docker.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("ancestor", s.ID))})
+		if err == nil {
+			c.InUse = len(users)
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].LastUsed.Before(out[j].LastUsed) })
+	return out, nil
+}
+
+// Evict keeps the environment images within Config.CacheSize: it removes images a rebuild left
+// untagged, then the least recently used, until the rest fit. An image that a container uses
+// (a run's sandbox or pin) is never removed: the engine refuses, and Evict moves on. It returns
+// the removed images.
+func (m *Manager) Evict(ctx context.Context) ([]Cached, error) {
+	list, err := m.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, c := range list {
+		total += c.Size
+	}
+	var removed []Cached
+	var errs []error
+	for _, c := range list {
+		if total <= m.cfg.CacheSize && c.Ref != "" {
+			continue
+		}
+		ok, err := m.remove(ctx, c)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if ok {
+			total -= c.Size
+			removed = append(removed, c)
+			m.log.Info("environment image removed", "image", c.ID, "key", c.Key, "bytes", c.Size)
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// RemoveUnused removes every environment image no container uses (`frognano sandbox prune
+// --environments`).
+func (m *Manager) RemoveUnused(ctx context.Context) ([]Cached, error) {
+	list, err := m.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var removed []Cached
+	var errs []error
+	for _, c := range list {
+		ok, err := m.remove(ctx, c)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if ok {
+			removed = append(removed, c)
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// remove removes one environment image unless a container uses it (then it reports false and
+// no error).
+func (m *Manager) remove(ctx context.Context, c Cached) (bool, error) {
+	target := c.Ref
+	if target == "" {
+		target = c.ID
+	}
+	_, err := m.docker.ImageRemove(ctx, target, image.RemoveOptions{Force: false, PruneChildren: true})
+	switch {
+	case err == nil:
+		return true, nil
+	case cerrdefs.IsConflict(err), cerrdefs.IsNotFound(err):
+		return false, nil // in use (or removed by another process meanwhile)
+	}
+	return false, fmt.Errorf("removing environment image %s: %w", target, err)
+}

@@ -1,0 +1,123 @@
+package env_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+
+	"github.com/frognano/frognano/runner/env"
+	"github.com/frognano/frognano/runner/sandbox"
+)
+
+var docker *client.Client
+
+func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+
+func testMain(m *testing.M) int {
+	var err error
+	docker, err = sandbox.NewClient()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: the environment tests need a Docker engine: %v\n", err)
+		return 1
+	}
+	defer docker.Close()
+	if _, err := docker.ImageInspect(context.Background(), sandbox.DefaultImage); err != nil {
+		fmt.Fprintf(os.Stderr, "FAIL: image %s is missing (%v); build it with: make sandbox-image\n", sandbox.DefaultImage, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// testOwner labels every container these tests make.
+const testOwner = "env-test"
+
+// repo makes a git repository holding files in one commit and returns its folder and commit.
+func repo(t testing.TB, files map[string]string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for p, c := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, dir, "init", "-q", "-b", "main")
+	git(t, dir, "add", "-A")
+	git(t, dir, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "base")
+	return dir, git(t, dir, "rev-parse", "HEAD")
+}
+
+func git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// sandboxConfig is a small sandbox for these tests.
+func sandboxConfig(t testing.TB) sandbox.Config {
+	cfg := sandbox.DefaultConfig()
+	cfg.Memory = 512 << 20
+	cfg.CPUs = 1
+	cfg.Owner = testOwner
+	cfg.Instance = strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
+	cfg.Lifetime = 10 * time.Minute
+	return cfg
+}
+
+// manager returns a Manager whose lock files live in lockDir ("" for a fresh one).
+func manager(t testing.TB, cfg env.Config, lockDir string) *env.Manager {
+	if lockDir == "" {
+		lockDir = t.TempDir()
+	}
+	cfg.LockDir = lockDir
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 3 * time.Minute
+	}
+	return env.New(docker, cfg, nil)
+}
+
+// removeEnvImage removes an environment image when the test ends (its pins must be gone).
+func removeEnvImage(t testing.TB, ref string) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, _ = docker.ImageRemove(ctx, ref, image.RemoveOptions{PruneChildren: true})
+	})
+}
+
+// run runs a shell command in a fresh, locked-down sandbox made from image, with a copy of
+// repoDir when not empty, and returns its combined output and exit code.
+func run(t testing.TB, cfg sandbox.Config, image, base, repoDir, script string) (string, int) {
+	t.Helper()
+	ctx := context.Background()
+	cfg.Image, cfg.BaseImage = image, base
+	sb, err := sandbox.New(ctx, docker, cfg, "envtest", "check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	if repoDir != "" {
+		if err := sb.CopyRepo(ctx, repoDir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := sb.Exec(ctx, []string{"/bin/bash", "-lc", script}, nil, time.Minute, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(res.Stdout) + string(res.Stderr), res.ExitCode
+}
