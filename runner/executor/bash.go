@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -49,15 +50,32 @@ func toolBash(ctx context.Context, cwd string, args *pyDict, sw *sweeper) (obs s
 	if err != nil {
 		return "", 0, err
 	}
-	if math.IsInf(timeout, 1) {
-		// Mirrored: subprocess starts the command, then fails converting the infinite
-		// timeout, and the exception is the observation. Run it under the cap, then fail.
-		if _, killed, err = runBash(ctx, cwd, command, maxTimeoutSeconds, sw); err != nil {
-			return "", killed, err
-		}
-		return "", killed, pyError("OverflowError", "cannot convert float infinity to integer")
+	// subprocess.Popen refuses a NUL in an argument before it starts anything.
+	if strings.IndexByte(command, 0) >= 0 {
+		return "", 0, nulError
+	}
+	// subprocess.run starts the command, then communicate() fails converting a timeout that
+	// poll() cannot take, and run() kills the command at once. frognano does not start it.
+	if err := pollTimeoutError(timeout); err != nil {
+		return "", 0, err
 	}
 	return runBash(ctx, cwd, command, math.Min(timeout, maxTimeoutSeconds), sw)
+}
+
+// pollTimeoutError is the exception CPython 3.11 raises when communicate() hands the
+// remaining time to poll(): the milliseconds are math.ceil(seconds * 1e3) (infinite for
+// the largest floats), which must fit _PyTime_t in nanoseconds and then a C int.
+func pollTimeoutError(seconds float64) error {
+	ms := math.Ceil(seconds * 1e3)
+	switch {
+	case math.IsInf(ms, 0):
+		return pyError("OverflowError", "cannot convert float infinity to integer")
+	case ms > math.MaxInt64/1e6:
+		return pyError("OverflowError", "timestamp too large to convert to C _PyTime_t")
+	case ms > math.MaxInt32:
+		return pyError("OverflowError", "timeout is too large")
+	}
+	return nil
 }
 
 // pyMax is Python's max(a, b): b only when b > a, so max(0.1, nan) is 0.1.
@@ -68,29 +86,39 @@ func pyMax(a, b float64) float64 {
 	return a
 }
 
-// timeoutSeconds is the reference's _timeout_seconds: timeout_ms wins when present and not
-// null; a timeout above 1000 is read as milliseconds; never below 0.1 s.
-func timeoutSeconds(args *pyDict) (float64, error) {
-	var t float64
+// rawTimeout is the timeout both the reference's host and its tool runner compute before
+// applying their floor: timeout_ms / 1000 when timeout_ms is present and not null, else
+// timeout (default 120), read as milliseconds above 1000.
+func rawTimeout(args *pyDict) (float64, error) {
 	if v, ok := args.get("timeout_ms"); ok && v != nil {
 		f, err := pyFloatValue(v)
 		if err != nil {
 			return 0, err
 		}
-		t = pyMax(0.1, f/1000.0)
-	} else if v, ok := args.get("timeout"); !ok || v == nil {
-		t = DefaultBashTimeout
-	} else {
-		f, err := pyFloatValue(v)
-		if err != nil {
-			return 0, err
-		}
-		if f > 1000 {
-			f /= 1000.0
-		}
-		t = pyMax(0.1, f)
+		return f / 1000.0, nil
 	}
-	return t, nil
+	v, ok := args.get("timeout")
+	if !ok || v == nil {
+		return DefaultBashTimeout, nil
+	}
+	f, err := pyFloatValue(v)
+	if err != nil {
+		return 0, err
+	}
+	if f > 1000 {
+		f /= 1000.0
+	}
+	return f, nil
+}
+
+// timeoutSeconds is the reference's _timeout_seconds: rawTimeout, never below 0.1 s (and a
+// NaN, which no comparison passes, is 0.1 s too).
+func timeoutSeconds(args *pyDict) (float64, error) {
+	t, err := rawTimeout(args)
+	if err != nil {
+		return 0, err
+	}
+	return pyMax(0.1, t), nil
 }
 
 // capture keeps the head of one output stream and decodes all of it on the fly.
@@ -146,6 +174,7 @@ func runBash(ctx context.Context, cwd, command string, timeout float64, sw *swee
 	}
 	cmd := exec.Command("/bin/bash", "-lc", command)
 	cmd.Dir = cwd
+	cmd.Env = bashEnv(cwd)
 	// stdin stays /dev/null and stdout/stderr are the capture pipes: os/exec gives the child
 	// exactly these three descriptors (every other one the executor holds is close-on-exec),
 	// so no command can reach the protocol's stdin or stdout.

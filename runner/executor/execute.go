@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,10 +36,26 @@ func Execute(ctx context.Context, workdir, tool, arguments string) string {
 	return obs
 }
 
-// execute is Execute with the sweeper Serve uses when Options.KillLeftovers is set; killed
+// execute is the tool call; its observation is then read the way the reference's runtime
+// reads the tool runner's output, as UTF-8 with errors="replace" (a file name that is not
+// UTF-8 reaches a Glob listing as raw bytes).
+func execute(ctx context.Context, workdir, tool, arguments string, sw *sweeper) (string, int) {
+	obs, killed := executeRaw(ctx, workdir, tool, arguments, sw)
+	return decodeReplace([]byte(obs)), killed
+}
+
+// executeRaw is Execute with the sweeper Serve uses when Options.KillLeftovers is set; killed
 // is how many leftover processes it killed after a Bash timeout.
-func execute(ctx context.Context, workdir, tool, arguments string, sw *sweeper) (obs string, killed int) {
-	args := parseArguments(arguments)
+func executeRaw(ctx context.Context, workdir, tool, arguments string, sw *sweeper) (obs string, killed int) {
+	args, err := parseCall(arguments)
+	if err == nil {
+		err = prepareCall(tool, args)
+	}
+	if err != nil {
+		// The reference raises this before its tool runner starts and ends the run with
+		// tool_error; frognano shows the model that text instead (leaf-protocol.md, §10).
+		return err.Error(), 0
+	}
 	cwd, err := physicalDir(workdir)
 	if err != nil {
 		// The reference chdir()s into the workdir before looking at the tool and reports
@@ -70,6 +87,24 @@ func execute(ctx context.Context, workdir, tool, arguments string, sw *sweeper) 
 		return "OSError: " + err.Error(), killed
 	}
 	return obs, killed
+}
+
+// prepareCall is what the reference's host does with the parsed arguments before its tool
+// runner starts (environment.py's _execute): it computes the pod command's timeout from a
+// Bash call's timeout (float() of it, then int(), which fails for infinity), then writes the
+// request as UTF-8 JSON (which fails for a lone surrogate). Either exception ends the
+// reference's run.
+func prepareCall(tool string, args *pyDict) error {
+	if tool == "Bash" {
+		t, err := rawTimeout(args)
+		if err != nil {
+			return err
+		}
+		if math.IsInf(t, 1) {
+			return pyError("OverflowError", "cannot convert float infinity to integer")
+		}
+	}
+	return surrogateCheck(tool, args)
 }
 
 // physicalDir is what Python's os.getcwd() returns after os.chdir(workdir): the absolute

@@ -56,19 +56,37 @@ func readText(path string) (string, error) {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
+		// open() names the file, and so does the directory check right after it; a read
+		// that fails later (EIO) does not.
+		var pe *os.PathError
+		if errors.As(err, &pe) && pe.Op == "read" && !errors.Is(err, syscall.EISDIR) {
+			return "", osErrorNoFile(err)
+		}
 		return "", osError(err, path)
 	}
 	return translateNewlines(decodeReplace(data)), nil
 }
 
 // writeText is Path.write_text(text, encoding="utf-8") on Linux: bytes as given, mode
-// 0666 before umask, truncating an existing file.
+// 0666 before umask, truncating an existing file. Only open() names the file in its error;
+// the buffered write and the flush at close do not, and empty text writes nothing at all
+// (so it succeeds even on a full device).
 func writeText(path, text string) error {
 	if strings.IndexByte(path, 0) >= 0 {
 		return nulError
 	}
-	if err := os.WriteFile(path, []byte(text), 0o666); err != nil {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
 		return osError(err, path)
+	}
+	if text != "" {
+		if _, err := f.Write([]byte(text)); err != nil {
+			f.Close()
+			return osErrorNoFile(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return osErrorNoFile(err)
 	}
 	return nil
 }

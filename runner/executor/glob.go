@@ -1,12 +1,14 @@
 package executor
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"sort"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 )
 
 // The Glob tool is Python's glob.glob(root / pattern, recursive=True) followed by
@@ -38,10 +40,17 @@ func toolGlob(cwd string, args *pyDict) (string, error) {
 	}
 	var matches []string
 	for _, m := range found {
-		if !isFile(m) {
+		// Path(match) drops a trailing slash, so "file.txt/" (what "file.txt/**" yields
+		// first) is the file itself.
+		p := purePath(m)
+		ok, err := isFile(p)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
 			continue
 		}
-		shown, err := display(cwd, purePath(m))
+		shown, err := display(cwd, p)
 		if err != nil {
 			return "", err
 		}
@@ -50,7 +59,9 @@ func toolGlob(cwd string, args *pyDict) (string, error) {
 	if len(matches) == 0 {
 		return "No files matched.", nil
 	}
-	sort.Strings(matches)
+	// Python sorts str, whose code points for a name that is not UTF-8 are surrogateescape's
+	// U+DC80..U+DCFF, one per undecodable byte.
+	sort.SliceStable(matches, func(i, j int) bool { return pyLess(matches[i], matches[j]) })
 	shown := matches[:min(len(matches), GlobLimit)]
 	out := strings.Join(shown, "\n")
 	if len(matches) > GlobLimit {
@@ -63,13 +74,48 @@ func hasMagic(s string) bool { return strings.ContainsAny(s, "*?[") }
 
 func isHidden(name string) bool { return strings.HasPrefix(name, ".") }
 
-// isFile is Path.is_file(): a regular file after following symlinks; any error is false.
-func isFile(p string) bool {
+// isFile is Path.is_file() of Python 3.11: a regular file after following symlinks. A
+// missing file, a loop or a path through a non-directory is false, as is a NUL in the path;
+// any other failure (permission denied, name too long) is raised.
+func isFile(p string) (bool, error) {
 	if strings.IndexByte(p, 0) >= 0 {
-		return false
+		return false, nil
 	}
 	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular()
+	if err != nil {
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			switch errno {
+			case syscall.ENOENT, syscall.ENOTDIR, syscall.EBADF, syscall.ELOOP:
+				return false, nil
+			}
+		}
+		return false, osError(err, p)
+	}
+	return fi.Mode().IsRegular(), nil
+}
+
+// pyLess orders two names as Python orders the str it decodes them to (surrogateescape).
+func pyLess(a, b string) bool {
+	for a != "" && b != "" {
+		ra, na := fsRune(a)
+		rb, nb := fsRune(b)
+		if ra != rb {
+			return ra < rb
+		}
+		a, b = a[na:], b[nb:]
+	}
+	return len(a) < len(b)
+}
+
+// fsRune decodes the first character of a file name as os.fsdecode does: a byte that does
+// not start valid UTF-8 is U+DC80+byte.
+func fsRune(s string) (rune, int) {
+	r, n := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError && n == 1 {
+		return 0xDC00 + rune(s[0]), 1
+	}
+	return r, n
 }
 
 func lexists(p string) bool {
@@ -172,10 +218,9 @@ func (g *globber) glob1(dirname, pattern string, dironly bool) ([]string, error)
 }
 
 func (g *globber) glob2(dirname string, dironly bool) ([]string, error) {
-	var out []string
-	if dirname == "" || isDir(dirname) {
-		out = append(out, "")
-	}
+	// Python 3.11's _glob2 yields "" whatever dirname is: "file.txt/**" matches
+	// "file.txt/", which Path() reads as the file.
+	out := []string{""}
 	g.onPath = map[[2]uint64]bool{}
 	if id, ok := dirID(dirname); ok {
 		g.onPath[id] = true
@@ -234,10 +279,13 @@ func listDir(dirname string, dironly bool) ([]string, error) {
 	if dirname == "" {
 		dirname = "."
 	}
-	entries, err := os.ReadDir(dirname)
-	if err != nil && len(entries) == 0 {
+	// os.scandir's order, not sorted: it decides which error a Glob meets first.
+	f, err := os.Open(dirname)
+	if err != nil {
 		return nil, nil
 	}
+	entries, _ := f.ReadDir(-1)
+	f.Close()
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
 		if dironly {

@@ -94,6 +94,24 @@ func osError(err error, filename string) error {
 	return pyError(errnoClass(errno), fmt.Sprintf("[Errno %d] %s: %s", int(errno), text, pyStrRepr(filename)))
 }
 
+// osErrorNoFile renders a failure that Python reports without a file name: one raised by a
+// read or write on a file that opened (a disk that is full, an I/O error), as
+// "[Errno 28] No space left on device".
+func osErrorNoFile(err error) error {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return pyError("OSError", err.Error())
+	}
+	text, ok := errnoText[errno]
+	if !ok {
+		text = errno.Error()
+		if text != "" {
+			text = strings.ToUpper(text[:1]) + text[1:]
+		}
+	}
+	return pyError(errnoClass(errno), fmt.Sprintf("[Errno %d] %s", int(errno), text))
+}
+
 // nulError is what Python raises before any system call when a path holds a NUL byte.
 var nulError = pyError("ValueError", "embedded null byte")
 
@@ -195,6 +213,11 @@ func expandUser(first string) (string, error) {
 	home = strings.TrimRight(home, "/")
 	if home == "" {
 		home = "/"
+	}
+	// Path.expanduser refuses a result that still starts with "~" (HOME="~", a user whose
+	// home is "~x"): os.path.expanduser gave the path back unexpanded.
+	if strings.HasPrefix(home, "~") {
+		return "", pyError("RuntimeError", "Could not determine home directory.")
 	}
 	return home, nil
 }

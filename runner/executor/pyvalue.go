@@ -2,10 +2,10 @@ package executor
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -34,104 +34,6 @@ func (d *pyDict) get(key string) (any, bool) {
 	}
 	v, ok := d.vals[key]
 	return v, ok
-}
-
-// parseArguments turns the model's raw arguments string into a dict. Anything that is not
-// one JSON object becomes the empty dict, as in the reference (Leaf rule: the call still runs
-// and the model sees the tool's own error).
-func parseArguments(raw string) *pyDict {
-	empty := &pyDict{vals: map[string]any{}}
-	if raw == "" {
-		return empty
-	}
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.UseNumber()
-	v, err := decodeValue(dec, 0)
-	if err != nil {
-		return empty
-	}
-	// Trailing data after the object is an error for json.loads too ("Extra data").
-	if _, err := dec.Token(); err == nil || dec.More() {
-		return empty
-	}
-	d, ok := v.(*pyDict)
-	if !ok {
-		return empty
-	}
-	return d
-}
-
-// maxDepth bounds nesting so hostile arguments cannot exhaust the stack; Python's own
-// json module fails with RecursionError near 1000 levels, which the reference turns into {}.
-const maxDepth = 900
-
-func decodeValue(dec *json.Decoder, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("arguments nested deeper than %d", maxDepth)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			d := &pyDict{vals: map[string]any{}}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key, ok := kt.(string)
-				if !ok {
-					return nil, fmt.Errorf("object key is %T", kt)
-				}
-				v, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				if _, seen := d.vals[key]; !seen {
-					d.keys = append(d.keys, key)
-				}
-				d.vals[key] = v
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return d, nil
-		case '[':
-			list := []any{}
-			for dec.More() {
-				v, err := decodeValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				list = append(list, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return list, nil
-		}
-		return nil, fmt.Errorf("unexpected delimiter %q", t)
-	case json.Number:
-		s := string(t)
-		if strings.ContainsAny(s, ".eE") {
-			// float('1e400') is inf in Python; ParseFloat returns ±Inf with ErrRange then.
-			f, err := strconv.ParseFloat(s, 64)
-			if err != nil && !math.IsInf(f, 0) {
-				return nil, fmt.Errorf("parsing number %q: %w", s, err)
-			}
-			return f, nil
-		}
-		if s == "-0" {
-			s = "0"
-		}
-		return pyInt(s), nil
-	default: // nil, bool, string
-		return t, nil
-	}
 }
 
 // pyTruthy is Python's bool(v).
@@ -217,7 +119,9 @@ func pyRepr(v any) string {
 }
 
 // pyStrRepr is repr(str): single quotes unless the text has a single quote and no double
-// quote; printable characters kept, others escaped as \xNN, \uNNNN or \UNNNNNNNN.
+// quote; characters Python 3.11 calls printable kept, others escaped as \xNN, \uNNNN or
+// \UNNNNNNNN. A byte that is not UTF-8 (a file name read from disk) is shown as Python's
+// surrogateescape decoding shows it, \udcNN.
 func pyStrRepr(s string) string {
 	quote := byte('\'')
 	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
@@ -225,7 +129,14 @@ func pyStrRepr(s string) string {
 	}
 	var b strings.Builder
 	b.WriteByte(quote)
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			fmt.Fprintf(&b, `\udc%02x`, s[i])
+			i++
+			continue
+		}
+		i += size
 		switch {
 		case r == rune(quote) || r == '\\':
 			b.WriteByte('\\')
@@ -238,9 +149,7 @@ func pyStrRepr(s string) string {
 			b.WriteString(`\t`)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		// Python's str.isprintable() is true for letters, marks, numbers, punctuation,
-		// symbols and the ASCII space: the same classes as Go's unicode.IsPrint.
-		case unicode.IsPrint(r):
+		case r < 0x7f || unicode.Is(pyPrintable, r):
 			b.WriteRune(r)
 		case r < 0x100:
 			fmt.Fprintf(&b, `\x%02x`, r)
@@ -252,6 +161,11 @@ func pyStrRepr(s string) string {
 	}
 	b.WriteByte(quote)
 	return b.String()
+}
+
+// pyReprCut is "%.200R": the repr cut after n characters, as int()'s error message shows it.
+func pyReprCut(s string, n int) string {
+	return prefixRunes(pyStrRepr(s), n)
 }
 
 // pyFloatRepr is repr(float): the shortest round-tripping digits, positional notation for
@@ -300,6 +214,7 @@ func pyStrip(s string) string {
 	return strings.TrimFunc(s, pyIsSpace)
 }
 
+// pyIsSpace is str.isspace() for one character.
 func pyIsSpace(r rune) bool {
 	switch r {
 	case 0x1c, 0x1d, 0x1e, 0x1f:
@@ -308,11 +223,44 @@ func pyIsSpace(r rune) bool {
 	return unicode.IsSpace(r)
 }
 
-var intLiteral = regexp.MustCompile(`^[+-]?[0-9](?:_?[0-9])*$`)
+// pyNumberText is what int() and float() parse: CPython first turns every non-ASCII
+// whitespace character into a space and every non-ASCII decimal digit (Arabic-Indic,
+// fullwidth, ...) into its ASCII digit, other non-ASCII characters into "?", and then strips
+// ASCII whitespace only (so "\x1c5" is not a number, "\u00a05" is).
+func pyNumberText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < 0x80:
+			b.WriteRune(r)
+		case pyIsSpace(r):
+			b.WriteByte(' ')
+		default:
+			if d, ok := pyDecimal(r); ok {
+				b.WriteByte(byte('0' + d))
+			} else {
+				b.WriteByte('?')
+			}
+		}
+	}
+	return strings.Trim(b.String(), " \t\n\v\f\r")
+}
+
+// pyDecimal is unicodedata.decimal for a non-ASCII character in Python 3.11's tables.
+func pyDecimal(r rune) (int, bool) {
+	i := sort.Search(len(pyDecimalZeros), func(i int) bool { return pyDecimalZeros[i] > r }) - 1
+	if i >= 0 && r-pyDecimalZeros[i] < 10 {
+		return int(r - pyDecimalZeros[i]), true
+	}
+	return 0, false
+}
+
+// intPrefix is the run of digits (single underscores between them) after an optional sign
+// that int() scans before it checks the digit limit.
+var intPrefix = regexp.MustCompile(`^[+-]?([0-9](?:_?[0-9])*)`)
 
 // pyIntValue is Python's int(v), clamped to ±2^62 (line numbers and limits are the only
-// uses; anything that large behaves the same as infinity there). Non-ASCII digits, which
-// int() also accepts, are treated as invalid: a deliberate simplification.
+// uses; anything that large behaves the same as infinity there).
 func pyIntValue(v any) (int64, error) {
 	const clamp = int64(1) << 62
 	switch t := v.(type) {
@@ -333,9 +281,15 @@ func pyIntValue(v any) (int64, error) {
 		t = math.Trunc(t)
 		return int64(math.Max(math.Min(t, float64(clamp)), -float64(clamp))), nil
 	case string:
-		s := pyStrip(t)
-		if !intLiteral.MatchString(s) {
-			return 0, pyError("ValueError", "invalid literal for int() with base 10: "+pyStrRepr(t))
+		s := pyNumberText(t)
+		m := intPrefix.FindStringSubmatch(s)
+		if m != nil {
+			if n := len(m[1]) - strings.Count(m[1], "_"); n > maxIntDigits {
+				return 0, intDigitsError(n)
+			}
+		}
+		if m == nil || len(m[0]) != len(s) {
+			return 0, pyError("ValueError", "invalid literal for int() with base 10: "+pyReprCut(t, 200))
 		}
 		return clampDecimal(strings.ReplaceAll(s, "_", ""), clamp), nil
 	}
@@ -353,7 +307,7 @@ func clampDecimal(s string, clamp int64) int64 {
 	return n
 }
 
-var floatLiteral = regexp.MustCompile(`^[+-]?(?:(?:[0-9](?:_?[0-9])*(?:\.(?:[0-9](?:_?[0-9])*)?)?|\.[0-9](?:_?[0-9])*)(?:[eE][+-]?[0-9](?:_?[0-9])*)?|(?i:inf|infinity|nan))$`)
+var floatLiteral = regexp.MustCompile(`^[+-]?(?:[0-9](?:_?[0-9])*(?:\.(?:[0-9](?:_?[0-9])*)?)?|\.[0-9](?:_?[0-9])*)(?:[eE][+-]?[0-9](?:_?[0-9])*)?$`)
 
 // pyFloatValue is Python's float(v).
 func pyFloatValue(v any) (float64, error) {
@@ -372,14 +326,25 @@ func pyFloatValue(v any) (float64, error) {
 	case float64:
 		return t, nil
 	case string:
-		s := pyStrip(t)
+		s := pyNumberText(t)
+		sign, word := 1.0, s
+		if strings.HasPrefix(word, "-") {
+			sign, word = -1, word[1:]
+		} else {
+			word = strings.TrimPrefix(word, "+")
+		}
+		// float() takes inf, infinity and nan in any case, signed: "-nan" is a NaN too.
+		switch strings.ToLower(word) {
+		case "inf", "infinity":
+			return math.Inf(int(sign)), nil
+		case "nan":
+			return math.NaN(), nil
+		}
 		if !floatLiteral.MatchString(s) {
 			return 0, pyError("ValueError", "could not convert string to float: "+pyStrRepr(t))
 		}
-		f, err := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
-		if err != nil && !math.IsInf(f, 0) {
-			return 0, pyError("ValueError", "could not convert string to float: "+pyStrRepr(t))
-		}
+		// Out of range is ±inf or ±0.0, as in Python.
+		f, _ := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)
 		return f, nil
 	}
 	return 0, pyError("TypeError", "float() argument must be a string or a real number, not '"+pyTypeName(v)+"'")
