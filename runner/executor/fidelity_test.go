@@ -63,8 +63,8 @@ func TestLoneSurrogateIsTheRequestFileError(t *testing.T) {
 	t.Parallel()
 	dir := setup(t, nil)
 	for raw, want := range map[string]string{
-		`{"file_path": "\ud800"}`:            `UnicodeEncodeError: 'utf-8' codec can't encode character '\ud800' in position 40: surrogates not allowed`,
-		`{"x": 1, "content": "a\udc80\ud800"}`: `UnicodeEncodeError: 'utf-8' codec can't encode characters in position 47-48: surrogates not allowed`,
+		`{"file_path": "\ud800"}`:                         `UnicodeEncodeError: 'utf-8' codec can't encode character '\ud800' in position 40: surrogates not allowed`,
+		`{"x": 1, "content": "a\udc80\ud800"}`:            `UnicodeEncodeError: 'utf-8' codec can't encode characters in position 47-48: surrogates not allowed`,
 		`{"x": "\ud800", "x": "ok", "file_path": "nope"}`: `FileNotFoundError: [Errno 2] No such file or directory: '` + dir + `/nope'`,
 	} {
 		if got := Execute(context.Background(), dir, "Read", raw); got != want {
