@@ -17,13 +17,22 @@ import (
 const (
 	InstructionsFile = ".frognano/instructions.md" // appended to the task the model receives
 	TestCommandFile  = ".frognano/test-command"    // one line: the repository's test command
+	// AgentsFile is read as instructions too: the convention other coding agents follow.
+	AgentsFile = "AGENTS.md"
 
+	// maxInstructionsBytes bounds each instructions file, and both together: when AGENTS.md
+	// and .frognano/instructions.md together are larger, AGENTS.md is cut to fit.
 	maxInstructionsBytes = 16 << 10
 	maxTestCommandBytes  = 1 << 10
 )
 
 // RepoConfig is what a repository says about its own runs.
 type RepoConfig struct {
+	// Agents is AGENTS.md at the root; the model reads it before Instructions, so that
+	// frognano's own file has the last word.
+	Agents string
+	// AgentsCut is set when Agents was cut so that both files fit maxInstructionsBytes.
+	AgentsCut    bool
 	Instructions string
 	TestCommand  string
 }
@@ -37,6 +46,14 @@ func LoadRepoConfig(dir string) (RepoConfig, error) {
 		errs = append(errs, err)
 	} else {
 		cfg.Instructions = strings.TrimSpace(string(b))
+	}
+	if b, err := readRepoFile(dir, AgentsFile, maxInstructionsBytes); err != nil {
+		errs = append(errs, err)
+	} else {
+		cfg.Agents = strings.TrimSpace(string(b))
+		if room := maxInstructionsBytes - len(cfg.Instructions); len(cfg.Agents) > room {
+			cfg.Agents, cfg.AgentsCut = cutAtLine(cfg.Agents, room), true
+		}
 	}
 	if b, err := readRepoFile(dir, TestCommandFile, maxTestCommandBytes); err != nil {
 		errs = append(errs, err)
@@ -93,10 +110,44 @@ func readRepoFile(dir, rel string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// withInstructions is the user message: the task, then the repository's instructions.
-func withInstructions(task, instructions string) string {
-	if instructions == "" {
+// cutAtLine returns the longest prefix of s of at most max bytes that ends at a line end (or,
+// when the first line is longer, at a rune boundary).
+func cutAtLine(s string, max int) string {
+	if max <= 0 {
+		return ""
+	}
+	if len(s) <= max {
+		return s
+	}
+	cut := s[:max]
+	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
+		return strings.TrimSpace(cut[:i])
+	}
+	for !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	return cut
+}
+
+// withInstructions is the user message: the task, then the repository's instructions,
+// AGENTS.md first and .frognano/instructions.md last.
+func withInstructions(task string, cfg RepoConfig) string {
+	if cfg.Agents == "" && cfg.Instructions == "" {
 		return task
 	}
-	return strings.TrimRight(task, "\n") + "\n\nRepository instructions (" + InstructionsFile + "):\n\n" + instructions + "\n"
+	out := strings.TrimRight(task, "\n") + "\n"
+	for _, f := range []struct{ name, text string }{{AgentsFile, cfg.Agents}, {InstructionsFile, cfg.Instructions}} {
+		if f.text != "" {
+			out += "\nRepository instructions (" + f.name + "):\n\n" + f.text + "\n"
+		}
+	}
+	return out
+}
+
+// agentsCutNote is the report's note when AGENTS.md did not fit whole.
+func agentsCutNote(cfg RepoConfig) string {
+	if !cfg.AgentsCut {
+		return ""
+	}
+	return fmt.Sprintf("%s was cut to %d bytes: with %s it may hold at most %d bytes in all.", AgentsFile, len(cfg.Agents), InstructionsFile, maxInstructionsBytes)
 }

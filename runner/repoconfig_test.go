@@ -31,6 +31,14 @@ func TestLoadRepoConfig(t *testing.T) {
 			RepoConfig{Instructions: "ok"}, "one line"},
 		{"InstructionsIsADirectory", []file{{path: InstructionsFile + "/x", content: "x"}}, RepoConfig{}, "not a regular file"},
 		{"DotFrognanoIsAFile", []file{{path: ".frognano", content: "x"}}, RepoConfig{}, ""},
+		{"AgentsMD", []file{{path: AgentsFile, content: "Run make lint first.\n"}}, RepoConfig{Agents: "Run make lint first."}, ""},
+		{"AgentsMDAndInstructions", []file{{path: AgentsFile, content: "General.\n"}, {path: InstructionsFile, content: "Frognano only.\n"}},
+			RepoConfig{Agents: "General.", Instructions: "Frognano only."}, ""},
+		{"AgentsMDSymlinkToHostFile", []file{{path: AgentsFile, link: secret}}, RepoConfig{}, "is a symlink"},
+		{"AgentsMDTooLarge", []file{{path: AgentsFile, content: strings.Repeat("x", maxInstructionsBytes+1)}}, RepoConfig{}, "over the"},
+		{"AgentsMDNotUTF8", []file{{path: AgentsFile, content: "ok\n\xff"}, {path: InstructionsFile, content: "kept"}}, RepoConfig{Instructions: "kept"}, "not UTF-8"},
+		{"BothWithinOneLimit", []file{{path: AgentsFile, content: strings.Repeat("a\n", 5000)}, {path: InstructionsFile, content: strings.Repeat("b", 10000)}},
+			RepoConfig{Agents: strings.TrimSpace(strings.Repeat("a\n", (maxInstructionsBytes-10000)/2)), AgentsCut: true, Instructions: strings.Repeat("b", 10000)}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,7 +66,10 @@ func TestLoadRepoConfig(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("config = %+v, want %+v", got, tt.want)
 			}
-			if strings.Contains(got.Instructions, "HOST PRIVATE KEY") {
+			if len(got.Agents)+len(got.Instructions) > maxInstructionsBytes {
+				t.Errorf("instructions hold %d bytes in all, over the limit", len(got.Agents)+len(got.Instructions))
+			}
+			if strings.Contains(got.Instructions+got.Agents, "HOST PRIVATE KEY") {
 				t.Error("a host file was read through a symlink")
 			}
 		})
@@ -67,12 +78,16 @@ func TestLoadRepoConfig(t *testing.T) {
 
 func TestWithInstructions(t *testing.T) {
 	t.Parallel()
-	if got := withInstructions("Fix it.\n", ""); got != "Fix it.\n" {
+	if got := withInstructions("Fix it.\n", RepoConfig{}); got != "Fix it.\n" {
 		t.Errorf("no instructions: %q", got)
 	}
 	want := "Fix it.\n\nRepository instructions (.frognano/instructions.md):\n\nRun make lint.\n"
-	if got := withInstructions("Fix it.\n", "Run make lint."); got != want {
+	if got := withInstructions("Fix it.\n", RepoConfig{Instructions: "Run make lint."}); got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+	want = "Fix it.\n\nRepository instructions (AGENTS.md):\n\nUse tabs.\n\nRepository instructions (.frognano/instructions.md):\n\nRun make lint.\n"
+	if got := withInstructions("Fix it.", RepoConfig{Agents: "Use tabs.", Instructions: "Run make lint."}); got != want {
+		t.Errorf("both: got %q, want %q", got, want)
 	}
 }
 

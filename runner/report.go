@@ -48,12 +48,13 @@ type render struct {
 // largest result fits GitHub's limit with room to spare.
 type detail struct {
 	final, tail, tests, files, dropped, trust, note, notes int
+	setupLines, setupChars                                 int // the end of a failed setup's log
 }
 
 var details = []detail{
-	{final: 8000, tail: 6000, tests: 20, files: 100, dropped: 10, trust: 20, note: 500, notes: 20},
-	{final: 2000, tail: 0, tests: 5, files: 20, dropped: 3, trust: 10, note: 300, notes: 10},
-	{final: 500, tail: 0, tests: 0, files: 5, dropped: 0, trust: 5, note: 200, notes: 5},
+	{final: 8000, tail: 6000, tests: 20, files: 100, dropped: 10, trust: 20, note: 500, notes: 20, setupLines: 30, setupChars: 4000},
+	{final: 2000, tail: 0, tests: 5, files: 20, dropped: 3, trust: 10, note: 300, notes: 10, setupLines: 15, setupChars: 2000},
+	{final: 500, tail: 0, tests: 0, files: 5, dropped: 0, trust: 5, note: 200, notes: 5, setupLines: 5, setupChars: 500},
 }
 
 func (r *Result) renderer(redact func(string) string, level int) *render {
@@ -72,10 +73,12 @@ func (r *Result) Markdown() string {
 	b.WriteString("## Task\n\n")
 	b.WriteString(codeBlock(r.Task, "text"))
 	b.WriteString("\n")
+	x.writeSetupFailure(&b)
 	x.writeOutcome(&b)
 	x.writeTests(&b)
 	x.writeFiles(&b)
 	x.writeFacts(&b)
+	x.writeEnvironment(&b)
 	return b.String()
 }
 
@@ -130,6 +133,7 @@ func (r *Result) Summary(fit Fit) string {
 	for level := range details {
 		x := r.renderer(fit.Redact, level)
 		var b strings.Builder
+		x.writeSetupFailure(&b)
 		x.writeTrust(&b)
 		x.writeOutcome(&b)
 		x.writeTests(&b)
@@ -470,6 +474,8 @@ func describeExit(reason string) string {
 		return "the model server returned an error"
 	case leaf.ExitToolError:
 		return "the sandbox broke"
+	case ExitSetupFailed:
+		return "the repository's setup script failed; the model was not called"
 	}
 	return "unknown"
 }

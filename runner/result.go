@@ -3,6 +3,7 @@ package runner
 import (
 	"time"
 
+	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/verify"
@@ -19,6 +20,13 @@ type Result struct {
 	TestCommand string // "" when no test command was given or detected
 	StartedAt   time.Time
 	Elapsed     time.Duration
+
+	// Environment is the image the run's sandboxes were made from and how it came to be
+	// (cached, built by this run's setup, or the base image); nil when the run ended before.
+	Environment *env.Environment
+	// SetupFailed says why the repository's setup script failed; the run then ended before
+	// the model was called (Leaf is nil), and Environment.Setup holds its log.
+	SetupFailed string
 
 	Leaf      *leaf.Result
 	Cancelled bool
@@ -44,10 +52,17 @@ func (r *Result) PatchBytes() []byte {
 	return r.Patch.Patch
 }
 
-// ExitReason returns the loop's exit reason ("cancelled" when the run was cancelled).
+// ExitSetupFailed is the exit reason of a run whose setup script failed.
+const ExitSetupFailed = "setup_failed"
+
+// ExitReason returns the loop's exit reason ("cancelled" when the run was cancelled,
+// ExitSetupFailed when setup failed).
 func (r *Result) ExitReason() string {
 	if r.Cancelled {
 		return leaf.ExitCancelled
+	}
+	if r.SetupFailed != "" {
+		return ExitSetupFailed
 	}
 	if r.Leaf == nil {
 		return ""
@@ -73,4 +88,13 @@ func (r *Result) Trajectory() leaf.Trajectory {
 		lr = &leaf.Result{ExitReason: r.ExitReason()}
 	}
 	return lr.Trajectory(r.RunID, r.InstanceID, 0, string(r.PatchBytes()), r.Cancelled)
+}
+
+// SetupLog returns the output of the setup script this run ran (redacted, the end of it), or
+// nil when no setup ran in this run.
+func (r *Result) SetupLog() []byte {
+	if r == nil || r.Environment == nil || r.Environment.Setup == nil {
+		return nil
+	}
+	return r.Environment.Setup.Log
 }

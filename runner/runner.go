@@ -23,6 +23,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -48,6 +49,12 @@ type Config struct {
 	TestTimeout          time.Duration // each of the two test runs
 	AllowWorkflowChanges bool
 	MaxPatchBytes        int64
+	// Env configures the repository's setup script and the cache of environment images
+	// (runner/env): the agent and both test runs start from the repository's environment.
+	Env env.Config
+	// Images maps repositories to base sandbox images (FROGNANO_SANDBOX_IMAGES); a run whose
+	// Spec.Repo matches no rule, or has none (`frognano run`), uses Sandbox.Image.
+	Images env.ImageMap
 }
 
 // DefaultConfig returns the defaults the issue and docs/leaf-protocol.md name.
@@ -66,12 +73,18 @@ type Spec struct {
 	InstanceID string // free-form, e.g. "owner/repo#12"; defaults to the repository folder name
 	RepoDir    string // host checkout; read, never modified
 	Task       string // the user message given to the model
+	// Repo is "owner/name": it picks the base image from Config.Images. Empty for a local run.
+	Repo string
+	// OnSetup, when set, receives each line of the setup script's output (redacted) while the
+	// environment is built.
+	OnSetup func(line string)
 }
 
 // Runner runs agents. It is safe for concurrent use by several runs.
 type Runner struct {
 	docker *client.Client
 	cfg    Config
+	envs   *env.Manager
 	log    *slog.Logger
 }
 
@@ -92,8 +105,11 @@ func New(docker *client.Client, cfg Config, log *slog.Logger) *Runner {
 	if cfg.Sandbox.Lifetime == 0 {
 		cfg.Sandbox.Lifetime = SandboxLifetime(cfg.Leaf.MaxTime, cfg.TestTimeout)
 	}
-	return &Runner{docker: docker, cfg: cfg, log: log}
+	return &Runner{docker: docker, cfg: cfg, envs: env.New(docker, cfg.Env, log), log: log}
 }
+
+// Environments is the runner's cache of environment images (for `frognano sandbox ls|prune`).
+func (r *Runner) Environments() *env.Manager { return r.envs }
 
 // SetupError is a broken setup (no repository, no image, no executor): the run could not
 // start at all, and retrying without a fix will not help.
@@ -139,7 +155,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 		testCmd = ""
 	}
 	log := r.log.With("run_id", spec.RunID)
-	task := withInstructions(spec.Task, repoCfg.Instructions)
+	task := withInstructions(spec.Task, repoCfg)
 
 	res = &Result{
 		RunID: spec.RunID, InstanceID: spec.InstanceID, Task: task, BaseCommit: base,
@@ -148,8 +164,41 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 	if cfgErr != nil {
 		res.Notes = append(res.Notes, "The repository's frognano settings were ignored: "+cfgErr.Error())
 	}
+	if note := agentsCutNote(repoCfg); note != "" {
+		res.Notes = append(res.Notes, note)
+	}
 
-	sb, err := sandbox.New(ctx, r.docker, r.cfg.Sandbox, spec.RunID, "agent")
+	// The environment: the operator's image for this repository, plus what the repository's
+	// setup script installed (with network, before any model call). A failed setup ends the
+	// run here; the model is never called.
+	baseImage := r.cfg.Images.For(spec.Repo, r.cfg.Sandbox.Image)
+	sbCfg := r.cfg.Sandbox
+	sbCfg.Image = baseImage
+	environment, err := r.envs.Prepare(ctx, env.Request{
+		RunID: spec.RunID, RepoDir: spec.RepoDir, Commit: base, Repo: spec.Repo, Sandbox: sbCfg, Progress: spec.OnSetup,
+	})
+	var setupErr *env.SetupError
+	var missing *env.MissingImageError
+	switch {
+	case errors.As(err, &setupErr):
+		log.Info("setup failed; the run ends before the model is called", "reason", setupErr.Reason)
+		res.Environment, res.SetupFailed = setupErr.Env, setupErr.Reason
+		res.Elapsed = time.Since(start)
+		return res, nil
+	case errors.As(err, &missing):
+		return nil, &SetupError{err}
+	case err != nil:
+		return nil, classify("preparing the environment", err)
+	}
+	defer func() {
+		if err := environment.Release(); err != nil {
+			log.Warn("releasing the environment", "error", err)
+		}
+	}()
+	res.Environment = environment
+	sbCfg.Image, sbCfg.BaseImage = environment.Image, baseImage
+
+	sb, err := sandbox.New(ctx, r.docker, sbCfg, spec.RunID, "agent")
 	if err != nil {
 		return nil, classify("creating the agent sandbox", err)
 	}
@@ -167,7 +216,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 		before.Add(1)
 		go func() {
 			defer before.Done()
-			res.TestsBefore = r.runTests(ctx, spec, "tests-before", testCmd, nil)
+			res.TestsBefore = r.runTests(ctx, sbCfg, spec, "tests-before", testCmd, nil)
 		}()
 	}
 	defer before.Wait()
@@ -209,12 +258,13 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 			res.Notes = append(res.Notes, "The patch was refused: "+perr.Error())
 		} else {
 			res.Patch = p
+			res.Notes = append(res.Notes, setupChangeNotes(p)...)
 		}
 	}
 
 	before.Wait()
 	if testCmd != "" && res.Patch != nil && len(res.Patch.Patch) > 0 {
-		res.TestsAfter = r.runTests(ctx, spec, "tests-after", testCmd, res.Patch.Patch)
+		res.TestsAfter = r.runTests(ctx, sbCfg, spec, "tests-after", testCmd, res.Patch.Patch)
 	}
 	if res.TestsBefore != nil && res.TestsAfter != nil {
 		cmp := verify.Compare(res.TestsBefore.Outcome, res.TestsAfter.Outcome)
@@ -237,14 +287,14 @@ type TestRun struct {
 // runTests runs the test command on a fresh copy of the untouched checkout, with the patch
 // applied when one is given: exactly what would be published, so nothing the agent did to its
 // own environment can sway the result.
-func (r *Runner) runTests(ctx context.Context, spec Spec, purpose, testCmd string, diff []byte) *TestRun {
+func (r *Runner) runTests(ctx context.Context, sbCfg sandbox.Config, spec Spec, purpose, testCmd string, diff []byte) *TestRun {
 	plan := verify.PlanFor(testCmd)
 	tr := &TestRun{Outcome: verify.Outcome{Command: plan.Display, ExitCode: -1}}
 	fail := func(what string, err error) *TestRun {
 		tr.Error = fmt.Sprintf("%s: %v", what, err)
 		return tr
 	}
-	sb, err := sandbox.New(ctx, r.docker, r.cfg.Sandbox, spec.RunID, purpose)
+	sb, err := sandbox.New(ctx, r.docker, sbCfg, spec.RunID, purpose)
 	if err != nil {
 		return fail("creating the test sandbox", err)
 	}
@@ -325,6 +375,19 @@ rm -f "$GIT_INDEX_FILE"`
 		return nil, fmt.Errorf("git diff exited %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
 	}
 	return res.Stdout, nil
+}
+
+// setupChangeNotes warns that the patch changes what runs with network before later runs
+// (the setup script, the files its environment is keyed by): it ran in this run only as the
+// base commit had it, and after a merge it will run with network. Review it as CI configuration.
+func setupChangeNotes(p *patch.Result) []string {
+	var out []string
+	for _, f := range p.Files {
+		if path := f.Path(); path == env.ScriptFile || path == env.InputsFile {
+			out = append(out, "The patch changes "+path+", which runs with network before later runs once merged (in this run, setup ran the base commit's version): review it like CI configuration.")
+		}
+	}
+	return out
 }
 
 // leftoversNote tells the reviewer that a Bash timeout left processes behind (background
