@@ -17,6 +17,8 @@ Usage:
   frognano serve [--workers N]  the webhook server and N workers (0: web only)
   frognano worker               workers only (more machines can work one queue)
   frognano migrate              apply River's and frognano's database migrations
+  frognano setup --webhook-url URL [--github-url URL] [--org ORG] [--out FILE]
+                                create the GitHub App with GitHub's manifest flow
   frognano doctor [--worker] [--quick]
                                 check the set-up: configuration, PostgreSQL, Docker, the
                                 sandbox, the model server, GitHub; one line per check
@@ -80,6 +82,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrateCmd(ctx, rest, getenv, stdout, stderr)
 	case "runs":
 		return runsCmd(ctx, rest, getenv, stdout, stderr)
+	case "setup":
+		return setupCmd(ctx, rest, getenv, stdout, stderr)
 	case "doctor":
 		return doctorCmd(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":
