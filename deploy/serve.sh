@@ -4,8 +4,12 @@
 #   2. builds bin/frognano and bin/frognano-executor;
 #   3. builds the sandbox image when missing (offline when no registry answers);
 #   4. when DATABASE_URL is not set, starts (or reuses) a local PostgreSQL cluster that keeps its
-#      data in FROGNANO_DATA_DIR (default /var/lib/frognano as root, else ~/.local/share/frognano)
-#      on 127.0.0.1:FROGNANO_PG_PORT (default 5433), with a database named frognano;
+#      data in FROGNANO_DATA_DIR/postgres (FROGNANO_DATA_DIR defaults to /var/lib/frognano as
+#      root, else ~/.local/share/frognano) on 127.0.0.1:FROGNANO_PG_PORT (default 5433), with a
+#      database named frognano. Every connection, the Unix socket's included, needs the password
+#      generated at the cluster's creation and kept in FROGNANO_DATA_DIR/postgres/password (mode
+#      0600; the folder is 0700): no other local user can connect. A cluster an older version
+#      made with `trust` is switched over at the next start;
 #   5. runs `frognano serve` (which applies migrations at start).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -38,17 +42,21 @@ if [ -z "${DATABASE_URL:-}" ]; then
     as_pg_owner_prepare
     if [ ! -f "$pg_dir/data/PG_VERSION" ]; then
       log "creating a PostgreSQL cluster in $pg_dir"
-      pg_run "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U postgres -E UTF8 >"$pg_dir/initdb.log" 2>&1 ||
-        { cat "$pg_dir/initdb.log" >&2; die "initdb failed"; }
+      pg_initdb || { cat "$pg_dir/initdb.log" >&2; die "initdb failed"; }
+    elif ! [ -s "$pg_password_file" ] && ! grep -Eq '[[:space:]]trust[[:space:]]*$' "$pg_dir/data/pg_hba.conf"; then
+      die "$pg_password_file is missing: set the postgres role's password again (ALTER ROLE) and write it there, mode 0600"
     fi
     pg_run "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w -t 60 \
       -o "-p $pg_port -k $pg_dir/sock -c listen_addresses=127.0.0.1" start >/dev/null ||
       { tail -n 20 "$pg_dir/server.log" >&2; die "starting PostgreSQL failed"; }
     log "PostgreSQL running on 127.0.0.1:$pg_port (data in $pg_dir; stop: $pg_bin/pg_ctl -D $pg_dir/data stop)"
   fi
-  pg_run "$pg_bin/psql" -h "$pg_dir/sock" -p "$pg_port" -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='frognano'" | grep -q 1 ||
-    pg_run "$pg_bin/createdb" -h "$pg_dir/sock" -p "$pg_port" -U postgres frognano
-  export DATABASE_URL="postgres://postgres@127.0.0.1:$pg_port/frognano?sslmode=disable"
+  pg_find_bin
+  pg_hba_scram # a cluster made with trust by an older frognano asks for the password from now on
+  pg_admin "$pg_bin/psql" -h "$pg_dir/sock" -p "$pg_port" -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname='frognano'" | grep -q 1 ||
+    pg_admin "$pg_bin/createdb" -h "$pg_dir/sock" -p "$pg_port" -U postgres frognano
+  DATABASE_URL=$(pg_url frognano)
+  export DATABASE_URL
 fi
 
 log "starting frognano serve"

@@ -49,3 +49,55 @@ pg_ours_running() {
   pg_find_bin || return 1
   pg_run "$pg_bin/pg_ctl" -D "$pg_dir/data" status >/dev/null 2>&1 && pg_port_busy
 }
+
+# pg_password_file holds the cluster's generated password (mode 0600, in the cluster's own
+# directory, which only its owner and root can enter).
+pg_password_file=$pg_dir/password
+
+# pg_new_password writes a fresh random password to pg_password_file (hex: safe in a URL).
+pg_new_password() {
+  (umask 077 && head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$pg_password_file")
+}
+
+# pg_initdb creates the cluster with a generated password for the postgres role and
+# scram-sha-256 for every connection, local socket included: no local user gets in without the
+# password. Extra arguments go to initdb.
+pg_initdb() {
+  pg_new_password
+  as_pg_owner_prepare
+  chmod 700 "$pg_dir" "$pg_dir/sock"
+  pg_run "$pg_bin/initdb" -D "$pg_dir/data" -U postgres -E UTF8 -A scram-sha-256 \
+    --pwfile="$pg_password_file" "$@" >"$pg_dir/initdb.log" 2>&1
+}
+
+# pg_hba_scram makes a running cluster that an older frognano created with `trust` ask for the
+# generated password: it sets the password (still over trust), rewrites pg_hba.conf and reloads.
+pg_hba_scram() {
+  local hba=$pg_dir/data/pg_hba.conf
+  grep -Eq '^[[:space:]]*(local|host)[^#]*[[:space:]]trust[[:space:]]*$' "$hba" || return 0
+  [ -s "$pg_password_file" ] || pg_new_password
+  as_pg_owner_prepare
+  chmod 700 "$pg_dir" "$pg_dir/sock"
+  pg_run "$pg_bin/psql" -h "$pg_dir/sock" -p "$pg_port" -U postgres -d postgres -qAt \
+    -c "SET password_encryption = 'scram-sha-256'; ALTER ROLE postgres PASSWORD '$(cat "$pg_password_file")'" >/dev/null
+  printf '%s\n' '# frognano: every connection needs the generated password (deploy/testenv/pg.sh)' \
+    'local all all scram-sha-256' 'host all all 127.0.0.1/32 scram-sha-256' 'host all all ::1/128 scram-sha-256' |
+    pg_run tee "$hba" >/dev/null
+  pg_run "$pg_bin/pg_ctl" -D "$pg_dir/data" reload >/dev/null
+}
+
+# pg_url prints the connection URL of database $1 with the generated password, when there is one.
+pg_url() {
+  local auth=postgres
+  [ -s "$pg_password_file" ] && auth="postgres:$(cat "$pg_password_file")"
+  printf 'postgres://%s@127.0.0.1:%s/%s?sslmode=disable' "$auth" "$pg_port" "$1"
+}
+
+# pg_admin runs a client tool as the cluster's owner with the password in its environment.
+pg_admin() {
+  if [ -s "$pg_password_file" ]; then
+    pg_run env PGPASSWORD="$(cat "$pg_password_file")" "$@"
+  else
+    pg_run "$@"
+  fi
+}

@@ -54,7 +54,6 @@ if [ -n "${TEST_DATABASE_URL:-}" ]; then
   exit 0
 fi
 
-url="postgres://postgres@127.0.0.1:$pg_port/postgres?sslmode=disable"
 started=0
 if pg_ours_running; then
   log "reusing the cluster running in $pg_dir on port $pg_port"
@@ -66,10 +65,9 @@ else
   start=$SECONDS
   rm -rf "$pg_dir"
   mkdir -p "$pg_dir/sock"
-  as_pg_owner_prepare
-  # A throwaway cluster: trust auth on the loopback only, and durability off for speed.
-  pg_run "$pg_bin/initdb" -D "$pg_dir/data" -A trust -U postgres -E UTF8 --no-sync >"$pg_dir/initdb.log" 2>&1 ||
-    { cat "$pg_dir/initdb.log" >&2; die "initdb failed"; }
+  # A throwaway cluster on the loopback only, durability off for speed; a generated password
+  # (in $pg_dir, mode 0600) for every connection, as deploy/serve.sh does.
+  pg_initdb --no-sync || { cat "$pg_dir/initdb.log" >&2; die "initdb failed"; }
   pg_run "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w -t 60 \
     -o "-p $pg_port -k $pg_dir/sock -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
     start >/dev/null ||
@@ -77,4 +75,5 @@ else
   started=1
   log "PostgreSQL started in $pg_dir on port $pg_port in $((SECONDS - start)) s"
 fi
+url=$(pg_url postgres)
 printf 'export TEST_DATABASE_URL=%q\nexport FROGNANO_TESTENV_STARTED=%s\n' "$url" "$started"
