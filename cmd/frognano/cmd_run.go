@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/runner"
+	envpkg "github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/sandbox"
 )
@@ -30,6 +31,8 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	taskFile := fs.String("task-file", "", "a file holding the task")
 	out := fs.String("out", "", "folder for patch.diff, trajectory.json and report.md")
 	bindRunnerFlags(fs, &cfg)
+	fs.StringVar(&cfg.Env.Network, "setup-network", cfg.Env.Network, `Docker network the repository's .frognano/setup.sh runs on; "none": no network (FROGNANO_SETUP_NETWORK)`)
+	fs.BoolVar(&cfg.Env.Disabled, "no-setup", false, "run no setup script: the sandboxes use the image as it is")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -84,7 +87,11 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 
 	start := time.Now()
 	fmt.Fprintf(stderr, "frognano: running %s on %s (max %d steps, %s)\n", cfg.Leaf.Model, repoDir, cfg.Leaf.MaxSteps, cfg.Leaf.MaxTime)
-	res, err := r.Run(ctx, runner.Spec{RepoDir: repoDir, Task: text}, func(s leaf.Step) {
+	spec := runner.Spec{RepoDir: repoDir, Task: text, OnSetup: func(line string) {
+		// The repository's text, shown as it comes: without terminal control characters.
+		fmt.Fprintf(stderr, "setup | %s\n", runner.Visible(line))
+	}}
+	res, err := r.Run(ctx, spec, func(s leaf.Step) {
 		fmt.Fprintln(stderr, progressLine(s, cfg.Leaf.MaxSteps))
 	})
 	if err != nil {
@@ -100,6 +107,9 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	fmt.Fprint(stderr, summaryLines(res, *out, time.Since(start)))
 	if res.Cancelled {
 		return context.Canceled
+	}
+	if res.SetupFailed != "" {
+		return fmt.Errorf("the repository's setup script failed: %s (see %s)", res.SetupFailed, filepath.Join(*out, "report.md"))
 	}
 	return nil
 }
@@ -158,6 +168,7 @@ func summaryLines(res *runner.Result, out string, elapsed time.Duration) string 
 	if res.Leaf != nil {
 		steps = len(res.Leaf.Steps)
 	}
+	b.WriteString(environmentLines(res))
 	fmt.Fprintf(&b, "frognano: finished: exit reason %s after %d steps in %s\n", res.ExitReason(), steps, elapsed.Round(time.Second))
 	switch p := res.PatchBytes(); {
 	case p != nil:
@@ -183,6 +194,31 @@ func summaryLines(res *runner.Result, out string, elapsed time.Duration) string 
 		}
 	}
 	fmt.Fprintf(&b, "frognano: wrote %s\n", filepath.Join(out, "{patch.diff,trajectory.json,report.md}"))
+	return b.String()
+}
+
+// environmentLines say which image the run's sandboxes came from, and end of a failed setup's log.
+func environmentLines(res *runner.Result) string {
+	e := res.Environment
+	if e == nil {
+		return ""
+	}
+	var b strings.Builder
+	switch {
+	case res.SetupFailed != "":
+		fmt.Fprintf(&b, "frognano: setup failed: %s\n", runner.Visible(res.SetupFailed))
+		if tail := envpkg.LastLines(res.SetupLog(), 10); tail != "" {
+			for _, l := range strings.Split(tail, "\n") {
+				fmt.Fprintf(&b, "frognano:   | %s\n", runner.Visible(l))
+			}
+		}
+	case e.Key == "":
+		fmt.Fprintf(&b, "frognano: environment: %s (%s)\n", e.BaseImage, e.Why)
+	case e.Cached:
+		fmt.Fprintf(&b, "frognano: environment: %s on %s, cached (no setup ran)\n", e.Ref, e.BaseImage)
+	default:
+		fmt.Fprintf(&b, "frognano: environment: %s on %s, built by setup in %s\n", e.Ref, e.BaseImage, e.Setup.Duration.Round(100*time.Millisecond))
+	}
 	return b.String()
 }
 

@@ -7,11 +7,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/frognano/frognano/runner"
+	envpkg "github.com/frognano/frognano/runner/env"
 )
 
 // env reads FROGNANO_* variables with named defaults and collects every bad value, so that
@@ -143,7 +145,47 @@ func runnerConfig(getenv func(string) string) (runner.Config, error) {
 	s.Owner = e.str("FROGNANO_SANDBOX_OWNER", s.Owner)
 	cfg.TestTimeout = e.duration("FROGNANO_TEST_TIMEOUT", cfg.TestTimeout)
 	cfg.AllowWorkflowChanges = e.bool("FROGNANO_ALLOW_WORKFLOW_CHANGES", false)
+	// The repository's setup script and the environment cache (runner/env).
+	cfg.Env.Network = e.str("FROGNANO_SETUP_NETWORK", envpkg.DefaultNetwork)
+	cfg.Env.Timeout = e.duration("FROGNANO_SETUP_TIMEOUT", envpkg.DefaultTimeout)
+	cfg.Env.CacheSize = e.bytes("FROGNANO_ENV_CACHE_SIZE", envpkg.DefaultCacheSize)
+	cfg.Env.Env = e.setupEnv("FROGNANO_SETUP_ENV")
+	cfg.Images = e.imageMap("FROGNANO_SANDBOX_IMAGES")
 	return cfg, e.err()
+}
+
+// setupEnv reads FROGNANO_SETUP_ENV: what the repository's setup script gets besides frognano's
+// own names, and nothing else of this process's environment does. Entries are separated by
+// white space: NAME passes this process's value of NAME (for proxy settings: HTTPS_PROXY
+// NO_PROXY), NAME=value passes that value.
+func (e *env) setupEnv(name string) []string {
+	var out []string
+	for _, entry := range strings.Fields(e.getenv(name)) {
+		n, v, literal := strings.Cut(entry, "=")
+		if !envNameRE.MatchString(n) || strings.HasPrefix(strings.ToUpper(n), "FROGNANO_") {
+			e.errs = append(e.errs, fmt.Errorf("%s: %q is not NAME or NAME=value (NAME a shell identifier, not FROGNANO_*)", name, n))
+			continue
+		}
+		if !literal {
+			if v = e.getenv(n); v == "" {
+				e.errs = append(e.errs, fmt.Errorf("%s names %s, which is not set", name, n))
+				continue
+			}
+		}
+		out = append(out, n+"="+v)
+	}
+	return out
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// imageMap reads FROGNANO_SANDBOX_IMAGES (see runner/env ParseImageMap).
+func (e *env) imageMap(name string) envpkg.ImageMap {
+	m, err := envpkg.ParseImageMap(e.getenv(name))
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("%s: %v", name, err))
+	}
+	return m
 }
 
 // bindRunnerFlags registers the flags shared by every command that runs agents.

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/image"
+
+	envpkg "github.com/frognano/frognano/runner/env"
+	"github.com/frognano/frognano/runner/leaf/leaftest"
+	"github.com/frognano/frognano/runner/sandbox"
+)
+
+func TestSetupConfig(t *testing.T) {
+	t.Parallel()
+	cfg, err := runnerConfig(envMap(map[string]string{
+		"FROGNANO_SETUP_NETWORK":  "build-net",
+		"FROGNANO_SETUP_TIMEOUT":  "20m",
+		"FROGNANO_ENV_CACHE_SIZE": "50g",
+		"FROGNANO_SETUP_ENV":      "HTTPS_PROXY NO_PROXY PIP_INDEX_URL=http://mirror.internal/simple/",
+		"HTTPS_PROXY":             "http://proxy:3128",
+		"NO_PROXY":                "localhost,127.0.0.1",
+		"FROGNANO_MODEL_API_KEY":  "never passed",
+		"FROGNANO_SANDBOX_IMAGES": "acme/api=frognano-sandbox-go:1.26,acme/*=frognano-sandbox-node:22",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Env.Network != "build-net" || cfg.Env.Timeout != 20*time.Minute || cfg.Env.CacheSize != 50<<30 {
+		t.Errorf("env config %+v", cfg.Env)
+	}
+	if want := []string{"HTTPS_PROXY=http://proxy:3128", "NO_PROXY=localhost,127.0.0.1", "PIP_INDEX_URL=http://mirror.internal/simple/"}; !slices.Equal(cfg.Env.Env, want) {
+		t.Errorf("setup env %q, want %q", cfg.Env.Env, want)
+	}
+	if got := cfg.Images.For("acme/web", cfg.Sandbox.Image); got != "frognano-sandbox-node:22" {
+		t.Errorf("acme/web gets %q", got)
+	}
+
+	def, err := runnerConfig(envMap(nil))
+	if err != nil || def.Env.Network != envpkg.DefaultNetwork || def.Env.Timeout != envpkg.DefaultTimeout || def.Env.CacheSize != envpkg.DefaultCacheSize || len(def.Env.Env) != 0 || len(def.Images) != 0 {
+		t.Errorf("defaults %+v, %v", def.Env, err)
+	}
+
+	_, err = runnerConfig(envMap(map[string]string{
+		"FROGNANO_SETUP_ENV":      "HTTPS_PROXY 1BAD FROGNANO_MODEL_API_KEY",
+		"FROGNANO_SANDBOX_IMAGES": "acme=img",
+	}))
+	for _, want := range []string{"names HTTPS_PROXY, which is not set", `"1BAD"`, `"FROGNANO_MODEL_API_KEY"`, "FROGNANO_SANDBOX_IMAGES"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to say %q", err, want)
+		}
+	}
+}
+
+var envRefRE = regexp.MustCompile(`frognano-env:[0-9a-f]{64}`)
+
+// TestRunCommandSetup drives `frognano run` on a repository with a setup script: its output
+// on stderr as it runs, which environment the run used, then the cached one; --no-setup; and a
+// failing setup, which exits non-zero with the end of its log and a report that says so.
+func TestRunCommandSetup(t *testing.T) {
+	t.Parallel()
+	repo := cliCheckout(t, "gomax")
+	if err := os.MkdirAll(filepath.Join(repo, ".frognano"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	commit := func(script string) {
+		if err := os.WriteFile(filepath.Join(repo, envpkg.ScriptFile), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		gitIn(t, repo, "add", "-A")
+		gitIn(t, repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "setup")
+	}
+	commit("echo \"installing $(date +%N)\"\necho fetched > /opt/dep.txt\n")
+	executor := cliExecutor(t)
+	docker, err := sandbox.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer docker.Close()
+	refs := map[string]bool{}
+	defer func() {
+		for ref := range refs {
+			_, _ = docker.ImageRemove(context.Background(), ref, image.RemoveOptions{PruneChildren: true})
+		}
+	}()
+	finish := leaftest.LoadModel(t, "finish-immediately.json")
+	frognano := func(script leaftest.Script, extra ...string) (string, error) {
+		t.Helper()
+		model := leaftest.NewServer(t, script)
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"run", "--repo", repo, "--task", "Fix it.", "--out", filepath.Join(t.TempDir(), "out"), "--executor", executor,
+			"--test-cmd", "none", "--setup-network", "none"}, extra...)
+		err := run(context.Background(), args, envMap(map[string]string{"FROGNANO_MODEL_URL": model.URL, "FROGNANO_SANDBOX_MEMORY": "512m", "FROGNANO_SANDBOX_CPUS": "1"}), &stdout, &stderr)
+		for _, ref := range envRefRE.FindAllString(stderr.String(), -1) {
+			refs[ref] = true
+		}
+		return stderr.String(), err
+	}
+
+	log, err := frognano(finish)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log)
+	}
+	for _, want := range []string{"setup | frognano: running .frognano/setup.sh of commit", "setup | installing ", "built by setup in", "finished: exit reason agent"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, log)
+		}
+	}
+	log, err = frognano(finish)
+	if err != nil || !strings.Contains(log, "cached (no setup ran)") || strings.Contains(log, "setup | installing") {
+		t.Errorf("second run: %v\n%s", err, log)
+	}
+	log, err = frognano(finish, "--no-setup")
+	if err != nil || !strings.Contains(log, "environment: "+sandbox.DefaultImage+" (disabled)") {
+		t.Errorf("--no-setup: %v\n%s", err, log)
+	}
+
+	commit("echo 'pip: no matching distribution for nosuchpackage' >&2\nexit 7\n")
+	log, err = frognano(leaftest.Script{}) // the model is never called
+	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "the setup script exited with status 7") {
+		t.Fatalf("failing setup: err %v (exit %d)\n%s", err, exitCode(err), log)
+	}
+	for _, want := range []string{"frognano: setup failed: the setup script exited with status 7", "frognano:   | pip: no matching distribution for nosuchpackage", "exit reason setup_failed"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+
+func gitIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
