@@ -21,6 +21,11 @@ var tokenPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`eC1hY2Nlc3MtdG9rZW46[A-Za-z0-9+/=]+`),
 }
 
+// urlCredentials matches the user:password part of a URL (a clone URL with a token, a database
+// URL with its password): whatever the password is, it goes, with the user name. The password
+// runs to the last @ before the path, so one with a raw @ in it goes whole.
+var urlCredentials = regexp.MustCompile(`://[^/\s:@]+:[^/\s]*@`)
+
 // minSecretLen keeps RegisterSecret from turning short, common strings into redactions that
 // would mangle unrelated text.
 const minSecretLen = 8
@@ -53,9 +58,10 @@ func RegisterSecret(s string) {
 	secrets.list = append(secrets.list, s)
 }
 
-// Redact returns s with every GitHub token and every string given to RegisterSecret replaced by
-// "[REDACTED]". Use it on anything that leaves the process: logs, transcripts, PR bodies,
-// comments, error messages that quote git's output.
+// Redact returns s with every GitHub token, every string given to RegisterSecret and the
+// credentials of every URL (user:password@) replaced by "[REDACTED]". It is frognano's one
+// redactor: use it on anything that leaves the process (logs, transcripts, PR bodies, comments,
+// stored errors, error messages that quote git's output). Redacting twice changes nothing.
 func Redact(s string) string {
 	secrets.RLock()
 	for _, secret := range secrets.list {
@@ -67,5 +73,8 @@ func Redact(s string) string {
 	for _, p := range tokenPatterns {
 		s = p.ReplaceAllString(s, Redacted)
 	}
-	return s
+	if !strings.Contains(s, "://") { // most text has no URL; skip the expression
+		return s
+	}
+	return urlCredentials.ReplaceAllString(s, "://"+Redacted+"@")
 }

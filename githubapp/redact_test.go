@@ -29,7 +29,11 @@ func TestRedact(t *testing.T) {
 		{"ghp_" + strings.Repeat("a", 36), Redacted},
 		{"env CANARY=canary-7f3a9c1e!", "env CANARY=" + Redacted + "!"},
 		{"a short word", "a short word"},
-		{"https://x-access-token:" + classicToken + "@github.com/o/r.git", "https://x-access-token:" + Redacted + "@github.com/o/r.git"},
+		{"https://x-access-token:" + classicToken + "@github.com/o/r.git", "https://" + Redacted + "@github.com/o/r.git"},
+		{"clone https://user:hunter2hunter2@ghe.example/o/r failed", "clone https://" + Redacted + "@ghe.example/o/r failed"},
+		{"PostgreSQL at postgres://frognano:s3cret@db:5432/frognano", "PostgreSQL at postgres://" + Redacted + "@db:5432/frognano"},
+		{"postgres://frognano:p@ss@db/frognano", "postgres://" + Redacted + "@db/frognano"},
+		{"https://ghe.example/o/r and a@b:c", "https://ghe.example/o/r and a@b:c"},
 	}
 	for _, tt := range tests {
 		if got := Redact(tt.in); got != tt.want {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 )
@@ -70,8 +71,8 @@ func outcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 		CompletionTokens: res.Leaf.CompletionTokens,
 		// The renderer is the one owner of the limits: it gets the final limit, what we
 		// add and the redaction that githubapp applies, and cuts where it knows how.
-		PRBody:     res.PRBody(runner.Fit{Suffix: fixesLine(spec.Issue), Redact: redact}),
-		Summary:    res.Summary(runner.Fit{Limit: runner.GitHubBodyLimit - statusReserve, Redact: redact}),
+		PRBody:     res.PRBody(runner.Fit{Suffix: fixesLine(spec.Issue), Redact: githubapp.Redact}),
+		Summary:    res.Summary(runner.Fit{Limit: runner.GitHubBodyLimit - statusReserve, Redact: githubapp.Redact}),
 		Headline:   res.Headline(),
 		Trajectory: traj,
 		Report:     res.Markdown(),

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/frognano/frognano/runner"
 )
 
 func TestSanitizeIssueText(t *testing.T) {
@@ -59,7 +61,7 @@ func FuzzSanitizeIssueText(f *testing.F) {
 			t.Fatalf("HTML comment opener survived in %q -> %q", in, out)
 		}
 		for _, r := range out {
-			if invisible(r) || (unicode.Is(unicode.Cf, r)) {
+			if runner.Invisible(r) || (unicode.Is(unicode.Cf, r)) {
 				t.Fatalf("invisible rune %U survived in %q -> %q", r, in, out)
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -41,11 +40,11 @@ type statusView struct {
 // never cuts markdown: should the comment be over the limit, the summary is left out (it
 // is kept with the run) and the comment says so.
 func renderStatus(v statusView) string {
-	if s := redact(composeStatus(v)); utf8.RuneCountInString(s) <= runner.GitHubBodyLimit || v.Summary == "" {
+	if s := githubapp.Redact(composeStatus(v)); utf8.RuneCountInString(s) <= runner.GitHubBodyLimit || v.Summary == "" {
 		return s
 	}
 	v.Summary = fmt.Sprintf("_The summary of this run is too long for a comment; `frognano runs show %d --report` prints it._", v.RunID)
-	return redact(composeStatus(v))
+	return githubapp.Redact(composeStatus(v))
 }
 
 func composeStatus(v statusView) string {
@@ -97,7 +96,7 @@ func renderProgress(p Progress) string {
 			fmt.Fprintf(&b, "\n_and %d more tool calls_\n", len(p.Calls)-i)
 			break
 		}
-		b.WriteString("\n" + runner.RenderCall(c.Tool, c.Arguments, 300, redact))
+		b.WriteString("\n" + runner.RenderCall(c.Tool, c.Arguments, 300, githubapp.Redact))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -105,27 +104,6 @@ func renderProgress(p Progress) string {
 func renderDenied(runID int64, labeler, permission string) string {
 	return fmt.Sprintf("<!-- frognano:run:%d -->\n@%s, frognano only starts for people with write, maintain or admin "+
 		"permission on this repository (yours: %s). No run was started.", runID, labeler, runner.CodeSpan(permission, 20))
-}
-
-// truncate cuts s to at most max bytes at a character boundary, with an ellipsis: for
-// one-line texts with their own limits (a title, a commit subject), never for markdown.
-func truncate(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := max - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-var urlCredentials = regexp.MustCompile(`://[^/\s:@]+:[^/\s@]+@`)
-
-// redact removes GitHub tokens (githubapp.Redact: classic 40-character and newer longer ones,
-// and every registered secret) and URL credentials from text we are about to log, store or post.
-func redact(s string) string {
-	return urlCredentials.ReplaceAllString(githubapp.Redact(s), "://"+githubapp.Redacted+"@")
 }
 
 // statusComment edits the run's one status comment. Progress edits are
@@ -204,7 +182,7 @@ func (s *statusComment) loop(ctx context.Context) {
 			continue
 		}
 		if err := s.repo.EditComment(ctx, s.id, renderStatus(s.view(*p))); err != nil {
-			s.log.WarnContext(ctx, "editing status comment", "error", redact(err.Error()))
+			s.log.WarnContext(ctx, "editing status comment", "error", githubapp.Redact(err.Error()))
 		}
 		last = time.Now()
 	}

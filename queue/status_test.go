@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
@@ -189,7 +190,7 @@ func TestStatusGolden(t *testing.T) {
 			ExitReason: "agent", Steps: 12, Elapsed: 90 * time.Second}, []string{prURL}},
 		{"failed", statusView{RunID: 9, State: StateFailed, Note: "The agent finished without changing any file, so there is no pull request.",
 			ExitReason: "max_turns", Steps: 100, Elapsed: 90 * time.Second,
-			Summary: res.Summary(runner.Fit{Limit: runner.GitHubBodyLimit - statusReserve, Redact: redact})}, nil},
+			Summary: res.Summary(runner.Fit{Limit: runner.GitHubBodyLimit - statusReserve, Redact: githubapp.Redact})}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,7 +232,7 @@ func TestRenderStatusWithinLimit(t *testing.T) {
 	for i := 0; i < 3000; i++ {
 		res.Comparison.StillFailing = append(res.Comparison.StillFailing, strings.Repeat("t", 140))
 	}
-	s := res.Summary(runner.Fit{Limit: runner.GitHubBodyLimit - statusReserve, Redact: redact})
+	s := res.Summary(runner.Fit{Limit: runner.GitHubBodyLimit - statusReserve, Redact: githubapp.Redact})
 	progress := &Progress{Step: 1}
 	for i := 0; i < 20; i++ {
 		progress.Calls = append(progress.Calls, Call{"Bash", `{"command": "` + strings.Repeat("x", 5000) + `"}`})

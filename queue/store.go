@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/frognano/frognano/githubapp"
 )
 
 // Run states, as stored in runs.state.
@@ -145,7 +147,7 @@ func (s store) finish(ctx context.Context, id int64, state, exitReason, errText,
 	tag, err := s.pool.Exec(ctx, `UPDATE runs SET state = $2, finished_at = now(),
 			exit_reason = coalesce(nullif($3, ''), exit_reason), error = nullif($4, ''),
 			pr_url = nullif($5, ''), pr_number = nullif($6, 0)
-		WHERE id = $1 AND state = 'running'`, id, state, cleanText(exitReason), cleanText(redact(errText)), prURL, prNumber)
+		WHERE id = $1 AND state = 'running'`, id, state, cleanText(exitReason), cleanText(githubapp.Redact(errText)), prURL, prNumber)
 	if err != nil {
 		return false, fmt.Errorf("finishing run %d as %s: %w", id, state, err)
 	}
@@ -155,7 +157,7 @@ func (s store) finish(ctx context.Context, id int64, state, exitReason, errText,
 // requeue puts a running run back to queued (a retry or a shutdown).
 func (s store) requeue(ctx context.Context, id int64, errText string) error {
 	return s.exec(ctx, "requeueing run", `UPDATE runs SET state = 'queued', error = nullif($2, '')
-		WHERE id = $1 AND state = 'running'`, id, cleanText(redact(errText)))
+		WHERE id = $1 AND state = 'running'`, id, cleanText(githubapp.Redact(errText)))
 }
 
 // cancel marks an active run cancelled (used when River cancelled the job

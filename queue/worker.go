@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/frognano/frognano/clip"
 	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/githubapp"
 )
@@ -197,9 +198,9 @@ func (a *attempt) do(ctx context.Context) error {
 	}
 	url, number, err := repo.Publish(ctx, githubapp.PublishInput{
 		Dir: dir, BaseSHA: r.BaseSHA, Branch: BranchName(r.Issue), BaseBranch: r.BaseBranch,
-		Title:         truncate("frognano: "+title, 250),
+		Title:         clip.Bytes("frognano: "+title, 250), // one line with its own limit, never markdown
 		Body:          prBody,
-		CommitMessage: fmt.Sprintf("Fix #%d: %s\n\nWritten by frognano run %d.", r.Issue, truncate(title, 200), r.ID),
+		CommitMessage: fmt.Sprintf("Fix #%d: %s\n\nWritten by frognano run %d.", r.Issue, clip.Bytes(title, 200), r.ID),
 		Patch:         r.Patch, IssueNumber: r.Issue,
 	})
 	if err != nil {
@@ -276,7 +277,7 @@ func (a *attempt) finalComment(ctx context.Context, v statusView) {
 		v.ExtraRequests = extra
 	}
 	if err := a.repo.EditComment(ctx, a.run.CommentID, renderStatus(v)); err != nil {
-		a.log.WarnContext(ctx, "editing status comment", "error", redact(err.Error()))
+		a.log.WarnContext(ctx, "editing status comment", "error", githubapp.Redact(err.Error()))
 	}
 }
 
@@ -292,7 +293,7 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 		a.status.close()
 	}
 	r, cause := a.run, context.Cause(ctx)
-	msg := redact(err.Error())
+	msg := githubapp.Redact(err.Error())
 	switch {
 	case errors.Is(err, errRunCancelled) || errors.Is(cause, rivertype.ErrJobCancelledRemotely):
 		a.log.InfoContext(bg, "run cancelled")

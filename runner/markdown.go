@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/frognano/frognano/clip"
 )
 
 // This file owns how untrusted text (what the model wrote, file names, test output, error
@@ -211,11 +213,14 @@ const asciiPunct = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 // cutVisible keeps at most max characters of v (max <= 0: all) without splitting a
 // <U+XXXX> code point, and says how many characters were left out.
 func cutVisible(v string, max int) (string, int) {
-	n := utf8.RuneCountInString(v)
-	if max <= 0 || n <= max {
+	if max <= 0 {
 		return v, 0
 	}
-	head := string([]rune(v)[:max])
+	head, more := clip.Runes(v, max)
+	if more == 0 {
+		return v, 0
+	}
+	n := max + more
 	if i := strings.LastIndex(head, "<U+"); i >= 0 && len(head)-i < 10 && !strings.Contains(head[i:], ">") {
 		head = head[:i]
 	}

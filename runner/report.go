@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/frognano/frognano/clip"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
 )
@@ -480,13 +481,13 @@ func describeExit(reason string) string {
 	return "unknown"
 }
 
-// truncateTail keeps the end of s, where test runners print their summary.
+// truncateTail keeps the end of s, where test runners print their summary: at most n
+// characters, an ellipsis first when it cut.
 func truncateTail(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
+	if tail, more := clip.Tail(s, n-1); more > 1 {
+		return clip.Ellipsis + tail
 	}
-	return "…" + string(r[len(r)-n+1:])
+	return s
 }
 
 func roundDur(d time.Duration) string {

@@ -32,11 +32,7 @@ import (
 
 // Defaults for a run; the command line and the service override them.
 const (
-	DefaultTestTimeout   = 10 * time.Minute
-	DefaultMaxPatchBytes = 1 << 20
-	// maxRawDiffBytes bounds what is read out of the sandbox when taking the diff; past
-	// DefaultMaxPatchBytes the patch is only reported, but its file list is still useful.
-	maxRawDiffBytes = 64 << 20
+	DefaultTestTimeout = 10 * time.Minute
 	// maxTestOutputBytes bounds one test run's captured output.
 	maxTestOutputBytes = 16 << 20
 )
@@ -48,7 +44,7 @@ type Config struct {
 	TestCmd              string        // "" detects it from the checkout; "none" runs no tests
 	TestTimeout          time.Duration // each of the two test runs
 	AllowWorkflowChanges bool
-	MaxPatchBytes        int64
+	MaxPatchBytes        int64 // the patch size limit; 0 means patch.DefaultMaxBytes
 	// Env configures the repository's setup script and the cache of environment images
 	// (runner/env): the agent and both test runs start from the repository's environment.
 	Env env.Config
@@ -63,7 +59,7 @@ func DefaultConfig() Config {
 		Sandbox:       sandbox.DefaultConfig(),
 		Leaf:          leaf.DefaultConfig(),
 		TestTimeout:   DefaultTestTimeout,
-		MaxPatchBytes: DefaultMaxPatchBytes,
+		MaxPatchBytes: patch.DefaultMaxBytes,
 	}
 }
 
@@ -94,7 +90,7 @@ func New(docker *client.Client, cfg Config, log *slog.Logger) *Runner {
 		cfg.TestTimeout = DefaultTestTimeout
 	}
 	if cfg.MaxPatchBytes <= 0 {
-		cfg.MaxPatchBytes = DefaultMaxPatchBytes
+		cfg.MaxPatchBytes = patch.DefaultMaxBytes
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -364,12 +360,12 @@ g read-tree ` + base + `
 g add -A
 g diff --cached --binary --no-color --no-ext-diff --no-textconv --no-renames --full-index --src-prefix=a/ --dst-prefix=b/ ` + base + `
 rm -f "$GIT_INDEX_FILE"`
-	res, err := sb.Exec(ctx, []string{"/bin/bash", "-c", script}, nil, 2*time.Minute, maxRawDiffBytes)
+	res, err := sb.Exec(ctx, []string{"/bin/bash", "-c", script}, nil, 2*time.Minute, patch.MaxInputBytes) // past MaxBytes the patch is only reported, but its file list still counts
 	if err != nil {
 		return nil, err
 	}
 	if res.Truncated {
-		return nil, fmt.Errorf("the diff is larger than %d MiB", maxRawDiffBytes>>20)
+		return nil, fmt.Errorf("the diff is larger than %d MiB", patch.MaxInputBytes>>20)
 	}
 	if res.ExitCode != 0 {
 		return nil, fmt.Errorf("git diff exited %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/frognano/frognano/clip"
 )
 
 // knownTools are Leaf's five tools; any other name the model writes is shown as an
@@ -173,9 +175,9 @@ func (x *render) transcript(room int) string {
 // cutObservation keeps the start of an observation that is too long for the PR body and
 // says how much was left out.
 func cutObservation(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
+	head, more := clip.Runes(s, n)
+	if more == 0 {
 		return s
 	}
-	return string(r[:n]) + fmt.Sprintf("\n[… %d more characters cut to fit GitHub's limit; the full trajectory is kept with the run]", len(r)-n)
+	return head + fmt.Sprintf("\n[… %d more characters cut to fit GitHub's limit; the full trajectory is kept with the run]", more)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+
+	"github.com/frognano/frognano/clip"
 )
 
 // issuesPayload is the part of an `issues` event we use. GitHub signs the
@@ -94,18 +96,12 @@ func (p *issuesPayload) target(needInstallation bool) (target, error) {
 // HookTarget names who sent a delivery, from the headers GitHub sends, so
 // deliveries from two Apps or hooks sharing a GUID space never collide.
 func HookTarget(h http.Header) string {
-	clip := func(s string) string {
-		if len(s) > 64 {
-			return s[:64]
-		}
-		return s
-	}
 	typ, id := h.Get("X-GitHub-Hook-Installation-Target-Type"), h.Get("X-GitHub-Hook-Installation-Target-ID")
 	if typ != "" && id != "" {
-		return clip(typ) + ":" + clip(id)
+		return clip.Prefix(typ, 64) + ":" + clip.Prefix(id, 64)
 	}
 	if id := h.Get("X-GitHub-Hook-ID"); id != "" {
-		return "hook:" + clip(id)
+		return "hook:" + clip.Prefix(id, 64)
 	}
 	return "unknown"
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/frognano/frognano/clip"
 	"github.com/frognano/frognano/queue"
 )
 
@@ -22,8 +23,8 @@ type response struct {
 
 func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 	log := s.cfg.Logger.With(
-		slog.String(queue.AttrDeliveryID, clip(r.Header.Get("X-GitHub-Delivery"), 100)),
-		slog.String("event", clip(r.Header.Get("X-GitHub-Event"), 100)))
+		slog.String(queue.AttrDeliveryID, clip.Prefix(r.Header.Get("X-GitHub-Delivery"), 100)),
+		slog.String("event", clip.Prefix(r.Header.Get("X-GitHub-Event"), 100)))
 	ctx := queue.WithLogger(r.Context(), log)
 
 	res, err := s.webhook(ctx, w, r)
@@ -83,7 +84,7 @@ func (s *Server) webhook(ctx context.Context, w http.ResponseWriter, r *http.Req
 		if err := decode(body, &p); err != nil {
 			return response{}, err
 		}
-		d.Action = clip(p.Action, 100)
+		d.Action = clip.Prefix(p.Action, 100)
 		if p.Installation != nil {
 			d.InstallationID = p.Installation.ID
 		}
@@ -115,7 +116,7 @@ func (s *Server) issues(ctx context.Context, d queue.Delivery, body []byte) (res
 	if err := decode(body, &p); err != nil {
 		return response{}, err
 	}
-	d.Action = clip(p.Action, 100)
+	d.Action = clip.Prefix(p.Action, 100)
 	ours := p.Label != nil && strings.EqualFold(p.Label.Name, s.cfg.Label)
 	ignored := response{Status: "ignored", code: http.StatusAccepted}
 
@@ -177,11 +178,4 @@ func pick(cond bool, yes, no string) string {
 		return yes
 	}
 	return no
-}
-
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }

@@ -276,7 +276,7 @@ func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("PostgreSQL at %s does not answer: %v", redactURL(url), errors.Unwrap(err))
+		return nil, fmt.Errorf("PostgreSQL at %s does not answer: %v", githubapp.Redact(url), errors.Unwrap(err))
 	}
 	return pool, nil
 }
@@ -293,18 +293,6 @@ func safeName(s string) string {
 		return "default"
 	}
 	return string(b)
-}
-
-// redactURL drops the password from a connection URL before it is printed.
-func redactURL(s string) string {
-	if i := strings.Index(s, "://"); i >= 0 {
-		if at := strings.LastIndex(s, "@"); at > i {
-			if c := strings.Index(s[i+3:at], ":"); c >= 0 {
-				return s[:i+3+c] + ":***" + s[at:]
-			}
-		}
-	}
-	return s
 }
 
 func (s *service) readyCheck(ctx context.Context) error {

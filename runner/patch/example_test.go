@@ -13,7 +13,10 @@ func ExampleSanitize() {
 		fmt.Println("refused:", err)
 		return
 	}
-	added, deleted := Stat(res.Files)
+	added, deleted := 0, 0
+	for _, f := range res.Files {
+		added, deleted = added+f.Added, deleted+f.Deleted
+	}
 	fmt.Printf("kept %d file(s), +%d -%d, %d bytes\n", len(res.Files), added, deleted, res.Size)
 	for _, d := range res.Dropped {
 		fmt.Println("dropped", d.Path, "as", d.Reason)

@@ -22,7 +22,7 @@ func (p *parser) textChange(h *header, f *File) error {
 	h.havePlus = true
 	p.next()
 	if !strings.HasPrefix(p.peek(), "@@ ") {
-		return p.errorf("expected a hunk after the file names, got %s", clip(p.peek()))
+		return p.errorf("expected a hunk after the file names, got %s", quote(p.peek()))
 	}
 	for strings.HasPrefix(p.peek(), "@@ ") {
 		if err := p.hunk(f); err != nil {
@@ -48,7 +48,7 @@ func fileLine(line, lead, prefix string) (name string, null bool, err error) {
 	}
 	name, ok = strings.CutPrefix(name, prefix)
 	if !ok || name == "" {
-		return "", false, fmt.Errorf("name %s lacks the %q prefix", clip(rest), prefix)
+		return "", false, fmt.Errorf("name %s lacks the %q prefix", quote(rest), prefix)
 	}
 	return name, false, nil
 }
@@ -100,7 +100,7 @@ func (p *parser) hunk(f *File) error {
 			p.next()
 			continue
 		default:
-			return p.errorf("hunk line %s does not fit the hunk header", clip(line))
+			return p.errorf("hunk line %s does not fit the hunk header", quote(line))
 		}
 		lastContent = true
 		p.next()
@@ -111,15 +111,15 @@ func (p *parser) hunk(f *File) error {
 func hunkHeader(line string) (oldN, newN int, err error) {
 	rest, ok := strings.CutPrefix(line, "@@ -")
 	if !ok {
-		return 0, 0, fmt.Errorf("bad hunk header %s", clip(line))
+		return 0, 0, fmt.Errorf("bad hunk header %s", quote(line))
 	}
 	ranges, _, ok := strings.Cut(rest, " @@")
 	if !ok {
-		return 0, 0, fmt.Errorf("unterminated hunk header %s", clip(line))
+		return 0, 0, fmt.Errorf("unterminated hunk header %s", quote(line))
 	}
 	o, n, ok := strings.Cut(ranges, " +")
 	if !ok {
-		return 0, 0, fmt.Errorf("bad hunk ranges %s", clip(ranges))
+		return 0, 0, fmt.Errorf("bad hunk ranges %s", quote(ranges))
 	}
 	if oldN, err = hunkRange(o); err != nil {
 		return 0, 0, err
@@ -134,14 +134,14 @@ func hunkHeader(line string) (oldN, newN int, err error) {
 func hunkRange(s string) (int, error) {
 	start, count, hasCount := strings.Cut(s, ",")
 	if _, err := atoi(start); err != nil {
-		return 0, fmt.Errorf("bad hunk start %s", clip(s))
+		return 0, fmt.Errorf("bad hunk start %s", quote(s))
 	}
 	if !hasCount {
 		return 1, nil
 	}
 	n, err := atoi(count)
 	if err != nil {
-		return 0, fmt.Errorf("bad hunk count %s", clip(s))
+		return 0, fmt.Errorf("bad hunk count %s", quote(s))
 	}
 	return n, nil
 }
@@ -168,10 +168,10 @@ func (p *parser) binaryChange() error {
 			if part == 1 {
 				return nil // git apply accepts a patch without the reverse part
 			}
-			return p.errorf("expected %q or %q, got %s", "literal N", "delta N", clip(line))
+			return p.errorf("expected %q or %q, got %s", "literal N", "delta N", quote(line))
 		}
 		if _, err := atoi(size); err != nil {
-			return p.errorf("bad binary size %s", clip(size))
+			return p.errorf("bad binary size %s", quote(size))
 		}
 		p.next()
 		lines := 0
@@ -207,14 +207,14 @@ func base85Line(line string) error {
 	case c >= 'a' && c <= 'z':
 		n = int(c-'a') + 27
 	default:
-		return fmt.Errorf("bad binary line length %s", clip(line[:1]))
+		return fmt.Errorf("bad binary line length %s", quote(line[:1]))
 	}
 	if len(line)-1 != (n+3)/4*5 {
 		return fmt.Errorf("binary line has %d characters for %d bytes", len(line)-1, n)
 	}
 	for i := 1; i < len(line); i++ {
 		if !strings.ContainsRune(base85Alphabet, rune(line[i])) {
-			return fmt.Errorf("bad base85 character %s", clip(line[i:i+1]))
+			return fmt.Errorf("bad base85 character %s", quote(line[i:i+1]))
 		}
 	}
 	return nil

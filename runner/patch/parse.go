@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/frognano/frognano/clip"
 )
 
 // File statuses, as git diff's extended headers describe them.
@@ -166,7 +168,7 @@ func (p *parser) file() (File, error) {
 	line := p.peek()
 	rest, ok := strings.CutPrefix(line, "diff --git ")
 	if !ok {
-		return File{}, p.errorf("expected a %q header, got %s", "diff --git", clip(line))
+		return File{}, p.errorf("expected a %q header, got %s", "diff --git", quote(line))
 	}
 	var h header
 	var err error
@@ -202,7 +204,7 @@ func (p *parser) file() (File, error) {
 	case p.eof() || strings.HasPrefix(line, "diff --git "):
 		// A change with no content: mode change, pure rename, empty file.
 	default:
-		return File{}, p.errorf("unexpected line %s", clip(line))
+		return File{}, p.errorf("unexpected line %s", quote(line))
 	}
 	if f.Status == StatusModified && !f.Binary && f.Added == 0 && f.Deleted == 0 && f.OldMode != f.NewMode {
 		f.Status = StatusMode
@@ -383,17 +385,17 @@ func parseMode(s string) (string, error) {
 	case ModeFile, ModeExecutable, ModeSymlink, ModeGitlink:
 		return s, nil
 	}
-	return "", fmt.Errorf("unsupported mode %s", clip(s))
+	return "", fmt.Errorf("unsupported mode %s", quote(s))
 }
 
 func parsePercent(s string) error {
 	n, ok := strings.CutSuffix(s, "%")
 	if !ok {
-		return fmt.Errorf("no %% sign in %s", clip(s))
+		return fmt.Errorf("no %% sign in %s", quote(s))
 	}
 	v, err := strconv.Atoi(n)
 	if err != nil || v < 0 || v > 100 || n != strconv.Itoa(v) {
-		return fmt.Errorf("bad percentage %s", clip(s))
+		return fmt.Errorf("bad percentage %s", quote(s))
 	}
 	return nil
 }
@@ -403,7 +405,7 @@ func parseIndex(s string) (string, error) {
 	ids, mode, hasMode := strings.Cut(s, " ")
 	a, b, ok := strings.Cut(ids, "..")
 	if !ok || !isHex(a) || !isHex(b) {
-		return "", fmt.Errorf("bad object ids %s", clip(ids))
+		return "", fmt.Errorf("bad object ids %s", quote(ids))
 	}
 	if !hasMode {
 		return "", nil
@@ -424,10 +426,8 @@ func isHex(s string) bool {
 	return true
 }
 
-// clip quotes at most 80 bytes of untrusted text for an error message.
-func clip(s string) string {
-	if len(s) > 80 {
-		return strconv.Quote(s[:80]) + "..."
-	}
-	return strconv.Quote(s)
+// quote quotes at most 80 bytes of untrusted text for an error message, never half a
+// character (clip.Bytes).
+func quote(s string) string {
+	return strconv.Quote(clip.Bytes(s, 80))
 }

@@ -240,31 +240,3 @@ func IsTestPath(p string) bool {
 	}
 	return false
 }
-
-// touchesTests returns the files that change or remove a test file that existed
-// before the patch. New test files are what a fix should add, so they are not listed.
-func touchesTests(files []File) []File {
-	var out []File
-	for _, f := range files {
-		if f.Status == StatusAdded || f.Status == StatusCopied || f.OldPath == "" {
-			continue
-		}
-		if IsTestPath(f.OldPath) {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// TouchesTests returns the files of the patch that edit, delete, rename or change
-// the mode of an existing test file.
-func (p *Patch) TouchesTests() []File { return touchesTests(p.Files) }
-
-// Stat sums the added and deleted text lines of files.
-func Stat(files []File) (added, deleted int) {
-	for _, f := range files {
-		added += f.Added
-		deleted += f.Deleted
-	}
-	return added, deleted
-}

@@ -5,12 +5,15 @@ import (
 	"strings"
 )
 
-// DefaultMaxBytes is the largest filtered patch Sanitize hands back (1 MiB).
+// DefaultMaxBytes is the largest filtered patch Sanitize hands back (1 MiB) unless
+// Options.MaxBytes says otherwise: the one patch size limit, which the runner applies and
+// reports.
 const DefaultMaxBytes = 1 << 20
 
-// DefaultMaxInputBytes is the largest raw diff Sanitize will parse (64 MiB). Litter
-// such as node_modules can make the raw diff much larger than what is kept.
-const DefaultMaxInputBytes = 64 << 20
+// MaxInputBytes is the largest raw diff Sanitize will parse (64 MiB), and so the most the
+// runner reads out of the sandbox when it takes the diff. Litter such as node_modules can
+// make the raw diff much larger than what is kept.
+const MaxInputBytes = 64 << 20
 
 // Reasons a file is dropped from the patch; the rest of the patch is kept.
 const (
@@ -25,8 +28,6 @@ type Options struct {
 	AllowWorkflowChanges bool
 	// MaxBytes caps the filtered patch; 0 means DefaultMaxBytes.
 	MaxBytes int64
-	// MaxInputBytes caps the raw diff; 0 means DefaultMaxInputBytes.
-	MaxInputBytes int64
 	// BaseSymlink reports whether path is a symlink in the base commit, and its
 	// target. A pure rename or copy carries no mode in git's output, and moving a
 	// relative symlink can make it escape, so Sanitize asks the caller (who reads the
@@ -61,10 +62,6 @@ type Result struct {
 	Size     int64
 }
 
-// TouchesTests returns the kept files that edit, delete, rename or change the mode of
-// an existing test file.
-func (r *Result) TouchesTests() []File { return touchesTests(r.Files) }
-
 // RefusedError is returned when a file of the patch could write outside the working
 // tree. The whole patch is refused: such a path is never the by-product of an honest
 // fix, so it signals tampering, and keeping the rest would hide that.
@@ -80,7 +77,7 @@ func (e *RefusedError) Error() string {
 			fmt.Fprintf(&b, " (and %d more)", len(e.Rejected)-5)
 			break
 		}
-		fmt.Fprintf(&b, " %s (%s);", clip(r.Path), r.Reason)
+		fmt.Fprintf(&b, " %s (%s);", quote(r.Path), r.Reason)
 	}
 	return strings.TrimSuffix(b.String(), ";")
 }
@@ -104,11 +101,8 @@ func Sanitize(diff []byte, opt Options) (*Result, error) {
 	if opt.MaxBytes <= 0 {
 		opt.MaxBytes = DefaultMaxBytes
 	}
-	if opt.MaxInputBytes <= 0 {
-		opt.MaxInputBytes = DefaultMaxInputBytes
-	}
-	if int64(len(diff)) > opt.MaxInputBytes {
-		return nil, fmt.Errorf("sanitizing patch: raw diff is %d bytes, over the %d-byte limit", len(diff), opt.MaxInputBytes)
+	if len(diff) > MaxInputBytes {
+		return nil, fmt.Errorf("sanitizing patch: raw diff is %d bytes, over the %d-byte limit", len(diff), MaxInputBytes)
 	}
 	p, err := Parse(diff)
 	if err != nil {

@@ -346,11 +346,11 @@ func makeDirectiveSigned(hs []hunk, sign byte) string {
 			word, _, _ := strings.Cut(strings.TrimSpace(body), " ")
 			switch word {
 			case "include", "-include", "sinclude", "export", "unexport", "override", "define", "endef", "vpath", "undefine":
-				return clip(strings.TrimSpace(body))
+				return quote(strings.TrimSpace(body))
 			}
 			if i := strings.IndexByte(body, '='); i > 0 {
 				if _, isRule := makeTarget(body); !isRule || strings.Contains(body[:i], ":") {
-					return clip(strings.TrimSpace(body))
+					return quote(strings.TrimSpace(body))
 				}
 			}
 		}

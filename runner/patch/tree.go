@@ -41,7 +41,7 @@ func HostGit(dir string) Git {
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			return out, fmt.Errorf("git %s: %w: %s", args[0], err, clip(strings.TrimSpace(stderr.String())))
+			return out, fmt.Errorf("git %s: %w: %s", args[0], err, quote(strings.TrimSpace(stderr.String())))
 		}
 		return out, nil
 	}
@@ -79,7 +79,7 @@ func ApplyToBase(ctx context.Context, git Git, base string, diff []byte, opt Opt
 		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + strings.TrimSpace(string(objects)),
 	}
 	if _, err := git(ctx, env, nil, "read-tree", base); err != nil {
-		return "", fmt.Errorf("reading the base commit %s: %w", clip(base), err)
+		return "", fmt.Errorf("reading the base commit %s: %w", quote(base), err)
 	}
 	if _, err := git(ctx, env, diff, "apply", "--cached", "--binary", "--whitespace=nowarn", "-"); err != nil {
 		if ctx.Err() != nil {
@@ -179,7 +179,7 @@ func parseRawDiff(out []byte) ([]TreeChange, error) {
 		}
 		parts := strings.Fields(strings.TrimPrefix(meta, ":"))
 		if !strings.HasPrefix(meta, ":") || len(parts) != 5 || i+1 >= len(fields) {
-			return nil, fmt.Errorf("unexpected diff-tree entry %q", clip(meta))
+			return nil, fmt.Errorf("unexpected diff-tree entry %s", quote(meta))
 		}
 		i++
 		changes = append(changes, TreeChange{OldMode: parts[0], NewMode: parts[1], NewObject: parts[3], Path: string(fields[i])})
@@ -221,7 +221,7 @@ func treeLinks(ctx context.Context, git Git, env []string, tree string) (map[str
 		var oid, typ string
 		var size int
 		if _, err := fmt.Sscanf(string(data[:nl]), "%s %s %d", &oid, &typ, &size); err != nil || oid != oids[i] || nl+1+size+1 > len(data) {
-			return nil, fmt.Errorf("reading symlink targets: unexpected cat-file header %q", clip(string(data[:nl])))
+			return nil, fmt.Errorf("reading symlink targets: unexpected cat-file header %s", quote(string(data[:nl])))
 		}
 		links[p] = string(data[nl+1 : nl+1+size])
 		data = data[nl+1+size+1:]
