@@ -42,6 +42,10 @@ type Result struct {
 	Comparison  *verify.Comparison
 
 	Notes []string // facts a reviewer must know (patch refused, OOM, ...)
+
+	// Attempts is every attempt of a run of several (RunAttempts), this one among them;
+	// nil for a run of one.
+	Attempts *AttemptSet
 }
 
 // PatchBytes returns the usable patch, or nil when there is none (empty, refused, or too large).

@@ -74,6 +74,10 @@ type Spec struct {
 	// OnSetup, when set, receives each line of the setup script's output (redacted) while the
 	// environment is built.
 	OnSetup func(line string)
+
+	// attempt is set when the run is one attempt of RunAttempts: its own model settings and
+	// the before-run it shares with the other attempts (attempts.go).
+	attempt *attemptSpec
 }
 
 // Runner runs agents. It is safe for concurrent use by several runs.
@@ -212,13 +216,15 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 		before.Add(1)
 		go func() {
 			defer before.Done()
-			res.TestsBefore = r.runTests(ctx, sbCfg, spec, "tests-before", testCmd, nil)
+			res.TestsBefore = spec.attempt.testsBefore(func(ctx context.Context) *TestRun {
+				return r.runTests(ctx, sbCfg, spec, "tests-before", testCmd, nil)
+			}, ctx)
 		}()
 	}
 	defer before.Wait()
 
 	log.Info("agent loop starting", "model", r.cfg.Leaf.Model, "test_cmd", testCmd)
-	res.Leaf = leaf.Run(ctx, r.cfg.Leaf, task, sb, onStep)
+	res.Leaf = leaf.Run(ctx, spec.attempt.leafConfig(r.cfg.Leaf), task, sb, onStep)
 	if res.Leaf.ExitReason == leaf.ExitToolError && sb.OOMKilled(context.WithoutCancel(ctx)) {
 		res.Notes = append(res.Notes, "The sandbox ran out of memory and was killed (OOM).")
 	}

@@ -1,0 +1,201 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/frognano/frognano/runner/leaf"
+)
+
+// Attempts: limits of one run's attempts.
+const (
+	// DefaultMaxAttempts caps FROGNANO_ATTEMPTS and --attempts unless the operator sets
+	// FROGNANO_MAX_ATTEMPTS.
+	DefaultMaxAttempts = 8
+)
+
+// AttemptOptions configures RunAttempts.
+type AttemptOptions struct {
+	// N is how many independent attempts to run; <= 1 is one (exactly Run).
+	N int
+	// StopEarly cancels the other attempts as soon as one is verified as fixing every test
+	// that failed before and breaking none (off by default).
+	StopEarly bool
+	// Leaf, when set, returns attempt k's model settings (k from 1) from the runner's; tests
+	// use it to give each attempt its own scripted server.
+	Leaf func(k int, base leaf.Config) leaf.Config
+	// OnStep receives each step of attempt k.
+	OnStep func(k int, s leaf.Step)
+	// Slots, when set, bounds the attempts whose sandboxes exist at once across every run
+	// that shares it (FROGNANO_MAX_SANDBOXES): an attempt holds one slot from its agent
+	// sandbox to the end of its after-run.
+	Slots *Slots
+}
+
+// Attempt is one attempt of a run.
+type Attempt struct {
+	K      int     // from 1
+	Result *Result // nil when the attempt could not be carried out (Err)
+	Err    error
+}
+
+// AttemptSet is every attempt of a run, in attempt order, and which one was chosen.
+type AttemptSet struct {
+	Attempts []Attempt
+	Chosen   int    // index into Attempts
+	Order    []int  // indexes into Attempts, best first
+	Why      string // one line: why the chosen attempt won
+}
+
+// attemptSpec is what makes a Run one attempt among several.
+type attemptSpec struct {
+	leaf   leaf.Config
+	before *sharedBefore
+}
+
+func (a *attemptSpec) leafConfig(def leaf.Config) leaf.Config {
+	if a == nil {
+		return def
+	}
+	return a.leaf
+}
+
+// testsBefore runs the before-run, or, for an attempt, waits for the one run shared by all
+// the attempts (started by whichever attempt gets there first, under the run's context, so
+// an attempt stopped early does not cut it short).
+func (a *attemptSpec) testsBefore(run func(context.Context) *TestRun, ctx context.Context) *TestRun {
+	if a == nil || a.before == nil {
+		return run(ctx)
+	}
+	return a.before.get(run)
+}
+
+type sharedBefore struct {
+	ctx  context.Context
+	once sync.Once
+	res  *TestRun
+}
+
+func (s *sharedBefore) get(run func(context.Context) *TestRun) *TestRun {
+	s.once.Do(func() { s.res = run(s.ctx) })
+	return s.res
+}
+
+// RunAttempts runs opt.N independent attempts at spec, each a whole Run in sandboxes of its
+// own from the same checkout and environment, concurrently; the before-run is shared and
+// each attempt is verified by its own after-run. It returns the chosen attempt's Result with
+// Attempts set (the ranking of select.go). With N <= 1 and no Leaf override it is Run.
+// Every sandbox of every attempt is removed before it returns, cancellation included. The
+// error is non-nil only when no attempt could be carried out.
+func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions) (*Result, error) {
+	step := func(k int) func(leaf.Step) {
+		if opt.OnStep == nil {
+			return nil
+		}
+		return func(s leaf.Step) { opt.OnStep(k, s) }
+	}
+	if opt.N <= 1 && opt.Leaf == nil && opt.Slots == nil {
+		return r.Run(ctx, spec, step(1))
+	}
+	n := max(opt.N, 1)
+	if spec.RunID == "" {
+		spec.RunID = fmt.Sprintf("local-%d", time.Now().UnixNano())
+	}
+	attCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	shared := &sharedBefore{ctx: ctx}
+	set := &AttemptSet{Attempts: make([]Attempt, n)}
+	var wg sync.WaitGroup
+	for i := range n {
+		k := i + 1
+		a := spec
+		a.RunID = fmt.Sprintf("%s-a%d", spec.RunID, k)
+		lc := r.cfg.Leaf
+		if opt.Leaf != nil {
+			lc = opt.Leaf(k, lc)
+		}
+		a.attempt = &attemptSpec{leaf: lc, before: shared}
+		if k > 1 {
+			a.OnSetup = nil // the environment is prepared once; its log shows once
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			set.Attempts[i].K = k
+			if err := opt.Slots.acquire(attCtx); err != nil {
+				set.Attempts[i].Err = err
+				return
+			}
+			defer opt.Slots.release()
+			res, err := r.Run(attCtx, a, step(k))
+			set.Attempts[i].Result, set.Attempts[i].Err = res, err
+			if opt.StopEarly && err == nil && scoreOf(k, res).fixesAll {
+				stop()
+			}
+		}()
+	}
+	wg.Wait()
+
+	results := make([]*Result, n)
+	var errs []error
+	for i, at := range set.Attempts {
+		results[i] = at.Result
+		if at.Err != nil {
+			errs = append(errs, fmt.Errorf("attempt %d: %w", at.K, at.Err))
+		}
+	}
+	if len(errs) == n {
+		// Nothing ran: the first attempt's error says why (a setup error stays one).
+		return nil, set.Attempts[0].Err
+	}
+	set.Order, set.Why = rank(results)
+	set.Chosen = set.Order[0]
+	for _, i := range set.Order {
+		if results[i] != nil {
+			set.Chosen = i
+			break
+		}
+	}
+	chosen := results[set.Chosen]
+	if ctx.Err() != nil {
+		chosen.Cancelled = true
+	}
+	chosen.Attempts = set
+	if len(errs) > 0 {
+		chosen.Notes = append(chosen.Notes, errors.Join(errs...).Error())
+	}
+	return chosen, nil
+}
+
+// Slots bounds how many attempts hold sandboxes at once, across every run that shares it.
+// A nil *Slots bounds nothing.
+type Slots struct{ c chan struct{} }
+
+// NewSlots returns n slots; n <= 0 returns nil (no bound).
+func NewSlots(n int) *Slots {
+	if n <= 0 {
+		return nil
+	}
+	return &Slots{c: make(chan struct{}, n)}
+}
+
+func (s *Slots) acquire(ctx context.Context) error {
+	if s == nil {
+		return nil
+	}
+	select {
+	case s.c <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Slots) release() {
+	if s != nil {
+		<-s.c
+	}
+}
