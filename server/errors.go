@@ -12,11 +12,12 @@ var (
 	ErrUnauthorized = errors.New("invalid or missing webhook signature")
 	ErrBadRequest   = errors.New("malformed webhook delivery")
 	ErrTooLarge     = errors.New("webhook body too large")
-	ErrUnavailable  = errors.New("service temporarily unavailable")
 )
 
-// statusOf is the ONE place errors become HTTP statuses. Anything it does not
-// recognise is a 500, so GitHub (or an operator) can redeliver.
+// statusOf is the ONE place errors become HTTP statuses. A failure worth retrying
+// (fault.IsTransient: the database restarting, a lost connection) is a 503;
+// anything else it does not recognise is a 500, so GitHub (or an operator) can
+// redeliver.
 func statusOf(err error) int {
 	switch {
 	case errors.Is(err, ErrUnauthorized):
@@ -25,7 +26,7 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, ErrTooLarge):
 		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, ErrUnavailable), fault.IsTransient(err):
+	case fault.IsTransient(err):
 		return http.StatusServiceUnavailable
 	default:
 		return http.StatusInternalServerError
@@ -42,7 +43,7 @@ func publicMessage(status int) string {
 	case http.StatusRequestEntityTooLarge:
 		return ErrTooLarge.Error()
 	case http.StatusServiceUnavailable:
-		return ErrUnavailable.Error()
+		return "service temporarily unavailable"
 	default:
 		return "internal error; the delivery was not accepted, redeliver it"
 	}

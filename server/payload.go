@@ -14,8 +14,7 @@ import (
 type issuesPayload struct {
 	Action string `json:"action"`
 	Issue  *struct {
-		Number int    `json:"number"`
-		State  string `json:"state"`
+		Number int `json:"number"`
 	} `json:"issue"`
 	Label *struct {
 		Name string `json:"name"`

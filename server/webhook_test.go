@@ -429,7 +429,6 @@ func TestStatusOf(t *testing.T) {
 		{ErrUnauthorized, 401},
 		{ErrBadRequest, 400},
 		{ErrTooLarge, 413},
-		{ErrUnavailable, 503},
 		{fault.Transient(errors.New("connection reset")), 503},
 		{errors.New("boom"), 500},
 	}

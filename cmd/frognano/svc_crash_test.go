@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/client"
+	cerrdefs "github.com/containerd/errdefs"
 )
 
 // TestServiceResumesARunAfterACrash kills a real `frognano serve` process (SIGKILL, no
@@ -86,7 +86,7 @@ func TestServiceResumesARunAfterACrash(t *testing.T) {
 	}
 	// 3. The restart: the orphan is removed before any work is taken.
 	e.start()
-	if _, err := e.docker.ContainerInspect(ctx, orphan); !client.IsErrNotFound(err) {
+	if _, err := e.docker.ContainerInspect(ctx, orphan); !cerrdefs.IsNotFound(err) {
 		t.Errorf("the orphan sandbox %s survived the restart (inspect: %v)", orphan[:12], err)
 	}
 

@@ -18,14 +18,6 @@ func public(files []File) []File {
 	return out
 }
 
-func paths(files []File) []string {
-	var out []string
-	for _, f := range files {
-		out = append(out, f.Path())
-	}
-	return out
-}
-
 // TestRealGit produces diffs with the real git CLI, parses and sanitizes them, and
 // applies the filtered patch in a clean clone of the base commit.
 func TestRealGit(t *testing.T) {

@@ -33,6 +33,11 @@ type Options struct {
 	// relative symlink can make it escape, so Sanitize asks the caller (who reads the
 	// host's clean clone, e.g. `git ls-tree BASE -- path`). When nil, such renames and
 	// copies refuse the patch.
+	//
+	// The runner never sets it: it takes the diff with --no-renames, so a rename in a
+	// run's diff can only be forged, and nil refuses it. It stays for a caller that
+	// takes diffs with rename detection; the real-git tests do, to show that moving a
+	// symlink cannot make it escape.
 	BaseSymlink func(path string) (target string, isLink bool)
 }
 

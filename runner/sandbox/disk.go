@@ -10,11 +10,11 @@ import (
 	"sync"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/network"
-	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 )
 
@@ -300,7 +300,7 @@ func (s *Sandbox) closeWatcher(ctx context.Context, w *diskWatcher) error {
 	var err error
 	if w.id != "" {
 		err = s.docker.ContainerRemove(ctx, w.id, container.RemoveOptions{Force: true})
-		if err != nil && !client.IsErrNotFound(err) {
+		if err != nil && !cerrdefs.IsNotFound(err) {
 			err = fmt.Errorf("removing the disk watcher of %s: %w", s.name, err)
 		} else {
 			err = nil

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/client"
 
 	"github.com/frognano/frognano/runner/sandbox"
 )
@@ -19,11 +19,11 @@ import (
 func requireGone(t *testing.T, id string, volumes []string) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := docker.ContainerInspect(ctx, id); !client.IsErrNotFound(err) {
+	if _, err := docker.ContainerInspect(ctx, id); !cerrdefs.IsNotFound(err) {
 		t.Errorf("container %s still exists (inspect err %v)", id, err)
 	}
 	for _, v := range volumes {
-		if _, err := docker.VolumeInspect(ctx, v); !client.IsErrNotFound(err) {
+		if _, err := docker.VolumeInspect(ctx, v); !cerrdefs.IsNotFound(err) {
 			t.Errorf("volume %s still exists (inspect err %v)", v, err)
 		}
 	}

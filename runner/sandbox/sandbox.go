@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
@@ -326,7 +327,7 @@ func create(ctx context.Context, docker *client.Client, cfg Config, runID, purpo
 	created, err := docker.ContainerCreate(createCtx, ccfg, hcfg, nil, nil, name)
 	cancel()
 	if err != nil {
-		if client.IsErrNotFound(err) {
+		if cerrdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("creating sandbox container: image %q is missing (build it with deploy/sandbox/build-offline.sh): %w", cfg.Image, err)
 		}
 		return nil, fmt.Errorf("creating sandbox container: %w", err)
@@ -370,12 +371,12 @@ func (s *Sandbox) Close() error {
 		errs = append(errs, s.closeWatcher(ctx, s.watch))
 	}
 	err := s.docker.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !client.IsErrNotFound(err) {
+	if err != nil && !cerrdefs.IsNotFound(err) {
 		errs = append(errs, fmt.Errorf("removing sandbox container %s: %w", s.name, err))
 	}
 	if s.watch != nil && s.watch.volume != "" {
 		// Normally gone with the container; this catches the case where the watcher held it.
-		if err := s.docker.VolumeRemove(ctx, s.watch.volume, true); err != nil && !client.IsErrNotFound(err) {
+		if err := s.docker.VolumeRemove(ctx, s.watch.volume, true); err != nil && !cerrdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("removing the workspace volume of %s: %w", s.name, err))
 		}
 	}
@@ -454,7 +455,7 @@ func prune(ctx context.Context, docker *client.Client, args filters.Args, remove
 				if !watchers {
 					removed++
 				}
-			case client.IsErrNotFound(err):
+			case cerrdefs.IsNotFound(err):
 				// Removed by its own Close meanwhile.
 			default:
 				errs = append(errs, fmt.Errorf("removing sandbox container %s: %w", c.ID, err))
