@@ -78,6 +78,7 @@ func (r *Result) Markdown() string {
 	x.writeOutcome(&b)
 	x.writeTests(&b)
 	x.writeFiles(&b)
+	x.writeAttempts(&b, attemptRoom[0])
 	x.writeFacts(&b)
 	x.writeEnvironment(&b)
 	return b.String()
@@ -102,6 +103,7 @@ func (r *Result) PRBody(fit Fit) string {
 		x.writeOutcome(&b)
 		x.writeTests(&b)
 		x.writeFiles(&b)
+		x.writeAttempts(&b, attemptRoom[level])
 		x.writeFacts(&b)
 		head := b.String()
 		room := limit - runeLen(head) - runeLen(transcriptOpen) - runeLen(transcriptClose) - runeLen(fit.Suffix)
@@ -139,6 +141,7 @@ func (r *Result) Summary(fit Fit) string {
 		x.writeOutcome(&b)
 		x.writeTests(&b)
 		x.writeFiles(&b)
+		x.writeAttempts(&b, 0)
 		x.writeFacts(&b)
 		s := x.redact(b.String() + fit.Suffix)
 		if runeLen(s) <= limit {
