@@ -106,6 +106,20 @@ func (c *Client) remote() string {
 // host, with a fresh installation token that git gets through its environment only. It returns the
 // commit checked out and the branch's name. It fails if the token ended up in .git/config.
 func (c *Client) Clone(ctx context.Context, dir string) (headSHA, defaultBranch string, err error) {
+	return c.clone(ctx, dir, "")
+}
+
+// CloneBranch is Clone of branch (a pull request's head) instead of the default branch. It
+// returns the branch's head commit.
+func (c *Client) CloneBranch(ctx context.Context, dir, branch string) (headSHA string, err error) {
+	if !validBranch(branch) {
+		return "", fault.Permanent(fmt.Errorf("cloning %s/%s: branch %q is not a valid branch name", c.owner, c.repo, branch))
+	}
+	headSHA, _, err = c.clone(ctx, dir, branch)
+	return headSHA, err
+}
+
+func (c *Client) clone(ctx context.Context, dir, branch string) (headSHA, defaultBranch string, err error) {
 	dir, err = filepath.Abs(dir)
 	if err != nil {
 		return "", "", fmt.Errorf("cloning %s/%s: %w", c.owner, c.repo, err)
@@ -116,7 +130,7 @@ func (c *Client) Clone(ctx context.Context, dir string) (headSHA, defaultBranch 
 	}
 	start := time.Now()
 	if _, err := c.git(ctx, gitRun{
-		args:  []string{"clone", "--no-tags", "--single-branch", "--quiet", "--", c.remote(), dir},
+		args:  cloneArgs(branch, c.remote(), dir),
 		token: tok,
 	}); err != nil {
 		return "", "", fault.Transient(fmt.Errorf("cloning %s/%s: %w", c.owner, c.repo, err))
@@ -132,6 +146,14 @@ func (c *Client) Clone(ctx context.Context, dir string) (headSHA, defaultBranch 
 	}
 	c.log.InfoContext(ctx, "cloned repository", "head", headSHA, "branch", defaultBranch, "elapsed", time.Since(start))
 	return headSHA, defaultBranch, nil
+}
+
+func cloneArgs(branch, remote, dir string) []string {
+	args := []string{"clone", "--no-tags", "--single-branch", "--quiet"}
+	if branch != "" {
+		args = append(args, "--branch", branch)
+	}
+	return append(args, "--", remote, dir)
 }
 
 // checkNoToken is a tripwire: if a future change (or a git version) ever persisted the token,

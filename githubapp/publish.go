@@ -28,7 +28,18 @@ type PublishInput struct {
 	CommitMessage string // default: Title; "#<IssueNumber>" is added when missing
 	Patch         []byte // already sanitized by the caller; applied with `git apply --cached`
 	IssueNumber   int
+	// FastForward pushes without force: the commit's parent is BaseSHA, and when Branch
+	// no longer points there (someone pushed meanwhile) the push is refused with
+	// ErrBranchMoved instead of overwriting their commits. Follow-up runs set it.
+	FastForward bool
+	// Check, when set and the App may write checks (Config.ChecksWrite), is reported on the
+	// pushed commit once the pull request exists. A failure to report it is logged: the
+	// pull request is what counts.
+	Check *CheckRun
 }
+
+// ErrBranchMoved: a fast-forward push was refused because the branch moved since BaseSHA.
+var ErrBranchMoved = errors.New("the branch moved since the run started")
 
 var shaPattern = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 
@@ -49,17 +60,25 @@ func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, err
 	if err != nil {
 		return "", 0, mark(fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err))
 	}
-	if _, err := c.git(ctx, gitRun{
-		dir:   in.Dir,
-		args:  []string{"push", "--force", "--no-verify", "--porcelain", "--", c.remote(), commit + ":refs/heads/" + in.Branch},
-		token: tok,
-	}); err != nil {
+	push := []string{"push", "--force", "--no-verify", "--porcelain", "--", c.remote(), commit + ":refs/heads/" + in.Branch}
+	if in.FastForward {
+		push = []string{"push", "--no-verify", "--", c.remote(), commit + ":refs/heads/" + in.Branch}
+	}
+	if _, err := c.git(ctx, gitRun{dir: in.Dir, args: push, token: tok}); err != nil {
+		if in.FastForward && strings.Contains(err.Error(), "[rejected]") {
+			return "", 0, fault.Permanent(fmt.Errorf("pushing %s to %s/%s: %w", in.Branch, c.owner, c.repo, ErrBranchMoved))
+		}
 		return "", 0, fault.Transient(fmt.Errorf("pushing %s to %s/%s: %w", in.Branch, c.owner, c.repo, err))
 	}
 	c.log.InfoContext(ctx, "pushed branch", "branch", in.Branch, "commit", commit)
 	pr, err := c.upsertPR(ctx, in)
 	if err != nil {
 		return "", 0, mark(fmt.Errorf("publishing pull request for %s on %s/%s: %w", in.Branch, c.owner, c.repo, err))
+	}
+	if in.Check != nil && c.app.cfg.ChecksWrite {
+		if _, err := c.CreateCheckRun(ctx, commit, *in.Check); err != nil {
+			c.log.WarnContext(ctx, "reporting the check run", "commit", commit, "error", Redact(err.Error()))
+		}
 	}
 	return pr.GetHTMLURL(), pr.GetNumber(), nil
 }
