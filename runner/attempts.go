@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -29,6 +30,9 @@ type AttemptOptions struct {
 	Leaf func(k int, base leaf.Config) leaf.Config
 	// OnStep receives each step of attempt k.
 	OnStep func(k int, s leaf.Step)
+	// ModelLimiter, when set, bounds the model requests in flight across every run that
+	// shares it (FROGNANO_MODEL_CONCURRENCY).
+	ModelLimiter *leaf.Limiter
 	// Slots, when set, bounds the attempts whose sandboxes exist at once across every run
 	// that shares it (FROGNANO_MAX_SANDBOXES): an attempt holds one slot from its agent
 	// sandbox to the end of its after-run.
@@ -87,7 +91,7 @@ func (s *sharedBefore) get(run func(context.Context) *TestRun) *TestRun {
 // RunAttempts runs opt.N independent attempts at spec, each a whole Run in sandboxes of its
 // own from the same checkout and environment, concurrently; the before-run is shared and
 // each attempt is verified by its own after-run. It returns the chosen attempt's Result with
-// Attempts set (the ranking of select.go). With N <= 1 and no Leaf override it is Run.
+// Attempts set (the ranking of select.go). With N <= 1 it is Run (Attempts nil).
 // Every sandbox of every attempt is removed before it returns, cancellation included. The
 // error is non-nil only when no attempt could be carried out.
 func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions) (*Result, error) {
@@ -97,10 +101,33 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 		}
 		return func(s leaf.Step) { opt.OnStep(k, s) }
 	}
-	if opt.N <= 1 && opt.Leaf == nil && opt.Slots == nil {
+	leafFor := func(k int) leaf.Config {
+		lc := r.cfg.Leaf
+		if opt.Leaf != nil {
+			lc = opt.Leaf(k, lc)
+		}
+		if opt.ModelLimiter != nil {
+			hc := lc.HTTPClient
+			if hc == nil {
+				hc = &http.Client{Timeout: lc.RequestTimeout}
+				if lc.RequestTimeout <= 0 {
+					hc.Timeout = leaf.DefaultRequestTimeout
+				}
+			}
+			lc.HTTPClient = opt.ModelLimiter.Client(hc)
+		}
+		return lc
+	}
+	if opt.N <= 1 {
+		// One attempt is a plain run: its own before-run, its run id unchanged.
+		if err := opt.Slots.acquire(ctx); err != nil {
+			return nil, err
+		}
+		defer opt.Slots.release()
+		spec.attempt = &attemptSpec{leaf: leafFor(1)}
 		return r.Run(ctx, spec, step(1))
 	}
-	n := max(opt.N, 1)
+	n := opt.N
 	if spec.RunID == "" {
 		spec.RunID = fmt.Sprintf("local-%d", time.Now().UnixNano())
 	}
@@ -113,11 +140,7 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 		k := i + 1
 		a := spec
 		a.RunID = fmt.Sprintf("%s-a%d", spec.RunID, k)
-		lc := r.cfg.Leaf
-		if opt.Leaf != nil {
-			lc = opt.Leaf(k, lc)
-		}
-		a.attempt = &attemptSpec{leaf: lc, before: shared}
+		a.attempt = &attemptSpec{leaf: leafFor(k), before: shared}
 		if k > 1 {
 			a.OnSetup = nil // the environment is prepared once; its log shows once
 		}
@@ -198,4 +221,12 @@ func (s *Slots) release() {
 	if s != nil {
 		<-s.c
 	}
+}
+
+// RunAll runs spec with the runner's own attempt settings (Config.Attempts): one attempt is
+// Run, several are RunAttempts. onStep receives each step with its attempt's number.
+func (r *Runner) RunAll(ctx context.Context, spec Spec, onStep func(k int, s leaf.Step)) (*Result, error) {
+	opt := r.cfg.Attempts
+	opt.OnStep = onStep
+	return r.RunAttempts(ctx, spec, opt)
 }

@@ -51,6 +51,9 @@ type Config struct {
 	// Images maps repositories to base sandbox images (FROGNANO_SANDBOX_IMAGES); a run whose
 	// Spec.Repo matches no rule, or has none (`frognano run`), uses Sandbox.Image.
 	Images env.ImageMap
+	// Attempts configures RunAll: how many attempts each run makes (FROGNANO_ATTEMPTS), the
+	// process-wide model and sandbox limits they share (attempts.go).
+	Attempts AttemptOptions
 }
 
 // DefaultConfig returns the defaults the issue and docs/leaf-protocol.md name.
