@@ -1,0 +1,6 @@
+from slugkit import slugify
+
+
+def anchor(title):
+    """The link anchor of a section title: '#' and the title's slug."""
+    return "#" + slugify(title)[:-1]
