@@ -254,7 +254,7 @@ func bigResult() *runner.Result {
 			Observations: []leaf.Observation{{Tool: "Bash", Observation: out}}})
 	}
 	return &runner.Result{RunID: "run-1", Model: "m", BaseCommit: "abc", Leaf: lr,
-		Patch: &patch.Result{Patch: []byte("diff"), Files: []patch.File{{OldPath: "a.go", NewPath: "a.go", Status: "modified", Added: 1, Deleted: 1}}}}
+		Patch: &patch.Checked{Diff: []byte("diff"), Files: []patch.File{{OldPath: "a.go", NewPath: "a.go", Status: "modified", Added: 1, Deleted: 1}}}}
 }
 
 // The body the renderer made is the body GitHub gets: no second cut drops the closing

@@ -239,10 +239,10 @@ func (x *render) writeOutcome(b *strings.Builder) {
 		b.WriteString("- Patch: none\n")
 	case r.Patch.TooLarge:
 		fmt.Fprintf(b, "- Patch: %d bytes, over the %d-byte limit; reported, not usable\n", r.Patch.Size, r.patchLimit())
-	case len(r.Patch.Patch) == 0:
+	case len(r.Patch.Diff) == 0:
 		b.WriteString("- Patch: empty (the agent changed no file)\n")
 	default:
-		fmt.Fprintf(b, "- Patch: %d file(s), %d bytes\n", len(r.Patch.Files), len(r.Patch.Patch))
+		fmt.Fprintf(b, "- Patch: %d file(s), %d bytes\n", len(r.Patch.Files), len(r.Patch.Diff))
 	}
 	for i, n := range r.Notes {
 		if i == x.d.notes {

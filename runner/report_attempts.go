@@ -80,8 +80,8 @@ func patchCell(r *Result) string {
 		return "none"
 	case r.Patch.TooLarge:
 		return fmt.Sprintf("%d bytes, too large", r.Patch.Size)
-	case len(r.Patch.Patch) == 0:
+	case len(r.Patch.Diff) == 0:
 		return "empty"
 	}
-	return fmt.Sprintf("%d file(s), %d bytes", len(r.Patch.Files), len(r.Patch.Patch))
+	return fmt.Sprintf("%d file(s), %d bytes", len(r.Patch.Files), len(r.Patch.Diff))
 }

@@ -131,7 +131,7 @@ func hostileResult(t *testing.T) *Result {
 		RunID: "golden", Task: "Fix <details>it</details> \u202eplease", Model: "microsoft/FrogNano-4B-2609",
 		BaseCommit: "0123456789abcdef0123456789abcdef01234567", TestCommand: "python3 -m pytest -q | tee out",
 		Elapsed: 30 * time.Second, Leaf: lr,
-		Patch: &patch.Result{Patch: []byte(hostileDiff), Files: p.Files, Size: int64(len(hostileDiff)),
+		Patch: &patch.Checked{Diff: []byte(hostileDiff), Files: p.Files, Size: int64(len(hostileDiff)),
 			Dropped: []patch.Dropped{{Path: ".github/workflows/<b>ci</b>.yml", Reason: patch.DropWorkflow}}},
 		TestsBefore: &TestRun{Outcome: verify.Outcome{Command: "python3 -m pytest -q", ExitCode: 1, Duration: 2 * time.Second,
 			Tail: "FAILED tests/test_a.py::test_x - <details>\n1 failed", Tests: map[string]verify.Status{"tests/test_a.py::test_x": verify.Fail}}},
@@ -340,7 +340,7 @@ func TestReportShowsConfiguredPatchLimit(t *testing.T) {
 			t.Parallel()
 			r := longResult(1, "x")
 			r.MaxPatchBytes = tt.limit
-			r.Patch = &patch.Result{TooLarge: true, Size: 5000}
+			r.Patch = &patch.Checked{TooLarge: true, Size: 5000}
 			for name, text := range map[string]string{"report": r.Markdown(), "PR body": r.PRBody(Fit{}), "summary": r.Summary(Fit{})} {
 				if !strings.Contains(text, "Patch: 5000 bytes, "+tt.want) {
 					t.Errorf("%s lacks %q", name, tt.want)

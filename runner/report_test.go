@@ -28,7 +28,7 @@ func longResult(steps int, obs string) *Result {
 	}
 	return &Result{
 		RunID: "r1", Task: "Fix it", Model: "m", BaseCommit: "abc", TestCommand: "go test ./...", Leaf: lr,
-		Patch:       &patch.Result{Patch: []byte("diff"), Files: []patch.File{{OldPath: "a.go", NewPath: "a.go", Status: "modified", Added: 1, Deleted: 1}}},
+		Patch:       &patch.Checked{Diff: []byte("diff"), Files: []patch.File{{OldPath: "a.go", NewPath: "a.go", Status: "modified", Added: 1, Deleted: 1}}},
 		TestsBefore: &TestRun{Outcome: verify.Outcome{Command: "go test ./...", ExitCode: 1, Tail: "FAIL"}},
 		TestsAfter:  &TestRun{Outcome: verify.Outcome{Command: "go test ./...", ExitCode: 0, Tail: "ok"}, PatchApplied: true},
 	}
@@ -154,7 +154,7 @@ func TestSummaryReportsWhatWasTried(t *testing.T) {
 	t.Parallel()
 	r := longResult(2, "x")
 	r.Leaf.ExitReason = leaf.ExitMaxTurns
-	r.Patch = &patch.Result{}
+	r.Patch = &patch.Checked{}
 	r.TestsAfter = nil
 	s := r.Summary(Fit{})
 	for _, want := range []string{"`max_turns` (the step limit was reached)", "Patch: empty", "| after (with the patch) | not run |", "Steps: 2"} {

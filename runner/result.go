@@ -35,7 +35,7 @@ type Result struct {
 	// MaxPatchBytes is the patch size limit the run applied (Config.MaxPatchBytes): over it
 	// the patch is only reported. 0 stands for patch.DefaultMaxBytes.
 	MaxPatchBytes int64
-	Patch         *patch.Result // nil when the patch could not be taken or was refused (see Notes)
+	Patch         *patch.Checked // nil when the patch could not be taken or was refused (see Notes)
 
 	TestsBefore *TestRun
 	TestsAfter  *TestRun // nil when there was no patch to test
@@ -50,10 +50,10 @@ type Result struct {
 
 // PatchBytes returns the usable patch, or nil when there is none (empty, refused, or too large).
 func (r *Result) PatchBytes() []byte {
-	if r == nil || r.Patch == nil || r.Patch.TooLarge || len(r.Patch.Patch) == 0 {
+	if r == nil || r.Patch == nil || r.Patch.TooLarge || len(r.Patch.Diff) == 0 {
 		return nil
 	}
-	return r.Patch.Patch
+	return r.Patch.Diff
 }
 
 // ExitSetupFailed is the exit reason of a run whose setup script failed.

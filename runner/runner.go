@@ -254,10 +254,10 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 		res.RawPatchBytes = int64(len(raw))
 		opt := patch.Options{AllowWorkflowChanges: r.cfg.AllowWorkflowChanges, MaxBytes: r.cfg.MaxPatchBytes}
 		p, perr := patch.Sanitize(raw, opt)
-		if perr == nil && len(p.Patch) > 0 {
+		if perr == nil && len(p.Diff) > 0 {
 			// The diff text may be entirely attacker-chosen: what counts is the tree git
 			// builds from it on the host's own clone.
-			_, perr = patch.ApplyToBase(ctx, patch.HostGit(spec.RepoDir), base, p.Patch, opt)
+			_, perr = patch.ApplyToBase(ctx, patch.HostGit(spec.RepoDir), base, p.Diff, opt)
 		}
 		if perr != nil {
 			res.Notes = append(res.Notes, "The patch was refused: "+perr.Error())
@@ -268,8 +268,8 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 	}
 
 	before.Wait()
-	if testCmd != "" && res.Patch != nil && len(res.Patch.Patch) > 0 {
-		res.TestsAfter = r.runTests(ctx, sbCfg, spec, "tests-after", testCmd, res.Patch.Patch)
+	if testCmd != "" && res.Patch != nil && len(res.Patch.Diff) > 0 {
+		res.TestsAfter = r.runTests(ctx, sbCfg, spec, "tests-after", testCmd, res.Patch.Diff)
 	}
 	if res.TestsBefore != nil && res.TestsAfter != nil {
 		cmp := verify.Compare(res.TestsBefore.Outcome, res.TestsAfter.Outcome)
@@ -385,7 +385,7 @@ rm -f "$GIT_INDEX_FILE"`
 // setupChangeNotes warns that the patch changes what runs with network before later runs
 // (the setup script, the files its environment is keyed by): it ran in this run only as the
 // base commit had it, and after a merge it will run with network. Review it as CI configuration.
-func setupChangeNotes(p *patch.Result) []string {
+func setupChangeNotes(p *patch.Checked) []string {
 	var out []string
 	for _, f := range p.Files {
 		if path := f.Path(); path == env.ScriptFile || path == env.InputsFile {

@@ -13,13 +13,13 @@ import (
 func attemptResult(size int, fixed, broken, still int, files ...patch.File) *Result {
 	r := &Result{
 		TestCommand: "python3 -m pytest -q",
-		Patch:       &patch.Result{Patch: []byte(strings.Repeat("x", size)), Files: files},
+		Patch:       &patch.Checked{Diff: []byte(strings.Repeat("x", size)), Files: files},
 		TestsBefore: &TestRun{Outcome: verify.Outcome{ExitCode: 1}},
 		TestsAfter:  &TestRun{Outcome: verify.Outcome{ExitCode: 0}, PatchApplied: true},
 		Comparison:  &verify.Comparison{PerTest: true},
 	}
 	if size == 0 {
-		r.Patch.Patch = nil
+		r.Patch.Diff = nil
 	}
 	for i := 0; i < fixed; i++ {
 		r.Comparison.Fixed = append(r.Comparison.Fixed, "t")

@@ -63,15 +63,15 @@ func FuzzSanitize(f *testing.F) {
 	f.Fuzz(func(t *testing.T, diff []byte, allowWorkflows bool) {
 		res, err := Sanitize(diff, Options{AllowWorkflowChanges: allowWorkflows, BaseSymlink: func(string) (string, bool) { return "", false }})
 		if err != nil {
-			if res != nil && len(res.Patch) > 0 {
-				t.Fatalf("refused patch still carries %d bytes", len(res.Patch))
+			if res != nil && len(res.Diff) > 0 {
+				t.Fatalf("refused patch still carries %d bytes", len(res.Diff))
 			}
 			return
 		}
-		if len(res.Patch) == 0 {
+		if len(res.Diff) == 0 {
 			return
 		}
-		p, err := Parse(res.Patch)
+		p, err := Parse(res.Diff)
 		if err != nil {
 			t.Fatalf("Sanitize returned a patch that does not parse: %v", err)
 		}

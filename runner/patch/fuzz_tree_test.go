@@ -55,14 +55,14 @@ func FuzzApplyToBase(f *testing.F) {
 	f.Fuzz(func(t *testing.T, diff []byte, allowWorkflow bool) {
 		opt := Options{AllowWorkflowChanges: allowWorkflow}
 		res, err := Sanitize(diff, opt)
-		if err != nil || len(res.Patch) == 0 {
+		if err != nil || len(res.Diff) == 0 {
 			return
 		}
-		tree, err := ApplyToBase(context.Background(), git, r.base, res.Patch, opt)
+		tree, err := ApplyToBase(context.Background(), git, r.base, res.Diff, opt)
 		if err != nil {
 			return
 		}
-		checkBuiltTree(t, r, res.Patch, tree, allowWorkflow)
+		checkBuiltTree(t, r, res.Diff, tree, allowWorkflow)
 	})
 }
 

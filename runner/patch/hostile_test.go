@@ -81,7 +81,7 @@ func TestSanitizeHostile(t *testing.T) {
 			if !errors.As(err, &refused) {
 				t.Fatalf("Sanitize error = %v, want *RefusedError", err)
 			}
-			if len(res.Patch) != 0 || len(res.Files) != 0 {
+			if len(res.Diff) != 0 || len(res.Files) != 0 {
 				t.Errorf("refused patch still returned content: %+v", res)
 			}
 			want := Rejected{Path: tc.path, Reason: tc.reason}

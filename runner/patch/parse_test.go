@@ -141,14 +141,14 @@ func TestSanitizeTooLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.TooLarge || len(res.Patch) != 0 || len(res.Files) != 50 || res.Size != int64(len(diff)) {
-		t.Errorf("TooLarge=%v len(Patch)=%d files=%d size=%d", res.TooLarge, len(res.Patch), len(res.Files), res.Size)
+	if !res.TooLarge || len(res.Diff) != 0 || len(res.Files) != 50 || res.Size != int64(len(diff)) {
+		t.Errorf("TooLarge=%v len(Diff)=%d files=%d size=%d", res.TooLarge, len(res.Diff), len(res.Files), res.Size)
 	}
 	if _, err := Sanitize(make([]byte, MaxInputBytes+1), Options{}); err == nil {
 		t.Error("a raw diff over MaxInputBytes was accepted")
 	}
 	res, err = Sanitize(diff, Options{MaxBytes: int64(len(diff))})
-	if err != nil || res.TooLarge || string(res.Patch) != string(diff) {
+	if err != nil || res.TooLarge || string(res.Diff) != string(diff) {
 		t.Errorf("a patch of exactly MaxBytes was not kept whole: %v", err)
 	}
 }
@@ -156,11 +156,11 @@ func TestSanitizeTooLarge(t *testing.T) {
 func TestSanitizeEmpty(t *testing.T) {
 	t.Parallel()
 	res, err := Sanitize(nil, Options{})
-	if err != nil || res.Patch != nil || len(res.Files) != 0 || res.TooLarge {
+	if err != nil || res.Diff != nil || len(res.Files) != 0 || res.TooLarge {
 		t.Errorf("Sanitize(nil) = %+v, %v", res, err)
 	}
 	res, err = Sanitize([]byte(newFileDiff("__pycache__/x.pyc")), Options{})
-	if err != nil || res.Patch != nil || len(res.Dropped) != 1 {
+	if err != nil || res.Diff != nil || len(res.Dropped) != 1 {
 		t.Errorf("litter only: %+v, %v", res, err)
 	}
 }

@@ -199,10 +199,10 @@ func TestRealGit(t *testing.T) {
 			if fmt.Sprint(res.Dropped) != fmt.Sprint(tc.dropped) {
 				t.Errorf("dropped:\n got %v\nwant %v", res.Dropped, tc.dropped)
 			}
-			if res.TooLarge || res.Size != int64(len(res.Patch)) {
-				t.Errorf("TooLarge=%v Size=%d len=%d", res.TooLarge, res.Size, len(res.Patch))
+			if res.TooLarge || res.Size != int64(len(res.Diff)) {
+				t.Errorf("TooLarge=%v Size=%d len=%d", res.TooLarge, res.Size, len(res.Diff))
 			}
-			applied := r.applyClean(res.Patch)
+			applied := r.applyClean(res.Diff)
 			if len(tc.dropped) == 0 && applied != tree {
 				t.Errorf("applied tree %s, want the sandbox's staged tree %s", applied, tree)
 			}
@@ -244,7 +244,7 @@ func TestRealGitRefused(t *testing.T) {
 			if !errors.As(err, &refused) {
 				t.Fatalf("Sanitize error = %v, want *RefusedError\n%s", err, diff)
 			}
-			if res == nil || len(res.Patch) != 0 || fmt.Sprint(res.Rejected) != fmt.Sprint(refused.Rejected) {
+			if res == nil || len(res.Diff) != 0 || fmt.Sprint(res.Rejected) != fmt.Sprint(refused.Rejected) {
 				t.Fatalf("result on refusal: %+v", res)
 			}
 			want := Rejected{Path: tc.path, Reason: tc.reason}

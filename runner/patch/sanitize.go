@@ -53,11 +53,11 @@ type Rejected struct {
 	Reason string
 }
 
-// Result is what Sanitize kept.
-type Result struct {
-	// Patch is the filtered patch, byte for byte as git wrote those files; empty when
+// Checked is what Sanitize kept of a diff.
+type Checked struct {
+	// Diff is the filtered patch, byte for byte as git wrote those files; empty when
 	// nothing is kept, when the patch is too large, or when it was refused.
-	Patch []byte
+	Diff []byte
 	// Files are the kept files (listed with their line counts even when TooLarge).
 	Files    []File
 	Dropped  []Dropped
@@ -93,16 +93,16 @@ func (e *RefusedError) Error() string {
 // than MaxInputBytes, or when any file, kept or not, names a path that is absolute,
 // has a "." or ".." or empty component, a backslash, a control character, or a
 // component that a filesystem could take for .git (*RefusedError; the same list is in
-// Result.Rejected, and the Result is returned alongside the error). A kept symlink
+// Checked.Rejected, and the Checked is returned alongside the error). A kept symlink
 // whose target is absolute, escapes the repository, points into .git or cannot be
 // read from the diff also refuses the patch, as does any kept file below a symlink
 // the patch creates.
 //
 // Otherwise it drops workflow changes (unless allowed), gitlinks, and new files that
 // are build litter. A change to a file the repository already tracks is never litter.
-// The guarantee, relied on by the fuzz tests: a non-empty Result.Patch parses and
+// The guarantee, relied on by the fuzz tests: a non-empty Checked.Diff parses and
 // contains no path that fails these rules.
-func Sanitize(diff []byte, opt Options) (*Result, error) {
+func Sanitize(diff []byte, opt Options) (*Checked, error) {
 	if opt.MaxBytes <= 0 {
 		opt.MaxBytes = DefaultMaxBytes
 	}
@@ -113,7 +113,7 @@ func Sanitize(diff []byte, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sanitizing patch: %w", err)
 	}
-	res := &Result{}
+	res := &Checked{}
 	for _, f := range p.Files {
 		for _, name := range names(f) {
 			if why := checkPath(name); why != "" {
@@ -147,7 +147,7 @@ func Sanitize(diff []byte, opt Options) (*Result, error) {
 		return res, nil
 	}
 	if len(out) > 0 {
-		res.Patch = out
+		res.Diff = out
 	}
 	return res, nil
 }

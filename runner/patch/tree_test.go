@@ -49,7 +49,7 @@ func TestApplyToBaseHostile(t *testing.T) {
 		diff := "diff --git a/CONTRIBUTING b/CONTRIBUTING\nindex 1111111..2222222\n--- a/CONTRIBUTING\n+++ b/CONTRIBUTING\n" +
 			"@@ -1 +1 @@\n-docs/CONTRIBUTING.md\n\\ No newline at end of file\n+../../../../../../../../etc/passwd\n\\ No newline at end of file\n"
 		res, err := Sanitize([]byte(diff), Options{})
-		if err != nil || len(res.Patch) == 0 {
+		if err != nil || len(res.Diff) == 0 {
 			t.Fatalf("precondition: the parser alone lets this through (err %v); the test would prove nothing", err)
 		}
 		_, err = r.applyOnBase(diff, Options{})
@@ -151,10 +151,10 @@ func TestApplyToBaseHonest(t *testing.T) {
 	objectsBefore := countFiles(t, filepath.Join(r.dir, ".git", "objects"))
 
 	res, err := Sanitize([]byte(diff), Options{})
-	if err != nil || len(res.Patch) == 0 {
+	if err != nil || len(res.Diff) == 0 {
 		t.Fatalf("Sanitize: %v", err)
 	}
-	tree, err := r.applyOnBase(string(res.Patch), Options{})
+	tree, err := r.applyOnBase(string(res.Diff), Options{})
 	if err != nil {
 		t.Fatalf("ApplyToBase: %v", err)
 	}
