@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +23,9 @@ const (
 type AttemptOptions struct {
 	// N is how many independent attempts to run; <= 1 is one (exactly Run).
 	N int
+	// Max is the operator's cap on N (FROGNANO_MAX_ATTEMPTS); RunAttempts runs at most Max
+	// attempts, and the commands refuse a larger N. 0: DefaultMaxAttempts.
+	Max int
 	// StopEarly cancels the other attempts as soon as one is verified as fixing every test
 	// that failed before and breaking none (off by default).
 	StopEarly bool
@@ -118,7 +122,7 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 		}
 		return lc
 	}
-	if opt.N <= 1 {
+	if min(opt.N, cmp.Or(opt.Max, DefaultMaxAttempts)) <= 1 {
 		// One attempt is a plain run: its own before-run, its run id unchanged.
 		if err := opt.Slots.acquire(ctx); err != nil {
 			return nil, err
@@ -127,7 +131,7 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 		spec.attempt = &attemptSpec{leaf: leafFor(1)}
 		return r.Run(ctx, spec, step(1))
 	}
-	n := opt.N
+	n := min(opt.N, cmp.Or(opt.Max, DefaultMaxAttempts))
 	if spec.RunID == "" {
 		spec.RunID = fmt.Sprintf("local-%d", time.Now().UnixNano())
 	}

@@ -33,6 +33,7 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	bindRunnerFlags(fs, &cfg)
 	fs.StringVar(&cfg.Env.Network, "setup-network", cfg.Env.Network, `Docker network the repository's .frognano/setup.sh runs on; "none": no network (FROGNANO_SETUP_NETWORK)`)
 	fs.BoolVar(&cfg.Env.Disabled, "no-setup", false, "run no setup script: the sandboxes use the image as it is")
+	fs.IntVar(&cfg.Attempts.N, "attempts", cfg.Attempts.N, "independent attempts; frognano's own tests choose the patch (FROGNANO_ATTEMPTS, at most FROGNANO_MAX_ATTEMPTS)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -51,6 +52,9 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	if err := checkRunnerConfig(cfg); err != nil {
+		return usageError{err.Error()}
+	}
+	if err := checkAttempts(cfg.Attempts); err != nil {
 		return usageError{err.Error()}
 	}
 	repoDir, err := filepath.Abs(*repo)
@@ -91,8 +95,12 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 		// The repository's text, shown as it comes: without terminal control characters.
 		fmt.Fprintf(stderr, "setup | %s\n", runner.Visible(line))
 	}}
-	res, err := r.Run(ctx, spec, func(s leaf.Step) {
-		fmt.Fprintln(stderr, progressLine(s, cfg.Leaf.MaxSteps))
+	res, err := r.RunAll(ctx, spec, func(k int, s leaf.Step) {
+		prefix := ""
+		if cfg.Attempts.N > 1 {
+			prefix = fmt.Sprintf("attempt %d | ", k)
+		}
+		fmt.Fprintln(stderr, prefix+progressLine(s, cfg.Leaf.MaxSteps))
 	})
 	if err != nil {
 		var se *runner.SetupError
@@ -104,6 +112,10 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := writeOutputs(*out, res); err != nil {
 		return err
 	}
+	if err := writeAttemptOutputs(*out, res); err != nil {
+		return err
+	}
+	fmt.Fprint(stderr, attemptLines(res))
 	fmt.Fprint(stderr, summaryLines(res, *out, time.Since(start)))
 	if res.Cancelled {
 		return context.Canceled

@@ -151,6 +151,7 @@ func runnerConfig(getenv func(string) string) (runner.Config, error) {
 	cfg.Env.CacheSize = e.bytes("FROGNANO_ENV_CACHE_SIZE", envpkg.DefaultCacheSize)
 	cfg.Env.Env = e.setupEnv("FROGNANO_SETUP_ENV")
 	cfg.Images = e.imageMap("FROGNANO_SANDBOX_IMAGES")
+	e.attemptsConfig(&cfg)
 	return cfg, e.err()
 }
 

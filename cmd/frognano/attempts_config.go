@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/runner/leaf"
+)
+
+// DefaultModelConcurrency is FROGNANO_MODEL_CONCURRENCY's default: the model requests this
+// process keeps in flight at once, all runs and attempts together.
+const DefaultModelConcurrency = 8
+
+// attemptsConfig reads the attempt settings into cfg.Attempts: FROGNANO_ATTEMPTS (default 1),
+// FROGNANO_MAX_ATTEMPTS (the operator's cap, default runner.DefaultMaxAttempts),
+// FROGNANO_ATTEMPTS_STOP_EARLY, FROGNANO_MODEL_CONCURRENCY (one limiter for the whole
+// process: every run of a serve or worker process shares it; separate processes against one
+// model server add up) and FROGNANO_MAX_SANDBOXES (attempts holding sandboxes at once; by
+// default what the host's memory holds at FROGNANO_SANDBOX_MEMORY each, one kept for a
+// before-run). It is called once per process, after the sandbox settings are read.
+func (e *env) attemptsConfig(cfg *runner.Config) {
+	a := &cfg.Attempts
+	a.N = e.int("FROGNANO_ATTEMPTS", 1)
+	a.Max = e.int("FROGNANO_MAX_ATTEMPTS", runner.DefaultMaxAttempts)
+	a.StopEarly = e.bool("FROGNANO_ATTEMPTS_STOP_EARLY", false)
+	a.ModelLimiter = leaf.NewLimiter(e.int("FROGNANO_MODEL_CONCURRENCY", DefaultModelConcurrency))
+	a.Slots = runner.NewSlots(e.int("FROGNANO_MAX_SANDBOXES", defaultMaxSandboxes(hostMemory(), cfg.Sandbox.Memory)))
+	if err := checkAttempts(cfg.Attempts); err != nil {
+		e.errs = append(e.errs, err)
+	}
+}
+
+// checkAttempts refuses more attempts than the operator allows.
+func checkAttempts(a runner.AttemptOptions) error {
+	if a.Max < 1 {
+		return fmt.Errorf("FROGNANO_MAX_ATTEMPTS must be at least 1")
+	}
+	if a.N > a.Max {
+		return fmt.Errorf("%d attempts asked for; this host allows at most %d (FROGNANO_MAX_ATTEMPTS)", a.N, a.Max)
+	}
+	return nil
+}
+
+// defaultMaxSandboxes is how many attempt sandboxes of sandboxMem bytes fit in hostMem, one
+// kept back for a before-run; at least 1, and 0 (no bound) when either is unknown.
+func defaultMaxSandboxes(hostMem, sandboxMem int64) int {
+	if hostMem <= 0 || sandboxMem <= 0 {
+		return 0
+	}
+	return max(int(hostMem/sandboxMem)-1, 1)
+}
+
+// hostMemory is the host's memory in bytes from /proc/meminfo, 0 when unknown.
+func hostMemory() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
