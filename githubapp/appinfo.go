@@ -15,11 +15,11 @@ import (
 
 // RequiredPermissions are the App permissions the service needs, all of them: it reads and
 // pushes the repository (contents), comments on and reacts to issues (issues), opens draft
-// pull requests (pull_requests); metadata is implied. `frognano setup` puts exactly these in
+// pull requests (pull_requests), reports the tests as a check run (checks); metadata is implied. `frognano setup` puts exactly these in
 // the App manifest and `frognano doctor` compares the App's permissions with them.
 // ForRepo asks each installation token for the same set (checks too when ChecksWrite).
 func RequiredPermissions() map[string]string {
-	return map[string]string{"contents": "write", "issues": "write", "pull_requests": "write", "metadata": "read"}
+	return map[string]string{"contents": "write", "issues": "write", "pull_requests": "write", "checks": "write", "metadata": "read"}
 }
 
 // RequiredEvents are the webhook events the App must subscribe to. `installation` and

@@ -52,7 +52,7 @@ func TestMissingPermissionsAndEvents(t *testing.T) {
 	t.Parallel()
 	have := map[string]string{"contents": "read", "issues": "write", "metadata": "read"}
 	got := MissingPermissions(have, RequiredPermissions())
-	want := []string{"contents: read, needs write", "pull_requests: none, needs write"}
+	want := []string{"checks: none, needs write", "contents: read, needs write", "pull_requests: none, needs write"}
 	if !slices.Equal(got, want) {
 		t.Errorf("MissingPermissions = %q, want %q", got, want)
 	}

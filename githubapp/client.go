@@ -58,6 +58,15 @@ func (c *Client) Comment(ctx context.Context, number int, body string) (int64, e
 	return comment.GetID(), nil
 }
 
+// RemoveLabel removes a label from an issue or pull request. A label that is not there (404)
+// is no error: the goal is that it is gone.
+func (c *Client) RemoveLabel(ctx context.Context, number int, label string) error {
+	if _, err := c.gh.Issues.RemoveLabelForIssue(ctx, c.owner, c.repo, number, label); err != nil && statusCode(err) != http.StatusNotFound {
+		return mark(fmt.Errorf("removing label %q from %s/%s#%d: %w", label, c.owner, c.repo, number, err))
+	}
+	return nil
+}
+
 // EditComment replaces the body of a comment. The body is redacted first.
 func (c *Client) EditComment(ctx context.Context, commentID int64, body string) error {
 	_, _, err := c.gh.Issues.EditComment(ctx, c.owner, c.repo, commentID, &github.IssueComment{Body: github.String(Redact(body))})

@@ -65,7 +65,10 @@ type Config struct {
 	// the jobs a crashed process of the same owner left `running` are taken back at once
 	// instead of after River's rescuer delay (JobTimeout + 30 minutes). Two live processes
 	// must never share an owner.
-	Owner  string
+	Owner string
+	// Label is the label that starts a run; a failed run removes it from its issue, so that
+	// adding it again retries. "" leaves labels alone.
+	Label  string
 	Logger *slog.Logger
 	// RiverLogger receives River's own logs; nil means Logger, so that River writes through
 	// the service's handler (JSON on stderr, at the configured level) and never a second

@@ -34,21 +34,22 @@ type edit struct {
 
 // fakeRepo records every call; errs queues errors per method name.
 type fakeRepo struct {
-	mu         sync.Mutex
-	perm       string
-	title      string
-	body       string
-	state      string
-	comments   []string
-	edits      []edit
-	reactions  []string
-	clones     int
-	cloneDirs  []string
-	publishes  []githubapp.PublishInput
-	permAsked  []string
-	errs       map[string][]error
-	nextID     int64
-	publishURL string
+	mu            sync.Mutex
+	perm          string
+	title         string
+	body          string
+	state         string
+	comments      []string
+	edits         []edit
+	reactions     []string
+	clones        int
+	cloneDirs     []string
+	publishes     []githubapp.PublishInput
+	removedLabels []string
+	permAsked     []string
+	errs          map[string][]error
+	nextID        int64
+	publishURL    string
 	// stepEdited is closed at the first edit showing agent progress.
 	stepEdited chan struct{}
 	stepOnce   sync.Once
@@ -117,6 +118,16 @@ func (f *fakeRepo) EditComment(_ context.Context, id int64, body string) error {
 	if strings.Contains(body, "Step ") {
 		f.stepOnce.Do(func() { close(f.stepEdited) })
 	}
+	return nil
+}
+
+func (f *fakeRepo) RemoveLabel(_ context.Context, _ int, label string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.pop("RemoveLabel"); err != nil {
+		return err
+	}
+	f.removedLabels = append(f.removedLabels, label)
 	return nil
 }
 
@@ -213,7 +224,7 @@ func setup(t testing.TB) *bundle {
 	}
 	b := &bundle{pool: pool, client: client, repo: newFakeRepo(), runner: &fakeRunner{}}
 	b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) { return goodOutcome(), nil })
-	cfg := Config{Workers: 1, GitHub: fakeGitHub{b.repo}, Runner: b.runner, StatusEditInterval: -1, WorkDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)}
+	cfg := Config{Workers: 1, GitHub: fakeGitHub{b.repo}, Runner: b.runner, StatusEditInterval: -1, WorkDir: t.TempDir(), Label: "frognano", Logger: slog.New(slog.DiscardHandler)}
 	b.worker = &runWorker{pool: pool, cfg: cfg.withDefaults()}
 	return b
 }

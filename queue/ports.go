@@ -39,6 +39,8 @@ type Repo interface {
 	React(ctx context.Context, number int, content string) error
 	Comment(ctx context.Context, number int, body string) (int64, error)
 	EditComment(ctx context.Context, id int64, body string) error
+	// RemoveLabel removes label from the issue; one that is not there is no error.
+	RemoveLabel(ctx context.Context, number int, label string) error
 	// Clone makes a fresh clone of the default branch in dir (which exists
 	// and is empty) and reports its head commit and the branch name.
 	Clone(ctx context.Context, dir string) (headSHA, defaultBranch string, err error)
@@ -99,4 +101,7 @@ type Outcome struct {
 	// Trajectory is the run's JSON trajectory record.
 	Trajectory []byte
 	Report     string
+	// Check is the check run `frognano / tests` to report on the pushed commit (its
+	// output redacted and within the Checks API's limits); nil: none.
+	Check *githubapp.CheckRun
 }

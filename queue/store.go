@@ -45,6 +45,7 @@ type run struct {
 	Summary        string
 	PRBody         string
 	Headline       string
+	Check          *githubapp.CheckRun // the check run to report once published; nil: none
 }
 
 func terminal(state string) bool {
@@ -58,11 +59,11 @@ func (s store) get(ctx context.Context, id int64) (*run, error) {
 	err := s.pool.QueryRow(ctx, `SELECT installation_id, owner, repo, issue, labeler, state,
 			coalesce(comment_id, 0), attempts, extra_requests, coalesce(base_sha, ''), coalesce(base_branch, ''),
 			agent_done_at IS NOT NULL, patch, coalesce(exit_reason, ''), coalesce(steps, 0), coalesce(elapsed_ms, 0),
-			coalesce(summary, ''), coalesce(pr_body, ''), coalesce(headline, '')
+			coalesce(summary, ''), coalesce(pr_body, ''), coalesce(headline, ''), check_run
 		FROM runs WHERE id = $1`, id).Scan(
 		&r.InstallationID, &r.Owner, &r.Repo, &r.Issue, &r.Labeler, &r.State,
 		&r.CommentID, &r.Attempts, &r.ExtraRequests, &r.BaseSHA, &r.BaseBranch,
-		&r.AgentDone, &r.Patch, &r.ExitReason, &r.Steps, &r.ElapsedMS, &r.Summary, &r.PRBody, &r.Headline)
+		&r.AgentDone, &r.Patch, &r.ExitReason, &r.Steps, &r.ElapsedMS, &r.Summary, &r.PRBody, &r.Headline, &r.Check)
 	if err != nil {
 		return nil, fmt.Errorf("loading run %d: %w", id, err)
 	}
@@ -132,13 +133,21 @@ func (s store) setBase(ctx context.Context, id int64, sha, branch string) error 
 // does not run the model again. Everything in o came out of the sandbox (or
 // was derived from it) and is cleaned to what PostgreSQL accepts.
 func (s store) saveOutcome(ctx context.Context, id int64, o *Outcome) error {
-	return s.exec(ctx, "saving agent outcome", `UPDATE runs SET agent_done_at = now(), patch = $2, exit_reason = $3,
+	err := s.exec(ctx, "saving agent outcome", `UPDATE runs SET agent_done_at = now(), patch = $2, exit_reason = $3,
 			steps = $4, prompt_tokens = $5, completion_tokens = $6, model_ms = $7, tool_ms = $8, test_ms = $9,
 			elapsed_ms = $10, trajectory = $11, report = $12, summary = $13, pr_body = $14, headline = $15
 		WHERE id = $1`,
 		id, o.Patch, cleanText(o.ExitReason), o.Steps, o.PromptTokens, o.CompletionTokens,
 		o.ModelTime.Milliseconds(), o.ToolTime.Milliseconds(), o.TestTime.Milliseconds(), o.Elapsed.Milliseconds(),
 		cleanJSON(o.Trajectory), cleanText(o.Report), cleanText(o.Summary), cleanText(o.PRBody), cleanText(o.Headline))
+	if err != nil || o.Check == nil {
+		return err
+	}
+	check, err := json.Marshal(o.Check)
+	if err != nil {
+		return fmt.Errorf("encoding the check run: %w", err)
+	}
+	return s.exec(ctx, "saving the check run", `UPDATE runs SET check_run = $2 WHERE id = $1`, id, cleanJSON(check))
 }
 
 // finish moves a running run to a final state. It reports false when the run

@@ -175,6 +175,7 @@ func (a *attempt) do(ctx context.Context) error {
 		}
 		r.Patch, r.ExitReason, r.Steps, r.ElapsedMS = out.Patch, out.ExitReason, out.Steps, out.Elapsed.Milliseconds()
 		r.Summary, r.PRBody, r.Headline = cleanText(out.Summary), cleanText(out.PRBody), cleanText(out.Headline)
+		r.Check = out.Check
 	} else {
 		a.log.InfoContext(ctx, "agent already finished in an earlier attempt; publishing its patch")
 	}
@@ -202,6 +203,7 @@ func (a *attempt) do(ctx context.Context) error {
 		Body:          prBody,
 		CommitMessage: fmt.Sprintf("Fix #%d: %s\n\nWritten by frognano run %d.", r.Issue, clip.Bytes(title, 200), r.ID),
 		Patch:         r.Patch, IssueNumber: r.Issue,
+		Check: r.Check,
 	})
 	if err != nil {
 		return fmt.Errorf("publishing pull request: %w", err)
@@ -259,9 +261,21 @@ func (a *attempt) end(ctx context.Context, state, exitReason, note, prURL string
 	}
 	if state == StateFailed {
 		v.Summary = r.Summary
+		a.removeLabel(ctx)
 	}
 	a.finalComment(ctx, v)
 	return nil
+}
+
+// removeLabel takes the label off the issue of a failed run, so that adding it again is how
+// to retry. A failure to remove it is logged: the run's record is what counts.
+func (a *attempt) removeLabel(ctx context.Context) {
+	if a.repo == nil || a.w.cfg.Label == "" {
+		return
+	}
+	if err := a.repo.RemoveLabel(ctx, a.run.Issue, a.w.cfg.Label); err != nil {
+		a.log.WarnContext(ctx, "removing the label of a failed run", "error", githubapp.Redact(err.Error()))
+	}
 }
 
 // finalComment edits the status comment; a failure to edit is logged, not
@@ -342,5 +356,6 @@ func (a *attempt) failed(ctx context.Context, exitReason, note, errText string) 
 	if _, err := a.st.finish(ctx, a.run.ID, StateFailed, exitReason, errText, "", 0); err != nil {
 		a.log.ErrorContext(ctx, "recording failure", "error", err)
 	}
+	a.removeLabel(ctx)
 	a.finalComment(ctx, a.view(StateFailed, note))
 }

@@ -85,6 +85,9 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 		}
 		cfg.GitHub = gh
 	}
+	// Each published run reports its tests as the check run `frognano / tests`; an App
+	// created before it asked for checks: write can turn that off until it is updated.
+	cfg.GitHub.ChecksWrite = e.bool("FROGNANO_CHECK_RUNS", true)
 	cfg.Addr = e.str("FROGNANO_ADDR", DefaultAddr)
 	cfg.Label = e.str("FROGNANO_LABEL", DefaultLabel)
 	cfg.Admin = loadAdminConfig(e)
@@ -122,6 +125,7 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 	// Each process keeps its clones in a folder of its own, so that at start it can remove
 	// what a crashed predecessor of the same owner left without touching another's.
 	cfg.Queue.Owner = rcfg.Sandbox.Owner
+	cfg.Queue.Label = cfg.Label // a failed run removes it, so that labelling again retries
 	cfg.Queue.WorkDir = filepath.Join(cfg.Queue.WorkDir, "frognano-"+safeName(rcfg.Sandbox.Owner))
 	errs = append(errs, e.errs...)
 	return cfg, errors.Join(errs...)
