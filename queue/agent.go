@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/githubapp"
@@ -26,15 +27,25 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 	if err := runner.CheckModel(ctx, a.modelURL); err != nil {
 		return nil, err
 	}
-	res, err := a.r.Run(ctx, runner.Spec{
+	var mu sync.Mutex
+	furthest := 0
+	res, err := a.r.RunAll(ctx, runner.Spec{
 		RunID:      fmt.Sprintf("run-%d", spec.RunID),
 		InstanceID: fmt.Sprintf("%s/%s#%d", spec.Owner, spec.Repo, spec.Issue),
 		RepoDir:    spec.RepoDir,
 		Task:       spec.Task,
-	}, func(s leaf.Step) {
+	}, func(_ int, s leaf.Step) {
 		if progress == nil {
 			return
 		}
+		// Several attempts step at once: the status comment follows the one furthest along,
+		// so its step count never goes back.
+		mu.Lock()
+		defer mu.Unlock()
+		if s.Index+1 <= furthest {
+			return
+		}
+		furthest = s.Index + 1
 		calls := make([]Call, 0, len(s.Assistant.ToolCalls))
 		for _, tc := range s.Assistant.ToolCalls {
 			calls = append(calls, Call{Tool: tc.Function.Name, Arguments: tc.Function.Arguments})
@@ -48,16 +59,6 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 		return nil, fmt.Errorf("agent run cancelled: %w", context.Cause(ctx))
 	}
 	return outcomeOf(res, spec)
-}
-
-// checkRunOf is the check run that reports res's tests on the commit a publish pushes.
-func checkRunOf(res *runner.Result) *githubapp.CheckRun {
-	c := res.Check(githubapp.Redact)
-	return &githubapp.CheckRun{
-		Name: runner.CheckRunName, Status: "completed", Conclusion: c.Conclusion,
-		Title: c.Title, Summary: c.Summary, Text: c.Text, ExternalID: res.RunID,
-		StartedAt: res.StartedAt, CompletedAt: res.StartedAt.Add(res.Elapsed),
-	}
 }
 
 // outcomeOf turns a finished run into what the worker stores and publishes; every text
@@ -86,7 +87,6 @@ func outcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 		Headline:   res.Headline(),
 		Trajectory: traj,
 		Report:     res.Markdown(),
-		Check:      checkRunOf(res),
 	}
 	return out, nil
 }
