@@ -61,6 +61,16 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 	return outcomeOf(res, spec)
 }
 
+// checkRunOf is the check run that reports res's tests on the commit a publish pushes.
+func checkRunOf(res *runner.Result) *githubapp.CheckRun {
+	c := res.Check(githubapp.Redact)
+	return &githubapp.CheckRun{
+		Name: runner.CheckRunName, Status: "completed", Conclusion: c.Conclusion,
+		Title: c.Title, Summary: c.Summary, Text: c.Text, ExternalID: res.RunID,
+		StartedAt: res.StartedAt, CompletedAt: res.StartedAt.Add(res.Elapsed),
+	}
+}
+
 // outcomeOf turns a finished run into what the worker stores and publishes; every text
 // GitHub will show is rendered here, once, within its limit.
 func outcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
@@ -87,6 +97,7 @@ func outcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 		Headline:   res.Headline(),
 		Trajectory: traj,
 		Report:     res.Markdown(),
+		Check:      checkRunOf(res),
 	}
 	return out, nil
 }
