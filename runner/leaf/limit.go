@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
+	"time"
 )
 
 // Limiter bounds the model requests in flight for a whole process (FROGNANO_MODEL_CONCURRENCY):
@@ -12,8 +13,9 @@ import (
 // batching server sees at most that many concurrent generations from this process. Each
 // process has its own Limiter: several worker processes against one model server add up.
 type Limiter struct {
-	slots   chan struct{}
-	waiting atomic.Int64
+	slots     chan struct{}
+	waiting   atomic.Int64
+	throttled atomic.Int64
 }
 
 // NewLimiter returns a Limiter of n slots; n <= 0 returns nil, which limits nothing.
@@ -68,13 +70,62 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 		return nil, req.Context().Err()
 	}
-	resp, err := t.next.RoundTrip(req)
+	resp, err := t.backPressure(req)
 	if err != nil {
 		<-t.l.slots
 		return nil, err
 	}
 	resp.Body = &releaseBody{ReadCloser: resp.Body, release: func() { <-t.l.slots }}
 	return resp, nil
+}
+
+// MaxBackPressureWait bounds how long one request waits, in all, on a server that answers
+// 429 or 503 before the answer is passed on (to Run's own retries, which may then end the
+// run with llm_query_error).
+const MaxBackPressureWait = 15 * time.Minute
+
+// backPressure sends req, and while the server answers 429 or 503 (overloaded: a batching
+// server with a full queue), waits as its Retry-After says (else 1 s, doubling to
+// MaxRetryDelay) and sends it again, holding the request's slot meanwhile so that the
+// process sends less, not more. So an overloaded server slows attempts down instead of
+// failing them; the wait is bounded by MaxBackPressureWait and by the request's context.
+func (t *limitedTransport) backPressure(req *http.Request) (*http.Response, error) {
+	var waited time.Duration
+	backoff := time.Second
+	for {
+		resp, err := t.next.RoundTrip(req)
+		if err != nil || (resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) || req.GetBody == nil {
+			return resp, err
+		}
+		d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		if !ok {
+			d, backoff = backoff, min(2*backoff, MaxRetryDelay)
+		}
+		if waited+d > MaxBackPressureWait {
+			return resp, nil
+		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		t.l.throttled.Add(1)
+		if err := sleepCtx(req.Context(), d); err != nil {
+			return nil, err
+		}
+		waited += d
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		req = req.Clone(req.Context())
+		req.Body = body
+	}
+}
+
+// Throttled is how many times a request of this Limiter waited on an overloaded server.
+func (l *Limiter) Throttled() int {
+	if l == nil {
+		return 0
+	}
+	return int(l.throttled.Load())
 }
 
 // releaseBody gives the slot back once, when the body is closed.

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -55,5 +56,45 @@ func TestLimiterBoundsRequestsInFlight(t *testing.T) {
 	}
 	if NewLimiter(0) != nil || NewLimiter(0).Client(nil) != nil {
 		t.Error("a zero limit must limit nothing")
+	}
+}
+
+// TestLimiterWaitsOutAnOverloadedServer: a server that answers 503 and 429 with Retry-After
+// more often than Run would retry slows the request down; the request still succeeds.
+func TestLimiterWaitsOutAnOverloadedServer(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Method == http.MethodPost && string(body) != "the request" {
+			t.Errorf("request %d body = %q", calls.Load()+1, body)
+		}
+		switch n := calls.Add(1); {
+		case n <= 4:
+			w.Header().Set("Retry-After", "0.01")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case n <= 8:
+			w.Header().Set("Retry-After", "0.01")
+			w.WriteHeader(http.StatusTooManyRequests)
+		default:
+			io.WriteString(w, "ok")
+		}
+	}))
+	defer srv.Close()
+	l := NewLimiter(1)
+	resp, err := l.Client(nil).Post(srv.URL, "text/plain", strings.NewReader("the request"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != "ok" || calls.Load() != 9 || l.Throttled() != 8 {
+		t.Errorf("status %d %q after %d calls, throttled %d", resp.StatusCode, b, calls.Load(), l.Throttled())
+	}
+	// The slot came back: a second request goes through.
+	if resp, err := l.Client(nil).Get(srv.URL); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
 	}
 }
