@@ -169,3 +169,29 @@ func TestRunAttemptsCancelledRemovesEverySandbox(t *testing.T) {
 }
 
 func runeCount(s string) int { return len([]rune(s)) }
+
+// TestRunAttemptsStopEarly: with StopEarly, once the first attempt is verified as fixing
+// everything, the other one, stuck in a ten-minute command, is cancelled and its sandbox
+// removed; the fix is chosen.
+func TestRunAttemptsStopEarly(t *testing.T) {
+	t.Parallel()
+	b := setupAttempts(t, "e2e-pyaverage.json", "e2e-cancel-in-bash.json")
+	b.opt.StopEarly = true
+	res, err := b.runner.RunAttempts(context.Background(), b.spec, b.opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := res.Attempts
+	if set.Chosen != 0 || res.Cancelled || len(res.PatchBytes()) == 0 {
+		t.Fatalf("chosen %d (%s), cancelled %v", set.Chosen+1, set.Why, res.Cancelled)
+	}
+	if other := set.Attempts[1].Result; other == nil || !other.Cancelled {
+		t.Errorf("attempt 2 was not stopped: %+v", set.Attempts[1])
+	}
+	if r := row(t, res.Markdown(), 2); !strings.Contains(r, "cancelled") {
+		t.Errorf("row 2 = %q, want it to say cancelled", r)
+	}
+	if ids := containersOf(t, b.spec.RunID+"-a2"); len(ids) != 0 {
+		t.Errorf("attempt 2 left containers: %v", ids)
+	}
+}
