@@ -249,7 +249,7 @@ func (b *bundle) accept(t *testing.T, issue int) Accepted {
 	return res
 }
 
-// attemptResult is how River's job executor settled one attempt.
+// attemptResult is how River settled one attempt of a job.
 type attemptResult struct {
 	kind river.EventKind   // completed, cancelled, snoozed, or failed (retryable or discarded)
 	job  *rivertype.JobRow // the job row after the attempt
@@ -275,9 +275,9 @@ func (r attemptResult) String() string {
 	return fmt.Sprintf("%s (job %s, error %q)", r.kind, r.job.State, last)
 }
 
-// work runs attempt number attempt of the accepted run through River's real job executor
-// (rivertest), so the worker's Timeout, its JobCancel and JobSnooze and River's retry decision
-// all act as in production. The job is a copy of the one Accept inserted (same arguments),
+// work runs attempt number attempt of the accepted run the way River works a job in production
+// (rivertest runs River's own job-running code), so the worker's Timeout, its JobCancel and
+// JobSnooze and River's retry decision all act as in production. The job is a copy of the one Accept inserted (same arguments),
 // inserted and worked in a transaction of the test's own that is rolled back afterwards:
 // Accept's job stays available and is never worked (the bundle's client only inserts), and a
 // Cancel during the attempt cancels Accept's job without waiting on a lock the test holds.
@@ -295,7 +295,7 @@ func (b *bundle) work(t *testing.T, res Accepted, attempt int) attemptResult {
 		t.Fatal(err)
 	}
 	job := ins.Job
-	job.Attempt = attempt - 1 // the executor counts this attempt
+	job.Attempt = attempt - 1 // River counts this attempt when it starts it
 	w := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{Logger: slog.New(slog.DiscardHandler)}, river.Worker[RunArgs](b.worker))
 	out, err := w.WorkJob(ctx, t, tx, job)
 	if out == nil {

@@ -370,7 +370,7 @@ func TestWorkerThrottlesProgressEdits(t *testing.T) {
 	}
 }
 
-// TestWorkerTimeoutFailsTheRunAsMaxTime: River's executor ends the attempt at the worker's
+// TestWorkerTimeoutFailsTheRunAsMaxTime: River ends the attempt at the worker's
 // Timeout (the job budget); the run fails as max_time and the job is cancelled, not retried.
 func TestWorkerTimeoutFailsTheRunAsMaxTime(t *testing.T) {
 	t.Parallel()

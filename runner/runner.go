@@ -114,7 +114,7 @@ func New(docker *client.Client, cfg Config, log *slog.Logger) *Runner {
 // Environments is the runner's cache of environment images (for `frognano sandbox ls|prune`).
 func (r *Runner) Environments() *env.Manager { return r.envs }
 
-// SetupError is a broken setup (no repository, no image, no executor): the run could not
+// SetupError is a broken setup (no repository, no image, no tool executor): the run could not
 // start at all, and retrying without a fix will not help.
 type SetupError struct{ Err error }
 
