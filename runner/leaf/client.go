@@ -66,12 +66,17 @@ func (o *optInt) UnmarshalJSON(b []byte) error {
 }
 
 // rawArgs keeps tool-call arguments as the raw string the model produced. A server
-// that sends an object instead of a string gets its compact JSON text.
-type rawArgs string
+// that sends an object instead of a string gets its compact JSON text, kept in the
+// message; the tool then gets {} (FunctionCall.notText), as the reference's json.loads
+// of a non-string raises TypeError, which it turns into {}.
+type rawArgs struct {
+	text    string
+	notText bool
+}
 
 func (a *rawArgs) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
-		*a = ""
+		*a = rawArgs{}
 		return nil
 	}
 	if len(b) > 0 && b[0] == '"' {
@@ -79,14 +84,14 @@ func (a *rawArgs) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
-		*a = rawArgs(s)
+		*a = rawArgs{text: s}
 		return nil
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, b); err != nil {
 		return err
 	}
-	*a = rawArgs(buf.String())
+	*a = rawArgs{text: buf.String(), notText: true}
 	return nil
 }
 
@@ -136,7 +141,7 @@ func decodeResponse(body []byte) (completion, error) {
 		msg.ToolCalls = append(msg.ToolCalls, ToolCall{
 			ID:       tc.ID,
 			Type:     "function",
-			Function: FunctionCall{Name: tc.Function.Name, Arguments: string(tc.Function.Arguments)},
+			Function: FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments.text, notText: tc.Function.Arguments.notText},
 		})
 	}
 	c := completion{Assistant: msg}

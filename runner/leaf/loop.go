@@ -147,7 +147,7 @@ func callTool(ctx context.Context, tools Tools, call ToolCall) (string, error) {
 	if tools == nil {
 		return "", errors.New("running tool: no tool executor")
 	}
-	obs, err := tools.Call(ctx, call.Function.Name, call.Function.Arguments)
+	obs, err := tools.Call(ctx, call.Function.Name, call.Function.toolArguments())
 	if err != nil {
 		return "", fmt.Errorf("running tool %s: %w", call.Function.Name, err)
 	}

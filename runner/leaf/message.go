@@ -47,6 +47,19 @@ type ToolCall struct {
 type FunctionCall struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// notText: the server sent the arguments as a JSON value other than a string (kept
+	// in Arguments as compact JSON). The reference's json.loads raises TypeError on such
+	// a value and calls the tool with {}; so does the loop (toolArguments).
+	notText bool
+}
+
+// toolArguments is the arguments string the tool receives: what the model produced, or
+// "" (which the executor reads as {}) when the server did not send a string.
+func (f FunctionCall) toolArguments() string {
+	if f.notText {
+		return ""
+	}
+	return f.Arguments
 }
 
 // Text returns the content, or "" when it is null.

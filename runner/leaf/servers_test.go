@@ -85,3 +85,26 @@ func clipText(s string) string {
 	}
 	return s
 }
+
+// TestRunArgumentsNotAString: a server that sends the arguments as an object (or any JSON
+// value but a string) makes the reference's json.loads raise TypeError, so its tool runs
+// with {}; the tool here gets "" (which the executor reads as {}), and the message keeps
+// the value as compact JSON.
+func TestRunArgumentsNotAString(t *testing.T) {
+	t.Parallel()
+	b := setup(t, leaftest.Script{Turns: []leaftest.Turn{
+		{RawBody: `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"Write","arguments":{"file_path": "w.txt", "content": "x"}}},{"id":"c2","type":"function","function":{"name":"Read","arguments":"{\"file_path\": \"w.txt\"}"}}]},"finish_reason":"tool_calls"}]}`},
+		{Content: "done"},
+	}})
+	r := Run(context.Background(), b.cfg, "task", b.tools, nil)
+	if r.ExitReason != ExitAgent {
+		t.Fatalf("exit %q (%s)", r.ExitReason, r.Error)
+	}
+	calls := b.tools.Calls()
+	if len(calls) != 2 || calls[0].Arguments != "" || calls[1].Arguments != `{"file_path": "w.txt"}` {
+		t.Errorf("tools got %+v, want \"\" for the object and the string as sent", calls)
+	}
+	if got := r.Messages[2].ToolCalls[0].Function.Arguments; got != `{"file_path":"w.txt","content":"x"}` {
+		t.Errorf("message keeps %q", got)
+	}
+}
