@@ -61,16 +61,25 @@ func TestPublishFastForwardNeverOverwrites(t *testing.T) {
 	t.Parallel()
 	b, in := cloned(t)
 	ctx := context.Background()
-	if _, _, err := b.client.Publish(ctx, in); err != nil {
+	_, number, err := b.client.Publish(ctx, in)
+	if err != nil {
 		t.Fatal(err)
 	}
 	first := b.gh.Branch(b.repo, in.Branch)
+	pr, err := b.client.PullRequest(ctx, number)
+	if err != nil || pr.HeadRef != in.Branch || pr.HeadRepo != testOwner+"/"+testRepo || pr.HeadSHA != first.SHA ||
+		pr.BaseRef != in.BaseBranch || pr.State != "open" || pr.Body != in.Body {
+		t.Fatalf("PullRequest = %+v, %v", pr, err)
+	}
 
 	follow := func() (PublishInput, string) {
 		dir := filepath.Join(t.TempDir(), "clone")
-		head, err := b.client.CloneBranch(ctx, dir, in.Branch)
+		head, base, err := b.client.CloneBranch(ctx, dir, in.Branch, in.BaseBranch)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if base != in.BaseSHA {
+			t.Fatalf("CloneBranch base %s, want %s", base, in.BaseSHA)
 		}
 		return PublishInput{Dir: dir, BaseSHA: head, Branch: in.Branch, BaseBranch: in.BaseBranch, Title: in.Title, Body: "again",
 			Patch: []byte(testPatch), IssueNumber: 12, FastForward: true}, head
@@ -91,7 +100,7 @@ func TestPublishFastForwardNeverOverwrites(t *testing.T) {
 	reviewer := b.gh.PushCommit(b.repo, in.Branch, "NOTES.md", "mine\n", "Reviewer's commit")
 	f.Patch = []byte(strings.ReplaceAll(testPatch, "add_test.go", "sub_test.go"))
 	f.BaseSHA = second.SHA
-	_, _, err := b.client.Publish(ctx, f)
+	_, _, err = b.client.Publish(ctx, f)
 	if !errors.Is(err, ErrBranchMoved) || fault.IsTransient(err) {
 		t.Fatalf("Publish over a moved branch: %v, want a permanent ErrBranchMoved", err)
 	}

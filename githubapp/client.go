@@ -67,6 +67,29 @@ func (c *Client) RemoveLabel(ctx context.Context, number int, label string) erro
 	return nil
 }
 
+// PullRequest is what a follow-up run needs to know of a pull request.
+type PullRequest struct {
+	Number                     int
+	State                      string // "open" or "closed"
+	Title, Body                string
+	HeadRef, HeadRepo, HeadSHA string // HeadRepo is "owner/name": a fork's is not this repository
+	BaseRef                    string
+	HTMLURL                    string
+}
+
+// PullRequest reads pull request number.
+func (c *Client) PullRequest(ctx context.Context, number int) (PullRequest, error) {
+	pr, _, err := c.gh.PullRequests.Get(ctx, c.owner, c.repo, number)
+	if err != nil {
+		return PullRequest{}, mark(fmt.Errorf("getting pull request %s/%s#%d: %w", c.owner, c.repo, number, err))
+	}
+	return PullRequest{
+		Number: pr.GetNumber(), State: pr.GetState(), Title: pr.GetTitle(), Body: pr.GetBody(),
+		HeadRef: pr.GetHead().GetRef(), HeadRepo: pr.GetHead().GetRepo().GetFullName(), HeadSHA: pr.GetHead().GetSHA(),
+		BaseRef: pr.GetBase().GetRef(), HTMLURL: pr.GetHTMLURL(),
+	}, nil
+}
+
 // EditComment replaces the body of a comment. The body is redacted first.
 func (c *Client) EditComment(ctx context.Context, commentID int64, body string) error {
 	_, _, err := c.gh.Issues.EditComment(ctx, c.owner, c.repo, commentID, &github.IssueComment{Body: github.String(Redact(body))})

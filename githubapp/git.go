@@ -109,14 +109,28 @@ func (c *Client) Clone(ctx context.Context, dir string) (headSHA, defaultBranch 
 	return c.clone(ctx, dir, "")
 }
 
-// CloneBranch is Clone of branch (a pull request's head) instead of the default branch. It
-// returns the branch's head commit.
-func (c *Client) CloneBranch(ctx context.Context, dir, branch string) (headSHA string, err error) {
-	if !validBranch(branch) {
-		return "", fault.Permanent(fmt.Errorf("cloning %s/%s: branch %q is not a valid branch name", c.owner, c.repo, branch))
+// CloneBranch is Clone of branch (a pull request's head) instead of the default branch, with
+// baseBranch fetched too. It returns the head commits of both: the environment of a follow-up
+// run is built from the base branch's, never from the pull request's.
+func (c *Client) CloneBranch(ctx context.Context, dir, branch, baseBranch string) (headSHA, baseSHA string, err error) {
+	if !validBranch(branch) || !validBranch(baseBranch) {
+		return "", "", fault.Permanent(fmt.Errorf("cloning %s/%s: branch %q or %q is not a valid branch name", c.owner, c.repo, branch, baseBranch))
 	}
-	headSHA, _, err = c.clone(ctx, dir, branch)
-	return headSHA, err
+	if headSHA, _, err = c.clone(ctx, dir, branch); err != nil {
+		return "", "", err
+	}
+	tok, err := c.token(ctx)
+	if err != nil {
+		return "", "", mark(fmt.Errorf("fetching %s of %s/%s: %w", baseBranch, c.owner, c.repo, err))
+	}
+	if _, err := c.git(ctx, gitRun{dir: dir, token: tok,
+		args: []string{"fetch", "--no-tags", "--quiet", "--", c.remote(), "+refs/heads/" + baseBranch + ":refs/remotes/origin/" + baseBranch}}); err != nil {
+		return "", "", fault.Transient(fmt.Errorf("fetching %s of %s/%s: %w", baseBranch, c.owner, c.repo, err))
+	}
+	if baseSHA, err = c.git(ctx, gitRun{dir: dir, args: []string{"rev-parse", "--verify", "refs/remotes/origin/" + baseBranch + "^{commit}"}}); err != nil {
+		return "", "", fmt.Errorf("reading %s's head: %w", baseBranch, err)
+	}
+	return headSHA, baseSHA, nil
 }
 
 func (c *Client) clone(ctx context.Context, dir, branch string) (headSHA, defaultBranch string, err error) {

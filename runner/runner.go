@@ -9,6 +9,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,6 +75,10 @@ type Spec struct {
 	Task       string // the user message given to the model
 	// Repo is "owner/name": it picks the base image from Config.Images. Empty for a local run.
 	Repo string
+	// SetupCommit is the commit of RepoDir whose .frognano/setup.sh (and its inputs) builds
+	// the environment; empty: the checkout's HEAD. A follow-up run on a pull request's branch
+	// sets its base branch's head, so that nothing a model committed ever runs with network.
+	SetupCommit string
 	// OnSetup, when set, receives each line of the setup script's output (redacted) while the
 	// environment is built.
 	OnSetup func(line string)
@@ -178,7 +183,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 	sbCfg := r.cfg.Sandbox
 	sbCfg.Image = baseImage
 	environment, err := r.envs.Prepare(ctx, env.Request{
-		RunID: spec.RunID, RepoDir: spec.RepoDir, Commit: base, Repo: spec.Repo, Sandbox: sbCfg, Progress: spec.OnSetup,
+		RunID: spec.RunID, RepoDir: spec.RepoDir, Commit: cmp.Or(spec.SetupCommit, base), Repo: spec.Repo, Sandbox: sbCfg, Progress: spec.OnSetup,
 	})
 	var setupErr *env.SetupError
 	var missing *env.MissingImageError
