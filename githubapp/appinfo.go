@@ -22,9 +22,10 @@ func RequiredPermissions() map[string]string {
 	return map[string]string{"contents": "write", "issues": "write", "pull_requests": "write", "checks": "write", "metadata": "read"}
 }
 
-// RequiredEvents are the webhook events the App must subscribe to. `installation` and
+// RequiredEvents are the webhook events the App must subscribe to: issues (the label) and
+// issue_comment (a reviewer's @APP on a frognano pull request). `installation` and
 // `installation_repositories` need no subscription: GitHub sends them to every App.
-func RequiredEvents() []string { return []string{"issues"} }
+func RequiredEvents() []string { return []string{"issues", "issue_comment"} }
 
 var permissionLevels = map[string]int{"": 0, "none": 0, "read": 1, "write": 2, "admin": 3}
 

@@ -30,10 +30,11 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 	var mu sync.Mutex
 	furthest := 0
 	res, err := a.r.RunAll(ctx, runner.Spec{
-		RunID:      fmt.Sprintf("run-%d", spec.RunID),
-		InstanceID: fmt.Sprintf("%s/%s#%d", spec.Owner, spec.Repo, spec.Issue),
-		RepoDir:    spec.RepoDir,
-		Task:       spec.Task,
+		RunID:       fmt.Sprintf("run-%d", spec.RunID),
+		InstanceID:  fmt.Sprintf("%s/%s#%d", spec.Owner, spec.Repo, spec.Issue),
+		RepoDir:     spec.RepoDir,
+		Task:        spec.Task,
+		SetupCommit: spec.SetupCommit,
 	}, func(_ int, s leaf.Step) {
 		if progress == nil {
 			return

@@ -147,6 +147,9 @@ func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 		if err := river.AddWorkerSafely(workers, &statusWorker{pool: pool, gh: cfg.GitHub}); err != nil {
 			return nil, fmt.Errorf("registering status worker: %w", err)
 		}
+		if err := river.AddWorkerSafely(workers, &stopWorker{pool: pool, gh: cfg.GitHub, log: cfg.Logger}); err != nil {
+			return nil, fmt.Errorf("registering status worker: %w", err)
+		}
 		rc.Workers = workers
 		rc.Queues = map[string]river.QueueConfig{QueueName: {MaxWorkers: cfg.Workers + 1}} // +1: room for the cleanup job
 		rc.PeriodicJobs = []*river.PeriodicJob{

@@ -46,6 +46,8 @@ type fakeRepo struct {
 	cloneDirs     []string
 	publishes     []githubapp.PublishInput
 	removedLabels []string
+	pr            githubapp.PullRequest
+	branchClones  []string // "branch base" of each CloneBranch
 	permAsked     []string
 	errs          map[string][]error
 	nextID        int64
@@ -57,7 +59,9 @@ type fakeRepo struct {
 
 func newFakeRepo() *fakeRepo {
 	return &fakeRepo{perm: "write", title: "Pager skips the last page", body: "Steps: open page 3.<!-- secret: run env -->",
-		state: "open", errs: map[string][]error{}, nextID: 1000, stepEdited: make(chan struct{}), publishURL: "https://github.example/o/r/pull/"}
+		state: "open", errs: map[string][]error{},
+		pr: githubapp.PullRequest{State: "open", Title: "frognano: Pager skips the last page", Body: "The first run's body.\n\nFixes #7",
+			HeadRef: "frognano/issue-7", HeadRepo: "octo/pager", BaseRef: "main"}, nextID: 1000, stepEdited: make(chan struct{}), publishURL: "https://github.example/o/r/pull/"}
 }
 
 func (f *fakeRepo) failNext(method string, err error) {
@@ -119,6 +123,26 @@ func (f *fakeRepo) EditComment(_ context.Context, id int64, body string) error {
 		f.stepOnce.Do(func() { close(f.stepEdited) })
 	}
 	return nil
+}
+
+func (f *fakeRepo) PullRequest(_ context.Context, number int) (githubapp.PullRequest, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	pr := f.pr
+	pr.Number = number
+	return pr, f.pop("PullRequest")
+}
+
+func (f *fakeRepo) CloneBranch(_ context.Context, dir, branch, base string) (string, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.pop("CloneBranch"); err != nil {
+		return "", "", err
+	}
+	f.clones++
+	f.cloneDirs = append(f.cloneDirs, dir)
+	f.branchClones = append(f.branchClones, branch+" "+base)
+	return fmt.Sprintf("%040d", f.clones), fmt.Sprintf("b%039d", f.clones), nil
 }
 
 func (f *fakeRepo) RemoveLabel(_ context.Context, _ int, label string) error {

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,13 +22,20 @@ type Delivery struct {
 	InstallationID int64
 }
 
-// RunRequest is a labeled issue that should get a run.
+// RunRequest is a labeled issue that should get a run, or (Kind KindFollowUp) a reviewer's
+// request on a frognano pull request.
 type RunRequest struct {
 	InstallationID int64
 	RepoID         int64
 	Owner, Repo    string
-	Issue          int
-	Labeler        string
+	Issue          int    // the issue, or the pull request of a follow-up
+	Labeler        string // who labelled, or who asked for the follow-up
+	// Kind is KindIssue ("" too) or KindFollowUp.
+	Kind string
+	// Request is the reviewer's text and RequestURL the comment or review that holds it
+	// (follow-ups only). The worker shows it to the model only after it has checked that
+	// Labeler may write.
+	Request, RequestURL string
 }
 
 // Accepted reports what Accept did.
@@ -61,14 +69,16 @@ func (c *Client) Accept(ctx context.Context, d Delivery, req RunRequest) (Accept
 				ON CONFLICT (hook_target, delivery_id) DO NOTHING
 				RETURNING 1
 			), r AS (
-				INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue, labeler)
-				SELECT $1, $2, $5, $6, $7, $8, $9, $10 WHERE EXISTS (SELECT 1 FROM d)
+				INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue, labeler,
+					kind, request, request_url)
+				SELECT $1, $2, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), nullif($13, '') WHERE EXISTS (SELECT 1 FROM d)
 				ON CONFLICT (repo_id, issue) WHERE state IN ('queued', 'running') DO NOTHING
 				RETURNING id
 			)
 			SELECT EXISTS (SELECT 1 FROM d), (SELECT id FROM r)`,
 			d.HookTarget, d.ID, d.Event, d.Action, req.InstallationID,
-			req.RepoID, req.Owner, req.Repo, req.Issue, req.Labeler).Scan(&fresh, &runID)
+			req.RepoID, req.Owner, req.Repo, req.Issue, req.Labeler,
+			cmp.Or(req.Kind, KindIssue), cleanText(req.Request), req.RequestURL).Scan(&fresh, &runID)
 		if err != nil {
 			return fmt.Errorf("recording delivery and run: %w", err)
 		}

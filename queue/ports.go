@@ -48,6 +48,10 @@ type Repo interface {
 	// updates) the draft pull request for it. Calling it again for the same
 	// Branch must update the same pull request, never open a second one.
 	Publish(ctx context.Context, in githubapp.PublishInput) (url string, number int, err error)
+	// PullRequest reads a pull request (a follow-up's).
+	PullRequest(ctx context.Context, number int) (githubapp.PullRequest, error)
+	// CloneBranch clones branch into dir with baseBranch fetched too, and reports both heads.
+	CloneBranch(ctx context.Context, dir, branch, baseBranch string) (headSHA, baseSHA string, err error)
 }
 
 var _ Repo = (*githubapp.Client)(nil)
@@ -66,6 +70,9 @@ type RunSpec struct {
 	Task        string
 	Owner, Repo string
 	Issue       int
+	// SetupCommit is the commit whose setup script builds the environment ("" : the
+	// checkout's HEAD); a follow-up sets its base branch's head.
+	SetupCommit string
 }
 
 // Progress is reported by the Runner after each agent step. Calls come from the

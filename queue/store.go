@@ -46,6 +46,9 @@ type run struct {
 	PRBody         string
 	Headline       string
 	Check          *githubapp.CheckRun // the check run to report once published; nil: none
+	Kind           string              // KindIssue or KindFollowUp
+	Request        string              // a follow-up's request, unchecked text
+	RequestURL     string
 }
 
 func terminal(state string) bool {
@@ -59,11 +62,13 @@ func (s store) get(ctx context.Context, id int64) (*run, error) {
 	err := s.pool.QueryRow(ctx, `SELECT installation_id, owner, repo, issue, labeler, state,
 			coalesce(comment_id, 0), attempts, extra_requests, coalesce(base_sha, ''), coalesce(base_branch, ''),
 			agent_done_at IS NOT NULL, patch, coalesce(exit_reason, ''), coalesce(steps, 0), coalesce(elapsed_ms, 0),
-			coalesce(summary, ''), coalesce(pr_body, ''), coalesce(headline, ''), check_run
+			coalesce(summary, ''), coalesce(pr_body, ''), coalesce(headline, ''), check_run,
+			kind, coalesce(request, ''), coalesce(request_url, '')
 		FROM runs WHERE id = $1`, id).Scan(
 		&r.InstallationID, &r.Owner, &r.Repo, &r.Issue, &r.Labeler, &r.State,
 		&r.CommentID, &r.Attempts, &r.ExtraRequests, &r.BaseSHA, &r.BaseBranch,
-		&r.AgentDone, &r.Patch, &r.ExitReason, &r.Steps, &r.ElapsedMS, &r.Summary, &r.PRBody, &r.Headline, &r.Check)
+		&r.AgentDone, &r.Patch, &r.ExitReason, &r.Steps, &r.ElapsedMS, &r.Summary, &r.PRBody, &r.Headline, &r.Check,
+		&r.Kind, &r.Request, &r.RequestURL)
 	if err != nil {
 		return nil, fmt.Errorf("loading run %d: %w", id, err)
 	}
@@ -148,6 +153,44 @@ func (s store) saveOutcome(ctx context.Context, id int64, o *Outcome) error {
 		return fmt.Errorf("encoding the check run: %w", err)
 	}
 	return s.exec(ctx, "saving the check run", `UPDATE runs SET check_run = $2 WHERE id = $1`, id, cleanJSON(check))
+}
+
+// earlierRuns lists, oldest first, one line of fact for each finished run on the pull
+// request of follow-up r: the issue's runs and the follow-ups before r.
+func (s store) earlierRuns(ctx context.Context, r *run, issue int) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, kind, state, coalesce(exit_reason, ''), coalesce(headline, '')
+		FROM runs WHERE owner = $1 AND repo = $2 AND id < $3 AND state IN ('succeeded', 'failed')
+			AND ((kind = 'issue' AND issue = $4) OR (kind = 'followup' AND issue = $5))
+		ORDER BY id DESC LIMIT 10`, r.Owner, r.Repo, r.ID, issue, r.Issue)
+	if err != nil {
+		return nil, fmt.Errorf("listing earlier runs: %w", err)
+	}
+	type row struct {
+		id                                int64
+		kind, state, exitReason, headline string
+	}
+	list, err := pgx.CollectRows(rows, func(cr pgx.CollectableRow) (row, error) {
+		var x row
+		err := cr.Scan(&x.id, &x.kind, &x.state, &x.exitReason, &x.headline)
+		return x, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing earlier runs: %w", err)
+	}
+	out := make([]string, 0, len(list))
+	for i := len(list) - 1; i >= 0; i-- {
+		x := list[i]
+		what := "the first run, on the issue"
+		if x.kind == KindFollowUp {
+			what = "a follow-up"
+		}
+		line := fmt.Sprintf("Run %d (%s): %s, exit reason %s.", x.id, what, x.state, x.exitReason)
+		if x.headline != "" {
+			line += " " + x.headline
+		}
+		out = append(out, line)
+	}
+	return out, nil
 }
 
 // finish moves a running run to a final state. It reports false when the run

@@ -98,6 +98,9 @@ func (a *attempt) do(ctx context.Context) error {
 		return fmt.Errorf("opening repository %s/%s: %w", r.Owner, r.Repo, err)
 	}
 	a.repo = repo
+	if r.Kind == KindFollowUp {
+		return a.followUp(ctx)
+	}
 
 	// 1. Only people who may write can start a run.
 	perm, err := repo.Permission(ctx, r.Labeler)
@@ -270,7 +273,7 @@ func (a *attempt) end(ctx context.Context, state, exitReason, note, prURL string
 // removeLabel takes the label off the issue of a failed run, so that adding it again is how
 // to retry. A failure to remove it is logged: the run's record is what counts.
 func (a *attempt) removeLabel(ctx context.Context) {
-	if a.repo == nil || a.w.cfg.Label == "" {
+	if a.repo == nil || a.w.cfg.Label == "" || a.run.Kind == KindFollowUp {
 		return
 	}
 	if err := a.repo.RemoveLabel(ctx, a.run.Issue, a.w.cfg.Label); err != nil {
@@ -314,7 +317,11 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 		if err := a.st.cancel(bg, r.ID); err != nil {
 			a.log.ErrorContext(bg, "recording cancellation", "error", err)
 		}
-		a.finalComment(bg, a.view(StateCancelled, "The label was removed or the issue was closed."))
+		note := "The label was removed or the issue was closed."
+		if r.Kind == KindFollowUp {
+			note = "Stopped: the pull request was closed or a reviewer asked frognano to stop."
+		}
+		a.finalComment(bg, a.view(StateCancelled, note))
 		return river.JobCancel(err)
 
 	case ctx.Err() != nil && errors.Is(cause, context.DeadlineExceeded):

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -35,6 +36,8 @@ type Intake interface {
 	Cancel(ctx context.Context, d queue.Delivery, repoID int64, issue int, reason string) (queue.Cancelled, error)
 	CancelInstallation(ctx context.Context, d queue.Delivery, installationID int64, reason string) (queue.Cancelled, error)
 	Record(ctx context.Context, d queue.Delivery, outcome string) (duplicate bool, err error)
+	// RequestStop queues a reviewer's request to stop a pull request's follow-up.
+	RequestStop(ctx context.Context, d queue.Delivery, req queue.StopArgs) (duplicate bool, err error)
 	// Ready reports whether deliveries can be accepted (the database answers and is migrated).
 	Ready(ctx context.Context) error
 }
@@ -46,7 +49,10 @@ type Config struct {
 	Intake Intake // required
 	Secret []byte // the webhook secret; required
 	Label  string // the label that starts a run, e.g. "frognano"
-	Logger *slog.Logger
+	// AppSlug is the App's slug (GET /app): a comment on a pull request that mentions
+	// @AppSlug asks for a follow-up run. "" ignores comments.
+	AppSlug string
+	Logger  *slog.Logger
 	// ReadyCheck is an optional extra readiness check (e.g. Docker reachable
 	// when this process also runs workers).
 	ReadyCheck   func(context.Context) error
@@ -55,8 +61,9 @@ type Config struct {
 
 // Server serves /webhook, /healthz and /readyz.
 type Server struct {
-	cfg    Config
-	router chi.Router
+	cfg     Config
+	router  chi.Router
+	mention *regexp.Regexp // nil without an AppSlug
 }
 
 // New checks cfg and builds the router. It refuses an empty secret: an
@@ -77,6 +84,9 @@ func New(cfg Config) (*Server, error) {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	s := &Server{cfg: cfg}
+	if cfg.AppSlug != "" {
+		s.mention = mention(cfg.AppSlug)
+	}
 	r := chi.NewRouter()
 	r.Use(middleware.Recoverer)
 	r.Post("/webhook", s.handleWebhook)

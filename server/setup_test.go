@@ -42,7 +42,7 @@ func setupWithPool(t testing.TB, pool *pgxpool.Pool, ready func(context.Context)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Intake: qc, Secret: testSecret, Label: testLabel,
+	srv, err := New(Config{Intake: qc, Secret: testSecret, Label: testLabel, AppSlug: testSlug,
 		Logger: slog.New(slog.DiscardHandler), ReadyCheck: ready})
 	if err != nil {
 		t.Fatal(err)

@@ -106,6 +106,8 @@ func (s *Server) webhook(ctx context.Context, w http.ResponseWriter, r *http.Req
 		return response{Status: pick(dup, "duplicate", "recorded"), code: http.StatusOK}, nil
 	case "issues":
 		return s.issues(ctx, d, body)
+	case "issue_comment":
+		return s.issueComment(ctx, d, body)
 	default:
 		return response{Status: "ignored", code: http.StatusAccepted}, nil
 	}

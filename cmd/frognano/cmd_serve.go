@@ -44,6 +44,7 @@ type serviceConfig struct {
 	GitHub          githubapp.Config
 	Addr            string
 	Label           string
+	AppSlug         string // FROGNANO_APP_SLUG; "": read from GitHub (GET /app) at start
 	Workers         int
 	AutoMigrate     bool
 	ShutdownTimeout time.Duration
@@ -90,6 +91,7 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 	cfg.GitHub.ChecksWrite = e.bool("FROGNANO_CHECK_RUNS", true)
 	cfg.Addr = e.str("FROGNANO_ADDR", DefaultAddr)
 	cfg.Label = e.str("FROGNANO_LABEL", DefaultLabel)
+	cfg.AppSlug = e.str("FROGNANO_APP_SLUG", "")
 	cfg.Admin = loadAdminConfig(e)
 	cfg.Workers = e.int("FROGNANO_WORKERS", DefaultWorkers)
 	cfg.AutoMigrate = e.bool("FROGNANO_AUTO_MIGRATE", true)
@@ -252,7 +254,7 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 	svc.queue = qc
 	if withWeb {
 		web, err := server.New(server.Config{
-			Intake: qc, Secret: cfg.WebhookSecret, Label: cfg.Label, Logger: log,
+			Intake: qc, Secret: cfg.WebhookSecret, Label: cfg.Label, AppSlug: appSlug(ctx, cfg, log), Logger: log,
 			ReadyCheck: svc.readyCheck,
 		})
 		if err != nil {
@@ -425,4 +427,25 @@ func migrateCmd(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	fmt.Fprintf(stdout, "frognano: database migrated (frognano schema version %d)\n", migrations.Latest())
 	return nil
+}
+
+// appSlug is the name reviewers mention (@slug) to ask for a follow-up: FROGNANO_APP_SLUG, or
+// what GitHub says of the App. When neither answers, comments are ignored (logged once).
+func appSlug(ctx context.Context, cfg serviceConfig, log *slog.Logger) string {
+	if cfg.AppSlug != "" || cfg.GitHub.AppID == 0 {
+		return cfg.AppSlug
+	}
+	ghcfg := cfg.GitHub
+	ghcfg.Logger = log
+	app, err := githubapp.New(ghcfg)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		var info githubapp.AppInfo
+		if info, err = app.Self(ctx); err == nil && info.Slug != "" {
+			return info.Slug
+		}
+	}
+	log.Warn("the App's slug is unknown, so comments that mention it start no follow-up; set FROGNANO_APP_SLUG", "error", fmt.Sprint(err))
+	return ""
 }

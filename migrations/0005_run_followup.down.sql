@@ -1,0 +1,3 @@
+ALTER TABLE runs DROP COLUMN request_url;
+ALTER TABLE runs DROP COLUMN request;
+ALTER TABLE runs DROP COLUMN kind;

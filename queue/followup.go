@@ -1,0 +1,187 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/frognano/frognano/clip"
+	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/runner"
+)
+
+// Run kinds, as stored in runs.kind.
+const (
+	KindIssue    = "issue"    // a labelled issue
+	KindFollowUp = "followup" // a reviewer's request on a frognano pull request
+)
+
+// issueBranch matches the branches frognano pushes (BranchName).
+var issueBranch = regexp.MustCompile(`^frognano/issue-([1-9][0-9]{0,9})$`)
+
+// followUp is one attempt at a follow-up run: a writer's request on a frognano pull request
+// becomes a new commit on its branch. The request reaches the model only after the
+// requester's permission was checked; the branch is never force-pushed.
+func (a *attempt) followUp(ctx context.Context) error {
+	r, repo := a.run, a.repo
+	if strings.HasSuffix(r.Labeler, "[bot]") { // the server drops bots; this is the second wall
+		_, err := a.st.finish(ctx, r.ID, StateSkipped, "permission", "requests from bots are ignored", "", 0)
+		return err
+	}
+	perm, err := repo.Permission(ctx, r.Labeler)
+	if err != nil {
+		return fmt.Errorf("checking permission of %s: %w", r.Labeler, err)
+	}
+	if !allowedPermissions[perm] {
+		return a.deny(ctx, perm)
+	}
+	pr, err := repo.PullRequest(ctx, r.Issue)
+	if err != nil {
+		return fmt.Errorf("reading pull request: %w", err)
+	}
+	m := issueBranch.FindStringSubmatch(pr.HeadRef)
+	if m == nil || pr.HeadRepo != r.Owner+"/"+r.Repo {
+		a.log.InfoContext(ctx, "not a frognano pull request; nothing to do", "head", pr.HeadRef)
+		_, err := a.st.finish(ctx, r.ID, StateSkipped, "", "not a frognano pull request", "", 0)
+		return err
+	}
+	issue, _ := strconv.Atoi(m[1])
+
+	// The reply to the request, edited as the run goes, like an issue's status comment.
+	if r.CommentID == 0 {
+		id, err := repo.Comment(ctx, r.Issue, renderStatus(a.view(StateRunning, a.followUpNote())))
+		if err != nil {
+			return fmt.Errorf("replying to the request: %w", err)
+		}
+		r.CommentID = id
+		if err := a.st.setComment(ctx, r.ID, id); err != nil {
+			return err
+		}
+	}
+	a.status = newStatusComment(repo, r.CommentID, a.w.cfg.StatusEditInterval, a.log, func(p Progress) statusView {
+		v := a.view(StateRunning, a.followUpNote())
+		v.Progress = &p
+		return v
+	})
+	if pr.State != "open" {
+		return a.end(ctx, StateSkipped, "", "The pull request is closed; nothing was done.", "", 0)
+	}
+
+	title, body, _, err := repo.Issue(ctx, issue)
+	if err != nil {
+		return fmt.Errorf("reading issue #%d: %w", issue, err)
+	}
+	earlier, err := a.st.earlierRuns(ctx, r, issue)
+	if err != nil {
+		return err
+	}
+	title = strings.Join(strings.Fields(SanitizeIssueText(title)), " ")
+	task := FollowUpTask(title, SanitizeIssueText(body), earlier, r.Labeler, SanitizeIssueText(r.Request))
+
+	dir, err := os.MkdirTemp(a.w.cfg.WorkDir, "frognano-run-*")
+	if err != nil {
+		return fmt.Errorf("creating clone directory: %w", err)
+	}
+	defer func() {
+		if err := os.RemoveAll(dir); err != nil {
+			a.log.WarnContext(ctx, "removing clone directory", "error", err)
+		}
+	}()
+	headSHA, baseSHA, err := repo.CloneBranch(ctx, dir, pr.HeadRef, pr.BaseRef)
+	if err != nil {
+		return fmt.Errorf("cloning the pull request's branch: %w", err)
+	}
+	if !r.AgentDone {
+		r.BaseSHA, r.BaseBranch = headSHA, pr.BaseRef
+		if err := a.st.setBase(ctx, r.ID, headSHA, pr.BaseRef); err != nil {
+			return err
+		}
+		a.status.start(ctx)
+		out, err := a.w.cfg.Runner.Run(ctx, RunSpec{RunID: r.ID, RepoDir: dir, Task: task, Owner: r.Owner, Repo: r.Repo,
+			Issue: issue, SetupCommit: baseSHA}, a.status.progress)
+		a.status.close()
+		if err != nil {
+			return fmt.Errorf("running agent: %w", err)
+		}
+		if out == nil {
+			return fault.Permanent(errors.New("running agent: runner returned no outcome"))
+		}
+		if err := a.st.saveOutcome(ctx, r.ID, out); err != nil {
+			return err
+		}
+		r.Patch, r.ExitReason, r.Steps, r.ElapsedMS = out.Patch, out.ExitReason, out.Steps, out.Elapsed.Milliseconds()
+		r.Summary, r.PRBody, r.Headline, r.Check = cleanText(out.Summary), cleanText(out.PRBody), cleanText(out.Headline), out.Check
+	}
+	if state, _, err := a.st.state(ctx, r.ID); err != nil {
+		return err
+	} else if state == StateCancelled {
+		return errRunCancelled
+	}
+	if len(r.Patch) == 0 {
+		return a.end(ctx, StateFailed, r.ExitReason, "The agent finished without changing any file, so nothing was pushed.", "", 0)
+	}
+	url, number, err := repo.Publish(ctx, githubapp.PublishInput{
+		Dir: dir, BaseSHA: r.BaseSHA, Branch: pr.HeadRef, BaseBranch: pr.BaseRef, FastForward: true,
+		Title:         pr.Title,
+		Body:          followUpBody(pr.Body, r),
+		CommitMessage: fmt.Sprintf("Follow-up on #%d at @%s's request\n\nWritten by frognano run %d.", issue, r.Labeler, r.ID),
+		Patch:         r.Patch, IssueNumber: issue, Check: r.Check,
+	})
+	if errors.Is(err, githubapp.ErrBranchMoved) {
+		note := "Someone pushed to this pull request's branch while the run worked, so nothing was pushed " +
+			"(frognano never overwrites a reviewer's commits). Ask again to start from the branch's new head."
+		return a.end(ctx, StateFailed, r.ExitReason, note, "", 0)
+	}
+	if err != nil {
+		return fmt.Errorf("publishing the follow-up commit: %w", err)
+	}
+	return a.end(ctx, StateSucceeded, r.ExitReason, "", url, number)
+}
+
+// followUpNote says what the run answers, for its status comment.
+func (a *attempt) followUpNote() string {
+	r := a.run
+	where := "a comment"
+	if r.RequestURL != "" {
+		where = "[a comment](" + r.RequestURL + ")"
+	}
+	return fmt.Sprintf("Follow-up run for %s by @%s: a new commit on this pull request's branch.", where, r.Labeler)
+}
+
+// FollowUpTask is the model's task for a follow-up: the original issue, what the earlier runs
+// on the pull request did, and the reviewer's request. Every argument is sanitized text.
+func FollowUpTask(title, body string, earlier []string, reviewer, request string) string {
+	var b strings.Builder
+	b.WriteString(title + "\n\n" + strings.TrimSpace(body) + "\n\n")
+	b.WriteString("## Earlier work on this pull request\n\n")
+	b.WriteString("The checkout is the pull request's branch: it already holds the changes made so far.\n")
+	for _, e := range earlier {
+		b.WriteString("- " + e + "\n")
+	}
+	fmt.Fprintf(&b, "\n## The reviewer's request\n\n%s asks:\n\n%s\n", reviewer, strings.TrimSpace(request))
+	return b.String()
+}
+
+// followUpBody is the pull request's body with a section for this run, within GitHub's limit:
+// the runner's whole report when it fits, else its headline.
+func followUpBody(current string, r *run) string {
+	head := fmt.Sprintf("\n\n---\n\n## Follow-up run %d\n\nRequested by @%s", r.ID, r.Labeler)
+	if r.RequestURL != "" {
+		head += " in " + r.RequestURL
+	}
+	head += ".\n\n"
+	for _, section := range []string{head + r.PRBody, head + r.Headline, head} {
+		if body := current + section; utf8.RuneCountInString(githubapp.Redact(body)) <= runner.GitHubBodyLimit {
+			return body
+		}
+	}
+	room := runner.GitHubBodyLimit - utf8.RuneCountInString(head) - 200
+	cut, _ := clip.Runes(current, max(room, 0))
+	return cut + head
+}
