@@ -34,6 +34,7 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 		InstanceID:  fmt.Sprintf("%s/%s#%d", spec.Owner, spec.Repo, spec.Issue),
 		RepoDir:     spec.RepoDir,
 		Task:        spec.Task,
+		Repo:        spec.Owner + "/" + spec.Repo, // picks the base image (FROGNANO_SANDBOX_IMAGES)
 		SetupCommit: spec.SetupCommit,
 	}, func(_ int, s leaf.Step) {
 		if progress == nil {
@@ -80,17 +81,12 @@ func outcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 		return nil, fault.Permanent(fmt.Errorf("encoding the trajectory: %w", err))
 	}
 	out := &Outcome{
-		Patch:        res.PatchBytes(),
-		ExitReason:   res.ExitReason(),
-		ModelTime:    res.Leaf.ModelTime,
-		ToolTime:     res.Leaf.ToolTime,
-		TestTime:     res.TestTime(),
-		Elapsed:      res.Elapsed,
-		FinalMessage: res.Leaf.FinalMessage,
-		Steps:        len(res.Leaf.Steps),
-
-		PromptTokens:     res.Leaf.PromptTokens,
-		CompletionTokens: res.Leaf.CompletionTokens,
+		Patch:       res.PatchBytes(),
+		ExitReason:  res.ExitReason(),
+		TestTime:    res.TestTime(),
+		Elapsed:     res.Elapsed,
+		Environment: res.EnvironmentLine(),
+		SetupLog:    githubapp.Redact(string(res.SetupLog())),
 		// The renderer is the one owner of the limits: it gets the final limit, what we
 		// add and the redaction that githubapp applies, and cuts where it knows how.
 		PRBody:     res.PRBody(runner.Fit{Suffix: fixesLine(spec.Issue), Redact: githubapp.Redact}),
@@ -99,6 +95,11 @@ func outcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 		Trajectory: traj,
 		Report:     res.Markdown(),
 		Check:      checkRunOf(res),
+	}
+	// A run whose setup failed ended before the model was called: no loop, no steps.
+	if lr := res.Leaf; lr != nil {
+		out.ModelTime, out.ToolTime, out.FinalMessage, out.Steps = lr.ModelTime, lr.ToolTime, lr.FinalMessage, len(lr.Steps)
+		out.PromptTokens, out.CompletionTokens = lr.PromptTokens, lr.CompletionTokens
 	}
 	return out, nil
 }

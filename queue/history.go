@@ -26,6 +26,8 @@ type RunRecord struct {
 	Report                         string // rendered report.md
 	Trajectory                     []byte // JSON, nil until the agent finished
 	Patch                          []byte
+	Environment                    string // the image the run's sandboxes came from, and how
+	SetupLog                       string // the setup script's output when this run ran it
 }
 
 const runColumns = `id, owner, repo, issue, labeler, state, attempts, created_at, started_at, finished_at,
@@ -62,11 +64,14 @@ func ListRuns(ctx context.Context, pool *pgxpool.Pool, limit int) ([]RunRecord, 
 // ErrNoRun is returned by GetRun for an id that does not exist.
 var ErrNoRun = errors.New("no such run")
 
-// GetRun returns one run with its report, trajectory and patch.
+// GetRun returns one run with its report, trajectory, patch, environment and setup log.
 func GetRun(ctx context.Context, pool *pgxpool.Pool, id int64) (RunRecord, error) {
 	var report *string
 	var traj, patch []byte
-	r, err := scanRun(pool.QueryRow(ctx, `SELECT `+runColumns+`, report, trajectory, patch FROM runs WHERE id = $1`, id), &report, &traj, &patch)
+	var environment, setupLog string
+	r, err := scanRun(pool.QueryRow(ctx, `SELECT `+runColumns+`, report, trajectory, patch,
+			coalesce(environment, ''), coalesce(setup_log, '') FROM runs WHERE id = $1`, id),
+		&report, &traj, &patch, &environment, &setupLog)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return RunRecord{}, fmt.Errorf("run %d: %w", id, ErrNoRun)
 	}
@@ -77,5 +82,6 @@ func GetRun(ctx context.Context, pool *pgxpool.Pool, id int64) (RunRecord, error
 		r.Report = *report
 	}
 	r.Trajectory, r.Patch = traj, patch
+	r.Environment, r.SetupLog = environment, setupLog
 	return r, nil
 }

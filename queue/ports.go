@@ -108,6 +108,11 @@ type Outcome struct {
 	// Trajectory is the run's JSON trajectory record.
 	Trajectory []byte
 	Report     string
+	// Environment says which image the run's sandboxes were made from, and how.
+	Environment string
+	// SetupLog is the output of the repository's setup script when this run ran it (the end
+	// of it, redacted): the repository's text.
+	SetupLog string
 	// Check is the check run `frognano / tests` to report on the pushed commit (its
 	// output redacted and within the Checks API's limits); nil: none.
 	Check *githubapp.CheckRun

@@ -140,11 +140,13 @@ func (s store) setBase(ctx context.Context, id int64, sha, branch string) error 
 func (s store) saveOutcome(ctx context.Context, id int64, o *Outcome) error {
 	err := s.exec(ctx, "saving agent outcome", `UPDATE runs SET agent_done_at = now(), patch = $2, exit_reason = $3,
 			steps = $4, prompt_tokens = $5, completion_tokens = $6, model_ms = $7, tool_ms = $8, test_ms = $9,
-			elapsed_ms = $10, trajectory = $11, report = $12, summary = $13, pr_body = $14, headline = $15
+			elapsed_ms = $10, trajectory = $11, report = $12, summary = $13, pr_body = $14, headline = $15,
+			environment = nullif($16, ''), setup_log = nullif($17, '')
 		WHERE id = $1`,
 		id, o.Patch, cleanText(o.ExitReason), o.Steps, o.PromptTokens, o.CompletionTokens,
 		o.ModelTime.Milliseconds(), o.ToolTime.Milliseconds(), o.TestTime.Milliseconds(), o.Elapsed.Milliseconds(),
-		cleanJSON(o.Trajectory), cleanText(o.Report), cleanText(o.Summary), cleanText(o.PRBody), cleanText(o.Headline))
+		cleanJSON(o.Trajectory), cleanText(o.Report), cleanText(o.Summary), cleanText(o.PRBody), cleanText(o.Headline),
+		cleanText(o.Environment), cleanText(o.SetupLog))
 	if err != nil || o.Check == nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/frognano/frognano/clip"
 	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/runner"
 )
 
 // bookkeepingTimeout bounds the database and GitHub calls made after the
@@ -188,6 +190,11 @@ func (a *attempt) do(ctx context.Context) error {
 		return err
 	} else if state == StateCancelled {
 		return errRunCancelled
+	}
+	if r.ExitReason == runner.ExitSetupFailed {
+		note := "The repository's setup script (.frognano/setup.sh) failed, so the model was not called. " +
+			"Its log is kept with the run: `frognano runs show " + strconv.FormatInt(r.ID, 10) + " --setup-log`."
+		return a.end(ctx, StateFailed, r.ExitReason, note, "", 0)
 	}
 	if len(r.Patch) == 0 {
 		note := "The agent finished without changing any file, so there is no pull request."

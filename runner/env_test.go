@@ -115,7 +115,7 @@ func TestRunSetupFailedEndsBeforeTheModel(t *testing.T) {
 	}
 	summary := res.Summary(runner.Fit{})
 	for _, text := range []string{res.Markdown(), summary} {
-		for _, want := range []string{"## Setup failed", "exited with status 100", "- Exit status: 100", "E: Unable to locate package nosuchpackage", "`setup_failed`"} {
+		for _, want := range []string{"## Setup failed", "exited with status 100", "- Exit status: 100", "E: Unable to locate package nosuchpackage"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("lacks %q:\n%s", want, text)
 			}

@@ -17,7 +17,8 @@ import (
 
 // Preflight checks what a run needs before anything starts, so that a broken setup fails
 // with one clear line instead of halfway through a run: the sandbox image exists, the
-// executor binary is a static Linux program, and the model server answers. Every error it
+// executor binary is a static Linux program, and the model server answers. The images include
+// those the operator's image map names. Every error it
 // returns is a *SetupError.
 func (r *Runner) Preflight(ctx context.Context) error {
 	if err := r.checkImage(ctx); err != nil {
@@ -32,13 +33,15 @@ func (r *Runner) Preflight(ctx context.Context) error {
 	return nil
 }
 
+// checkImage checks the sandbox image and every image FROGNANO_SANDBOX_IMAGES names.
 func (r *Runner) checkImage(ctx context.Context) error {
-	img := r.cfg.Sandbox.Image
-	if _, err := r.docker.ImageInspect(ctx, img); err != nil {
-		if cerrdefs.IsNotFound(err) {
-			return fmt.Errorf("sandbox image %s is missing: build it with `frognano sandbox build` (or `make sandbox-image` in a checkout of frognano)", img)
+	for _, img := range append([]string{r.cfg.Sandbox.Image}, r.cfg.Images.Images()...) {
+		if _, err := r.docker.ImageInspect(ctx, img); err != nil {
+			if cerrdefs.IsNotFound(err) {
+				return fmt.Errorf("sandbox image %s is missing: build it with `frognano sandbox build` (or `make sandbox-image` in a checkout of frognano)", img)
+			}
+			return fmt.Errorf("inspecting sandbox image %s: %w", img, err)
 		}
-		return fmt.Errorf("inspecting sandbox image %s: %w", img, err)
 	}
 	return nil
 }

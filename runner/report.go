@@ -75,10 +75,12 @@ func (r *Result) Markdown() string {
 	b.WriteString(codeBlock(r.Task, "text"))
 	b.WriteString("\n")
 	x.writeSetupFailure(&b)
-	x.writeOutcome(&b)
-	x.writeTests(&b)
-	x.writeFiles(&b)
-	x.writeAttempts(&b, attemptRoom[0])
+	if r.SetupFailed == "" { // else there was no agent, no patch and no test run to report
+		x.writeOutcome(&b)
+		x.writeTests(&b)
+		x.writeFiles(&b)
+		x.writeAttempts(&b, attemptRoom[0])
+	}
 	x.writeFacts(&b)
 	x.writeEnvironment(&b)
 	return b.String()
@@ -137,11 +139,13 @@ func (r *Result) Summary(fit Fit) string {
 		x := r.renderer(fit.Redact, level)
 		var b strings.Builder
 		x.writeSetupFailure(&b)
-		x.writeTrust(&b)
-		x.writeOutcome(&b)
-		x.writeTests(&b)
-		x.writeFiles(&b)
-		x.writeAttempts(&b, 0)
+		if r.SetupFailed == "" {
+			x.writeTrust(&b)
+			x.writeOutcome(&b)
+			x.writeTests(&b)
+			x.writeFiles(&b)
+			x.writeAttempts(&b, 0)
+		}
 		x.writeFacts(&b)
 		s := x.redact(b.String() + fit.Suffix)
 		if runeLen(s) <= limit {

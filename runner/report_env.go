@@ -68,3 +68,21 @@ func (x *render) writeEnvironment(b *strings.Builder) {
 	}
 	b.WriteString("\n")
 }
+
+// EnvironmentLine is one line for a run's record: the image its sandboxes were made from and
+// how ("frognano-env:0123456789ab… on frognano-sandbox:latest, cached"); empty when the run
+// ended before it had one.
+func (r *Result) EnvironmentLine() string {
+	e := r.Environment
+	switch {
+	case e == nil:
+		return ""
+	case r.SetupFailed != "":
+		return fmt.Sprintf("%s, setup failed", e.BaseImage)
+	case e.Key == "":
+		return fmt.Sprintf("%s (%s)", e.BaseImage, e.Why)
+	case e.Cached:
+		return fmt.Sprintf("%.25s… on %s, cached", e.Ref, e.BaseImage)
+	}
+	return fmt.Sprintf("%.25s… on %s, built by this run's setup in %s", e.Ref, e.BaseImage, roundDur(e.Setup.Duration))
+}

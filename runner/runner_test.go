@@ -16,6 +16,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -330,6 +331,9 @@ func TestPreflight(t *testing.T) {
 	}{
 		{"OK", func(*runner.Config) {}, ""},
 		{"MissingImage", func(c *runner.Config) { c.Sandbox.Image = "frognano-no-such-image:latest" }, "frognano sandbox build"},
+		{"MissingMappedImage", func(c *runner.Config) {
+			c.Images = env.ImageMap{{Pattern: "acme/*", Image: "frognano-no-such-image:node"}}
+		}, "frognano-no-such-image:node is missing"},
 		{"MissingExecutor", func(c *runner.Config) { c.Sandbox.ExecutorPath = "/nonexistent/frognano-executor" }, "make build"},
 		{"DynamicExecutor", func(c *runner.Config) { c.Sandbox.ExecutorPath = "/bin/true" }, "CGO_ENABLED=0"},
 		{"ModelUnreachable", func(c *runner.Config) { c.Leaf.BaseURL = "http://127.0.0.1:1/v1" }, "unreachable"},

@@ -14,7 +14,7 @@ import (
 )
 
 // runsCmd is `frognano runs [--limit N]` (the newest runs) and `frognano runs show ID
-// [--report|--trajectory|--patch]` (one run): the history kept in PostgreSQL, for operators.
+// [--report|--trajectory|--patch|--setup-log]` (one run): the history kept in PostgreSQL, for operators.
 func runsCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	url := strings.TrimSpace(getenv("DATABASE_URL"))
 	if len(args) > 0 && args[0] == "show" {
@@ -23,6 +23,7 @@ func runsCmd(ctx context.Context, args []string, getenv func(string) string, std
 		fs.BoolFunc("report", "print the run's report (markdown)", func(string) error { what = "report"; return nil })
 		fs.BoolFunc("trajectory", "print the run's trajectory (JSON)", func(string) error { what = "trajectory"; return nil })
 		fs.BoolFunc("patch", "print the run's patch", func(string) error { what = "patch"; return nil })
+		fs.BoolFunc("setup-log", "print the output of the repository's setup script, when this run ran it", func(string) error { what = "setup-log"; return nil })
 		if len(args) < 2 {
 			return usageError{"frognano runs show needs a run id"}
 		}
@@ -55,6 +56,12 @@ func runsCmd(ctx context.Context, args []string, getenv func(string) string, std
 			_, err = stdout.Write(append(r.Trajectory, '\n'))
 		case "patch":
 			_, err = stdout.Write(r.Patch)
+		case "setup-log":
+			if r.SetupLog == "" {
+				fmt.Fprintf(stderr, "frognano: run %d ran no setup script (its environment: %s)\n", r.ID, dash(r.Environment))
+				return nil
+			}
+			_, err = io.WriteString(stdout, r.SetupLog)
 		default:
 			err = writeRunFacts(stdout, r)
 		}
@@ -101,12 +108,13 @@ func writeRunFacts(w io.Writer, r queue.RunRecord) error {
 	if r.FinishedAt != nil {
 		fmt.Fprintf(tw, "finished\t%s (agent and tests %s)\n", r.FinishedAt.UTC().Format(time.RFC3339), time.Duration(r.ElapsedMS)*time.Millisecond)
 	}
+	fmt.Fprintf(tw, "environment\t%s\n", dash(r.Environment))
 	fmt.Fprintf(tw, "pull request\t%s\n", dash(r.PRURL))
 	if r.Error != "" {
 		fmt.Fprintf(tw, "error\t%s\n", r.Error)
 	}
-	fmt.Fprintf(tw, "kept\treport %d bytes, trajectory %d bytes, patch %d bytes (frognano runs show %d --report|--trajectory|--patch)\n",
-		len(r.Report), len(r.Trajectory), len(r.Patch), r.ID)
+	fmt.Fprintf(tw, "kept\treport %d bytes, trajectory %d bytes, patch %d bytes, setup log %d bytes (frognano runs show %d --report|--trajectory|--patch|--setup-log)\n",
+		len(r.Report), len(r.Trajectory), len(r.Patch), len(r.SetupLog), r.ID)
 	return tw.Flush()
 }
 

@@ -224,7 +224,10 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 			return nil, setupError{err}
 		}
 		svc.docker = docker
-		r := runner.New(docker, cfg.Runner, log)
+		rcfg := cfg.Runner
+		// Workers on every host that shares this database build each environment once.
+		rcfg.Env.SharedLock = queue.EnvLock(pool)
+		r := runner.New(docker, rcfg, log)
 		// The image and executor must be there; the model server may come up later, and
 		// each run checks it (a down model server is retried, not failed).
 		if err := r.Preflight(ctx); err != nil {
