@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/frognano/frognano/runner/leaf"
@@ -105,6 +106,7 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 		}
 		return func(s leaf.Step) { opt.OnStep(k, s) }
 	}
+	waits := make([]atomic.Int64, max(opt.N, 1)+1) // per attempt: waits on an overloaded model server
 	leafFor := func(k int) leaf.Config {
 		lc := r.cfg.Leaf
 		if opt.Leaf != nil {
@@ -118,7 +120,7 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 					hc.Timeout = leaf.DefaultRequestTimeout
 				}
 			}
-			lc.HTTPClient = opt.ModelLimiter.Client(hc)
+			lc.HTTPClient = opt.ModelLimiter.CountingClient(hc, &waits[k])
 		}
 		return lc
 	}
@@ -129,7 +131,9 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 		}
 		defer opt.Slots.release()
 		spec.attempt = &attemptSpec{leaf: leafFor(1)}
-		return r.Run(ctx, spec, step(1))
+		res, err := r.Run(ctx, spec, step(1))
+		waitedNote(res, waits[1].Load())
+		return res, err
 	}
 	n := min(opt.N, cmp.Or(opt.Max, DefaultMaxAttempts))
 	if spec.RunID == "" {
@@ -158,6 +162,7 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 			}
 			defer opt.Slots.release()
 			res, err := r.Run(attCtx, a, step(k))
+			waitedNote(res, waits[k].Load())
 			set.Attempts[i].Result, set.Attempts[i].Err = res, err
 			if opt.StopEarly && err == nil && scoreOf(k, res).fixesAll {
 				stop()
@@ -233,4 +238,13 @@ func (r *Runner) RunAll(ctx context.Context, spec Spec, onStep func(k int, s lea
 	opt := r.cfg.Attempts
 	opt.OnStep = onStep
 	return r.RunAttempts(ctx, spec, opt)
+}
+
+// waitedNote tells the reviewer that the model server was overloaded and the run waited for
+// it (429 or 503 answers waited out by the Limiter), which explains a long model time.
+func waitedNote(res *Result, n int64) {
+	if res == nil || n == 0 {
+		return
+	}
+	res.Notes = append(res.Notes, fmt.Sprintf("The model server was overloaded (it answered 429 or 503); this run waited for it %d time(s).", n))
 }

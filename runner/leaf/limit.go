@@ -37,7 +37,11 @@ func (l *Limiter) Waiting() int {
 // Client returns a copy of c (nil: a client with no timeout of its own, the caller's
 // RequestTimeout applies through the context) whose requests go through l. A nil Limiter
 // returns c unchanged.
-func (l *Limiter) Client(c *http.Client) *http.Client {
+func (l *Limiter) Client(c *http.Client) *http.Client { return l.CountingClient(c, nil) }
+
+// CountingClient is Client that also adds to waits each time one of its requests waits on
+// an overloaded server (nil: counts nothing), so a run can say that it waited.
+func (l *Limiter) CountingClient(c *http.Client, waits *atomic.Int64) *http.Client {
 	if l == nil {
 		return c
 	}
@@ -49,13 +53,14 @@ func (l *Limiter) Client(c *http.Client) *http.Client {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	cp.Transport = &limitedTransport{l: l, next: next}
+	cp.Transport = &limitedTransport{l: l, next: next, waits: waits}
 	return cp
 }
 
 type limitedTransport struct {
-	l    *Limiter
-	next http.RoundTripper
+	l     *Limiter
+	next  http.RoundTripper
+	waits *atomic.Int64
 }
 
 func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -107,6 +112,9 @@ func (t *limitedTransport) backPressure(req *http.Request) (*http.Response, erro
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		t.l.throttled.Add(1)
+		if t.waits != nil {
+			t.waits.Add(1)
+		}
 		if err := sleepCtx(req.Context(), d); err != nil {
 			return nil, err
 		}

@@ -82,13 +82,14 @@ func TestLimiterWaitsOutAnOverloadedServer(t *testing.T) {
 	}))
 	defer srv.Close()
 	l := NewLimiter(1)
-	resp, err := l.Client(nil).Post(srv.URL, "text/plain", strings.NewReader("the request"))
+	var waits atomic.Int64
+	resp, err := l.CountingClient(nil, &waits).Post(srv.URL, "text/plain", strings.NewReader("the request"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || string(b) != "ok" || calls.Load() != 9 || l.Throttled() != 8 {
+	if resp.StatusCode != 200 || string(b) != "ok" || calls.Load() != 9 || l.Throttled() != 8 || waits.Load() != 8 {
 		t.Errorf("status %d %q after %d calls, throttled %d", resp.StatusCode, b, calls.Load(), l.Throttled())
 	}
 	// The slot came back: a second request goes through.
