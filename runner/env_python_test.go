@@ -128,4 +128,3 @@ func TestRunPythonEnvironment(t *testing.T) {
 		t.Error("the report does not say the environment was cached")
 	}
 }
-
