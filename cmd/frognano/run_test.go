@@ -115,7 +115,7 @@ func TestRunCommandErrors(t *testing.T) {
 		{"NotACheckout", []string{"run", "--repo", notRepo, "--out", t.TempDir(), "--task", "a"}, good, 3, "not a git checkout"},
 		{"ModelUnreachable", []string{"run", "--repo", cliCheckout(t, "pyaverage"), "--out", t.TempDir(), "--task", "a", "--executor", cliExecutor(t)}, good, 3, "unreachable"},
 		{"ImageMissing", []string{"run", "--repo", cliCheckout(t, "pyaverage"), "--out", t.TempDir(), "--task", "a", "--image", "frognano-absent:1"}, good, 3, "frognano sandbox build"},
-		{"SandboxNoSubcommand", []string{"sandbox"}, good, 2, "build or prune"},
+		{"SandboxNoSubcommand", []string{"sandbox"}, good, 2, "build, ls or prune"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
