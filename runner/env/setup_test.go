@@ -218,3 +218,36 @@ func TestSetupFailures(t *testing.T) {
 		})
 	}
 }
+
+// A setup script cannot blind the disk watcher: it runs the operator's base image, never the
+// environment image, so a du that setup replaced with a liar is not the one that measures. A
+// sandbox made from that environment that writes past its disk limit is stopped.
+func TestSetupCannotBlindTheDiskWatcher(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	liar := "printf '#!/bin/sh\\necho \"0\t/workspace\"\\n' > /usr/bin/du && chmod 755 /usr/bin/du\n"
+	dir, head := repo(t, map[string]string{env.ScriptFile: liar})
+	e, err := manager(t, env.Config{Network: env.NoNetwork}, "").Prepare(ctx, env.Request{RunID: "envtest-liar", RepoDir: dir, Commit: head, Sandbox: sandboxConfig(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	removeEnvImage(t, e.Ref)
+	defer e.Release()
+	cfg := sandboxConfig(t)
+	cfg.Image, cfg.BaseImage, cfg.Disk = e.Image, sandbox.DefaultImage, 32<<20
+	sb, err := sandbox.New(ctx, docker, cfg, "envtest-liar", "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	res, err := sb.Exec(ctx, []string{"/bin/sh", "-c", "du -sxB1 /workspace; head -c 268435456 /dev/zero > /workspace/fill && echo WROTE-ALL"}, nil, 2*time.Minute, 0)
+	if err == nil && !strings.HasPrefix(string(res.Stdout), "0\t/workspace") {
+		t.Fatalf("the environment's du is not the liar: %q", res.Stdout)
+	}
+	if strings.Contains(string(res.Stdout), "WROTE-ALL") {
+		t.Fatalf("256 MiB were written under a 32 MiB limit: the watcher was blinded")
+	}
+	if why := sb.StopReason(ctx); !strings.Contains(why, "disk limit") {
+		t.Errorf("stop reason %q, want the disk limit", why)
+	}
+}
