@@ -23,10 +23,13 @@ Usage:
                                 check the set-up: configuration, PostgreSQL, Docker, the
                                 sandbox, the model server, GitHub; one line per check
   frognano runs [--limit N]     the newest runs kept in PostgreSQL
-  frognano runs show ID [--report|--trajectory|--patch]
+  frognano runs show ID [--report|--trajectory|--patch|--setup-log]
                                 one run: its facts, report, trajectory or patch
   frognano sandbox build        build the sandbox image (offline when no registry answers)
-  frognano sandbox prune        remove sandboxes a previous process left behind
+  frognano sandbox ls           list sandboxes and cached environment images
+  frognano sandbox prune [--environments]
+                                remove sandboxes a previous process left behind, and
+                                environment images past FROGNANO_ENV_CACHE_SIZE (or all unused)
   frognano version
 
 Run "frognano COMMAND -h" for the flags of a command. Configuration is read from
