@@ -68,8 +68,11 @@ type Config struct {
 	Owner string
 	// Label is the label that starts a run; a failed run removes it from its issue, so that
 	// adding it again retries. "" leaves labels alone.
-	Label  string
-	Logger *slog.Logger
+	Label string
+	// CIFollowUps is how many follow-up runs the repository's failed CI may start on one pull
+	// request: 0 means DefaultCIFollowUps, a negative value none.
+	CIFollowUps int
+	Logger      *slog.Logger
 	// RiverLogger receives River's own logs; nil means Logger, so that River writes through
 	// the service's handler (JSON on stderr, at the configured level) and never a second
 	// format into the same stream.

@@ -20,7 +20,11 @@ import (
 const (
 	KindIssue    = "issue"    // a labelled issue
 	KindFollowUp = "followup" // a reviewer's request on a frognano pull request
+	KindCI       = "ci"       // the repository's CI failed on a frognano pull request's head
 )
+
+// DefaultCIFollowUps is how many follow-ups failed CI may start on one pull request.
+const DefaultCIFollowUps = 1
 
 // issueBranch matches the branches frognano pushes (BranchName).
 var issueBranch = regexp.MustCompile(`^frognano/issue-([1-9][0-9]{0,9})$`)
@@ -30,16 +34,28 @@ var issueBranch = regexp.MustCompile(`^frognano/issue-([1-9][0-9]{0,9})$`)
 // requester's permission was checked; the branch is never force-pushed.
 func (a *attempt) followUp(ctx context.Context) error {
 	r, repo := a.run, a.repo
-	if strings.HasSuffix(r.Labeler, "[bot]") { // the server drops bots; this is the second wall
-		_, err := a.st.finish(ctx, r.ID, StateSkipped, "permission", "requests from bots are ignored", "", 0)
-		return err
-	}
-	perm, err := repo.Permission(ctx, r.Labeler)
-	if err != nil {
-		return fmt.Errorf("checking permission of %s: %w", r.Labeler, err)
-	}
-	if !allowedPermissions[perm] {
-		return a.deny(ctx, perm)
+	if r.Kind == KindCI {
+		// No person asked: the request is CI's report, and the limit keeps a follow-up whose
+		// commit fails CI again from starting another, beyond it.
+		if limit, n, err := a.ciBudget(ctx); err != nil {
+			return err
+		} else if n >= limit {
+			a.log.InfoContext(ctx, "CI follow-ups of this pull request are used up", "limit", limit)
+			_, err := a.st.finish(ctx, r.ID, StateSkipped, "", fmt.Sprintf("CI follow-up limit (%d) reached", limit), "", 0)
+			return err
+		}
+	} else {
+		if strings.HasSuffix(r.Labeler, "[bot]") { // the server drops bots; this is the second wall
+			_, err := a.st.finish(ctx, r.ID, StateSkipped, "permission", "requests from bots are ignored", "", 0)
+			return err
+		}
+		perm, err := repo.Permission(ctx, r.Labeler)
+		if err != nil {
+			return fmt.Errorf("checking permission of %s: %w", r.Labeler, err)
+		}
+		if !allowedPermissions[perm] {
+			return a.deny(ctx, perm)
+		}
 	}
 	pr, err := repo.PullRequest(ctx, r.Issue)
 	if err != nil {
@@ -52,6 +68,11 @@ func (a *attempt) followUp(ctx context.Context) error {
 		return err
 	}
 	issue, _ := strconv.Atoi(m[1])
+	if r.Kind == KindCI && pr.HeadSHA != r.CISHA && !r.AgentDone {
+		a.log.InfoContext(ctx, "CI failed on a commit that is no longer the head; nothing to do", "ci_sha", r.CISHA, "head", pr.HeadSHA)
+		_, err := a.st.finish(ctx, r.ID, StateSkipped, "", "CI failed on an earlier commit", "", 0)
+		return err
+	}
 
 	// The reply to the request, edited as the run goes, like an issue's status comment.
 	if r.CommentID == 0 {
@@ -82,7 +103,11 @@ func (a *attempt) followUp(ctx context.Context) error {
 		return err
 	}
 	title = strings.Join(strings.Fields(SanitizeIssueText(title)), " ")
-	task := FollowUpTask(title, SanitizeIssueText(body), earlier, r.Labeler, SanitizeIssueText(r.Request))
+	asker := r.Labeler
+	if r.Kind == KindCI {
+		asker = "The repository's CI (not a person)"
+	}
+	task := FollowUpTask(title, SanitizeIssueText(body), earlier, asker, SanitizeIssueText(r.Request))
 
 	dir, err := os.MkdirTemp(a.w.cfg.WorkDir, "frognano-run-*")
 	if err != nil {
@@ -130,7 +155,7 @@ func (a *attempt) followUp(ctx context.Context) error {
 		Dir: dir, BaseSHA: r.BaseSHA, Branch: pr.HeadRef, BaseBranch: pr.BaseRef, FastForward: true,
 		Title:         pr.Title,
 		Body:          followUpBody(pr.Body, r),
-		CommitMessage: fmt.Sprintf("Follow-up on #%d at @%s's request\n\nWritten by frognano run %d.", issue, r.Labeler, r.ID),
+		CommitMessage: followUpMessage(issue, r),
 		Patch:         r.Patch, IssueNumber: issue, Check: r.Check,
 	})
 	if errors.Is(err, githubapp.ErrBranchMoved) {
@@ -144,9 +169,32 @@ func (a *attempt) followUp(ctx context.Context) error {
 	return a.end(ctx, StateSucceeded, r.ExitReason, "", url, number)
 }
 
+// ciBudget returns the CI follow-up limit and how many CI follow-ups of this pull request
+// started before this one (skipped ones do not count).
+func (a *attempt) ciBudget(ctx context.Context) (limit, used int, err error) {
+	limit = a.w.cfg.CIFollowUps
+	if limit == 0 {
+		limit = DefaultCIFollowUps
+	}
+	if limit < 0 {
+		return 0, 0, nil
+	}
+	r := a.run
+	err = a.st.pool.QueryRow(ctx, `SELECT count(*) FROM runs WHERE owner = $1 AND repo = $2 AND issue = $3
+		AND kind = 'ci' AND id < $4 AND state <> 'skipped'`, r.Owner, r.Repo, r.Issue, r.ID).Scan(&used)
+	if err != nil {
+		return 0, 0, fmt.Errorf("counting CI follow-ups: %w", err)
+	}
+	return limit, used, nil
+}
+
 // followUpNote says what the run answers, for its status comment.
 func (a *attempt) followUpNote() string {
 	r := a.run
+	if r.Kind == KindCI {
+		return fmt.Sprintf("Follow-up run triggered by CI: the repository's checks failed on %s, the head of this pull request. "+
+			"It pushes a new commit on this branch; CI may start at most this many such runs per pull request (`FROGNANO_CI_FOLLOWUPS`).", runner.CodeSpan(r.CISHA, 64))
+	}
 	where := "a comment"
 	if r.RequestURL != "" {
 		where = "[a comment](" + r.RequestURL + ")"
@@ -172,6 +220,9 @@ func FollowUpTask(title, body string, earlier []string, reviewer, request string
 // the runner's whole report when it fits, else its headline.
 func followUpBody(current string, r *run) string {
 	head := fmt.Sprintf("\n\n---\n\n## Follow-up run %d\n\nRequested by @%s", r.ID, r.Labeler)
+	if r.Kind == KindCI {
+		head = fmt.Sprintf("\n\n---\n\n## Follow-up run %d\n\nTriggered by the repository's failed CI on %s", r.ID, runner.CodeSpan(r.CISHA, 64))
+	}
 	if r.RequestURL != "" {
 		head += " in " + r.RequestURL
 	}
@@ -184,4 +235,11 @@ func followUpBody(current string, r *run) string {
 	room := runner.GitHubBodyLimit - utf8.RuneCountInString(head) - 200
 	cut, _ := clip.Runes(current, max(room, 0))
 	return cut + head
+}
+
+func followUpMessage(issue int, r *run) string {
+	if r.Kind == KindCI {
+		return fmt.Sprintf("Follow-up on #%d after CI failed on %s\n\nWritten by frognano run %d.", issue, clip.Prefix(r.CISHA, 64), r.ID)
+	}
+	return fmt.Sprintf("Follow-up on #%d at @%s's request\n\nWritten by frognano run %d.", issue, r.Labeler, r.ID)
 }

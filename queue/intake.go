@@ -36,6 +36,8 @@ type RunRequest struct {
 	// (follow-ups only). The worker shows it to the model only after it has checked that
 	// Labeler may write.
 	Request, RequestURL string
+	// CISHA is the commit whose CI failed (Kind KindCI).
+	CISHA string
 }
 
 // Accepted reports what Accept did.
@@ -70,15 +72,15 @@ func (c *Client) Accept(ctx context.Context, d Delivery, req RunRequest) (Accept
 				RETURNING 1
 			), r AS (
 				INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue, labeler,
-					kind, request, request_url)
-				SELECT $1, $2, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), nullif($13, '') WHERE EXISTS (SELECT 1 FROM d)
+					kind, request, request_url, ci_sha)
+				SELECT $1, $2, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), nullif($13, ''), nullif($14, '') WHERE EXISTS (SELECT 1 FROM d)
 				ON CONFLICT (repo_id, issue) WHERE state IN ('queued', 'running') DO NOTHING
 				RETURNING id
 			)
 			SELECT EXISTS (SELECT 1 FROM d), (SELECT id FROM r)`,
 			d.HookTarget, d.ID, d.Event, d.Action, req.InstallationID,
 			req.RepoID, req.Owner, req.Repo, req.Issue, req.Labeler,
-			cmp.Or(req.Kind, KindIssue), cleanText(req.Request), req.RequestURL).Scan(&fresh, &runID)
+			cmp.Or(req.Kind, KindIssue), cleanText(req.Request), req.RequestURL, req.CISHA).Scan(&fresh, &runID)
 		if err != nil {
 			return fmt.Errorf("recording delivery and run: %w", err)
 		}

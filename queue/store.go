@@ -49,6 +49,7 @@ type run struct {
 	Kind           string              // KindIssue or KindFollowUp
 	Request        string              // a follow-up's request, unchecked text
 	RequestURL     string
+	CISHA          string // a ci run's failed commit
 }
 
 func terminal(state string) bool {
@@ -63,12 +64,12 @@ func (s store) get(ctx context.Context, id int64) (*run, error) {
 			coalesce(comment_id, 0), attempts, extra_requests, coalesce(base_sha, ''), coalesce(base_branch, ''),
 			agent_done_at IS NOT NULL, patch, coalesce(exit_reason, ''), coalesce(steps, 0), coalesce(elapsed_ms, 0),
 			coalesce(summary, ''), coalesce(pr_body, ''), coalesce(headline, ''), check_run,
-			kind, coalesce(request, ''), coalesce(request_url, '')
+			kind, coalesce(request, ''), coalesce(request_url, ''), coalesce(ci_sha, '')
 		FROM runs WHERE id = $1`, id).Scan(
 		&r.InstallationID, &r.Owner, &r.Repo, &r.Issue, &r.Labeler, &r.State,
 		&r.CommentID, &r.Attempts, &r.ExtraRequests, &r.BaseSHA, &r.BaseBranch,
 		&r.AgentDone, &r.Patch, &r.ExitReason, &r.Steps, &r.ElapsedMS, &r.Summary, &r.PRBody, &r.Headline, &r.Check,
-		&r.Kind, &r.Request, &r.RequestURL)
+		&r.Kind, &r.Request, &r.RequestURL, &r.CISHA)
 	if err != nil {
 		return nil, fmt.Errorf("loading run %d: %w", id, err)
 	}

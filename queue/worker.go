@@ -100,7 +100,7 @@ func (a *attempt) do(ctx context.Context) error {
 		return fmt.Errorf("opening repository %s/%s: %w", r.Owner, r.Repo, err)
 	}
 	a.repo = repo
-	if r.Kind == KindFollowUp {
+	if r.Kind == KindFollowUp || r.Kind == KindCI {
 		return a.followUp(ctx)
 	}
 
@@ -280,7 +280,7 @@ func (a *attempt) end(ctx context.Context, state, exitReason, note, prURL string
 // removeLabel takes the label off the issue of a failed run, so that adding it again is how
 // to retry. A failure to remove it is logged: the run's record is what counts.
 func (a *attempt) removeLabel(ctx context.Context) {
-	if a.repo == nil || a.w.cfg.Label == "" || a.run.Kind == KindFollowUp {
+	if a.repo == nil || a.w.cfg.Label == "" || a.run.Kind != KindIssue {
 		return
 	}
 	if err := a.repo.RemoveLabel(ctx, a.run.Issue, a.w.cfg.Label); err != nil {
@@ -325,7 +325,7 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 			a.log.ErrorContext(bg, "recording cancellation", "error", err)
 		}
 		note := "The label was removed or the issue was closed."
-		if r.Kind == KindFollowUp {
+		if r.Kind != KindIssue {
 			note = "Stopped: the pull request was closed or a reviewer asked frognano to stop."
 		}
 		a.finalComment(bg, a.view(StateCancelled, note))

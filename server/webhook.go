@@ -108,6 +108,8 @@ func (s *Server) webhook(ctx context.Context, w http.ResponseWriter, r *http.Req
 		return s.issues(ctx, d, body)
 	case "issue_comment":
 		return s.issueComment(ctx, d, body)
+	case "check_suite":
+		return s.checkSuite(ctx, d, body)
 	default:
 		return response{Status: "ignored", code: http.StatusAccepted}, nil
 	}

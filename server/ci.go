@@ -1,0 +1,86 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/frognano/frognano/clip"
+	"github.com/frognano/frognano/queue"
+)
+
+// checkSuitePayload is the part of a `check_suite` event we use.
+type checkSuitePayload struct {
+	issuesPayload
+	CheckSuite *struct {
+		HeadBranch   string `json:"head_branch"`
+		HeadSHA      string `json:"head_sha"`
+		Conclusion   string `json:"conclusion"`
+		PullRequests []struct {
+			Number int `json:"number"`
+		} `json:"pull_requests"`
+		App *struct {
+			Slug string `json:"slug"`
+			Name string `json:"name"`
+		} `json:"app"`
+	} `json:"check_suite"`
+}
+
+var (
+	frognanoBranch = regexp.MustCompile(`^frognano/issue-[1-9][0-9]{0,9}$`)
+	commitPattern  = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+)
+
+// checkSuite turns the repository's own CI failing on a frognano branch (a completed check
+// suite of another App, GitHub Actions included) into a CI follow-up of its pull request. The
+// worker starts it only while that commit is the head, and at most FROGNANO_CI_FOLLOWUPS
+// times per pull request; frognano's own check suite never counts.
+func (s *Server) checkSuite(ctx context.Context, d queue.Delivery, body []byte) (response, error) {
+	ignored := response{Status: "ignored", code: http.StatusAccepted}
+	if s.mention == nil {
+		return ignored, nil
+	}
+	var p checkSuitePayload
+	if err := decode(body, &p); err != nil {
+		return response{}, err
+	}
+	d.Action = clip.Prefix(p.Action, 100)
+	cs := p.CheckSuite
+	if p.Action != "completed" || cs == nil || (cs.Conclusion != "failure" && cs.Conclusion != "timed_out") ||
+		cs.App == nil || strings.EqualFold(cs.App.Slug, s.cfg.AppSlug) || !frognanoBranch.MatchString(cs.HeadBranch) ||
+		len(cs.PullRequests) != 1 || cs.PullRequests[0].Number <= 0 {
+		return ignored, nil
+	}
+	if !commitPattern.MatchString(cs.HeadSHA) || !namePattern.MatchString(cs.App.Slug) {
+		return response{}, fmt.Errorf("%w: check_suite.head_sha or app.slug is malformed", ErrBadRequest)
+	}
+	p.issuesPayload.Issue = &struct {
+		Number int `json:"number"`
+	}{cs.PullRequests[0].Number}
+	t, err := p.target(true)
+	if err != nil {
+		return response{}, err
+	}
+	d.InstallationID = t.installationID
+	request := fmt.Sprintf("The check suite of %s (%s) concluded %s on commit %s, the head of this pull request. "+
+		"Find out why the repository's checks fail with the changes on this branch and fix it.",
+		clip.Prefix(cs.App.Name, 100), cs.App.Slug, cs.Conclusion, cs.HeadSHA)
+	res, err := s.cfg.Intake.Accept(ctx, d, queue.RunRequest{
+		InstallationID: t.installationID, RepoID: t.repoID, Owner: t.owner, Repo: t.repo, Issue: t.issue,
+		Labeler: cs.App.Slug, Kind: queue.KindCI, Request: request, CISHA: cs.HeadSHA,
+	})
+	if err != nil {
+		return response{}, err
+	}
+	switch {
+	case res.Duplicate:
+		return response{Status: "duplicate", code: http.StatusOK}, nil
+	case res.AlreadyActive:
+		return response{Status: "already_active", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
+	default:
+		logWith(ctx, t).InfoContext(ctx, "CI follow-up queued", queue.AttrRunID, res.RunID, "app", cs.App.Slug)
+		return response{Status: "queued", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
+	}
+}
