@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
 	"time"
 
@@ -39,7 +40,7 @@ func GitHub(ctx context.Context, cfg githubapp.Config) []Result {
 	}
 	results := []Result{auth}
 	perms := Result{Name: "github-permissions"}
-	missing := githubapp.MissingPermissions(info.Permissions, githubapp.RequiredPermissions())
+	missing := githubapp.MissingPermissions(info.Permissions, githubapp.RequiredPermissions(cfg.ChecksWrite))
 	events := githubapp.MissingEvents(info.Events, githubapp.RequiredEvents())
 	if len(missing) > 0 || len(events) > 0 {
 		var what []string
@@ -52,7 +53,7 @@ func GitHub(ctx context.Context, cfg githubapp.Config) []Result {
 		perms = fail(perms.Name, "the App lacks "+strings.Join(what, "; "),
 			"grant them in the App's settings (Permissions & events), then accept the new permissions on each installation")
 	} else {
-		perms = pass(perms.Name, "contents, issues, pull_requests: write; metadata: read; event issues")
+		perms = pass(perms.Name, fmt.Sprintf("%s; events %s", formatPermissions(githubapp.RequiredPermissions(cfg.ChecksWrite)), strings.Join(githubapp.RequiredEvents(), ", ")))
 	}
 	results = append(results, perms)
 	results = append(results, timed(ctx, 45*time.Second, func(ctx context.Context) Result {
@@ -74,4 +75,13 @@ func GitHub(ctx context.Context, cfg githubapp.Config) []Result {
 		return pass("github-installations", fmt.Sprintf("%d: %s", len(list), clip(strings.Join(names, ", "), 200)))
 	}))
 	return results
+}
+
+func formatPermissions(p map[string]string) string {
+	var out []string
+	for k, v := range p {
+		out = append(out, k+": "+v)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
 }

@@ -15,11 +15,16 @@ import (
 
 // RequiredPermissions are the App permissions the service needs, all of them: it reads and
 // pushes the repository (contents), comments on and reacts to issues (issues), opens draft
-// pull requests (pull_requests), reports the tests as a check run (checks); metadata is implied. `frognano setup` puts exactly these in
-// the App manifest and `frognano doctor` compares the App's permissions with them.
-// ForRepo asks each installation token for the same set (checks too when ChecksWrite).
-func RequiredPermissions() map[string]string {
-	return map[string]string{"contents": "write", "issues": "write", "pull_requests": "write", "checks": "write", "metadata": "read"}
+// pull requests (pull_requests), and with checks (FROGNANO_CHECK_RUNS, the default) reports the
+// tests as check runs; metadata is implied. `frognano setup` puts exactly these (with checks)
+// in the App manifest, `frognano doctor` compares the App's permissions with them, and ForRepo
+// asks each installation token for the same set (TestForRepoAsksForRequiredPermissions).
+func RequiredPermissions(checks bool) map[string]string {
+	p := map[string]string{"contents": "write", "issues": "write", "pull_requests": "write", "metadata": "read"}
+	if checks {
+		p["checks"] = "write"
+	}
+	return p
 }
 
 // RequiredEvents are the webhook events the App must subscribe to: issues (the label) and

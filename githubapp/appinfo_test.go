@@ -2,6 +2,7 @@ package githubapp
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -27,7 +28,7 @@ func TestAppSelfAndInstallations(t *testing.T) {
 	if info.ID != gh.AppID || info.Slug != githubtest.AppSlug {
 		t.Errorf("Self = %+v", info)
 	}
-	if m := MissingPermissions(info.Permissions, RequiredPermissions()); len(m) != 0 {
+	if m := MissingPermissions(info.Permissions, RequiredPermissions(true)); len(m) != 0 {
 		t.Errorf("the fake App lacks %v", m)
 	}
 	list, err := app.Installations(ctx)
@@ -51,7 +52,7 @@ func TestAppSelfAndInstallations(t *testing.T) {
 func TestMissingPermissionsAndEvents(t *testing.T) {
 	t.Parallel()
 	have := map[string]string{"contents": "read", "issues": "write", "metadata": "read"}
-	got := MissingPermissions(have, RequiredPermissions())
+	got := MissingPermissions(have, RequiredPermissions(true))
 	want := []string{"checks: none, needs write", "contents: read, needs write", "pull_requests: none, needs write"}
 	if !slices.Equal(got, want) {
 		t.Errorf("MissingPermissions = %q, want %q", got, want)
@@ -92,5 +93,26 @@ func TestConvertManifestGHES(t *testing.T) {
 	}
 	if _, err := ConvertManifest(context.Background(), Config{URL: gh.URL}, code); HTTPStatus(err) != http.StatusNotFound {
 		t.Errorf("a second conversion of the same code: %v, want 404", err)
+	}
+}
+
+// TestForRepoAsksForRequiredPermissions keeps the one list honest: the installation tokens
+// ForRepo asks for carry exactly RequiredPermissions, with and without checks.
+func TestForRepoAsksForRequiredPermissions(t *testing.T) {
+	t.Parallel()
+	for _, checks := range []bool{true, false} {
+		gh := githubtest.New(t)
+		gh.AddInstallation(testInstallation, gh.AddRepo(testOwner, testRepo, map[string]string{"README": "hi\n"}))
+		app, err := New(Config{AppID: gh.AppID, PrivateKey: gh.PrivateKey, URL: gh.URL, ChecksWrite: checks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := app.ForRepo(context.Background(), testInstallation, testOwner, testRepo); err != nil {
+			t.Fatal(err)
+		}
+		reqs := gh.TokenRequests()
+		if len(reqs) != 1 || !maps.Equal(reqs[0].Permissions, RequiredPermissions(checks)) {
+			t.Errorf("checks %v: token requests %+v, want permissions %v", checks, reqs, RequiredPermissions(checks))
+		}
 	}
 }

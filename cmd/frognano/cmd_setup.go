@@ -159,7 +159,7 @@ func (f *manifestFlow) manifest() ([]byte, error) {
 		"hook_attributes":     map[string]any{"url": f.opts.webhookURL, "active": true},
 		"redirect_url":        f.base + "/callback",
 		"public":              false,
-		"default_permissions": githubapp.RequiredPermissions(),
+		"default_permissions": githubapp.RequiredPermissions(true),
 		"default_events":      githubapp.RequiredEvents(),
 	})
 }

@@ -147,12 +147,12 @@ func TestSetupManifestFlow(t *testing.T) {
 			}
 			m := ms[0]
 			perms, _ := m["default_permissions"].(map[string]any)
-			for k, v := range githubapp.RequiredPermissions() {
+			for k, v := range githubapp.RequiredPermissions(true) {
 				if perms[k] != v {
 					t.Errorf("manifest permission %s = %v, want %s", k, perms[k], v)
 				}
 			}
-			if len(perms) != len(githubapp.RequiredPermissions()) {
+			if len(perms) != len(githubapp.RequiredPermissions(true)) {
 				t.Errorf("manifest permissions %v ask for more than the service needs", perms)
 			}
 			if ev, _ := m["default_events"].([]any); len(ev) != 3 || ev[0] != "issues" || ev[1] != "issue_comment" || ev[2] != "check_suite" {
