@@ -112,6 +112,7 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 	cfg.Queue = queue.Config{
 		JobTimeout:           e.duration("FROGNANO_JOB_TIMEOUT", queue.DefaultJobTimeout),
 		PerInstallationLimit: e.int("FROGNANO_PER_INSTALLATION", queue.DefaultPerInstallationLimit),
+		BusySnooze:           e.duration("FROGNANO_BUSY_SNOOZE", queue.DefaultBusySnooze),
 		SoftStopTimeout:      e.duration("FROGNANO_SOFT_STOP_TIMEOUT", queue.DefaultSoftStopTimeout),
 		DeliveryRetention:    e.duration("FROGNANO_DELIVERY_RETENTION", queue.DefaultDeliveryRetention),
 		WorkDir:              e.str("FROGNANO_WORK_DIR", os.TempDir()),
