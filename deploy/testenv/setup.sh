@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares this machine for the test suite and prints the environment the tests need:
-#   1. checks that a Docker engine answers;
+#   1. checks that a Docker engine answers (and installs docker-compose when missing);
 #   2. builds frognano-sandbox:latest and frognano-sandbox-go:test when missing (offline path);
 #   3. starts (or reuses) a throwaway PostgreSQL cluster on 127.0.0.1 and prints
 #      TEST_DATABASE_URL for it.
@@ -36,6 +36,14 @@ if ! docker version >/dev/null 2>&1; then
   die "no Docker engine answers at ${DOCKER_HOST:-unix:///var/run/docker.sock}.
   Start it ('systemctl start docker', or 'dockerd >/var/log/dockerd.log 2>&1 &' where there is no
   systemd), or point DOCKER_HOST at one. The sandbox tests need it and fail without it."
+fi
+
+# docker-compose runs the compose test (deploy/compose): Debian's package when it is missing.
+if ! command -v docker-compose >/dev/null 2>&1; then
+  [ "$(id -u)" = 0 ] || die "docker-compose is missing: apt-get install -y docker-compose"
+  log "installing docker-compose"
+  apt-get -o DPkg::Lock::Timeout=300 update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq docker-compose >/dev/null
 fi
 
 # 2. Images.
