@@ -11,8 +11,10 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/network"
 
 	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/runner/env"
 )
 
 // Preflight checks what a run needs before anything starts, so that a broken setup fails
@@ -25,6 +27,9 @@ func (r *Runner) Preflight(ctx context.Context) error {
 		return &SetupError{err}
 	}
 	if err := checkExecutor(r.cfg.Sandbox.ExecutorPath); err != nil {
+		return &SetupError{err}
+	}
+	if err := r.checkSetupNetwork(ctx); err != nil {
 		return &SetupError{err}
 	}
 	if err := CheckModel(ctx, r.cfg.Leaf.BaseURL); err != nil {
@@ -42,6 +47,24 @@ func (r *Runner) checkImage(ctx context.Context) error {
 			}
 			return fmt.Errorf("inspecting sandbox image %s: %w", img, err)
 		}
+	}
+	return nil
+}
+
+// checkSetupNetwork checks that the network repositories' setup scripts join exists.
+func (r *Runner) checkSetupNetwork(ctx context.Context) error {
+	cfg := r.envs.Config()
+	if cfg.Disabled || cfg.Network == env.NoNetwork {
+		return nil
+	}
+	if err := env.CheckNetwork(cfg.Network); err != nil {
+		return err
+	}
+	if _, err := r.docker.NetworkInspect(ctx, cfg.Network, network.InspectOptions{}); err != nil {
+		if cerrdefs.IsNotFound(err) {
+			return fmt.Errorf("setup network %s does not exist: create it (docker network create %s) or set FROGNANO_SETUP_NETWORK", cfg.Network, cfg.Network)
+		}
+		return fmt.Errorf("inspecting setup network %s: %w", cfg.Network, err)
 	}
 	return nil
 }

@@ -334,6 +334,8 @@ func TestPreflight(t *testing.T) {
 		{"MissingMappedImage", func(c *runner.Config) {
 			c.Images = env.ImageMap{{Pattern: "acme/*", Image: "frognano-no-such-image:node"}}
 		}, "frognano-no-such-image:node is missing"},
+		{"MissingSetupNetwork", func(c *runner.Config) { c.Env.Network = "frognano-no-such-network" }, "setup network frognano-no-such-network does not exist"},
+		{"HostSetupNetwork", func(c *runner.Config) { c.Env.Network = "host" }, "not setup's own"},
 		{"MissingExecutor", func(c *runner.Config) { c.Sandbox.ExecutorPath = "/nonexistent/frognano-executor" }, "make build"},
 		{"DynamicExecutor", func(c *runner.Config) { c.Sandbox.ExecutorPath = "/bin/true" }, "CGO_ENABLED=0"},
 		{"ModelUnreachable", func(c *runner.Config) { c.Leaf.BaseURL = "http://127.0.0.1:1/v1" }, "unreachable"},

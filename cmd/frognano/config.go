@@ -147,6 +147,9 @@ func runnerConfig(getenv func(string) string) (runner.Config, error) {
 	cfg.AllowWorkflowChanges = e.bool("FROGNANO_ALLOW_WORKFLOW_CHANGES", false)
 	// The repository's setup script and the environment cache (runner/env).
 	cfg.Env.Network = e.str("FROGNANO_SETUP_NETWORK", envpkg.DefaultNetwork)
+	if err := envpkg.CheckNetwork(cfg.Env.Network); err != nil {
+		e.errs = append(e.errs, fmt.Errorf("FROGNANO_SETUP_NETWORK: %v", err))
+	}
 	cfg.Env.Timeout = e.duration("FROGNANO_SETUP_TIMEOUT", envpkg.DefaultTimeout)
 	cfg.Env.CacheSize = e.bytes("FROGNANO_ENV_CACHE_SIZE", envpkg.DefaultCacheSize)
 	cfg.Env.Env = e.setupEnv("FROGNANO_SETUP_ENV")

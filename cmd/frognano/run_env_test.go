@@ -51,9 +51,10 @@ func TestSetupConfig(t *testing.T) {
 
 	_, err = runnerConfig(envMap(map[string]string{
 		"FROGNANO_SETUP_ENV":      "HTTPS_PROXY 1BAD FROGNANO_MODEL_API_KEY",
+		"FROGNANO_SETUP_NETWORK":  "host",
 		"FROGNANO_SANDBOX_IMAGES": "acme=img",
 	}))
-	for _, want := range []string{"names HTTPS_PROXY, which is not set", `"1BAD"`, `"FROGNANO_MODEL_API_KEY"`, "FROGNANO_SANDBOX_IMAGES"} {
+	for _, want := range []string{"names HTTPS_PROXY, which is not set", `"1BAD"`, `"FROGNANO_MODEL_API_KEY"`, "FROGNANO_SANDBOX_IMAGES", "FROGNANO_SETUP_NETWORK"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v, want it to say %q", err, want)
 		}

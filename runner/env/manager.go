@@ -3,6 +3,7 @@ package env
 import (
 	"context"
 	"fmt"
+	"strings"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -85,6 +86,15 @@ func (c Config) withDefaults() Config {
 		c.LockDir = filepath.Join(os.TempDir(), "frognano-env-locks")
 	}
 	return c
+}
+
+// CheckNetwork refuses a setup network that would give setup the host's own network (the
+// host's loopback services, PostgreSQL among them) or another container's.
+func CheckNetwork(name string) error {
+	if name == "host" || strings.HasPrefix(name, "container:") {
+		return fmt.Errorf("setup network %q would share a network namespace that is not setup's own: use bridge, a network of your own, or none", name)
+	}
+	return nil
 }
 
 // Manager prepares environments. It is safe for concurrent use.
@@ -190,6 +200,9 @@ func (m *Manager) Prepare(ctx context.Context, req Request) (*Environment, error
 	if script == nil {
 		env.Why = "no setup script"
 		return env, nil
+	}
+	if err := CheckNetwork(m.cfg.Network); err != nil {
+		return nil, err
 	}
 	info, err := m.docker.ImageInspect(ctx, base)
 	if err != nil {
