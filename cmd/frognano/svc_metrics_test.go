@@ -58,6 +58,10 @@ func TestServiceMetricsAndRiverUI(t *testing.T) {
 	if v := svcMetric(t, text, `frognano_github_requests_total{outcome="ok"}`); v < 5 {
 		t.Errorf("github_requests_total{ok} = %v, want the run's requests (at least 5)", v)
 	}
+	// The agent's sandbox and the two test sandboxes.
+	if v := svcMetric(t, text, `frognano_sandbox_ready_seconds_count`); v < 3 {
+		t.Errorf("sandbox_ready_seconds_count = %v, want the run's 3 sandboxes", v)
+	}
 	if v := svcMetric(t, text, `frognano_run_tokens_sum{kind="prompt"}`); v <= 0 {
 		t.Errorf("run_tokens_sum{prompt} = %v, want the run's prompt tokens", v)
 	}

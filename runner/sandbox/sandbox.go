@@ -102,6 +102,9 @@ type Config struct {
 	// Instance is the value of LabelInstance (empty: no such label); PruneOthers keeps only
 	// the owner's sandboxes of this instance.
 	Instance string
+	// Ready, when set, is told how long each sandbox took from the create request until it ran
+	// with its disk watcher (the service's frognano_sandbox_ready_seconds). It must not block.
+	Ready func(time.Duration)
 }
 
 // initUser runs the container's own processes: nobody, distinct from the sandbox user.
@@ -269,6 +272,7 @@ func labelsFor(cfg Config, runID, purpose string) map[string]string {
 // create makes and starts the container: the locked-down sandbox, or with setup the setup
 // container (setup.go), which differs only where setup.go says.
 func create(ctx context.Context, docker *client.Client, cfg Config, runID, purpose string, setup *setupOptions) (*Sandbox, error) {
+	start := time.Now()
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("checking sandbox config: %w", err)
@@ -344,6 +348,9 @@ func create(ctx context.Context, docker *client.Client, cfg Config, runID, purpo
 	}
 	if err := s.startDiskWatcher(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("starting the sandbox's disk watcher: %w", err), s.Close())
+	}
+	if cfg.Ready != nil {
+		cfg.Ready(time.Since(start))
 	}
 	return s, nil
 }
