@@ -14,6 +14,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	textclip "github.com/frognano/frognano/clip"
 )
 
 // Status is the outcome of one check.
@@ -86,11 +88,6 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// clip shortens what a server said before it goes into a line.
-func clip(s string, n int) string {
-	s = oneLine(s)
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+// clip shortens what a server said before it goes into a line: one line, at most n bytes,
+// never half a character (package clip).
+func clip(s string, n int) string { return textclip.Bytes(oneLine(s), n) }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/frognano/frognano/clip"
 )
 
 // Files a repository may hold to guide its runs. They are read on the host from the checkout,
@@ -123,10 +125,7 @@ func cutAtLine(s string, max int) string {
 	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
 		return strings.TrimSpace(cut[:i])
 	}
-	for !utf8.ValidString(cut) {
-		cut = cut[:len(cut)-1]
-	}
-	return cut
+	return clip.Prefix(s, max)
 }
 
 // withInstructions is the user message: the task, then the repository's instructions,
