@@ -237,6 +237,14 @@ func TestSetupRefuses(t *testing.T) {
 			t.Errorf("setup over an existing file: %v", err)
 		}
 	})
+	t.Run("NotLoopback", func(t *testing.T) {
+		t.Parallel()
+		out := filepath.Join(t.TempDir(), ".env")
+		err := run(context.Background(), []string{"setup", "--webhook-url", "https://f.example/webhook", "--out", out, "--listen", "0.0.0.0:0"}, func(string) string { return "" }, io.Discard, io.Discard)
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), "loopback") {
+			t.Errorf("setup listening beyond loopback: %v", err)
+		}
+	})
 	t.Run("BadFlags", func(t *testing.T) {
 		t.Parallel()
 		err := run(context.Background(), []string{"setup", "--github-url", "http://ghe.example.com", "--listen", "0.0.0.0:0"}, func(string) string { return "" }, io.Discard, io.Discard)
