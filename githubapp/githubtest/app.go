@@ -17,7 +17,7 @@ import (
 type appState struct {
 	name, slug  string
 	permissions map[string]string // nil: appPermissions
-	events      []string          // nil: issues, issue_comment and check_suite
+	events      []string          // nil: RequiredEvents
 	manifests   []map[string]any
 	codes       map[string]map[string]any // one-time codes of the manifest flow
 	converted   int
@@ -65,7 +65,7 @@ func (s *Server) appEvents() []string {
 	if s.app.events != nil {
 		return s.app.events
 	}
-	return []string{"issues", "issue_comment", "check_suite"}
+	return []string{"issues", "issue_comment", "pull_request_review", "check_suite"}
 }
 
 // integrationJSON is the "integration" schema: the App as GET /app and the manifest

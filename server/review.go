@@ -1,0 +1,88 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/frognano/frognano/clip"
+	"github.com/frognano/frognano/queue"
+)
+
+// reviewPayload is the part of a `pull_request_review` event we use.
+type reviewPayload struct {
+	issuesPayload
+	Review *struct {
+		Body    *string `json:"body"`
+		State   string  `json:"state"`
+		HTMLURL string  `json:"html_url"`
+		User    struct {
+			Login string `json:"login"`
+			Type  string `json:"type"`
+		} `json:"user"`
+	} `json:"review"`
+	PullRequest *struct {
+		Number int `json:"number"`
+		Head   struct {
+			Ref string `json:"ref"`
+		} `json:"head"`
+	} `json:"pull_request"`
+}
+
+// review turns a submitted review of a frognano pull request that requests changes or
+// mentions the App into a follow-up run with the review's text, checked by the worker like a
+// comment. Its line comments are not fetched yet: the task says so.
+func (s *Server) review(ctx context.Context, d queue.Delivery, body []byte) (response, error) {
+	ignored := response{Status: "ignored", code: http.StatusAccepted}
+	if s.mention == nil {
+		return ignored, nil
+	}
+	var p reviewPayload
+	if err := decode(body, &p); err != nil {
+		return response{}, err
+	}
+	d.Action = clip.Prefix(p.Action, 100)
+	if p.Action != "submitted" || p.Review == nil || p.PullRequest == nil || !frognanoBranch.MatchString(p.PullRequest.Head.Ref) {
+		return ignored, nil
+	}
+	text := ""
+	if p.Review.Body != nil {
+		text = *p.Review.Body
+	}
+	author := p.Review.User.Login
+	asks := strings.EqualFold(p.Review.State, "changes_requested") || s.mention.MatchString(text)
+	if !asks || p.Review.User.Type == "Bot" || strings.HasSuffix(author, "[bot]") {
+		return ignored, nil
+	}
+	if !loginPattern.MatchString(author) {
+		return response{}, fmt.Errorf("%w: review.user.login is not a valid GitHub login", ErrBadRequest)
+	}
+	if strings.TrimSpace(text) == "" {
+		text = "(The review requests changes without a summary; its line comments are not included.)"
+	}
+	p.issuesPayload.Issue = &struct {
+		Number int `json:"number"`
+	}{p.PullRequest.Number}
+	t, err := p.target(true)
+	if err != nil {
+		return response{}, err
+	}
+	d.InstallationID = t.installationID
+	res, err := s.cfg.Intake.Accept(ctx, d, queue.RunRequest{
+		InstallationID: t.installationID, RepoID: t.repoID, Owner: t.owner, Repo: t.repo, Issue: t.issue, Labeler: author,
+		Kind: queue.KindFollowUp, Request: clip.Bytes(text, maxRequestBytes), RequestURL: clip.Prefix(p.Review.HTMLURL, 500),
+	})
+	if err != nil {
+		return response{}, err
+	}
+	switch {
+	case res.Duplicate:
+		return response{Status: "duplicate", code: http.StatusOK}, nil
+	case res.AlreadyActive:
+		return response{Status: "already_active", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
+	default:
+		logWith(ctx, t).InfoContext(ctx, "follow-up queued from a review", queue.AttrRunID, res.RunID)
+		return response{Status: "queued", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
+	}
+}
