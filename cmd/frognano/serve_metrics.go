@@ -26,11 +26,12 @@ func loadAdminConfig(e *env) adminConfig {
 }
 
 // instrument points the service's outbound clients at m's instruments: every GitHub request
-// and wait, every model request, every sandbox's start. It runs before the clients are built.
+// and wait, every model request, every sandbox's start, every environment reused or built. It runs before the clients are built.
 func instrument(cfg *serviceConfig, m *metrics.Metrics) {
 	cfg.GitHub.Transport = m.GitHubTransport(cfg.GitHub.Transport)
 	cfg.GitHub.Sleep = m.GitHubSleep(cfg.GitHub.Sleep)
 	cfg.Runner.Sandbox.Ready = m.ObserveSandboxReady
+	cfg.Runner.Env.Observe = m.EnvironmentCache
 	l := &cfg.Runner.Leaf
 	if l.HTTPClient == nil {
 		// leaf's own default: one client with the request timeout.

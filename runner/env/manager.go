@@ -70,6 +70,10 @@ type Config struct {
 	SharedLock Locker
 	// LockDir holds the local lock files; default a folder in the system's temp dir.
 	LockDir string
+	// Observe, when set, is told for each Prepare that needed an environment image whether it
+	// reused a cached one (true) or built it (false): the service's
+	// frognano_environment_cache_total. It must not block.
+	Observe func(reused bool)
 }
 
 func (c Config) withDefaults() Config {
@@ -222,6 +226,7 @@ func (m *Manager) Prepare(ctx context.Context, req Request) (*Environment, error
 	if ok, err := m.useCached(ctx, req, env); err != nil {
 		return nil, err
 	} else if ok {
+		m.observe(true)
 		return env, nil
 	}
 	unlock, err := both(ctx, m.cfg.SharedLock, m.local, env.Key)
@@ -237,6 +242,7 @@ func (m *Manager) Prepare(ctx context.Context, req Request) (*Environment, error
 	if err != nil {
 		return nil, err
 	}
+	m.observe(cached)
 	if !cached {
 		// Keep the cache within its bound; the new image is pinned, so it stays.
 		if _, err := m.Evict(context.WithoutCancel(ctx)); err != nil {
@@ -244,6 +250,12 @@ func (m *Manager) Prepare(ctx context.Context, req Request) (*Environment, error
 		}
 	}
 	return env, nil
+}
+
+func (m *Manager) observe(reused bool) {
+	if m.cfg.Observe != nil {
+		m.cfg.Observe(reused)
+	}
 }
 
 // MissingImageError: the operator's base image is not on the engine.
