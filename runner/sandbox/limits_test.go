@@ -253,15 +253,16 @@ func TestOOMKillsCounted(t *testing.T) {
 func TestLifetimeEndsSandbox(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig()
-	cfg.Lifetime = 3 * time.Second
+	// Long enough for the sandbox to get ready on a loaded machine, short enough to wait for.
+	cfg.Lifetime = 10 * time.Second
 	sb := readySandbox(t, cfg, "")
 	ctx := context.Background()
 	info, err := docker.ContainerInspect(ctx, sb.ID())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(info.Config.Cmd, " "); got != "sleep 3" {
-		t.Errorf("PID 1 runs %q, want sleep 3", got)
+	if got := strings.Join(info.Config.Cmd, " "); got != "sleep 10" {
+		t.Errorf("PID 1 runs %q, want sleep 10", got)
 	}
 	// A process the model leaves behind does not keep the sandbox alive.
 	bash(t, sb, "nohup sleep 600 >/dev/null 2>&1 &")
@@ -272,10 +273,10 @@ func TestLifetimeEndsSandbox(t *testing.T) {
 	select {
 	case <-waitc:
 	case err := <-errc:
-		t.Fatalf("the sandbox did not end within a minute of its 3 s lifetime: %v", err)
+		t.Fatalf("the sandbox did not end within a minute of its 10 s lifetime: %v", err)
 	}
 	t.Logf("ended %.1fs after the wait began", time.Since(start).Seconds())
-	if why := sb.StopReason(ctx); why != "The sandbox reached its lifetime of 3s and ended by itself." {
+	if why := sb.StopReason(ctx); why != "The sandbox reached its lifetime of 10s and ended by itself." {
 		t.Errorf("StopReason = %q", why)
 	}
 }
