@@ -38,18 +38,18 @@ func TestServiceMetricsAndRiverUI(t *testing.T) {
 	text := svcScrape(t, admin)
 	modelCalls := float64(len(e.model.Requests()))
 	for series, want := range map[string]float64{
-		`frognano_webhook_deliveries_total{event="issues",outcome="queued"}`:                    1,
-		`frognano_runs{state="succeeded"}`:                                                      1,
-		`frognano_runs{state="running"}`:                                                        0,
+		`frognano_webhook_deliveries_total{event="issues",outcome="queued"}`:                   1,
+		`frognano_runs{state="succeeded"}`:                                                     1,
+		`frognano_runs{state="running"}`:                                                       0,
 		`frognano_runs_finished_total{exit_reason="` + row.ExitReason + `",state="succeeded"}`: 1,
-		`frognano_run_duration_seconds_count`:                                                   1,
+		`frognano_run_duration_seconds_count`:                                                  1,
 		`frognano_run_phase_seconds_count{phase="model"}`:                                      1,
 		`frognano_run_phase_seconds_count{phase="tests"}`:                                      1,
-		`frognano_run_steps_sum`:                                                                float64(row.Steps),
-		`frognano_run_steps_count`:                                                              1,
-		`frognano_model_requests_total{outcome="ok"}`:                                           modelCalls,
+		`frognano_run_steps_sum`:                                                               float64(row.Steps),
+		`frognano_run_steps_count`:                                                             1,
+		`frognano_model_requests_total{outcome="ok"}`:                                          modelCalls,
 		`frognano_model_request_seconds_count{outcome="ok"}`:                                   modelCalls,
-		`frognano_database_up`:                                                                  1,
+		`frognano_database_up`:                                                                 1,
 	} {
 		if got := svcMetric(t, text, series); got != want {
 			t.Errorf("%s = %v, want %v", series, got, want)
@@ -163,4 +163,3 @@ func svcMetric(t *testing.T, text, series string) float64 {
 	t.Errorf("series %s is missing from /metrics", series)
 	return -1
 }
-
