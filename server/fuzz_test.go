@@ -11,7 +11,7 @@ import (
 // never panic or fail internally, and must store nothing when it refuses.
 func FuzzWebhook(f *testing.F) {
 	b := setup(f)
-	events := []string{"issues", "installation", "installation_repositories", "ping", "issue_comment"}
+	events := []string{"issues", "installation", "installation_repositories", "ping", "issue_comment", "check_suite", "pull_request_review"}
 	f.Add(uint8(0), labeled(f))
 	f.Add(uint8(0), fixture(f, "issues/unlabeled.payload.json", installation(5), label(testLabel)))
 	f.Add(uint8(0), fixture(f, "issues/opened.payload.json", installation(5), action("closed")))
@@ -19,6 +19,11 @@ func FuzzWebhook(f *testing.F) {
 	f.Add(uint8(2), fixture(f, "installation_repositories/added.payload.json"))
 	f.Add(uint8(3), fixture(f, "ping/payload.json"))
 	f.Add(uint8(4), fixture(f, "issue_comment/created.payload.json"))
+	f.Add(uint8(4), fixture(f, "issue_comment/created.payload.json", installation(5), onPR("Codertocat", "User", "@"+testSlug+" go")))
+	f.Add(uint8(4), fixture(f, "issue_comment/created.payload.json", installation(5), onPR("Codertocat", "User", "@"+testSlug+" stop")))
+	f.Add(uint8(5), fixture(f, "check_suite/completed.payload.json", installation(5), suite("failure", "frognano/issue-1", "ci")))
+	f.Add(uint8(6), fixture(f, "pull_request_review/submitted.payload.json", installation(5),
+		reviewed("changes_requested", "fix", "frognano/issue-1", "Codertocat", "User")))
 	f.Add(uint8(0), []byte(`{"action":"labeled","label":{"name":"frognano"},"issue":{"number":1},"repository":{"id":1,"name":"r","owner":{"login":"o"}},"installation":{"id":1},"sender":{"login":"u"}}`))
 	f.Add(uint8(0), []byte(`{"action":"labeled","label":null,"issue":null}`))
 	f.Add(uint8(0), []byte(`[]`))
