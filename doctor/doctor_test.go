@@ -17,7 +17,6 @@ func TestAPIAtLeast(t *testing.T) {
 	}
 }
 
-
 func TestWriteOneLinePerCheck(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
