@@ -65,7 +65,7 @@ func TestFollowUpPushesANewCommit(t *testing.T) {
 	if !strings.Contains(reply, "Follow-up run for [a comment](https://github.example/octo/pager/pull/77#issuecomment-9) by @reviewer") {
 		t.Errorf("reply = %q", reply)
 	}
-	if last := b.repo.lastEdit(); !strings.Contains(last.body, "run 2") || !strings.Contains(last.body, "pull/77") {
+	if last := b.repo.lastEdit(); !strings.Contains(last.body, "run 2 pushed a new commit to this pull request") || !strings.Contains(last.body, "pull/77") {
 		t.Errorf("final reply = %q", last.body)
 	}
 }

@@ -34,6 +34,7 @@ type statusView struct {
 	Elapsed       time.Duration
 	Summary       string // markdown from the runner (no PR case)
 	ExtraRequests int
+	FollowUp      bool // a follow-up on a pull request: the comment is a reply there
 }
 
 // renderStatus renders the status comment, redacted, within GitHub's comment limit. It
@@ -54,14 +55,18 @@ func composeStatus(v statusView) string {
 	case StateQueued:
 		fmt.Fprintf(&b, "⏳ frognano run %d is queued.", v.RunID)
 	case StateRunning:
-		fmt.Fprintf(&b, "🔧 frognano run %d is working on this issue.", v.RunID)
+		fmt.Fprintf(&b, "🔧 frognano run %d is working on this %s.", v.RunID, pick(v.FollowUp, "request", "issue"))
 		if p := v.Progress; p != nil {
 			b.WriteString("\n\n" + renderProgress(*p))
 		}
 	case StateSucceeded:
+		if v.FollowUp {
+			fmt.Fprintf(&b, "✅ frognano run %d pushed a new commit to this pull request: #%d (%s).", v.RunID, v.PRNumber, v.PRURL)
+			break
+		}
 		fmt.Fprintf(&b, "✅ frognano run %d opened a draft pull request: #%d (%s).", v.RunID, v.PRNumber, v.PRURL)
 	case StateFailed:
-		fmt.Fprintf(&b, "❌ frognano run %d ended without a pull request.", v.RunID)
+		fmt.Fprintf(&b, "❌ frognano run %d ended %s.", v.RunID, pick(v.FollowUp, "without a new commit", "without a pull request"))
 	case StateCancelled:
 		fmt.Fprintf(&b, "🛑 frognano run %d was cancelled.", v.RunID)
 	case StateSkipped:
@@ -198,4 +203,11 @@ func (s *statusComment) close() {
 	if started {
 		<-s.done
 	}
+}
+
+func pick(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
 }

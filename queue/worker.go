@@ -224,7 +224,7 @@ func (a *attempt) do(ctx context.Context) error {
 // view is the status comment's content for the run as it stands.
 func (a *attempt) view(state, note string) statusView {
 	r := a.run
-	v := statusView{RunID: r.ID, State: state, Note: note, ExtraRequests: r.ExtraRequests}
+	v := statusView{RunID: r.ID, State: state, Note: note, ExtraRequests: r.ExtraRequests, FollowUp: r.Kind != "" && r.Kind != KindIssue}
 	if state != StateRunning && state != StateQueued {
 		v.ExitReason, v.Steps, v.Elapsed = r.ExitReason, r.Steps, time.Duration(r.ElapsedMS)*time.Millisecond
 	}

@@ -123,6 +123,6 @@ func TestServiceFollowUp(t *testing.T) {
 		}
 		all := strings.Join(replies, "\n---\n")
 		return len(replies) == 2 && strings.Contains(all, "@reader-1, frognano only starts for people with write") &&
-			strings.Contains(all, fmt.Sprintf("frognano run %d opened a draft pull request", writer.RunIDs[0])), all
+			strings.Contains(all, fmt.Sprintf("frognano run %d pushed a new commit to this pull request", writer.RunIDs[0])), all
 	})
 }
