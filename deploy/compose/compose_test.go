@@ -26,11 +26,6 @@ import (
 	"time"
 )
 
-const (
-	image   = "frognano:local"
-	pgImage = "frognano-postgres:local"
-)
-
 func repoRoot(t *testing.T) string {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
@@ -90,7 +85,16 @@ func TestComposeConfig(t *testing.T) {
 // stack up, waits for /readyz, delivers a signed webhook and finds the job in PostgreSQL.
 func TestComposeStack(t *testing.T) {
 	t.Parallel()
-	if out, err := command(t, nil, 15*time.Minute, "deploy/compose/build-images.sh"); err != nil {
+	// Tags of this test alone (several test runs may share the engine); the layers stay cached.
+	tag := "test-" + randHex(t, 4)
+	image, pgImage := "frognano:"+tag, "frognano-postgres:"+tag
+	t.Cleanup(func() {
+		if out, err := command(t, nil, time.Minute, "docker", "rmi", image, pgImage); err != nil {
+			t.Logf("removing the test's images: %v %s", err, out)
+		}
+	})
+	build := []string{"FROGNANO_IMAGE=" + image, "FROGNANO_POSTGRES_IMAGE=" + pgImage}
+	if out, err := command(t, build, 15*time.Minute, "deploy/compose/build-images.sh"); err != nil {
 		t.Fatalf("building the images (run deploy/sandbox/build-offline.sh --go first): %v\n%s", err, out)
 	}
 	out, err := command(t, nil, time.Minute, "docker", "run", "--rm", "--network", "none", image, "version")
