@@ -291,20 +291,14 @@ func TestExecutorMatchesReferenceCorpus(t *testing.T) {
 		}
 		lanes[lane] = append(lanes[lane], sh)
 	}
-	// Every fixture but the ones that need their script (unreadable files, paths longer than
-	// cp copies well) is built once in /dev/shm and copied for each fresh start.
-	templates := []string{"rm -rf /dev/shm/fx && mkdir -p /dev/shm/fx"}
-	for _, name := range slices.Sorted(maps.Keys(cp.Fixtures)) {
-		if !scriptOnlyFixtures[name] {
-			templates = append(templates, fmt.Sprintf("mkdir /dev/shm/fx/%s && (cd /dev/shm/fx/%s && { %s\n})", name, name, cp.Fixtures[name]))
-		}
-	}
+	repo := makeRepo(t) // what the sandboxes start with; the first fixture replaces it
 	runShard := func(t *testing.T, sh shard) {
 		cfg := testConfig()
 		cfg.Env = sh.env
 		cfg.PidsLimit = 256
 		ctx := context.Background()
 		var sb *sandbox.Sandbox
+		var built map[string]bool // the fixtures whose template sb holds
 		restarts := 0
 		// call makes one call. When the sandbox was stopped because its disk watcher could
 		// not measure the workspace (du fails while files vanish under it, and the fixtures
@@ -317,7 +311,7 @@ func TestExecutorMatchesReferenceCorpus(t *testing.T) {
 				return obs, true
 			}
 			reason := sb.StopReason(ctx)
-			if strings.Contains(reason, "could no longer be measured") && restarts < 10 {
+			if strings.Contains(reason, "could no longer be measured") && restarts < 20 {
 				restarts++
 				t.Logf("%s: the sandbox was stopped (%s); going on in a new one", what, reason)
 				return "", false
@@ -339,11 +333,18 @@ func TestExecutorMatchesReferenceCorpus(t *testing.T) {
 			i := sh.cases[k]
 			c := cp.Cases[i]
 			if sb == nil {
-				sb = readySandbox(t, cfg, "")
-				if !bash("building the fixtures", strings.Join(templates, " && ")) {
+				sb, built = readySandbox(t, cfg, repo), map[string]bool{}
+			}
+			// Every fixture but the ones that need their script (unreadable files, paths
+			// longer than cp copies well) is built once in /dev/shm, a folder no call looks
+			// at, and copied for each fresh start.
+			if !scriptOnlyFixtures[c.Fixture] && !built[c.Fixture] {
+				dir := "/dev/shm/fx/" + c.Fixture
+				if !bash("building fixture "+c.Fixture, fmt.Sprintf("rm -rf %s && mkdir -p %s && cd %s && { %s\n}", dir, dir, dir, cp.Fixtures[c.Fixture])) {
 					sb = nil
 					continue
 				}
+				built[c.Fixture] = true
 			}
 			if fresh || freshFixture(cp, sh.cases, k) {
 				// The corpus's reset, in fewer processes: empty /workspace (unlocking the
