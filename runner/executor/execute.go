@@ -27,8 +27,11 @@ const (
 // Execute runs one tool call and returns the observation text exactly as Leaf would.
 //
 // workdir is the repository checkout: relative paths resolve against it and Bash runs in
-// it. arguments is the raw JSON text the model produced; anything but a JSON object is
-// treated as {}. Every failure becomes an observation of the form "ErrorType: message"
+// it. arguments is the raw JSON text the model produced, read as Python's json.loads reads
+// it; anything but a JSON object (trailing data included) is treated as {}, and what the
+// reference's host would raise before running the tool (a lone surrogate, an integer over
+// 4,300 digits, nesting past the recursion limit, a Bash timeout float() or int() refuses)
+// is the observation. Every failure becomes an observation of the form "ErrorType: message"
 // with Python's exception names, so Execute never fails. Execute is safe for concurrent
 // use; a Bash command is killed with its whole process group when ctx ends.
 func Execute(ctx context.Context, workdir, tool, arguments string) string {
