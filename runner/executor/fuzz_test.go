@@ -26,6 +26,12 @@ func FuzzExecute(f *testing.F) {
 		{"Nope", `not json`},
 		{"Read", `[[[[[[[[[[]]]]]]]]]]`},
 		{"Write", `{"file_path":"~","content":""}`},
+		// Issue #8: what json.loads reads differently from encoding/json.
+		{"Write", `{"file_path":"w.txt","content":"x"}]`},
+		{"Read", `{"file_path":NaN,"offset":-Infinity,"limit":Infinity}`},
+		{"Write", `{"file_path":"w.txt","content":"\ud800\udc80x"}`},
+		{"Read", `{"file_path":"a.txt","offset":"١_٢"}`},
+		{"Glob", `{"pattern":"a.txt/**"}`},
 	}
 	for _, s := range seeds {
 		f.Add(s.tool, s.args)
