@@ -61,7 +61,7 @@ const (
 	watcherExtraLife = time.Minute
 	// watcherScript answers each line on stdin with du's totals of the workspace (bytes of
 	// allocated blocks) and a line holding a dot; an error leaves the number out.
-	watcherScript = `while read -r _; do du -sxB1 /workspace 2>/dev/null; n=$(du -sx --inodes /workspace 2>/dev/null) && echo "i$n"; echo .; done`
+	watcherScript = `while read -r _; do du -sxB1 /workspace 2>/dev/null; echo "i$(du -sx --inodes /workspace 2>/dev/null)"; echo .; done`
 )
 
 // diskWatcher is the watcher container of one sandbox and the host's side of its stream.
@@ -163,9 +163,8 @@ func (s *Sandbox) startDiskWatcher(ctx context.Context) error {
 // diskReading is one answer of the watcher.
 type diskReading struct {
 	used  int64
-	files int64
-	ok    bool // du printed both totals
-	bytes bool // du printed the byte total
+	files int64 // -1 when du printed no file count this time
+	ok    bool  // du printed the byte total
 }
 
 // watchDisk asks for a measurement, waits for it, and kills the sandbox past the limit or when
@@ -242,14 +241,16 @@ func (w *diskWatcher) read(out chan<- diskReading) {
 			continue
 		}
 		// du -s prints "BYTES\t/workspace"; the script prints the inode total after an "i".
+		// du prints its total even when it exits 1 because a file vanished while it walked the
+		// tree (a test run's temporary files), so a total is used whatever du's status.
 		inodes := strings.HasPrefix(line, "i")
 		n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(line, "i"), "\t/workspace"), 10, 64)
 		switch {
 		case err != nil || n < 0:
-		case inodes && cur.bytes:
-			cur.files, cur.ok = n, true
+		case inodes && cur.ok:
+			cur.files = n
 		case !inodes:
-			cur = diskReading{used: n, bytes: true}
+			cur = diskReading{used: n, files: -1, ok: true}
 		}
 	}
 }

@@ -306,3 +306,21 @@ func TestFileLimitStopsCreator(t *testing.T) {
 		t.Errorf("the sandbox still runs after its file limit (err %v)", err)
 	}
 }
+
+// TestWatcherSurvivesVanishingFiles: files created and deleted while the watcher measures (what
+// every test run does) make du exit 1 with a total still printed; the sandbox must live on.
+func TestWatcherSurvivesVanishingFiles(t *testing.T) {
+	t.Parallel()
+	sb := readySandbox(t, testConfig(), "")
+	args, _ := json.Marshal(map[string]any{
+		"command": `end=$((SECONDS + 6)); while [ $SECONDS -lt $end ]; do mkdir -p /workspace/t/a/b; for i in 1 2 3 4 5 6 7 8; do : > /workspace/t/a/b/f$i; done; rm -rf /workspace/t; done; echo survived`,
+		"timeout": 60,
+	})
+	obs, err := sb.Call(context.Background(), "Bash", string(args))
+	if err != nil || !strings.Contains(obs, "survived") {
+		t.Fatalf("the churning command did not finish: %v %q (stop reason %q)", err, obs, sb.StopReason(context.Background()))
+	}
+	if why := sb.StopReason(context.Background()); why != "" {
+		t.Fatalf("StopReason = %q", why)
+	}
+}
