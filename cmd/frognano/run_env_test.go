@@ -115,6 +115,15 @@ func TestRunCommandSetup(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, log)
 		}
 	}
+	// frognano sandbox ls lists the environment, with its repository's base image.
+	ref := envRefRE.FindString(log)
+	var ls, lsErr bytes.Buffer
+	if err := run(context.Background(), []string{"sandbox", "ls"}, envMap(nil), &ls, &lsErr); err != nil {
+		t.Fatalf("sandbox ls: %v\n%s", err, lsErr.String())
+	}
+	if ref == "" || !strings.Contains(ls.String(), ref[:32]+"…") || !strings.Contains(ls.String(), "of FROGNANO_ENV_CACHE_SIZE 20.0 GiB") {
+		t.Errorf("sandbox ls does not list %s:\n%s", ref, ls.String())
+	}
 	log, err = frognano(finish)
 	if err != nil || !strings.Contains(log, "cached (no setup ran)") || strings.Contains(log, "setup | installing") {
 		t.Errorf("second run: %v\n%s", err, log)
