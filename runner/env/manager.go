@@ -3,10 +3,10 @@ package env
 import (
 	"context"
 	"fmt"
-	"strings"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
