@@ -10,12 +10,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/frognano/frognano/runner/patch"
 )
 
 // Files of the repository that env reads.
@@ -45,8 +46,8 @@ var DefaultInputs = []string{
 }
 
 // ScriptAt returns the bytes of .frognano/setup.sh in commit of the host checkout dir, or nil
-// when the commit has none. It reads git's object store, never the working tree, with git's
-// system configuration ignored. A script that is a symlink, a submodule, larger than 256 KiB or
+// when the commit has none. It reads git's object store, never the working tree, with no git
+// configuration but the repository's own. A script that is a symlink, a submodule, larger than 256 KiB or
 // not text is an error: nothing of it runs.
 func ScriptAt(ctx context.Context, dir, commit string) ([]byte, error) {
 	return blobAt(ctx, dir, commit, ScriptFile, maxScriptBytes)
@@ -98,25 +99,10 @@ func atoi(s string) int {
 	return n
 }
 
-// gitOut runs git on the host checkout dir with the system configuration and this process's
-// GIT_* variables ignored (git reads dir's own repository), fsmonitor off and no prompt.
+// gitOut runs git on the host checkout dir the way every host-side git of the runner runs
+// (patch.HostGit: no system, global or user configuration, no hooks, no fsmonitor, no prompt).
 func gitOut(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "core.fsmonitor=false"}, args...)...)
-	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
+	return patch.HostGit(dir)(ctx, nil, nil, args...)
 }
 
 // ParseInputs reads .frognano/setup-inputs: one path per line, relative to the repository root
