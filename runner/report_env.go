@@ -69,9 +69,9 @@ func (x *render) writeEnvironment(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
-// EnvironmentLine is one line for a run's record: the image its sandboxes were made from and
-// how ("frognano-env:0123456789ab… on frognano-sandbox:latest, cached"); empty when the run
-// ended before it had one.
+// EnvironmentLine is one line for a run's record and `frognano run`'s summary: the image its
+// sandboxes were made from and how ("frognano-env:KEY on frognano-sandbox:latest, cached");
+// empty when the run ended before it had one.
 func (r *Result) EnvironmentLine() string {
 	e := r.Environment
 	switch {
@@ -82,7 +82,7 @@ func (r *Result) EnvironmentLine() string {
 	case e.Key == "":
 		return fmt.Sprintf("%s (%s)", e.BaseImage, e.Why)
 	case e.Cached:
-		return fmt.Sprintf("%.25s… on %s, cached", e.Ref, e.BaseImage)
+		return fmt.Sprintf("%s on %s, cached (no setup ran)", e.Ref, e.BaseImage)
 	}
-	return fmt.Sprintf("%.25s… on %s, built by this run's setup in %s", e.Ref, e.BaseImage, roundDur(e.Setup.Duration))
+	return fmt.Sprintf("%s on %s, built by this run's setup in %s", e.Ref, e.BaseImage, roundDur(e.Setup.Duration))
 }

@@ -209,27 +209,22 @@ func summaryLines(res *runner.Result, out string, elapsed time.Duration) string 
 	return b.String()
 }
 
-// environmentLines say which image the run's sandboxes came from, and end of a failed setup's log.
+// environmentLines say which image the run's sandboxes came from, and the end of a failed
+// setup's log.
 func environmentLines(res *runner.Result) string {
-	e := res.Environment
-	if e == nil {
+	line := res.EnvironmentLine()
+	if line == "" {
 		return ""
 	}
+	if res.SetupFailed == "" {
+		return "frognano: environment: " + line + "\n"
+	}
 	var b strings.Builder
-	switch {
-	case res.SetupFailed != "":
-		fmt.Fprintf(&b, "frognano: setup failed: %s\n", runner.Visible(res.SetupFailed))
-		if tail := envpkg.LastLines(res.SetupLog(), 10); tail != "" {
-			for _, l := range strings.Split(tail, "\n") {
-				fmt.Fprintf(&b, "frognano:   | %s\n", runner.Visible(l))
-			}
+	fmt.Fprintf(&b, "frognano: setup failed: %s\n", runner.Visible(res.SetupFailed))
+	if tail := envpkg.LastLines(res.SetupLog(), 10); tail != "" {
+		for _, l := range strings.Split(tail, "\n") {
+			fmt.Fprintf(&b, "frognano:   | %s\n", runner.Visible(l))
 		}
-	case e.Key == "":
-		fmt.Fprintf(&b, "frognano: environment: %s (%s)\n", e.BaseImage, e.Why)
-	case e.Cached:
-		fmt.Fprintf(&b, "frognano: environment: %s on %s, cached (no setup ran)\n", e.Ref, e.BaseImage)
-	default:
-		fmt.Fprintf(&b, "frognano: environment: %s on %s, built by setup in %s\n", e.Ref, e.BaseImage, e.Setup.Duration.Round(100*time.Millisecond))
 	}
 	return b.String()
 }

@@ -110,7 +110,7 @@ func TestRunCommandSetup(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, log)
 	}
-	for _, want := range []string{"setup | frognano: running .frognano/setup.sh of commit", "setup | installing ", "built by setup in", "finished: exit reason agent"} {
+	for _, want := range []string{"setup | frognano: running .frognano/setup.sh of commit", "setup | installing ", "built by this run's setup in", "finished: exit reason agent"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, log)
 		}
