@@ -34,7 +34,7 @@ const hostsRuns = 20
 // other answers at once without a tool call, so each run is one sandbox and one model turn.
 func hostsScript() leaftest.Script {
 	s := leaftest.Script{Description: "several hosts: one slow turn, then quick final answers", AllowUnused: true}
-	s.Turns = append(s.Turns, leaftest.Turn{Content: "slow", Delay: "60s"})
+	s.Turns = append(s.Turns, leaftest.Turn{Content: "slow", Delay: "90s"})
 	for i := 0; i < hostsRuns+2; i++ {
 		s.Turns = append(s.Turns, leaftest.Turn{Content: "I found no fix for this issue."})
 	}
@@ -194,24 +194,33 @@ func TestSeveralHosts(t *testing.T) {
 		return n >= 1, fmt.Sprintf("%d requests", n)
 	})
 	var victim *hostsProc
-	svcWait(t, 30*time.Second, "the agent sandbox of the slow turn", func() (bool, string) {
+	svcWait(t, 50*time.Second, "the agent sandbox of the slow turn", func() (bool, string) {
 		for name, w := range workers {
 			f := filters.NewArgs(filters.Arg("label", sandbox.LabelOwner+"="+name), filters.Arg("label", sandbox.LabelPurpose+"=agent"))
 			cs, err := docker.ContainerList(context.Background(), container.ListOptions{Filters: f})
-			if err == nil && len(cs) > 0 && len(model.Requests()) == 1 {
-				victim = w
-				return true, ""
+			if err != nil {
+				continue
+			}
+			// Quick runs come and go within a second or two; the slow turn's sandbox is the one
+			// that has stayed up (it was made before the first model request).
+			for _, c := range cs {
+				if time.Since(time.Unix(c.Created, 0)) > 8*time.Second {
+					victim = w
+					return true, ""
+				}
 			}
 		}
-		return false, "no agent sandbox while only the slow turn is pending"
+		return false, "no agent sandbox up for 8 s while the slow turn is pending"
 	})
-	// The runs the victim holds: their jobs' latest attempt is by a client of its owner.
+	// The runs the victim holds: their jobs' latest attempt is by a client of its owner, and the
+	// run has begun an attempt (a job fetched a moment before the kill may not have).
 	held := map[int64]bool{}
 	if err := victim.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	heldRows, err := db.Query(context.Background(), `SELECT r.id FROM runs r JOIN river_job j ON j.id = r.job_id
-		WHERE j.state = 'running' AND left(j.attempted_by[cardinality(j.attempted_by)], length($1) + 1) = $1 || '/'`, victim.owner)
+		WHERE j.state = 'running' AND r.attempts >= 1
+		AND left(j.attempted_by[cardinality(j.attempted_by)], length($1) + 1) = $1 || '/'`, victim.owner)
 	if err != nil {
 		t.Fatal(err)
 	}
