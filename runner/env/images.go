@@ -79,12 +79,3 @@ func (m ImageMap) Images() []string {
 	}
 	return out
 }
-
-// String is the map in the form ParseImageMap reads.
-func (m ImageMap) String() string {
-	parts := make([]string, len(m))
-	for i, r := range m {
-		parts[i] = r.Pattern + "=" + r.Image
-	}
-	return strings.Join(parts, ",")
-}
