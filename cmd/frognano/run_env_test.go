@@ -145,7 +145,6 @@ func TestRunCommandSetup(t *testing.T) {
 	}
 }
 
-
 func gitIn(t *testing.T, dir string, args ...string) {
 	t.Helper()
 	if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
