@@ -219,7 +219,7 @@ func TestSeveralHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	heldRows, err := db.Query(context.Background(), `SELECT r.id FROM runs r JOIN river_job j ON j.id = r.job_id
-		WHERE j.state = 'running' AND r.attempts >= 1
+		WHERE j.state = 'running' AND r.state = 'running' AND r.attempts >= 1
 		AND left(j.attempted_by[cardinality(j.attempted_by)], length($1) + 1) = $1 || '/'`, victim.owner)
 	if err != nil {
 		t.Fatal(err)
