@@ -12,8 +12,9 @@ import (
 	"github.com/frognano/frognano/runner/leaf/leaftest"
 )
 
-// fillDisk writes up to 768 MiB into path, 1 MiB at a time, then prints "finished": a broken
-// disk limit cannot make the test write more.
+// fillDisk writes up to 768 MiB into path, 1 MiB at a time, prints "finished" and waits: a broken
+// disk limit cannot make the test write more, and a watcher slowed by a loaded machine still
+// finds the whole file before the command ends.
 func fillDisk(path string) string {
 	return `python3 -c 'import sys
 buf = b"\0" * (1 << 20)
@@ -21,7 +22,9 @@ with open(sys.argv[1], "wb") as f:
     for _ in range(768):
         f.write(buf)
         f.flush()
-print("finished")' ` + path
+print("finished", flush=True)
+import time
+time.sleep(300)  # on a loaded machine the watcher may only see the file once it is whole' ` + path
 }
 
 // TestRunReportsLimits: a model that runs a memory hog (killed, the sandbox lives on) and then
