@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares this machine for the test suite and prints the environment the tests need:
-#   1. checks that a Docker engine answers (and installs docker-compose when missing);
+#   1. checks that a Docker engine answers (and installs docker-compose and chromium when missing);
 #   2. builds frognano-sandbox:latest and frognano-sandbox-go:test when missing (offline path);
 #   3. starts (or reuses) a throwaway PostgreSQL cluster on 127.0.0.1 and prints
 #      TEST_DATABASE_URL for it.
@@ -44,6 +44,15 @@ if ! command -v docker-compose >/dev/null 2>&1; then
   log "installing docker-compose"
   apt-get -o DPkg::Lock::Timeout=300 update -qq
   DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq docker-compose >/dev/null
+fi
+
+# chromium runs the run pages' browser tests (web, web/auth through web/webtest, driven by
+# chromedp): Debian's package when it is missing.
+if ! command -v chromium >/dev/null 2>&1; then
+  [ "$(id -u)" = 0 ] || die "chromium is missing: apt-get install -y chromium"
+  log "installing chromium"
+  apt-get -o DPkg::Lock::Timeout=300 update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq chromium >/dev/null
 fi
 
 # 2. Images.
