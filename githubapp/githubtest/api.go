@@ -32,6 +32,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET "+p+"/git/ref/{ref...}", s.handleGetRef)
 	m.HandleFunc("GET "+apiPrefix+"/rate_limit", s.handleRateLimit)
 	s.appRoutes()
+	s.oauthRoutes()
 	m.HandleFunc(apiPrefix+"/", s.unexpected)
 }
 
@@ -99,6 +100,9 @@ func (s *Server) handleRepoInstallation(w http.ResponseWriter, r *http.Request) 
 }
 
 func (s *Server) handleGetRepo(w http.ResponseWriter, r *http.Request) {
+	if s.serveUserRepo(w, r) {
+		return
+	}
 	if repo := s.authRepo(w, r, "metadata", "read"); repo != nil {
 		writeJSON(w, http.StatusOK, s.repoJSON(repo))
 	}

@@ -75,6 +75,7 @@ type Server struct {
 	faults        []*fault
 	requests      []Request
 	app           appState
+	oauth         oauthState // oauth.go
 }
 
 // Request is one request the fake received.
