@@ -181,7 +181,7 @@ func TestUnexpectedRequestFailsTheTest(t *testing.T) {
 	t.Parallel()
 	rec := &recordingTB{TB: t}
 	s := New(rec)
-	for _, p := range []string{"/api/v3/user", "/repos/o/a", "/api/v3/repos/o/a/merges"} {
+	for _, p := range []string{"/api/v3/gists", "/repos/o/a", "/api/v3/repos/o/a/merges"} {
 		if status, _ := do(t, "GET", s.URL+p, "", ""); status != http.StatusNotFound {
 			t.Errorf("GET %s = %d, want 404", p, status)
 		}
