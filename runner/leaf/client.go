@@ -253,6 +253,9 @@ func complete(ctx context.Context, cfg Config, msgs []Message) (completion, erro
 	if err != nil {
 		return completion{}, err
 	}
+	waits := newWaitReporter(cfg.OnWait, cfg.SlowAfter)
+	defer waits.report(ModelWait{}) // the turn is over, whatever happened: it waits no more
+	ctx = withWaitReporter(ctx, waits)
 	for attempt := 0; ; attempt++ {
 		c, err := completeOnce(ctx, cfg, body)
 		if err == nil {
@@ -275,6 +278,11 @@ func complete(ctx context.Context, cfg Config, msgs []Message) (completion, erro
 			return completion{}, fmt.Errorf("querying model (%d attempts): %w", attempt+1, err)
 		}
 		delay, fromServer := retryDelay(cfg, attempt, retryAfter)
+		if se != nil {
+			waits.report(ModelWait{Status: se.StatusCode, RetryIn: delay})
+		} else {
+			waits.report(ModelWait{Unreachable: true, RetryIn: delay})
+		}
 		cfg.Logger.WarnContext(ctx, "retrying model request",
 			"attempt", attempt+1, "delay", delay, "retry_after", fromServer, "error", truncate(err.Error(), 300))
 		if err := cfg.sleep(ctx, delay); err != nil {
@@ -295,6 +303,9 @@ func completeOnce(ctx context.Context, cfg Config, body []byte) (completion, err
 	if cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+cfg.APIKey)
 	}
+	// An answer, whatever it says, ends the slow watch the request's writing started
+	// (wait.go); a retry of it is reported by the caller.
+	defer waitReporterFrom(ctx).disarm()
 	resp, err := cfg.HTTPClient.Do(req)
 	if err != nil {
 		return completion{}, &transportError{fmt.Errorf("sending model request: %w", err)}

@@ -69,6 +69,15 @@ type Config struct {
 	RetryBaseDelay time.Duration
 	// Logger receives retry and exit events (never message text); nil: slog.Default().
 	Logger *slog.Logger
+	// OnWait, when set, is told when a model request starts waiting on the model server (a
+	// 429 or 503 being waited out, a failed connection being retried, no answer for
+	// SlowAfter, no free slot in the process's Limiter) and, with a zero ModelWait, when
+	// it stops waiting. It may be called from another goroutine than Run's, one call at a
+	// time, and must not block.
+	OnWait func(ModelWait)
+	// SlowAfter is how long a request may go unanswered before OnWait reports it slow;
+	// 0: DefaultSlowAfter, negative: never.
+	SlowAfter time.Duration
 
 	// Test hooks: waiting and the clock, so retry waits are asserted without sleeping.
 	sleep func(ctx context.Context, d time.Duration) error
@@ -121,6 +130,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RetryBaseDelay <= 0 {
 		c.RetryBaseDelay = DefaultRetryBaseDelay
+	}
+	if c.SlowAfter == 0 {
+		c.SlowAfter = DefaultSlowAfter
 	}
 	if c.Extra == nil {
 		c.Extra = DefaultExtra()

@@ -64,16 +64,24 @@ type limitedTransport struct {
 }
 
 func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	t.l.waiting.Add(1)
+	waits := waitReporterFrom(req.Context())
 	select {
 	case t.l.slots <- struct{}{}:
-		t.l.waiting.Add(-1)
-	case <-req.Context().Done():
-		t.l.waiting.Add(-1)
-		if req.Body != nil {
-			req.Body.Close()
+	default:
+		// Every slot is taken: the run waits for the model before its request is even sent.
+		waits.report(ModelWait{Queued: true})
+		t.l.waiting.Add(1)
+		select {
+		case t.l.slots <- struct{}{}:
+			t.l.waiting.Add(-1)
+			waits.report(ModelWait{})
+		case <-req.Context().Done():
+			t.l.waiting.Add(-1)
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, req.Context().Err()
 		}
-		return nil, req.Context().Err()
 	}
 	resp, err := t.backPressure(req)
 	if err != nil {
@@ -115,6 +123,7 @@ func (t *limitedTransport) backPressure(req *http.Request) (*http.Response, erro
 		if t.waits != nil {
 			t.waits.Add(1)
 		}
+		waitReporterFrom(req.Context()).report(ModelWait{Status: resp.StatusCode, RetryIn: d})
 		if err := sleepCtx(req.Context(), d); err != nil {
 			return nil, err
 		}
