@@ -27,6 +27,8 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 	if err := runner.CheckModel(ctx, a.modelURL); err != nil {
 		return nil, err
 	}
+	ev := eventsFrom(ctx)
+	ev.add(ctx, EventAgent, AgentEvent{Task: clean(spec.Task, eventTaskCap)})
 	var mu sync.Mutex
 	furthest := 0
 	res, err := a.r.RunAll(ctx, runner.Spec{
@@ -36,7 +38,8 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 		Task:        spec.Task,
 		Repo:        spec.Owner + "/" + spec.Repo, // picks the base image (FROGNANO_SANDBOX_IMAGES)
 		SetupCommit: spec.SetupCommit,
-	}, func(_ int, s leaf.Step) {
+	}, func(k int, s leaf.Step) {
+		ev.add(ctx, EventStep, stepEvent(k, s))
 		if progress == nil {
 			return
 		}
@@ -60,6 +63,7 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 	if res.Cancelled {
 		return nil, fmt.Errorf("agent run cancelled: %w", context.Cause(ctx))
 	}
+	ev.add(ctx, EventTests, testsEvent(res))
 	return outcomeOf(res, spec)
 }
 

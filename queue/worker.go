@@ -78,6 +78,11 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 		log.InfoContext(ctx, "run is no longer active; nothing to do")
 		return nil
 	}
+	// The run page follows the run through its events (queue/events.go).
+	ev := &eventLog{pool: w.pool, runID: r.ID, log: log}
+	ctx = withEvents(ctx, ev)
+	ev.add(ctx, EventAttempt, AttemptEvent{Attempt: job.Attempt, MaxAttempts: job.MaxAttempts})
+	defer ev.ended(ctx)
 	a := &attempt{w: w, job: job, run: r, st: st, log: log}
 	return a.settle(ctx, a.do(ctx))
 }

@@ -1,0 +1,90 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// RunEvent is one row of run_events. Data is untrusted text, redacted when written.
+type RunEvent struct {
+	ID    int64
+	RunID int64
+	At    time.Time
+	Kind  string
+	Data  json.RawMessage
+}
+
+// MaxEventsRead bounds one ListRunEvents answer; a reader pages on with the last id.
+const MaxEventsRead = 500
+
+// ListRunEvents returns run id's events with an id above after, oldest first, at most
+// MaxEventsRead.
+func ListRunEvents(ctx context.Context, pool *pgxpool.Pool, id, after int64) ([]RunEvent, error) {
+	rows, err := pool.Query(ctx, `SELECT id, run_id, at, kind, data FROM run_events
+		WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3`, id, after, MaxEventsRead)
+	if err != nil {
+		return nil, fmt.Errorf("listing the events of run %d: %w", id, err)
+	}
+	defer rows.Close()
+	var out []RunEvent
+	for rows.Next() {
+		var e RunEvent
+		if err := rows.Scan(&e.ID, &e.RunID, &e.At, &e.Kind, &e.Data); err != nil {
+			return nil, fmt.Errorf("reading an event of run %d: %w", id, err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// RunFilter selects runs for ListRunsWhere; zero fields select everything.
+type RunFilter struct {
+	Owner, Repo string // a repository (both, or neither)
+	State       string
+	Limit       int // at most this many (required)
+}
+
+// ListRunsWhere returns the newest runs matching f first.
+func ListRunsWhere(ctx context.Context, pool *pgxpool.Pool, f RunFilter) ([]RunRecord, error) {
+	rows, err := pool.Query(ctx, `SELECT `+runColumns+` FROM runs
+		WHERE ($1 = '' OR (lower(owner) = lower($1) AND lower(repo) = lower($2))) AND ($3 = '' OR state = $3)
+		ORDER BY id DESC LIMIT $4`, f.Owner, f.Repo, f.State, f.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("listing runs: %w", err)
+	}
+	defer rows.Close()
+	var out []RunRecord
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reading a run: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// RunFacts is what the run page shows besides the RunRecord.
+type RunFacts struct {
+	Kind                    string // KindIssue, KindFollowUp or KindCI
+	Request                 string // a follow-up's request (unchecked text)
+	Headline                string
+	PRNumber                int
+	ModelMS, ToolMS, TestMS int64
+}
+
+// GetRunFacts returns run id's kind, request, headline and times.
+func GetRunFacts(ctx context.Context, pool *pgxpool.Pool, id int64) (RunFacts, error) {
+	var f RunFacts
+	err := pool.QueryRow(ctx, `SELECT kind, coalesce(request, ''), coalesce(headline, ''), coalesce(pr_number, 0),
+		coalesce(model_ms, 0), coalesce(tool_ms, 0), coalesce(test_ms, 0) FROM runs WHERE id = $1`, id).Scan(
+		&f.Kind, &f.Request, &f.Headline, &f.PRNumber, &f.ModelMS, &f.ToolMS, &f.TestMS)
+	if err != nil {
+		return RunFacts{}, fmt.Errorf("reading run %d: %w", id, err)
+	}
+	return f, nil
+}
