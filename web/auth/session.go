@@ -1,0 +1,149 @@
+package auth
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Cookie names. Over https the session cookie carries the __Host- prefix, which browsers accept
+// only from a secure origin, for the whole host (Path=/, no Domain): no sibling subdomain can
+// set or shadow it.
+const (
+	sessionCookie = "frognano_session"
+	stateCookie   = "frognano_oauth_state"
+	csrfCookie    = "frognano_csrf"
+)
+
+// maxCookieValue bounds what open decodes; real cookies are far smaller.
+const maxCookieValue = 4096
+
+// jar seals values into cookies with AES-256-GCM: the browser can neither read nor change
+// them, and a value sealed for one cookie name does not open under another.
+type jar struct {
+	aead   cipher.AEAD
+	secure bool // Secure cookies: the public URL is https
+	prefix string
+	now    func() time.Time
+}
+
+func newJar(cfg Config) (*jar, error) {
+	secret := []byte(cfg.SessionKey)
+	if len(secret) == 0 {
+		secret = make([]byte, 32)
+		_, _ = rand.Read(secret) // crypto/rand does not fail on Linux
+		cfg.Logger.Warn("no " + EnvSessionKey + " set: run-page sessions use a random key and end when frognano restarts (and are not shared by several frognano processes)")
+	}
+	key, err := hkdf.Key(sha256.New, secret, nil, "frognano web session v1", 32)
+	if err != nil {
+		return nil, fmt.Errorf("deriving the session key: %w", err)
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, fmt.Errorf("creating the session cipher: %w", err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, fmt.Errorf("creating the session cipher: %w", err)
+	}
+	pub, err := parsePublicURL(cfg.PublicURL)
+	if err != nil {
+		return nil, err
+	}
+	j := &jar{aead: aead, secure: pub.Scheme == "https", now: cfg.Now}
+	if j.secure {
+		j.prefix = "__Host-"
+	}
+	return j, nil
+}
+
+// envelope is what a cookie holds once opened: the value and when it stops being valid.
+type envelope struct {
+	Exp int64           `json:"e"`
+	V   json.RawMessage `json:"v"`
+}
+
+// set seals v into cookie name until exp.
+func (j *jar) set(w http.ResponseWriter, name string, v any, exp time.Time) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding cookie %s: %w", name, err)
+	}
+	plain, err := json.Marshal(envelope{Exp: exp.Unix(), V: raw})
+	if err != nil {
+		return fmt.Errorf("encoding cookie %s: %w", name, err)
+	}
+	nonce := make([]byte, j.aead.NonceSize())
+	_, _ = rand.Read(nonce)
+	sealed := j.aead.Seal(nonce, nonce, plain, []byte(name))
+	http.SetCookie(w, j.cookie(name, base64.RawURLEncoding.EncodeToString(sealed), int(exp.Sub(j.now()).Seconds())))
+	return nil
+}
+
+// get opens cookie name into v; an error means no valid, unexpired cookie.
+func (j *jar) get(r *http.Request, name string, v any) error {
+	c, err := r.Cookie(j.prefix + name)
+	if err != nil {
+		return err
+	}
+	if len(c.Value) > maxCookieValue {
+		return errors.New("cookie too long")
+	}
+	sealed, err := base64.RawURLEncoding.DecodeString(c.Value)
+	if err != nil || len(sealed) < j.aead.NonceSize() {
+		return errors.New("cookie not readable")
+	}
+	n := j.aead.NonceSize()
+	plain, err := j.aead.Open(nil, sealed[:n], sealed[n:], []byte(name))
+	if err != nil {
+		return errors.New("cookie not authentic")
+	}
+	var e envelope
+	if err := json.Unmarshal(plain, &e); err != nil {
+		return errors.New("cookie not readable")
+	}
+	if !j.now().Before(time.Unix(e.Exp, 0)) {
+		return errors.New("cookie expired")
+	}
+	return json.Unmarshal(e.V, v)
+}
+
+// clear removes cookie name from the browser.
+func (j *jar) clear(w http.ResponseWriter, name string) {
+	http.SetCookie(w, j.cookie(name, "", -1))
+}
+
+// cookie is HttpOnly (no script reads it), SameSite=Lax (sent on the top-level navigation back
+// from GitHub, never on a cross-site POST or subresource) and Secure over https.
+func (j *jar) cookie(name, value string, maxAge int) *http.Cookie {
+	if maxAge == 0 {
+		maxAge = -1 // an already expired value: delete rather than keep for the session
+	}
+	return &http.Cookie{
+		Name: j.prefix + name, Value: value, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, Secure: j.secure, SameSite: http.SameSiteLaxMode,
+	}
+}
+
+// session is the signed-in person, inside the session cookie.
+type session struct {
+	Mode  string `json:"m"`           // "oauth" or "token"
+	Login string `json:"l"`           // GitHub login, or SharedTokenLogin
+	Token string `json:"t,omitempty"` // the person's GitHub user token (OAuth)
+	Key   string `json:"k,omitempty"` // which shared token signed in (its fingerprint), so a new token ends old sessions
+}
+
+// randomToken returns 32 random bytes, base64url: states and CSRF tokens.
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
