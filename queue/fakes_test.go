@@ -49,6 +49,7 @@ type fakeRepo struct {
 	pr            githubapp.PullRequest
 	branchClones  []string // "branch base" of each CloneBranch
 	permAsked     []string
+	reviewer      fakeReviewer // review comments and failed checks (followup_context_test.go)
 	errs          map[string][]error
 	nextID        int64
 	publishURL    string

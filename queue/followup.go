@@ -73,6 +73,20 @@ func (a *attempt) followUp(ctx context.Context) error {
 		_, err := a.st.finish(ctx, r.ID, StateSkipped, "", "CI failed on an earlier commit", "", 0)
 		return err
 	}
+	source, err := a.st.sourceID(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	if source != 0 && r.Kind == KindFollowUp {
+		// A review and each of its line comments arrive as separate events: one run per review.
+		if earlier, err := a.st.earlierRunOfSource(ctx, r, source); err != nil {
+			return err
+		} else if earlier != 0 {
+			a.log.InfoContext(ctx, "this review already started a run; nothing to do", "earlier_run", earlier)
+			_, err := a.st.finish(ctx, r.ID, StateSkipped, "", fmt.Sprintf("review already handled by run %d", earlier), "", 0)
+			return err
+		}
+	}
 
 	// The reply to the request, edited as the run goes, like an issue's status comment.
 	if r.CommentID == 0 {
@@ -107,7 +121,16 @@ func (a *attempt) followUp(ctx context.Context) error {
 	if r.Kind == KindCI {
 		asker = "The repository's CI (not a person)"
 	}
-	task := FollowUpTask(title, SanitizeIssueText(body), earlier, asker, SanitizeIssueText(r.Request))
+	details := ""
+	if !r.AgentDone {
+		if details, err = a.followUpContext(ctx, source, r.CISHA); fault.IsTransient(err) {
+			return err
+		} else if err != nil {
+			a.log.WarnContext(ctx, "reading the request's details", "error", githubapp.Redact(err.Error()))
+			details = "(The details of this request could not be read from GitHub: " + oneLine(err.Error(), 300) + ".)\n"
+		}
+	}
+	task := FollowUpTask(title, SanitizeIssueText(body), earlier, asker, SanitizeIssueText(r.Request), details)
 
 	dir, err := os.MkdirTemp(a.w.cfg.WorkDir, "frognano-run-*")
 	if err != nil {
@@ -203,8 +226,10 @@ func (a *attempt) followUpNote() string {
 }
 
 // FollowUpTask is the model's task for a follow-up: the original issue, what the earlier runs
-// on the pull request did, and the reviewer's request. Every argument is sanitized text.
-func FollowUpTask(title, body string, earlier []string, reviewer, request string) string {
+// on the pull request did, the reviewer's request and its details (a review's line comments,
+// what failed in CI: RenderReviewComments, RenderFailedChecks; "" none). Every argument is
+// sanitized text.
+func FollowUpTask(title, body string, earlier []string, reviewer, request, details string) string {
 	var b strings.Builder
 	b.WriteString(title + "\n\n" + strings.TrimSpace(body) + "\n\n")
 	b.WriteString("## Earlier work on this pull request\n\n")
@@ -213,6 +238,9 @@ func FollowUpTask(title, body string, earlier []string, reviewer, request string
 		b.WriteString("- " + e + "\n")
 	}
 	fmt.Fprintf(&b, "\n## The reviewer's request\n\n%s asks:\n\n%s\n", reviewer, strings.TrimSpace(request))
+	if details != "" {
+		b.WriteString("\n" + details)
+	}
 	return b.String()
 }
 

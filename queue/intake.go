@@ -38,6 +38,10 @@ type RunRequest struct {
 	Request, RequestURL string
 	// CISHA is the commit whose CI failed (Kind KindCI).
 	CISHA string
+	// SourceID is what the worker reads on the host once the request is checked: the review
+	// whose line comments come with a follow-up, or the failed check suite of a CI follow-up
+	// (0: none).
+	SourceID int64
 }
 
 // Accepted reports what Accept did.
@@ -72,15 +76,16 @@ func (c *Client) Accept(ctx context.Context, d Delivery, req RunRequest) (Accept
 				RETURNING 1
 			), r AS (
 				INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue, labeler,
-					kind, request, request_url, ci_sha)
-				SELECT $1, $2, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), nullif($13, ''), nullif($14, '') WHERE EXISTS (SELECT 1 FROM d)
+					kind, request, request_url, ci_sha, source_id)
+				SELECT $1, $2, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), nullif($13, ''), nullif($14, ''), nullif($15::bigint, 0)
+				WHERE EXISTS (SELECT 1 FROM d)
 				ON CONFLICT (repo_id, issue) WHERE state IN ('queued', 'running') DO NOTHING
 				RETURNING id
 			)
 			SELECT EXISTS (SELECT 1 FROM d), (SELECT id FROM r)`,
 			d.HookTarget, d.ID, d.Event, d.Action, req.InstallationID,
 			req.RepoID, req.Owner, req.Repo, req.Issue, req.Labeler,
-			cmp.Or(req.Kind, KindIssue), cleanText(req.Request), req.RequestURL, req.CISHA).Scan(&fresh, &runID)
+			cmp.Or(req.Kind, KindIssue), cleanText(req.Request), req.RequestURL, req.CISHA, req.SourceID).Scan(&fresh, &runID)
 		if err != nil {
 			return fmt.Errorf("recording delivery and run: %w", err)
 		}

@@ -52,6 +52,12 @@ type Repo interface {
 	PullRequest(ctx context.Context, number int) (githubapp.PullRequest, error)
 	// CloneBranch clones branch into dir with baseBranch fetched too, and reports both heads.
 	CloneBranch(ctx context.Context, dir, branch, baseBranch string) (headSHA, baseSHA string, err error)
+	// ReviewComments reads the line comments of review reviewID on pull request number, at
+	// most githubapp.MaxReviewComments (more: there were more).
+	ReviewComments(ctx context.Context, number int, reviewID int64) (comments []githubapp.ReviewComment, more bool, err error)
+	// FailedChecks reads the failed check runs of check suite suiteID with their output,
+	// annotations and Actions logs (at most githubapp.MaxFailedChecks of total).
+	FailedChecks(ctx context.Context, suiteID int64) (checks []githubapp.FailedCheck, total int, err error)
 }
 
 var _ Repo = (*githubapp.Client)(nil)

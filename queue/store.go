@@ -163,7 +163,7 @@ func (s store) saveOutcome(ctx context.Context, id int64, o *Outcome) error {
 func (s store) earlierRuns(ctx context.Context, r *run, issue int) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, kind, state, coalesce(exit_reason, ''), coalesce(headline, '')
 		FROM runs WHERE owner = $1 AND repo = $2 AND id < $3 AND state IN ('succeeded', 'failed')
-			AND ((kind = 'issue' AND issue = $4) OR (kind = 'followup' AND issue = $5))
+			AND ((kind = 'issue' AND issue = $4) OR (kind IN ('followup', 'ci') AND issue = $5))
 		ORDER BY id DESC LIMIT 10`, r.Owner, r.Repo, r.ID, issue, r.Issue)
 	if err != nil {
 		return nil, fmt.Errorf("listing earlier runs: %w", err)
@@ -184,8 +184,11 @@ func (s store) earlierRuns(ctx context.Context, r *run, issue int) ([]string, er
 	for i := len(list) - 1; i >= 0; i-- {
 		x := list[i]
 		what := "the first run, on the issue"
-		if x.kind == KindFollowUp {
+		switch x.kind {
+		case KindFollowUp:
 			what = "a follow-up"
+		case KindCI:
+			what = "a follow-up after CI failed"
 		}
 		line := fmt.Sprintf("Run %d (%s): %s, exit reason %s.", x.id, what, x.state, x.exitReason)
 		if x.headline != "" {

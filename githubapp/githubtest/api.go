@@ -32,6 +32,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET "+p+"/git/ref/{ref...}", s.handleGetRef)
 	m.HandleFunc("GET "+apiPrefix+"/rate_limit", s.handleRateLimit)
 	s.appRoutes()
+	s.reviewerRoutes()
 	s.oauthRoutes()
 	m.HandleFunc(apiPrefix+"/", s.unexpected)
 }

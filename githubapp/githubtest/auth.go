@@ -20,6 +20,7 @@ import (
 // appPermissions are the permissions the fake App was granted at installation.
 var appPermissions = map[string]string{
 	"contents": "write", "pull_requests": "write", "issues": "write", "metadata": "read", "checks": "write",
+	"actions": "read", // job logs for CI follow-ups; frognano asks for it in a token of its own
 }
 
 var levels = map[string]int{"none": 0, "read": 1, "write": 2, "admin": 3}

@@ -75,6 +75,7 @@ type Server struct {
 	faults        []*fault
 	requests      []Request
 	app           appState
+	rv            *reviewerState // reviews, check suites, job logs (reviewer.go)
 	oauth         oauthState // oauth.go
 }
 
