@@ -76,7 +76,7 @@ type Server struct {
 	requests      []Request
 	app           appState
 	rv            *reviewerState // reviews, check suites, job logs (reviewer.go)
-	oauth         oauthState // oauth.go
+	oauth         oauthState     // oauth.go
 }
 
 // Request is one request the fake received.
