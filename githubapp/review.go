@@ -51,6 +51,9 @@ func (c *Client) ReviewComments(ctx context.Context, number int, reviewID int64)
 		if resp.NextPage == 0 {
 			return comments, false, nil
 		}
+		if len(comments) == MaxReviewComments {
+			return comments, true, nil
+		}
 		opts.Page = resp.NextPage
 	}
 }
