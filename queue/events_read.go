@@ -3,9 +3,11 @@ package queue
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -87,4 +89,17 @@ func GetRunFacts(ctx context.Context, pool *pgxpool.Pool, id int64) (RunFacts, e
 		return RunFacts{}, fmt.Errorf("reading run %d: %w", id, err)
 	}
 	return f, nil
+}
+
+// GetRunState returns run id's state; ErrNoRun (wrapped) when it does not exist.
+func GetRunState(ctx context.Context, pool *pgxpool.Pool, id int64) (string, error) {
+	var state string
+	err := pool.QueryRow(ctx, `SELECT state FROM runs WHERE id = $1`, id).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("run %d: %w", id, ErrNoRun)
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the state of run %d: %w", id, err)
+	}
+	return state, nil
 }

@@ -1,0 +1,157 @@
+package web
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/frognano/frognano/queue"
+)
+
+func itoa(id int64) string { return strconv.FormatInt(id, 10) }
+
+func TestAccess(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateSucceeded, Patch: samplePatch})
+	missing := id + 1000
+	tests := []struct {
+		name, path, login string
+		status            int
+		location          string
+	}{
+		{"PageWithoutSession", "/runs/" + itoa(id), "", http.StatusSeeOther, "/login?next=%2Fruns%2F" + itoa(id)},
+		{"ListWithoutSession", "/runs?repo=octo%2Fpager", "", http.StatusSeeOther, "/login?next=%2Fruns%3Frepo%3Docto%252Fpager"},
+		{"EventsWithoutSession", "/runs/" + itoa(id) + "/events", "", http.StatusUnauthorized, ""},
+		{"UnknownSession", "/runs/" + itoa(id), "mallory", http.StatusSeeOther, "/login?next=%2Fruns%2F" + itoa(id)},
+		{"CannotRead", "/runs/" + itoa(id), "bob", http.StatusNotFound, ""},
+		{"CannotReadEvents", "/runs/" + itoa(id) + "/events", "bob", http.StatusNotFound, ""},
+		{"Missing", "/runs/" + itoa(missing), "alice", http.StatusNotFound, ""},
+		{"Reader", "/runs/" + itoa(id), "alice", http.StatusOK, ""},
+		{"BadState", "/runs?state=exploded", "alice", http.StatusBadRequest, ""},
+		{"BadRepository", "/runs?repo=a/b/c", "alice", http.StatusBadRequest, ""},
+	}
+	bodies := map[string]string{}
+	for _, tt := range tests {
+		resp := b.get(t, tt.path, tt.login)
+		body, _ := io.ReadAll(resp.Body)
+		bodies[tt.name] = string(body)
+		if resp.StatusCode != tt.status {
+			t.Errorf("%s: status %d, want %d", tt.name, resp.StatusCode, tt.status)
+		}
+		if tt.location != "" && resp.Header.Get("Location") != tt.location {
+			t.Errorf("%s: Location %q, want %q", tt.name, resp.Header.Get("Location"), tt.location)
+		}
+	}
+	// A run bob may not read is answered exactly like one that does not exist.
+	if bodies["CannotRead"] != bodies["Missing"] {
+		t.Error("the refusal differs from the answer for a missing run: it tells that the run exists")
+	}
+	if !strings.Contains(bodies["Reader"], "Pages(n int)") {
+		t.Error("the reader's page lacks the patch")
+	}
+	// Only GET: the pages change nothing.
+	req, _ := http.NewRequest(http.MethodPost, b.srv.URL+"/runs/"+itoa(id), nil)
+	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: "alice"})
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST: status %d, want 405", resp.StatusCode)
+	}
+}
+
+func TestListShowsOnlyReadableRuns(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ok1 := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateSucceeded})
+	ok2 := b.run(t, seedRun{Owner: "octo", Repo: "other", State: queue.StateFailed})
+	hidden := b.run(t, seedRun{Owner: "secret", Repo: "vault", State: queue.StateSucceeded})
+	resp := b.get(t, "/runs", "alice")
+	body, _ := io.ReadAll(resp.Body)
+	page := string(body)
+	for _, id := range []int64{ok1, ok2} {
+		if !strings.Contains(page, `data-run="`+itoa(id)+`"`) {
+			t.Errorf("run %d is not listed", id)
+		}
+	}
+	if strings.Contains(page, `data-run="`+itoa(hidden)+`"`) || strings.Contains(page, "vault") {
+		t.Error("a run of a repository alice cannot read is listed")
+	}
+	if b.auth.asked != 3 {
+		t.Errorf("CanRead asked %d times, want once per repository (3)", b.auth.asked)
+	}
+}
+
+// TestEventStream follows a running run's stream: the step appended after the client
+// connected arrives, and the stream ends once the run is terminal.
+func TestEventStream(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
+	b.event(t, id, queue.EventAttempt, queue.AttemptEvent{Attempt: 1, MaxAttempts: 3})
+	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go"))
+
+	// A generous bound so a broken stream fails the test instead of hanging it; no timing is asserted.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.srv.URL+"/runs/"+itoa(id)+"/events", nil)
+	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: "alice"})
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		t.Fatalf("status %d, Content-Type %q", resp.StatusCode, ct)
+	}
+	r := bufio.NewReader(resp.Body)
+	next := func() (name, data string) {
+		t.Helper()
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("reading the stream: %v", err)
+			}
+			line = strings.TrimRight(line, "\n")
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				name = line[len("event: "):]
+			case strings.HasPrefix(line, "data: "):
+				data = line[len("data: "):]
+			case line == "" && name != "":
+				return name, data
+			}
+		}
+	}
+	var names []string
+	for len(names) < 3 { // state, timeline (the attempt), step 1
+		n, _ := next()
+		names = append(names, n)
+	}
+	if strings.Join(names, ",") != "state,timeline,step" {
+		t.Fatalf("first events %v", names)
+	}
+	b.event(t, id, queue.EventStep, step(1, "cat pager.go", "package pager"))
+	n, data := next()
+	if n != "step" || !strings.Contains(data, `data-n=\"2\"`) || !strings.Contains(data, "cat pager.go") {
+		t.Fatalf("event %s %s, want step 2", n, data)
+	}
+	b.finish(t, id, queue.StateSucceeded, samplePatch, "https://github.example/octo/pager/pull/8")
+	for n != "end" {
+		n, data = next()
+	}
+	if data != queue.StateSucceeded {
+		t.Errorf("end data %q", data)
+	}
+	if _, err := r.ReadString('\n'); err != io.EOF {
+		t.Errorf("the stream goes on after end: %v", err)
+	}
+}

@@ -1,0 +1,194 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/frognano/frognano/queue"
+)
+
+// handleEvents streams a run's new events as server-sent events until the run is terminal:
+// "step" (a finished step, rendered to HTML on the server, with its group when it opens one),
+// "timeline" (an entry of the timeline, as HTML), "state" (the run's state) and "end" (the run
+// ended: the page reloads to show the whole run). Every HTML fragment is rendered by the same
+// templates as the page, so the browser inserts only escaped text. Each event carries its id,
+// so a browser that reconnects (Last-Event-ID) resumes where it was.
+func (p *Pages) handleEvents(w http.ResponseWriter, r *http.Request) {
+	run, ok := p.readableRun(w, r, false)
+	if !ok {
+		return
+	}
+	after := int64(0)
+	for _, s := range []string{r.Header.Get("Last-Event-ID"), r.URL.Query().Get("after")} {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {
+			after = n
+			break
+		}
+	}
+	rc := http.NewResponseController(w)
+	// The public server's write timeout is for ordinary answers; a stream lasts up to maxStream.
+	_ = rc.SetWriteDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // nginx: pass events on at once
+	w.WriteHeader(http.StatusOK)
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	s := &stream{p: p, w: w, rc: rc, runID: run.ID, b: newStepBuilder()}
+	if err := s.follow(r.Context(), after); err != nil && r.Context().Err() == nil {
+		p.cfg.Logger.WarnContext(r.Context(), "streaming a run's events", "run_id", run.ID, "error", err.Error())
+	}
+}
+
+type stream struct {
+	p     *Pages
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	runID int64
+	b     *stepBuilder // replays every event, so that step groups are named as on the page
+	last  int64        // the last event read
+}
+
+func (s *stream) follow(ctx context.Context, after int64) error {
+	deadline := time.Now().Add(maxStream)
+	tick := time.NewTicker(s.p.cfg.PollInterval)
+	defer tick.Stop()
+	lastWrite := time.Now()
+	for {
+		// The state first: a run seen terminal has written all its events but its end, which
+		// the page does not need (it reloads).
+		state, err := queue.GetRunState(ctx, s.p.cfg.Pool, s.runID)
+		if err != nil {
+			return err
+		}
+		n, err := s.send(ctx, after)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			lastWrite = time.Now()
+		}
+		if state != queue.StateQueued && state != queue.StateRunning {
+			return s.event(s.last, "end", state)
+		}
+		if time.Since(lastWrite) >= heartbeatEvery {
+			if _, err := fmt.Fprint(s.w, ": still running\n\n"); err != nil {
+				return err
+			}
+			if err := s.rc.Flush(); err != nil {
+				return err
+			}
+			lastWrite = time.Now()
+		}
+		if time.Now().After(deadline) {
+			return nil // the browser reconnects with Last-Event-ID
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// send reads the events after s.last and writes those after `after`; it returns how many it wrote.
+func (s *stream) send(ctx context.Context, after int64) (int, error) {
+	written := 0
+	for {
+		evs, err := queue.ListRunEvents(ctx, s.p.cfg.Pool, s.runID, s.last)
+		if err != nil {
+			return written, err
+		}
+		for _, e := range evs {
+			s.last = e.ID
+			emit := e.ID > after
+			if err := s.one(e, emit); err != nil {
+				return written, err
+			}
+			if emit {
+				written++
+			}
+		}
+		if len(evs) < queue.MaxEventsRead {
+			break
+		}
+	}
+	if written > 0 {
+		return written, s.rc.Flush()
+	}
+	return 0, nil
+}
+
+// one replays e into the step groups and, when emit, writes what the page needs of it.
+func (s *stream) one(e queue.RunEvent, emit bool) error {
+	switch e.Kind {
+	case queue.EventStep:
+		var st queue.StepEvent
+		if json.Unmarshal(e.Data, &st) != nil {
+			return nil
+		}
+		g, created, sv := s.b.add(e.At, st)
+		if !emit {
+			return nil
+		}
+		msg := struct {
+			Group     string `json:"group"`
+			GroupHTML string `json:"group_html,omitempty"`
+			HTML      string `json:"html"`
+		}{Group: g.ID}
+		var err error
+		if created {
+			if msg.GroupHTML, err = s.p.fragment("group", &stepGroup{ID: g.ID, Title: g.Title}); err != nil {
+				return err
+			}
+		}
+		if msg.HTML, err = s.p.fragment("step", sv); err != nil {
+			return err
+		}
+		return s.json(e.ID, "step", msg)
+	case queue.EventAttempt:
+		s.b.try++
+	}
+	if !emit {
+		return nil
+	}
+	if e.Kind == queue.EventAttempt {
+		if err := s.event(e.ID, "state", queue.StateRunning); err != nil {
+			return err
+		}
+	}
+	it, ok := timelineOf(e)
+	if !ok {
+		return nil
+	}
+	html, err := s.p.fragment("timeline-item", it)
+	if err != nil {
+		return err
+	}
+	return s.json(e.ID, "timeline", struct {
+		HTML string `json:"html"`
+	}{html})
+}
+
+func (s *stream) json(id int64, name string, v any) error {
+	b, err := json.Marshal(v) // one line: newlines in strings are escaped
+	if err != nil {
+		return err
+	}
+	return s.event(id, name, string(b))
+}
+
+// event writes one server-sent event; data must be one line.
+func (s *stream) event(id int64, name, data string) error {
+	_, err := fmt.Fprintf(s.w, "id: %d\nevent: %s\ndata: %s\n\n", id, name, data)
+	if err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}

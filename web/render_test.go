@@ -1,0 +1,112 @@
+package web
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/queue"
+)
+
+func TestInert(t *testing.T) {
+	t.Parallel()
+	token := "ghs_" + strings.Repeat("a", 36)
+	tests := []struct{ name, in, want string }{
+		{"Plain", "ok\n\tdone", "ok\n\tdone"},
+		{"BidiOverride", "if x \u202e} else {", "if x [U+202E]} else {"},
+		{"Isolates", "a\u2066b\u2069", "a[U+2066]b[U+2069]"},
+		{"ZeroWidth", "ad\u200bmin", "ad[U+200B]min"},
+		{"Escape", "\x1b[31mred", "[U+001B][31mred"},
+		{"InvalidUTF8", "a\xffb", "a\uFFFDb"},
+		{"Token", "token " + token, "token " + githubapp.Redacted},
+		{"MarkupIsLeftToTheTemplate", "</details><script>", "</details><script>"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := inert(tt.in); got != tt.want {
+				t.Errorf("inert(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+// hostile is model and sandbox output that tries to break out of the page.
+const hostile = "</pre></details></li></ol><script>document.title='pwned'</script>" +
+	"<img src=x onerror=\"document.body.dataset.pwned=1\"><b id=\"injected\">x</b> \u202egnp.exe"
+
+func TestHostileTextStaysInert(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	token := "ghs_" + strings.Repeat("Z", 40)
+	long := strings.Repeat("line of output\n", 200) + hostile
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateSucceeded, Patch: samplePatch + "+" + hostile + "\n",
+		PRURL: "javascript:alert(1)", Steps: 2})
+	b.event(t, id, queue.EventAttempt, queue.AttemptEvent{Attempt: 1, MaxAttempts: 3})
+	b.event(t, id, queue.EventAgent, queue.AgentEvent{Task: "Fix it " + hostile + " " + token})
+	b.event(t, id, queue.EventStep, queue.StepEvent{Attempt: 1, Index: 0, Content: hostile,
+		Calls:        []queue.CallEvent{{Tool: "Bash<script>", Arguments: `{"command":"` + strings.ReplaceAll(hostile, `"`, `\"`) + `"}`}},
+		Observations: []queue.ObservedText{{Tool: "Bash", Text: hostile}, {Tool: "Read", Text: long}}})
+	b.event(t, id, queue.EventTests, queue.TestsEvent{Before: &queue.TestsRun{Command: hostile, Tail: hostile},
+		After: &queue.TestsRun{Command: "go test"}, PerTest: true, Tests: []queue.TestRow{{Name: hostile, Before: "fail", After: "pass", Change: "fixed"}}})
+
+	resp := b.get(t, "/runs/"+itoa(id), "alice")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	page := string(body)
+	for _, bad := range []string{"<script>document", "<img src=x", `<b id="injected">`, "\u202e", token, `href="javascript:`} {
+		if strings.Contains(page, bad) {
+			t.Errorf("the page holds %q unescaped", bad)
+		}
+	}
+	for _, want := range []string{"&lt;script&gt;document.title=", "&lt;/details&gt;", "[U&#43;202E]gnp.exe", githubapp.Redacted} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	// The markup frognano wrote is balanced whatever the text held: a </details> in an
+	// observation did not close the page's own.
+	if o, c := strings.Count(page, "<details"), strings.Count(page, "</details>"); o != c || o < 2 {
+		t.Errorf("%d <details> against %d </details>", o, c)
+	}
+	// The only script is the page's own (none for a finished run), and the policy forbids others.
+	if strings.Contains(page, "<script") {
+		t.Error("a finished run's page carries a script")
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'nonce-") || !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("Content-Security-Policy = %q", csp)
+	}
+	if resp.Header.Get("Cache-Control") != "no-store" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("headers: %v", resp.Header)
+	}
+	// The viewer's token is never on the page.
+	if strings.Contains(page, "user-token-of-") {
+		t.Error("the viewer's token is on the page")
+	}
+}
+
+func TestStepFragmentMatchesPage(t *testing.T) {
+	t.Parallel()
+	p, err := New(Config{Pool: nil, Auth: &testAuth{}})
+	if err == nil || p != nil {
+		t.Fatal("New accepted a config without a pool")
+	}
+	tmpl, err := parseTemplates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := &Pages{tmpl: tmpl}
+	html, err := pg.fragment("step", stepView{N: 3, Calls: []queue.CallEvent{{Tool: "Bash", Arguments: `{"command":"ls"}`}},
+		Observations: []queue.ObservedText{{Tool: "Bash", Text: hostile}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(html, `data-n="3"`) || !strings.Contains(html, "&#34;command&#34;: &#34;ls&#34;") ||
+		strings.Contains(html, "<script>") || strings.Contains(html, "\u202e") {
+		t.Errorf("fragment = %s", html)
+	}
+}

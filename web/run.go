@@ -1,0 +1,336 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/runner/leaf"
+)
+
+// maxEvents bounds the events one page reads (ten pages of queue.MaxEventsRead).
+const maxEvents = 10 * queue.MaxEventsRead
+
+// runView is what the run page shows.
+type runView struct {
+	Run       queue.RunRecord
+	Facts     queue.RunFacts
+	Live      bool  // queued or running: the page follows the event stream
+	LastEvent int64 // the stream starts after this event
+	Timeline  []timelineItem
+	Task      string
+	Groups    []*stepGroup
+	Diff      []diffLine
+	MoreDiff  int
+	Tests     *queue.TestsEvent
+}
+
+type timelineItem struct {
+	At    time.Time
+	What  string
+	Class string // done, fail, info
+	Link  string // a pull request's URL, when the item is its publication
+}
+
+// stepGroup is the steps of one agent attempt within one try of the run.
+type stepGroup struct {
+	ID    string
+	Title string
+	Steps []stepView
+}
+
+type stepView struct {
+	N            int // from 1
+	Content      string
+	Calls        []queue.CallEvent
+	Observations []queue.ObservedText
+	ModelMS      int64
+	ToolMS       int64
+	ElapsedMS    int64
+}
+
+func parseID(r *http.Request) (int64, bool) {
+	id, err := strconv.ParseInt(chi.URLParam(r, "id"), 10, 64)
+	return id, err == nil && id > 0
+}
+
+// readableRun loads run id when v may read its repository; ok false means the request has
+// been answered (not found, sign in, or an error).
+func (p *Pages) readableRun(w http.ResponseWriter, r *http.Request, page bool) (queue.RunRecord, bool) {
+	v, ok := p.viewer(w, r, page)
+	if !ok {
+		return queue.RunRecord{}, false
+	}
+	id, ok := parseID(r)
+	if !ok {
+		p.notFound(w, r)
+		return queue.RunRecord{}, false
+	}
+	run, err := queue.GetRun(r.Context(), p.cfg.Pool, id)
+	if errors.Is(err, queue.ErrNoRun) {
+		p.answerNotFound(w, r, page)
+		return queue.RunRecord{}, false
+	}
+	if err != nil {
+		p.cfg.Logger.ErrorContext(r.Context(), "reading a run", "run_id", id, "error", err.Error())
+		http.Error(w, "the run could not be read", http.StatusInternalServerError)
+		return queue.RunRecord{}, false
+	}
+	can, handled := p.canRead(w, r, v, run.Owner, run.Repo, page)
+	if handled {
+		return queue.RunRecord{}, false
+	}
+	if !can {
+		// Exactly what a missing run gets: the answer must not tell that it exists.
+		p.answerNotFound(w, r, page)
+		return queue.RunRecord{}, false
+	}
+	return run, true
+}
+
+func (p *Pages) answerNotFound(w http.ResponseWriter, r *http.Request, page bool) {
+	if page {
+		p.notFound(w, r)
+		return
+	}
+	http.Error(w, "not found", http.StatusNotFound)
+}
+
+func (p *Pages) handleRun(w http.ResponseWriter, r *http.Request) {
+	run, ok := p.readableRun(w, r, true)
+	if !ok {
+		return
+	}
+	v, _ := p.cfg.Auth.Viewer(r)
+	view, err := p.runView(r.Context(), run)
+	if err != nil {
+		p.cfg.Logger.ErrorContext(r.Context(), "reading a run's details", "run_id", run.ID, "error", err.Error())
+		http.Error(w, "the run could not be read", http.StatusInternalServerError)
+		return
+	}
+	title := fmt.Sprintf("Run %d · %s/%s #%d", run.ID, run.Owner, run.Repo, run.Issue)
+	p.render(w, r, http.StatusOK, "run", page{Title: title, Viewer: v.Login, Data: view})
+}
+
+func (p *Pages) runView(ctx context.Context, run queue.RunRecord) (*runView, error) {
+	facts, err := queue.GetRunFacts(ctx, p.cfg.Pool, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	view := &runView{Run: run, Facts: facts, Live: run.State == queue.StateQueued || run.State == queue.StateRunning}
+	view.Timeline = append(view.Timeline, timelineItem{At: run.CreatedAt, What: "queued", Class: "info"})
+	b := newStepBuilder()
+	var after int64
+	for n := 0; n < maxEvents; {
+		evs, err := queue.ListRunEvents(ctx, p.cfg.Pool, run.ID, after)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range evs {
+			view.apply(e, b)
+			after = e.ID
+		}
+		n += len(evs)
+		if len(evs) < queue.MaxEventsRead {
+			break
+		}
+	}
+	view.LastEvent = after
+	view.Groups = b.groups
+	if b.steps > 0 {
+		view.Timeline = append(view.Timeline, timelineItem{At: b.lastAt, What: plural(b.steps, "agent step"), Class: "info"})
+		sortTimeline(view.Timeline)
+	}
+	// A run from before run_events, or whose events were not written: the stored trajectory.
+	if len(view.Groups) == 0 && len(run.Trajectory) > 0 {
+		view.fromTrajectory(run.Trajectory)
+	}
+	if run.FinishedAt != nil && !hasEnd(view.Timeline) {
+		view.Timeline = append(view.Timeline, endItem(*run.FinishedAt, run.State, run.ExitReason, run.PRURL))
+	}
+	view.Diff, view.MoreDiff = diffLines(run.Patch)
+	return view, nil
+}
+
+// stepBuilder groups step events by the try of the run (attempt event) and the agent attempt.
+type stepBuilder struct {
+	try    int
+	groups []*stepGroup
+	byID   map[string]*stepGroup
+	steps  int
+	lastAt time.Time
+}
+
+func newStepBuilder() *stepBuilder { return &stepBuilder{byID: map[string]*stepGroup{}} }
+
+func groupID(try, attempt int) string { return fmt.Sprintf("g-%d-%d", try, attempt) }
+
+func groupTitle(try, attempt int) string {
+	s := fmt.Sprintf("Try %d", try)
+	if attempt > 0 {
+		s += fmt.Sprintf(", attempt %d", attempt)
+	}
+	return s
+}
+
+func (b *stepBuilder) add(at time.Time, s queue.StepEvent) (g *stepGroup, created bool, sv stepView) {
+	id := groupID(b.try, s.Attempt)
+	g = b.byID[id]
+	if g == nil {
+		g = &stepGroup{ID: id, Title: groupTitle(b.try, s.Attempt)}
+		b.byID[id] = g
+		b.groups = append(b.groups, g)
+		created = true
+	}
+	sv = stepView{N: s.Index + 1, Content: s.Content, Calls: s.Calls, Observations: s.Observations,
+		ModelMS: s.ModelMS, ToolMS: s.ToolMS, ElapsedMS: s.ElapsedMS}
+	g.Steps = append(g.Steps, sv)
+	b.steps++
+	b.lastAt = at
+	return g, created, sv
+}
+
+// apply adds one event to the view.
+func (v *runView) apply(e queue.RunEvent, b *stepBuilder) {
+	switch e.Kind {
+	case queue.EventStep:
+		var s queue.StepEvent
+		if json.Unmarshal(e.Data, &s) == nil {
+			b.add(e.At, s)
+		}
+		return
+	case queue.EventAgent:
+		var a queue.AgentEvent
+		if json.Unmarshal(e.Data, &a) == nil && a.Task != "" {
+			v.Task = a.Task
+		}
+	case queue.EventTests:
+		var t queue.TestsEvent
+		if json.Unmarshal(e.Data, &t) == nil {
+			v.Tests = &t
+		}
+	case queue.EventAttempt:
+		b.try++
+	}
+	if it, ok := timelineOf(e); ok {
+		v.Timeline = append(v.Timeline, it)
+	}
+}
+
+// timelineOf is the timeline entry of an event (steps have none of their own).
+func timelineOf(e queue.RunEvent) (timelineItem, bool) {
+	switch e.Kind {
+	case queue.EventAttempt:
+		var a queue.AttemptEvent
+		_ = json.Unmarshal(e.Data, &a)
+		what := "started"
+		if a.MaxAttempts > 1 {
+			what = fmt.Sprintf("started (try %d of %d)", a.Attempt, a.MaxAttempts)
+		}
+		return timelineItem{At: e.At, What: what, Class: "info"}, true
+	case queue.EventAgent:
+		return timelineItem{At: e.At, What: "setup: sandbox and environment, then the agent", Class: "info"}, true
+	case queue.EventTests:
+		var t queue.TestsEvent
+		_ = json.Unmarshal(e.Data, &t)
+		return timelineItem{At: e.At, What: "tests: " + testsLine(t), Class: "info"}, true
+	case queue.EventEnd:
+		var end queue.EndEvent
+		_ = json.Unmarshal(e.Data, &end)
+		return endItem(e.At, end.State, end.ExitReason, end.PRURL), true
+	}
+	return timelineItem{}, false
+}
+
+func endItem(at time.Time, state, exitReason, prURL string) timelineItem {
+	it := timelineItem{At: at, What: state, Class: "fail"}
+	switch {
+	case state == queue.StateSucceeded && prURL != "":
+		it.What, it.Class, it.Link = "published", "done", prURL
+	case state == queue.StateSucceeded:
+		it.Class = "done"
+	case state == queue.StateQueued:
+		it.What, it.Class = "queued again (retrying)", "info"
+	}
+	if exitReason != "" && it.Link == "" {
+		it.What += " (" + exitReason + ")"
+	}
+	return it
+}
+
+func hasEnd(items []timelineItem) bool {
+	for _, it := range items {
+		if it.Class == "done" || it.Class == "fail" {
+			return true
+		}
+	}
+	return false
+}
+
+func sortTimeline(items []timelineItem) {
+	// Insertion sort: few items, nearly sorted, and equal times keep their order.
+	for i := 1; i < len(items); i++ {
+		for j := i; j > 0 && items[j].At.Before(items[j-1].At); j-- {
+			items[j], items[j-1] = items[j-1], items[j]
+		}
+	}
+}
+
+func testsLine(t queue.TestsEvent) string {
+	side := func(name string, r *queue.TestsRun) string {
+		switch {
+		case r == nil:
+			return name + " not run"
+		case r.Error != "":
+			return name + " could not run"
+		case r.Passed+r.Failed > 0:
+			return fmt.Sprintf("%s %d passed, %d failed", name, r.Passed, r.Failed)
+		}
+		return fmt.Sprintf("%s exit %d", name, r.ExitCode)
+	}
+	return side("before", t.Before) + "; " + side("after", t.After)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// fromTrajectory fills the task and steps from a stored trajectory (the chosen attempt).
+func (v *runView) fromTrajectory(raw []byte) {
+	var t leaf.Trajectory
+	if json.Unmarshal(raw, &t) != nil {
+		return
+	}
+	if v.Task == "" {
+		for _, m := range t.Messages {
+			if m.Role == "user" {
+				v.Task = m.Text()
+				break
+			}
+		}
+	}
+	g := &stepGroup{ID: groupID(1, 0), Title: "Steps"}
+	for _, s := range t.Steps {
+		sv := stepView{N: s.Step + 1, Content: s.Assistant.Text()}
+		for _, tc := range s.Assistant.ToolCalls {
+			sv.Calls = append(sv.Calls, queue.CallEvent{Tool: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+		for _, o := range s.Observations {
+			sv.Observations = append(sv.Observations, queue.ObservedText{Tool: o.Tool, Text: o.Observation})
+		}
+		g.Steps = append(g.Steps, sv)
+	}
+	if len(g.Steps) > 0 {
+		v.Groups = []*stepGroup{g}
+	}
+}

@@ -1,0 +1,94 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/frognano/frognano/queue"
+)
+
+// states offered by the list's filter, in the order a run goes through them.
+var states = []string{queue.StateQueued, queue.StateRunning, queue.StateSucceeded, queue.StateFailed,
+	queue.StateCancelled, queue.StateSkipped}
+
+type listView struct {
+	Repo, State string // the filter as given
+	States      []string
+	Runs        []listRow
+	Problem     string // a filter that could not be used
+	Unchecked   bool   // access to some repository could not be checked: its runs are not shown
+}
+
+type listRow struct {
+	queue.RunRecord
+	Kind string
+}
+
+func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
+	v, ok := p.viewer(w, r, true)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	view := listView{Repo: strings.TrimSpace(q.Get("repo")), State: q.Get("state"), States: states}
+	f := queue.RunFilter{Limit: scanLimit}
+	if view.Repo != "" {
+		owner, repo, ok := strings.Cut(view.Repo, "/")
+		if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") || len(view.Repo) > 200 {
+			view.Problem = "A repository is written owner/name."
+		} else {
+			f.Owner, f.Repo = owner, repo
+		}
+	}
+	if view.State != "" {
+		known := false
+		for _, s := range states {
+			known = known || s == view.State
+		}
+		if !known {
+			view.Problem = "That is not a state a run can be in."
+		} else {
+			f.State = view.State
+		}
+	}
+	if view.Problem != "" {
+		p.render(w, r, http.StatusBadRequest, "runs", page{Title: "Runs", Viewer: v.Login, Data: view})
+		return
+	}
+	runs, err := queue.ListRunsWhere(r.Context(), p.cfg.Pool, f)
+	if err != nil {
+		p.cfg.Logger.ErrorContext(r.Context(), "listing runs", "error", err.Error())
+		http.Error(w, "the runs could not be read", http.StatusInternalServerError)
+		return
+	}
+	// Only runs of repositories the viewer can read; each repository is asked about once.
+	readable := map[string]bool{}
+	for _, run := range runs {
+		if len(view.Runs) >= p.cfg.ListLimit {
+			break
+		}
+		key := strings.ToLower(run.Owner + "/" + run.Repo)
+		can, seen := readable[key]
+		if !seen {
+			var err error
+			can, err = p.cfg.Auth.CanRead(r.Context(), v, run.Owner, run.Repo)
+			if errors.Is(err, ErrSignedOut) {
+				p.signIn(w, r, true)
+				return
+			}
+			if err != nil {
+				// Not shown, and said so: one repository GitHub could not answer for does
+				// not hide the others.
+				p.cfg.Logger.WarnContext(r.Context(), "checking read access", "viewer", v, "repo", run.Owner+"/"+run.Repo, "error", err.Error())
+				view.Unchecked = true
+				can = false
+			}
+			readable[key] = can
+		}
+		if can {
+			view.Runs = append(view.Runs, listRow{RunRecord: run})
+		}
+	}
+	p.render(w, r, http.StatusOK, "runs", page{Title: "Runs", Viewer: v.Login, Data: view})
+}

@@ -1,0 +1,192 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/frognano/frognano/migrations/dbtest"
+	"github.com/frognano/frognano/queue"
+)
+
+// testAuth is the tests' Authenticator: GET /login?as=LOGIN&next=PATH signs LOGIN in with a
+// cookie (no password: the tests are about what the pages show to whom, web/auth tests
+// sign-in itself); readable says which repositories each login may read.
+type testAuth struct {
+	mu       sync.Mutex
+	readable map[string]map[string]bool // login -> lower(owner/repo)
+	asked    int                        // CanRead calls
+}
+
+const sessionCookie = "test_session"
+
+func (a *testAuth) allow(login string, repos ...string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.readable == nil {
+		a.readable = map[string]map[string]bool{}
+	}
+	if a.readable[login] == nil {
+		a.readable[login] = map[string]bool{}
+	}
+	for _, r := range repos {
+		a.readable[login][strings.ToLower(r)] = true
+	}
+}
+
+func (a *testAuth) Viewer(r *http.Request) (Viewer, bool) {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil || c.Value == "" {
+		return Viewer{}, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.readable[c.Value]; !ok {
+		return Viewer{}, false
+	}
+	return Viewer{Login: c.Value, Token: "user-token-of-" + c.Value}, true
+}
+
+func (a *testAuth) CanRead(_ context.Context, v Viewer, owner, repo string) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked++
+	return a.readable[v.Login][strings.ToLower(owner+"/"+repo)], nil
+}
+
+func (a *testAuth) Routes(r chi.Router) {
+	r.Get("/login", func(w http.ResponseWriter, r *http.Request) {
+		if as := r.URL.Query().Get("as"); as != "" {
+			http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: as, Path: "/", HttpOnly: true})
+			next := r.URL.Query().Get("next")
+			if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") {
+				next = "/runs"
+			}
+			http.Redirect(w, r, next, http.StatusSeeOther)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(`<!doctype html><title>Sign in</title><h1 id="login">Sign in</h1>`))
+	})
+}
+
+// bundle is a migrated schema, the pages on a test server and the test Authenticator.
+type bundle struct {
+	pool *pgxpool.Pool
+	auth *testAuth
+	srv  *httptest.Server
+	seq  int
+}
+
+func setup(t *testing.T) *bundle {
+	t.Helper()
+	pool := dbtest.New(t)
+	a := &testAuth{}
+	a.allow("alice", "octo/pager", "octo/other")
+	a.allow("bob", "bob/own")
+	p, err := New(Config{Pool: pool, Auth: a, PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p.Handler())
+	t.Cleanup(srv.Close)
+	return &bundle{pool: pool, auth: a, srv: srv}
+}
+
+// seedRun is a runs row; zero fields keep the column's default.
+type seedRun struct {
+	Owner, Repo string
+	Issue       int
+	State       string
+	Patch       string
+	PRURL       string
+	ExitReason  string
+	Steps       int
+	Trajectory  string
+}
+
+func (b *bundle) run(t *testing.T, s seedRun) int64 {
+	t.Helper()
+	b.seq++
+	if s.Issue == 0 {
+		s.Issue = 7
+	}
+	if s.State == "" {
+		s.State = queue.StateQueued
+	}
+	var id int64
+	err := b.pool.QueryRow(context.Background(), `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id,
+			owner, repo, issue, labeler, state, patch, pr_url, exit_reason, steps, prompt_tokens, completion_tokens,
+			model_ms, tool_ms, test_ms, elapsed_ms, started_at, finished_at, trajectory, attempts)
+		VALUES ('integration:1', $1, 5, $2, $3, $4, $5, 'maintainer', $6, nullif($7, '')::bytea, nullif($8, ''),
+			nullif($9, ''), $10, 3000, 400, 40000, 5000, 3000, 50000, now(),
+			CASE WHEN $6 IN ('queued', 'running') THEN NULL ELSE now() END, nullif($11, '')::jsonb, 1)
+		RETURNING id`,
+		"guid-"+strings.Repeat("x", b.seq), int64(40+b.seq), s.Owner, s.Repo, s.Issue, s.State, s.Patch, s.PRURL,
+		s.ExitReason, s.Steps, s.Trajectory).Scan(&id)
+	if err != nil {
+		t.Fatalf("seeding a run: %v", err)
+	}
+	return id
+}
+
+func (b *bundle) event(t *testing.T, runID int64, kind string, data any) {
+	t.Helper()
+	raw, err := json.Marshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(context.Background(), `INSERT INTO run_events (run_id, kind, data) VALUES ($1, $2, $3)`,
+		runID, kind, raw); err != nil {
+		t.Fatalf("seeding an event: %v", err)
+	}
+}
+
+func (b *bundle) finish(t *testing.T, runID int64, state, patch, prURL string) {
+	t.Helper()
+	if _, err := b.pool.Exec(context.Background(), `UPDATE runs SET state = $2, patch = nullif($3, '')::bytea,
+			pr_url = nullif($4, ''), finished_at = now() WHERE id = $1`, runID, state, patch, prURL); err != nil {
+		t.Fatalf("finishing a run: %v", err)
+	}
+}
+
+// get requests path as login ("" : no session) without following redirects.
+func (b *bundle) get(t *testing.T, path, login string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, b.srv.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if login != "" {
+		req.AddCookie(&http.Cookie{Name: sessionCookie, Value: login})
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: time.Minute}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+const samplePatch = "diff --git a/pager.go b/pager.go\n--- a/pager.go\n+++ b/pager.go\n@@ -1,3 +1,3 @@\n package pager\n-func Pages(n int) int { return n / 10 }\n+func Pages(n int) int { return (n + 9) / 10 }\n"
+
+// step is a step event with one Bash call.
+func step(index int, command, observation string) queue.StepEvent {
+	return queue.StepEvent{Attempt: 1, Index: index, ModelMS: 1200, ToolMS: 300,
+		Calls:        []queue.CallEvent{{Tool: "Bash", Arguments: `{"command":` + mustJSON(command) + `}`}},
+		Observations: []queue.ObservedText{{Tool: "Bash", Text: observation}}}
+}
+
+func mustJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,186 @@
+// Package web owns frognano's run pages: /runs (recent runs, filtered by repository and
+// state), /runs/{id} (one run: its timeline, task, steps with their tool calls and
+// observations, the patch, the tests before and after, its facts) and /runs/{id}/events (the
+// same run's progress as server-sent events, so a running run updates in the browser). It
+// reads what the worker stores in PostgreSQL (runs and run_events), which is the only channel
+// between a worker and the web server.
+//
+// web never shows anything of a run to a person who is not signed in or who cannot read the
+// run's repository (a run they may not read is answered exactly like one that does not
+// exist), never renders a token or secret (every text from a run passes githubapp.Redact and
+// html/template's escaping, and bidirectional-text controls are shown as inert markers), and
+// never changes anything: its pages answer GET only.
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Authenticator identifies who looks at a page and what they may read. Package web/auth
+// implements it (sign-in with the GitHub App's OAuth, or a shared access token).
+type Authenticator interface {
+	// Viewer returns the signed-in person, or ok false when the request has no valid session.
+	Viewer(r *http.Request) (v Viewer, ok bool)
+	// CanRead reports whether v may see runs of owner/repo. An error refuses access;
+	// ErrSignedOut (wrapped) sends the person to sign in again.
+	CanRead(ctx context.Context, v Viewer, owner, repo string) (bool, error)
+	// Routes mounts the sign-in routes (/login, /oauth/callback, /logout) on r.
+	Routes(r chi.Router)
+}
+
+// Viewer is a signed-in person.
+type Viewer struct {
+	Login string
+	Token string // never rendered, never logged
+}
+
+// String is the login only, so that printing a Viewer never prints its token.
+func (v Viewer) String() string { return v.Login }
+
+// GoString keeps %#v from printing the token.
+func (v Viewer) GoString() string { return fmt.Sprintf("web.Viewer{Login: %q}", v.Login) }
+
+// LogValue keeps slog from printing the token.
+func (v Viewer) LogValue() slog.Value { return slog.StringValue(v.Login) }
+
+// ErrSignedOut is what CanRead returns (wrapped) when the person's sign-in no longer works.
+var ErrSignedOut = errors.New("signed out")
+
+// Defaults of Config.
+const (
+	DefaultPollInterval = time.Second
+	// DefaultListLimit is how many runs /runs shows at most.
+	DefaultListLimit = 50
+	// scanLimit is how many of the newest matching runs /runs reads to find the ones the
+	// viewer may read.
+	scanLimit = 500
+	// heartbeatEvery keeps proxies from closing an idle event stream.
+	heartbeatEvery = 15 * time.Second
+	// maxStream ends an event stream after this long; the browser reconnects where it was.
+	maxStream = time.Hour
+)
+
+// Config holds the pages' dependencies.
+type Config struct {
+	Pool *pgxpool.Pool // required
+	Auth Authenticator // required: nothing of a run is public
+	// PollInterval is how often an event stream looks for new events (default
+	// DefaultPollInterval).
+	PollInterval time.Duration
+	ListLimit    int // default DefaultListLimit
+	Logger       *slog.Logger
+}
+
+// Pages serves the run pages.
+type Pages struct {
+	cfg  Config
+	tmpl *template.Template
+}
+
+// New checks cfg and parses the templates.
+func New(cfg Config) (*Pages, error) {
+	switch {
+	case cfg.Pool == nil:
+		return nil, errors.New("run pages: the database pool is required")
+	case cfg.Auth == nil:
+		return nil, errors.New("run pages: an Authenticator is required (nothing of a run is public)")
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.ListLimit <= 0 {
+		cfg.ListLimit = DefaultListLimit
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	t, err := parseTemplates()
+	if err != nil {
+		return nil, err
+	}
+	return &Pages{cfg: cfg, tmpl: t}, nil
+}
+
+// Routes mounts the sign-in routes and GET /runs, /runs/{id}, /runs/{id}/events and
+// /runs/style.css on r.
+func (p *Pages) Routes(r chi.Router) {
+	p.cfg.Auth.Routes(r)
+	r.Group(func(r chi.Router) {
+		r.Use(securityHeaders)
+		r.Get("/runs/style.css", serveStyle)
+		r.Get("/runs", p.handleList)
+		r.Get("/runs/{id:[0-9]+}", p.handleRun)
+		r.Get("/runs/{id:[0-9]+}/events", p.handleEvents)
+	})
+}
+
+// Handler returns a router with the pages alone.
+func (p *Pages) Handler() http.Handler {
+	r := chi.NewRouter()
+	p.Routes(r)
+	return r
+}
+
+// securityHeaders: pages hold private code and are never cached, framed, sniffed or sent as a
+// referrer; the content security policy allows the page's own stylesheet and the one script
+// with this response's nonce (set by the handler that renders it), nothing else.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// viewer returns the signed-in person, or answers the request itself (a sign-in redirect for
+// a page, 401 for the event stream) and returns ok false.
+func (p *Pages) viewer(w http.ResponseWriter, r *http.Request, page bool) (Viewer, bool) {
+	v, ok := p.cfg.Auth.Viewer(r)
+	if ok {
+		return v, true
+	}
+	p.signIn(w, r, page)
+	return Viewer{}, false
+}
+
+func (p *Pages) signIn(w http.ResponseWriter, r *http.Request, page bool) {
+	if !page {
+		http.Error(w, "sign in first", http.StatusUnauthorized)
+		return
+	}
+	http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+}
+
+// canRead asks the Authenticator; an error refuses, and a sign-in that stopped working
+// sends the person to sign in again (reported by ok false, handled true).
+func (p *Pages) canRead(w http.ResponseWriter, r *http.Request, v Viewer, owner, repo string, page bool) (ok, handled bool) {
+	can, err := p.cfg.Auth.CanRead(r.Context(), v, owner, repo)
+	if errors.Is(err, ErrSignedOut) {
+		p.signIn(w, r, page)
+		return false, true
+	}
+	if err != nil {
+		p.cfg.Logger.WarnContext(r.Context(), "checking read access", "viewer", v, "repo", owner+"/"+repo, "error", err.Error())
+		http.Error(w, "could not check your access to this repository; try again later", http.StatusBadGateway)
+		return false, true
+	}
+	return can, false
+}
+
+// notFound is the answer for a run that does not exist and for one the viewer may not read.
+func (p *Pages) notFound(w http.ResponseWriter, r *http.Request) {
+	p.render(w, r, http.StatusNotFound, "notfound", page{Title: "Not found"})
+}
