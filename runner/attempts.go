@@ -38,10 +38,8 @@ type AttemptOptions struct {
 	// ModelLimiter, when set, bounds the model requests in flight across every run that
 	// shares it (FROGNANO_MODEL_CONCURRENCY).
 	ModelLimiter *leaf.Limiter
-	// Slots, when set, bounds the attempts whose sandboxes exist at once across every run
-	// that shares it (FROGNANO_MAX_SANDBOXES): an attempt holds one slot from its agent
-	// sandbox to the end of its after-run.
-	Slots *Slots
+	// The sandboxes of every attempt (agent, tests before and after, setup) are bounded by
+	// Config.Sandbox.Slots (FROGNANO_MAX_SANDBOXES), one slot per container.
 }
 
 // Attempt is one attempt of a run.
@@ -61,15 +59,22 @@ type AttemptSet struct {
 
 // attemptSpec is what makes a Run one attempt among several.
 type attemptSpec struct {
+	k      int // from 1
 	leaf   leaf.Config
 	before *sharedBefore
 }
 
-func (a *attemptSpec) leafConfig(def leaf.Config) leaf.Config {
-	if a == nil {
-		return def
+// leafConfig is the attempt's model settings (def for a plain Run), with spec's OnModelWait
+// told the attempt's number.
+func (a *attemptSpec) leafConfig(def leaf.Config, spec Spec) leaf.Config {
+	lc, k := def, 1
+	if a != nil {
+		lc, k = a.leaf, a.k
 	}
-	return a.leaf
+	if spec.OnModelWait != nil {
+		lc.OnWait = func(w leaf.ModelWait) { spec.OnModelWait(k, w) }
+	}
+	return lc
 }
 
 // testsBefore runs the before-run, or, for an attempt, waits for the one run shared by all
@@ -126,11 +131,7 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 	}
 	if min(opt.N, cmp.Or(opt.Max, DefaultMaxAttempts)) <= 1 {
 		// One attempt is a plain run: its own before-run, its run id unchanged.
-		if err := opt.Slots.acquire(ctx); err != nil {
-			return nil, err
-		}
-		defer opt.Slots.release()
-		spec.attempt = &attemptSpec{leaf: leafFor(1)}
+		spec.attempt = &attemptSpec{k: 1, leaf: leafFor(1)}
 		res, err := r.Run(ctx, spec, step(1))
 		waitedNote(res, waits[1].Load())
 		return res, err
@@ -148,7 +149,7 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 		k := i + 1
 		a := spec
 		a.RunID = fmt.Sprintf("%s-a%d", spec.RunID, k)
-		a.attempt = &attemptSpec{leaf: leafFor(k), before: shared}
+		a.attempt = &attemptSpec{k: k, leaf: leafFor(k), before: shared}
 		if k > 1 {
 			a.OnSetup = nil // the environment is prepared once; its log shows once
 		}
@@ -156,11 +157,6 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 		go func() {
 			defer wg.Done()
 			set.Attempts[i].K = k
-			if err := opt.Slots.acquire(attCtx); err != nil {
-				set.Attempts[i].Err = err
-				return
-			}
-			defer opt.Slots.release()
 			res, err := r.Run(attCtx, a, step(k))
 			waitedNote(res, waits[k].Load())
 			set.Attempts[i].Result, set.Attempts[i].Err = res, err
@@ -200,36 +196,6 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 		chosen.Notes = append(chosen.Notes, errors.Join(errs...).Error())
 	}
 	return chosen, nil
-}
-
-// Slots bounds how many attempts hold sandboxes at once, across every run that shares it.
-// A nil *Slots bounds nothing.
-type Slots struct{ c chan struct{} }
-
-// NewSlots returns n slots; n <= 0 returns nil (no bound).
-func NewSlots(n int) *Slots {
-	if n <= 0 {
-		return nil
-	}
-	return &Slots{c: make(chan struct{}, n)}
-}
-
-func (s *Slots) acquire(ctx context.Context) error {
-	if s == nil {
-		return nil
-	}
-	select {
-	case s.c <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (s *Slots) release() {
-	if s != nil {
-		<-s.c
-	}
 }
 
 // RunAll runs spec with the runner's own attempt settings (Config.Attempts): one attempt is

@@ -2,11 +2,9 @@ package runner_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
@@ -127,45 +125,6 @@ func TestRunAttemptsNoneFixes(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", w, sum)
 		}
 	}
-}
-
-// TestRunAttemptsCancelledRemovesEverySandbox: cancelling a run of three attempts, each in
-// a ten-minute command, removes every attempt's sandbox.
-func TestRunAttemptsCancelledRemovesEverySandbox(t *testing.T) {
-	t.Parallel()
-	b := setupAttempts(t, "e2e-cancel-in-bash.json", "e2e-cancel-in-bash.json", "e2e-cancel-in-bash.json")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan struct{})
-	var res *runner.Result
-	var runErr error
-	go func() {
-		defer close(done)
-		res, runErr = b.runner.RunAttempts(ctx, b.spec, b.opt)
-	}()
-	wctx, wcancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer wcancel()
-	for _, s := range b.servers {
-		if err := s.WaitRequests(wctx, 1); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cancel()
-	cancelled := time.Now()
-	<-done
-	took := time.Since(cancelled)
-	if runErr != nil && !errors.Is(runErr, context.Canceled) {
-		t.Fatalf("RunAttempts: %v", runErr)
-	}
-	if runErr == nil && !res.Cancelled {
-		t.Fatalf("result not marked cancelled: exit %q", res.ExitReason())
-	}
-	for k := 1; k <= 3; k++ {
-		if ids := containersOf(t, fmt.Sprintf("%s-a%d", b.spec.RunID, k)); len(ids) != 0 {
-			t.Errorf("attempt %d left containers after cancellation: %v", k, ids)
-		}
-	}
-	t.Logf("RunAttempts returned %s after cancel, every attempt's sandboxes gone", took.Round(time.Millisecond))
 }
 
 func runeCount(s string) int { return len([]rune(s)) }

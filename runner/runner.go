@@ -82,6 +82,10 @@ type Spec struct {
 	// OnSetup, when set, receives each line of the setup script's output (redacted) while the
 	// environment is built.
 	OnSetup func(line string)
+	// OnModelWait, when set, is told when attempt k (from 1; 1 for a plain Run) starts
+	// waiting on the model server and, with a zero ModelWait, when it stops (leaf.Config.OnWait:
+	// any goroutine, must not block).
+	OnModelWait func(k int, w leaf.ModelWait)
 
 	// attempt is set when the run is one attempt of RunAttempts: its own model settings and
 	// the before-run it shares with the other attempts (attempts.go).
@@ -232,7 +236,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 	defer before.Wait()
 
 	log.Info("agent loop starting", "model", r.cfg.Leaf.Model, "test_cmd", testCmd)
-	res.Leaf = leaf.Run(ctx, spec.attempt.leafConfig(r.cfg.Leaf), task, sb, onStep)
+	res.Leaf = leaf.Run(ctx, spec.attempt.leafConfig(r.cfg.Leaf, spec), task, sb, onStep)
 	if res.Leaf.ExitReason == leaf.ExitToolError && sb.OOMKilled(context.WithoutCancel(ctx)) {
 		res.Notes = append(res.Notes, "The sandbox ran out of memory and was killed (OOM).")
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
+	"github.com/frognano/frognano/runner/sandbox"
 )
 
 // DefaultModelConcurrency is FROGNANO_MODEL_CONCURRENCY's default: the model requests this
@@ -19,16 +20,17 @@ const DefaultModelConcurrency = 8
 // FROGNANO_MAX_ATTEMPTS (the operator's cap, default runner.DefaultMaxAttempts),
 // FROGNANO_ATTEMPTS_STOP_EARLY, FROGNANO_MODEL_CONCURRENCY (one limiter for the whole
 // process: every run of a serve or worker process shares it; separate processes against one
-// model server add up) and FROGNANO_MAX_SANDBOXES (attempts holding sandboxes at once; by
-// default what the host's memory holds at FROGNANO_SANDBOX_MEMORY each, one kept for a
-// before-run). It is called once per process, after the sandbox settings are read.
+// model server add up) and FROGNANO_MAX_SANDBOXES (the sandboxes of every kind this process
+// keeps at once: agents, tests before and after, setup containers; by default what the
+// host's memory holds at FROGNANO_SANDBOX_MEMORY each, less one for the host itself). It is
+// called once per process, after the sandbox settings are read.
 func (e *env) attemptsConfig(cfg *runner.Config) {
 	a := &cfg.Attempts
 	a.N = e.int("FROGNANO_ATTEMPTS", 1)
 	a.Max = e.int("FROGNANO_MAX_ATTEMPTS", runner.DefaultMaxAttempts)
 	a.StopEarly = e.bool("FROGNANO_ATTEMPTS_STOP_EARLY", false)
 	a.ModelLimiter = leaf.NewLimiter(e.int("FROGNANO_MODEL_CONCURRENCY", DefaultModelConcurrency))
-	a.Slots = runner.NewSlots(e.int("FROGNANO_MAX_SANDBOXES", defaultMaxSandboxes(hostMemory(), cfg.Sandbox.Memory)))
+	cfg.Sandbox.Slots = sandbox.NewSlots(e.int("FROGNANO_MAX_SANDBOXES", defaultMaxSandboxes(hostMemory(), sandboxMemory(cfg.Sandbox.Memory))))
 	if err := checkAttempts(cfg.Attempts); err != nil {
 		e.errs = append(e.errs, err)
 	}
@@ -45,8 +47,10 @@ func checkAttempts(a runner.AttemptOptions) error {
 	return nil
 }
 
-// defaultMaxSandboxes is how many attempt sandboxes of sandboxMem bytes fit in hostMem, one
-// kept back for a before-run; at least 1, and 0 (no bound) when either is unknown.
+// defaultMaxSandboxes is how many sandboxes of sandboxMem bytes fit in hostMem, one kept back
+// for the host itself (frognano, the Docker engine, PostgreSQL); at least 1, and 0 (no bound)
+// when either is unknown. A sandbox's memory limit is its most, not what it usually takes, so
+// the default errs on the safe side; an operator who knows the load sets the variable.
 func defaultMaxSandboxes(hostMem, sandboxMem int64) int {
 	if hostMem <= 0 || sandboxMem <= 0 {
 		return 0
@@ -73,4 +77,12 @@ func hostMemory() int64 {
 		}
 	}
 	return 0
+}
+
+// sandboxMemory is the memory limit a sandbox gets from the configured one (0: the default).
+func sandboxMemory(configured int64) int64 {
+	if configured <= 0 {
+		return sandbox.DefaultMemory
+	}
+	return configured
 }

@@ -18,8 +18,11 @@ func TestAttemptsConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := cfg.Attempts
-	if a.N != 4 || a.Max != 6 || !a.StopEarly || a.ModelLimiter == nil || a.Slots == nil {
+	if a.N != 4 || a.Max != 6 || !a.StopEarly || a.ModelLimiter == nil {
 		t.Errorf("attempts = %+v", a)
+	}
+	if got := cfg.Sandbox.Slots.Cap(); got != 2 {
+		t.Errorf("sandbox slots = %d, want FROGNANO_MAX_SANDBOXES=2", got)
 	}
 	def, err := runnerConfig(envMap(nil))
 	if err != nil {
@@ -27,6 +30,9 @@ func TestAttemptsConfig(t *testing.T) {
 	}
 	if def.Attempts.N != 1 || def.Attempts.Max != 8 || def.Attempts.StopEarly || def.Attempts.ModelLimiter == nil {
 		t.Errorf("default attempts = %+v", def.Attempts)
+	}
+	if want := defaultMaxSandboxes(hostMemory(), def.Sandbox.Memory); def.Sandbox.Slots.Cap() != want || want < 1 {
+		t.Errorf("default sandbox slots = %d, want %d (host memory / sandbox memory, less one)", def.Sandbox.Slots.Cap(), want)
 	}
 	if _, err := runnerConfig(envMap(map[string]string{"FROGNANO_ATTEMPTS": "9"})); err == nil || !strings.Contains(err.Error(), "at most 8 (FROGNANO_MAX_ATTEMPTS)") {
 		t.Errorf("9 attempts over the default cap: err = %v", err)

@@ -105,6 +105,9 @@ type Config struct {
 	// Ready, when set, is told how long each sandbox took from the create request until it ran
 	// with its disk watcher (the service's frognano_sandbox_ready_seconds). It must not block.
 	Ready func(time.Duration)
+	// Slots, when set, bounds the sandboxes that exist at once across every Config sharing
+	// it (FROGNANO_MAX_SANDBOXES, slots.go): New and NewSetup wait for a free slot first.
+	Slots *Slots
 }
 
 // initUser runs the container's own processes: nobody, distinct from the sandbox user.
@@ -218,6 +221,7 @@ type Sandbox struct {
 	closeMu  sync.Mutex
 	closed   bool
 	closeErr error
+	slots    *Slots // given back by Close
 
 	stopMu     sync.Mutex
 	stopReason string        // why a limit stopped the sandbox (first one wins)
@@ -272,11 +276,14 @@ func labelsFor(cfg Config, runID, purpose string) map[string]string {
 // create makes and starts the container: the locked-down sandbox, or with setup the setup
 // container (setup.go), which differs only where setup.go says.
 func create(ctx context.Context, docker *client.Client, cfg Config, runID, purpose string, setup *setupOptions) (*Sandbox, error) {
-	start := time.Now()
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("checking sandbox config: %w", err)
 	}
+	if err := cfg.Slots.acquire(ctx); err != nil {
+		return nil, fmt.Errorf("creating sandbox container: %w", err)
+	}
+	start := time.Now() // Ready measures the engine's work, not the wait for a slot
 	uid, gid, _ := parseUser(cfg.User)
 	labels := labelsFor(cfg, runID, purpose)
 	name := sandboxName(runID, purpose)
@@ -325,18 +332,20 @@ func create(ctx context.Context, docker *client.Client, cfg Config, runID, purpo
 	// the container, and the caller, with no ID, could never remove it. Cancellation is checked
 	// right after instead, with the container's ID in hand.
 	if err := ctx.Err(); err != nil {
+		cfg.Slots.release()
 		return nil, fmt.Errorf("creating sandbox container: %w", err)
 	}
 	createCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
 	created, err := docker.ContainerCreate(createCtx, ccfg, hcfg, nil, nil, name)
 	cancel()
 	if err != nil {
+		cfg.Slots.release()
 		if cerrdefs.IsNotFound(err) {
 			return nil, fmt.Errorf("creating sandbox container: image %q is missing (build it with deploy/sandbox/build-offline.sh): %w", cfg.Image, err)
 		}
 		return nil, fmt.Errorf("creating sandbox container: %w", err)
 	}
-	s := &Sandbox{docker: docker, cfg: cfg, id: created.ID, name: name, uid: uid, gid: gid, stopped: make(chan struct{})}
+	s := &Sandbox{docker: docker, cfg: cfg, id: created.ID, name: name, uid: uid, gid: gid, stopped: make(chan struct{}), slots: cfg.Slots}
 	if err := ctx.Err(); err != nil {
 		return nil, errors.Join(fmt.Errorf("creating sandbox container: %w", err), s.Close())
 	}
@@ -388,6 +397,9 @@ func (s *Sandbox) Close() error {
 		}
 	}
 	s.closeErr = errors.Join(errs...)
+	// The slot is given back even when removing failed: the reapers remove what is left, and
+	// a slot kept for it would be lost for good.
+	s.slots.release()
 	// The container is gone, so the executor's stream ends; close our side too.
 	if exe := s.exe.Load(); exe != nil {
 		exe.close()

@@ -1,4 +1,4 @@
-package runner
+package sandbox
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestSlots: a full Slots makes the next attempt wait until one is released or its context
+// TestSlots: a full Slots makes the next sandbox wait until one is released or its context
 // ends; nil bounds nothing.
 func TestSlots(t *testing.T) {
 	t.Parallel()
@@ -16,6 +16,9 @@ func TestSlots(t *testing.T) {
 		if err := s.acquire(ctx); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if s.InUse() != 2 || s.Cap() != 2 {
+		t.Fatalf("in use %d of %d, want 2 of 2", s.InUse(), s.Cap())
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
@@ -29,7 +32,7 @@ func TestSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	var none *Slots
-	if NewSlots(0) != nil || none.acquire(cancelled) != nil {
+	if NewSlots(0) != nil || none.acquire(cancelled) != nil || none.Cap() != 0 || none.InUse() != 0 {
 		t.Error("no bound must never wait")
 	}
 	none.release()
