@@ -30,6 +30,9 @@ Usage:
   frognano sandbox prune [--environments]
                                 remove sandboxes a previous process left behind, and
                                 environment images past FROGNANO_ENV_CACHE_SIZE (or all unused)
+  frognano docker-proxy [--listen unix:/run/frognano/docker.sock] [--engine URL]
+                                serve the Docker API calls frognano makes, and nothing
+                                else, in front of the engine's socket (docs/security.md)
   frognano version
 
 Run "frognano COMMAND -h" for the flags of a command. Configuration is read from
@@ -89,6 +92,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return setupCmd(ctx, rest, getenv, stdout, stderr)
 	case "doctor":
 		return doctorCmd(ctx, rest, getenv, stdout, stderr)
+	case "docker-proxy":
+		return dockerProxyCmd(ctx, rest, getenv, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "frognano", version)
 		return nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,6 +65,21 @@ const (
 	watcherScript = `while read -r _; do du -sxB1 /workspace 2>/dev/null; echo "i$(du -sx --inodes /workspace 2>/dev/null)"; echo .; done`
 )
 
+// watcherEntrypoint is a disk watcher's entrypoint for a lifetime of life seconds.
+func watcherEntrypoint(life string) []string {
+	return []string{"timeout", "-s", "KILL", life, "/bin/sh", "-c", watcherScript}
+}
+
+// IsWatcherEntrypoint reports whether ep is the entrypoint of a disk watcher (of any
+// lifetime): the one container frognano gives DAC_READ_SEARCH, which dockerproxy grants to
+// that command alone.
+func IsWatcherEntrypoint(ep []string) bool {
+	if len(ep) != 7 || ep[3] == "" || strings.Trim(ep[3], "0123456789") != "" {
+		return false
+	}
+	return slices.Equal(ep, watcherEntrypoint(ep[3]))
+}
+
 // diskWatcher is the watcher container of one sandbox and the host's side of its stream.
 type diskWatcher struct {
 	id     string
@@ -74,13 +90,10 @@ type diskWatcher struct {
 	done   chan struct{} // closed when the watching goroutine returned
 }
 
-// startDiskWatcher creates and starts the sandbox's disk watcher and the goroutine that drives
-// it. On error, whatever was created is left in s.watch for Close to remove.
-func (s *Sandbox) startDiskWatcher(ctx context.Context) error {
-	info, err := s.docker.ContainerInspect(ctx, s.id)
-	if err != nil {
-		return fmt.Errorf("inspecting the sandbox: %w", err)
-	}
+// startDiskWatcher creates and starts the disk watcher of the sandbox that info describes, and
+// the goroutine that drives it. On error, whatever was created is left in s.watch for Close to
+// remove.
+func (s *Sandbox) startDiskWatcher(ctx context.Context, info container.InspectResponse) error {
 	volume := ""
 	for _, m := range info.Mounts {
 		if m.Type == mount.TypeVolume && m.Destination == s.cfg.Workdir {
@@ -107,7 +120,7 @@ func (s *Sandbox) startDiskWatcher(ctx context.Context) error {
 		User:       "0:0",
 		WorkingDir: "/",
 		// An entrypoint of its own: the image's, if any, is not meant to run as root.
-		Entrypoint:      []string{"timeout", "-s", "KILL", life, "/bin/sh", "-c", watcherScript},
+		Entrypoint:      watcherEntrypoint(life),
 		Env:             []string{"LC_ALL=C"},
 		Labels:          labels,
 		NetworkDisabled: true,
