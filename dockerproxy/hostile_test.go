@@ -105,7 +105,9 @@ func TestHostileRequestsRefused(t *testing.T) {
 			h.NetworkMode = container.NetworkMode("container:" + foreign.ID)
 		}), "network \"container:"},
 		{"HostPID", "POST", "/v1.41/containers/create", create(func(_ *container.Config, h *container.HostConfig) { h.PidMode = "host" }), "PID mode"},
-		{"OtherContainersPID", "POST", "/v1.41/containers/create", create(func(_ *container.Config, h *container.HostConfig) { h.PidMode = container.PidMode("container:" + foreign.ID) }), "PID mode"},
+		{"OtherContainersPID", "POST", "/v1.41/containers/create", create(func(_ *container.Config, h *container.HostConfig) {
+			h.PidMode = container.PidMode("container:" + foreign.ID)
+		}), "PID mode"},
 		{"HostIPC", "POST", "/v1.41/containers/create", create(func(_ *container.Config, h *container.HostConfig) { h.IpcMode = "host" }), "IPC mode"},
 		{"HostUTS", "POST", "/v1.41/containers/create", create(func(_ *container.Config, h *container.HostConfig) { h.UTSMode = "host" }), "UTS mode"},
 		{"HostUserns", "POST", "/v1.41/containers/create", create(func(_ *container.Config, h *container.HostConfig) { h.UsernsMode = "host" }), "user namespace"},
@@ -120,7 +122,9 @@ func TestHostileRequestsRefused(t *testing.T) {
 		{"ApparmorUnconfined", "POST", "/v1.41/containers/create", create(func(_ *container.Config, h *container.HostConfig) { h.SecurityOpt = []string{"apparmor:unconfined"} }), "security option"},
 		{"LabelDisable", "POST", "/v1.41/containers/create", create(func(_ *container.Config, h *container.HostConfig) { h.SecurityOpt = []string{"label=disable"} }), "security option"},
 		{"UnmaskProc", "POST", "/v1.41/containers/create", create(func(_ *container.Config, h *container.HostConfig) { h.MaskedPaths = []string{} }), "MaskedPaths"},
-		{"Sysctl", "POST", "/v1.41/containers/create", create(func(_ *container.Config, h *container.HostConfig) { h.Sysctls = map[string]string{"kernel.shm_rmid_forced": "1"} }), "sysctls"},
+		{"Sysctl", "POST", "/v1.41/containers/create", create(func(_ *container.Config, h *container.HostConfig) {
+			h.Sysctls = map[string]string{"kernel.shm_rmid_forced": "1"}
+		}), "sysctls"},
 		{"PublishPort", "POST", "/v1.41/containers/create", create(func(_ *container.Config, h *container.HostConfig) { h.PublishAllPorts = true }), "publishing ports"},
 		{"CgroupParent", "POST", "/v1.41/containers/create", create(func(_ *container.Config, h *container.HostConfig) { h.CgroupParent = "/" }), "cgroup placement"},
 		{"OOMKillDisable", "POST", "/v1.41/containers/create", create(func(_ *container.Config, h *container.HostConfig) { h.OomKillDisable = &yes }), "OOM killer"},
