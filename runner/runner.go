@@ -180,6 +180,14 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 		res.Notes = append(res.Notes, note)
 	}
 
+	// The checkout is packed once for every sandbox of the run (the agent's, both test runs),
+	// in the background while the environment is prepared and the agent's sandbox is made.
+	repo, err := sandbox.Pack(ctx, spec.RepoDir, r.cfg.Sandbox.User, "")
+	if err != nil {
+		return nil, classify("packing the repository", err)
+	}
+	defer repo.Close()
+
 	// The environment: the operator's image for this repository, plus what the repository's
 	// setup script installed (with network, before any model call). A failed setup ends the
 	// run here; the model is never called.
@@ -210,14 +218,11 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 	res.Environment = environment
 	sbCfg.Image, sbCfg.BaseImage = environment.Image, baseImage
 
-	sb, err := sandbox.New(ctx, r.docker, sbCfg, spec.RunID, "agent")
+	sb, err := sandbox.NewFrom(ctx, r.docker, sbCfg, repo, spec.RunID, "agent")
 	if err != nil {
 		return nil, classify("creating the agent sandbox", err)
 	}
 	defer sb.Close()
-	if err := sb.CopyRepo(ctx, spec.RepoDir); err != nil {
-		return nil, classify("copying the repository into the sandbox", err)
-	}
 	if err := sb.StartExecutor(ctx); err != nil {
 		return nil, classify("starting the tool executor", err)
 	}
@@ -229,7 +234,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 		go func() {
 			defer before.Done()
 			res.TestsBefore = spec.attempt.testsBefore(func(ctx context.Context) *TestRun {
-				return r.runTests(ctx, sbCfg, spec, "tests-before", testCmd, nil)
+				return r.runTests(ctx, sbCfg, repo, spec, "tests-before", testCmd, nil)
 			}, ctx)
 		}()
 	}
@@ -278,7 +283,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 
 	before.Wait()
 	if testCmd != "" && res.Patch != nil && len(res.Patch.Diff) > 0 {
-		res.TestsAfter = r.runTests(ctx, sbCfg, spec, "tests-after", testCmd, res.Patch.Diff)
+		res.TestsAfter = r.runTests(ctx, sbCfg, repo, spec, "tests-after", testCmd, res.Patch.Diff)
 	}
 	if res.TestsBefore != nil && res.TestsAfter != nil {
 		cmp := verify.Compare(res.TestsBefore.Outcome, res.TestsAfter.Outcome)
@@ -298,24 +303,21 @@ type TestRun struct {
 	Error        string // the run could not be carried out (sandbox error, patch did not apply)
 }
 
-// runTests runs the test command on a fresh copy of the untouched checkout, with the patch
-// applied when one is given: exactly what would be published, so nothing the agent did to its
-// own environment can sway the result.
-func (r *Runner) runTests(ctx context.Context, sbCfg sandbox.Config, spec Spec, purpose, testCmd string, diff []byte) *TestRun {
+// runTests runs the test command on a fresh copy of the untouched checkout (repo, packed once
+// for the run), with the patch applied when one is given: exactly what would be published, so
+// nothing the agent did to its own environment can sway the result.
+func (r *Runner) runTests(ctx context.Context, sbCfg sandbox.Config, repo *sandbox.Snapshot, spec Spec, purpose, testCmd string, diff []byte) *TestRun {
 	plan := verify.PlanFor(testCmd)
 	tr := &TestRun{Outcome: verify.Outcome{Command: plan.Display, ExitCode: -1}}
 	fail := func(what string, err error) *TestRun {
 		tr.Error = fmt.Sprintf("%s: %v", what, err)
 		return tr
 	}
-	sb, err := sandbox.New(ctx, r.docker, sbCfg, spec.RunID, purpose)
+	sb, err := sandbox.NewFrom(ctx, r.docker, sbCfg, repo, spec.RunID, purpose)
 	if err != nil {
 		return fail("creating the test sandbox", err)
 	}
 	defer sb.Close()
-	if err := sb.CopyRepo(ctx, spec.RepoDir); err != nil {
-		return fail("copying the repository", err)
-	}
 	if diff != nil {
 		res, err := sb.Exec(ctx, []string{"git", "-c", "core.hooksPath=/dev/null", "apply", "--whitespace=nowarn", "-"},
 			strings.NewReader(string(diff)), 2*time.Minute, 1<<20)

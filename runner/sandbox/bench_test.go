@@ -84,37 +84,132 @@ func BenchmarkDockerExecPerCall(b *testing.B) {
 	lat.report(b)
 }
 
-// BenchmarkSandboxReady measures what a run waits for before the first tool call: create and
-// start the container, copy a 50 MB repository in, start the executor.
+// BenchmarkSandboxReady measures what a run waits for before the first tool call with a 50 MB
+// repository, whole and by phase (p50-ms and p99-ms of each):
+//
+//   - FirstOfRun: Pack, NewFrom (create and start, then the disk watcher and the copy at once,
+//     the copy waiting for the pack), StartExecutor: the agent sandbox of a run (runner.Run).
+//   - NextOfRun: NewFrom from the run's pack and StartExecutor: tests before, tests after and
+//     every further attempt.
+//   - CopyRepo: New, CopyRepo, StartExecutor, one after the other: a sandbox that packs the
+//     checkout for itself (the setup container; every sandbox before Pack existed).
+//   - Pack: packing alone (list, fresh .git, tar to the file).
+//   - New: create, start and the disk watcher, no copy.
+//   - CopySnapshot: the copy of a packed checkout into a running sandbox.
+//   - StartExecutor: copying the executor in and starting it.
 func BenchmarkSandboxReady(b *testing.B) {
 	repo := makeBigRepo(b, 50<<20)
 	cfg := testConfig()
 	ctx := context.Background()
-	lat := make(latencies, 0, b.N)
-	b.ResetTimer()
-	for i := range b.N {
-		start := time.Now()
-		sb, err := sandbox.New(ctx, docker, cfg, fmt.Sprintf("bench-ready-%d", i), "agent")
+	packed, err := sandbox.Pack(ctx, repo, cfg.User, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer packed.Close()
+	if err := packed.Wait(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("the packed repository holds %s", sandbox.FormatBytes(packed.Size()))
+	n := 0
+	newSandbox := func(b *testing.B, snap *sandbox.Snapshot) *sandbox.Sandbox {
+		n++
+		var sb *sandbox.Sandbox
+		var err error
+		if snap != nil {
+			sb, err = sandbox.NewFrom(ctx, docker, cfg, snap, fmt.Sprintf("bench-ready-%d", n), "agent")
+		} else {
+			sb, err = sandbox.New(ctx, docker, cfg, fmt.Sprintf("bench-ready-%d", n), "agent")
+		}
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := sb.CopyRepo(ctx, repo); err != nil {
-			sb.Close()
+		return sb
+	}
+	closeSandbox := func(b *testing.B, sb *sandbox.Sandbox) {
+		if err := sb.Close(); err != nil {
 			b.Fatal(err)
 		}
+	}
+	// phase times op (b.N times) between untimed before and after steps.
+	phase := func(before func(b *testing.B) *sandbox.Sandbox, op func(b *testing.B, sb *sandbox.Sandbox) *sandbox.Sandbox) func(b *testing.B) {
+		return func(b *testing.B) {
+			lat := make(latencies, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				var sb *sandbox.Sandbox
+				if before != nil {
+					sb = before(b)
+				}
+				b.StartTimer()
+				start := time.Now()
+				sb = op(b, sb)
+				lat = append(lat, time.Since(start))
+				b.StopTimer()
+				if sb != nil {
+					closeSandbox(b, sb)
+				}
+				b.StartTimer()
+			}
+			b.StopTimer()
+			lat.report(b)
+		}
+	}
+	startExecutor := func(b *testing.B, sb *sandbox.Sandbox) {
 		if err := sb.StartExecutor(ctx); err != nil {
 			sb.Close()
 			b.Fatal(err)
 		}
-		lat = append(lat, time.Since(start))
-		b.StopTimer()
-		if err := sb.Close(); err != nil {
+	}
+	b.Run("FirstOfRun", phase(nil, func(b *testing.B, _ *sandbox.Sandbox) *sandbox.Sandbox {
+		snap, err := sandbox.Pack(ctx, repo, cfg.User, "")
+		if err != nil {
 			b.Fatal(err)
 		}
-		b.StartTimer()
-	}
-	b.StopTimer()
-	lat.report(b)
+		defer snap.Close()
+		sb := newSandbox(b, snap)
+		startExecutor(b, sb)
+		return sb
+	}))
+	b.Run("NextOfRun", phase(nil, func(b *testing.B, _ *sandbox.Sandbox) *sandbox.Sandbox {
+		sb := newSandbox(b, packed)
+		startExecutor(b, sb)
+		return sb
+	}))
+	b.Run("CopyRepo", phase(nil, func(b *testing.B, _ *sandbox.Sandbox) *sandbox.Sandbox {
+		sb := newSandbox(b, nil)
+		if err := sb.CopyRepo(ctx, repo); err != nil {
+			sb.Close()
+			b.Fatal(err)
+		}
+		startExecutor(b, sb)
+		return sb
+	}))
+	b.Run("Pack", phase(nil, func(b *testing.B, _ *sandbox.Sandbox) *sandbox.Sandbox {
+		snap, err := sandbox.Pack(ctx, repo, cfg.User, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer snap.Close()
+		if err := snap.Wait(ctx); err != nil {
+			b.Fatal(err)
+		}
+		return nil
+	}))
+	b.Run("New", phase(nil, func(b *testing.B, _ *sandbox.Sandbox) *sandbox.Sandbox { return newSandbox(b, nil) }))
+	fresh := func(b *testing.B) *sandbox.Sandbox { return newSandbox(b, nil) }
+	b.Run("CopySnapshot", phase(fresh, func(b *testing.B, sb *sandbox.Sandbox) *sandbox.Sandbox {
+		if err := sb.CopySnapshot(ctx, packed); err != nil {
+			sb.Close()
+			b.Fatal(err)
+		}
+		return sb
+	}))
+	b.Run("StartExecutor", phase(func(b *testing.B) *sandbox.Sandbox { return newSandbox(b, packed) },
+		func(b *testing.B, sb *sandbox.Sandbox) *sandbox.Sandbox {
+			startExecutor(b, sb)
+			return sb
+		}))
 }
 
 // makeBigRepo makes a committed repository of about size bytes (half working tree, half

@@ -14,12 +14,12 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-
-	"github.com/docker/docker/api/types/container"
 )
 
-// CopyRepo streams hostDir, a git checkout, into the workspace as a tar whose every entry is owned
-// by the sandbox user. The host directory is only read.
+// CopyRepo copies hostDir, a git checkout, into the workspace as a tar whose every entry is
+// owned by the sandbox user. The host directory is only read. It packs the checkout for this
+// sandbox alone; a run that makes several sandboxes of one checkout packs it once (Pack,
+// NewFrom, CopySnapshot), with the same result.
 //
 // Only what git tracks is copied: the paths `git ls-files` lists (run on the host with the
 // system configuration ignored), with their working-tree content, so that an ignored or
@@ -35,6 +35,16 @@ import (
 // FETCH_HEAD, submodule repositories, alternates) are left out. Symbolic links are copied as
 // links, never followed; sockets, devices and FIFOs are skipped.
 func (s *Sandbox) CopyRepo(ctx context.Context, hostDir string) error {
+	p, err := Pack(ctx, hostDir, s.cfg.User, "")
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	return s.CopySnapshot(ctx, p)
+}
+
+// packRepo writes the tar CopyRepo describes of hostDir to w, its entries owned by uid:gid.
+func packRepo(ctx context.Context, w io.Writer, hostDir string, uid, gid int) error {
 	root, err := filepath.Abs(hostDir)
 	if err != nil {
 		return fmt.Errorf("resolving the repository path: %w", err)
@@ -59,18 +69,7 @@ func (s *Sandbox) CopyRepo(ctx context.Context, hostDir string) error {
 			gitRoot = fresh
 		}
 	}
-	pr, pw := io.Pipe()
-	go func() {
-		pw.CloseWithError(writeRepoTar(pw, root, gitRoot, tracked, s.uid, s.gid))
-	}()
-	err = s.docker.CopyToContainer(ctx, s.id, s.cfg.Workdir, pr, container.CopyToContainerOptions{})
-	// Unblock the writer if the engine stopped reading early; the writer's own error, if any,
-	// is what CopyToContainer saw first through the pipe.
-	pr.CloseWithError(errors.New("copy ended"))
-	if err != nil {
-		return fmt.Errorf("copying the repository into the sandbox: %w", err)
-	}
-	return nil
+	return writeRepoTar(w, root, gitRoot, tracked, uid, gid)
 }
 
 // trackedFiles lists the paths (slash-separated, relative to root, sorted, each once) that git

@@ -90,13 +90,10 @@ type diskWatcher struct {
 	done   chan struct{} // closed when the watching goroutine returned
 }
 
-// startDiskWatcher creates and starts the sandbox's disk watcher and the goroutine that drives
-// it. On error, whatever was created is left in s.watch for Close to remove.
-func (s *Sandbox) startDiskWatcher(ctx context.Context) error {
-	info, err := s.docker.ContainerInspect(ctx, s.id)
-	if err != nil {
-		return fmt.Errorf("inspecting the sandbox: %w", err)
-	}
+// startDiskWatcher creates and starts the disk watcher of the sandbox that info describes, and
+// the goroutine that drives it. On error, whatever was created is left in s.watch for Close to
+// remove.
+func (s *Sandbox) startDiskWatcher(ctx context.Context, info container.InspectResponse) error {
 	volume := ""
 	for _, m := range info.Mounts {
 		if m.Type == mount.TypeVolume && m.Destination == s.cfg.Workdir {

@@ -74,7 +74,9 @@ type Config struct {
 	// image (runner/env); default Image. The disk watcher runs BaseImage, never an image a
 	// repository's setup script wrote, because the watcher runs as root and its answer
 	// enforces the disk limit.
-	BaseImage    string
+	BaseImage string
+	// repo, set by NewFrom, is copied into the workspace while the disk watcher starts.
+	repo         *Snapshot
 	ExecutorPath string  // host path of the static frognano-executor binary; needed by StartExecutor
 	User         string  // "UID:GID", numeric; default DefaultUser
 	Workdir      string  // absolute; default DefaultWorkdir
@@ -355,8 +357,8 @@ func create(ctx context.Context, docker *client.Client, cfg Config, runID, purpo
 	if setup != nil {
 		return s, nil // setup writes outside the workspace; its limit is its time (setup.go)
 	}
-	if err := s.startDiskWatcher(ctx); err != nil {
-		return nil, errors.Join(fmt.Errorf("starting the sandbox's disk watcher: %w", err), s.Close())
+	if err := s.watchAndFill(ctx); err != nil {
+		return nil, errors.Join(err, s.Close())
 	}
 	if cfg.Ready != nil {
 		cfg.Ready(time.Since(start))
