@@ -27,13 +27,13 @@ func RequiredPermissions(checks bool) map[string]string {
 	return p
 }
 
-// RequiredEvents are the webhook events the App must subscribe to: issues (the label) and
-// issue_comment and pull_request_review (a reviewer's @APP or requested changes on a frognano
-// pull request), check_suite (the repository's
-// CI failing on a frognano pull request). `installation` and
+// RequiredEvents are the webhook events the App must subscribe to: issues (the label);
+// issue_comment, pull_request_review and pull_request_review_comment (a reviewer's @APP,
+// requested changes or a line comment on a frognano pull request); check_suite (the
+// repository's CI failing on a frognano pull request). `installation` and
 // `installation_repositories` need no subscription: GitHub sends them to every App.
 func RequiredEvents() []string {
-	return []string{"issues", "issue_comment", "pull_request_review", "check_suite"}
+	return []string{"issues", "issue_comment", "pull_request_review", "pull_request_review_comment", "check_suite"}
 }
 
 var permissionLevels = map[string]int{"": 0, "none": 0, "read": 1, "write": 2, "admin": 3}

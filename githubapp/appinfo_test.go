@@ -57,7 +57,7 @@ func TestMissingPermissionsAndEvents(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("MissingPermissions = %q, want %q", got, want)
 	}
-	if got := MissingEvents([]string{"push"}, RequiredEvents()); !slices.Equal(got, []string{"check_suite", "issue_comment", "issues", "pull_request_review"}) {
+	if got := MissingEvents([]string{"push"}, RequiredEvents()); !slices.Equal(got, []string{"check_suite", "issue_comment", "issues", "pull_request_review", "pull_request_review_comment"}) {
 		t.Errorf("MissingEvents = %q", got)
 	}
 }

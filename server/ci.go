@@ -15,6 +15,7 @@ import (
 type checkSuitePayload struct {
 	issuesPayload
 	CheckSuite *struct {
+		ID           int64  `json:"id"`
 		HeadBranch   string `json:"head_branch"`
 		HeadSHA      string `json:"head_sha"`
 		Conclusion   string `json:"conclusion"`
@@ -53,8 +54,8 @@ func (s *Server) checkSuite(ctx context.Context, d queue.Delivery, body []byte) 
 		len(cs.PullRequests) != 1 || cs.PullRequests[0].Number <= 0 {
 		return ignored, nil
 	}
-	if !commitPattern.MatchString(cs.HeadSHA) || !namePattern.MatchString(cs.App.Slug) {
-		return response{}, fmt.Errorf("%w: check_suite.head_sha or app.slug is malformed", ErrBadRequest)
+	if !commitPattern.MatchString(cs.HeadSHA) || !namePattern.MatchString(cs.App.Slug) || cs.ID < 0 {
+		return response{}, fmt.Errorf("%w: check_suite.id, head_sha or app.slug is malformed", ErrBadRequest)
 	}
 	p.issuesPayload.Issue = &struct {
 		Number int `json:"number"`
@@ -69,7 +70,7 @@ func (s *Server) checkSuite(ctx context.Context, d queue.Delivery, body []byte) 
 		clip.Prefix(cs.App.Name, 100), cs.App.Slug, cs.Conclusion, cs.HeadSHA)
 	res, err := s.cfg.Intake.Accept(ctx, d, queue.RunRequest{
 		InstallationID: t.installationID, RepoID: t.repoID, Owner: t.owner, Repo: t.repo, Issue: t.issue,
-		Labeler: cs.App.Slug, Kind: queue.KindCI, Request: request, CISHA: cs.HeadSHA,
+		Labeler: cs.App.Slug, Kind: queue.KindCI, Request: request, CISHA: cs.HeadSHA, SourceID: cs.ID,
 	})
 	if err != nil {
 		return response{}, err

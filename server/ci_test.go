@@ -36,10 +36,11 @@ func TestWebhookFailedCheckSuiteQueuesACIFollowUp(t *testing.T) {
 	}
 	var kind, sha, request string
 	var issue int
-	if err := b.pool.QueryRow(context.Background(), `SELECT kind, ci_sha, request, issue FROM runs`).Scan(&kind, &sha, &request, &issue); err != nil {
+	var source int64
+	if err := b.pool.QueryRow(context.Background(), `SELECT kind, ci_sha, request, issue, source_id FROM runs`).Scan(&kind, &sha, &request, &issue, &source); err != nil {
 		t.Fatal(err)
 	}
-	if kind != "ci" || sha != "ec26c3e57ca3a959ca5aad62de7213c562f8c821" || issue != 2 {
-		t.Errorf("run = %s %s %d %q", kind, sha, issue, request)
+	if kind != "ci" || sha != "ec26c3e57ca3a959ca5aad62de7213c562f8c821" || issue != 2 || source != 118578147 {
+		t.Errorf("run = %s %s %d %q, source %d", kind, sha, issue, request, source)
 	}
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -68,36 +67,5 @@ func (s *Server) issueComment(ctx context.Context, d queue.Delivery, body []byte
 	if err != nil {
 		return response{}, err
 	}
-	if !loginPattern.MatchString(author) {
-		return response{}, fmt.Errorf("%w: comment.user.login is not a valid GitHub login", ErrBadRequest)
-	}
-	d.InstallationID = t.installationID
-	log := logWith(ctx, t)
-	rest := strings.TrimSpace(s.mention.ReplaceAllString(p.Comment.Body, " "))
-	if strings.EqualFold(strings.TrimRight(rest, ".!"), "stop") {
-		dup, err := s.cfg.Intake.RequestStop(ctx, d, queue.StopArgs{InstallationID: t.installationID, RepoID: t.repoID,
-			Owner: t.owner, Repo: t.repo, PR: t.issue, Requester: author})
-		if err != nil {
-			return response{}, err
-		}
-		log.InfoContext(ctx, "stop requested", "requester", author)
-		return response{Status: pick(dup, "duplicate", "stop_requested"), code: http.StatusOK}, nil
-	}
-	res, err := s.cfg.Intake.Accept(ctx, d, queue.RunRequest{
-		InstallationID: t.installationID, RepoID: t.repoID, Owner: t.owner, Repo: t.repo, Issue: t.issue, Labeler: author,
-		Kind: queue.KindFollowUp, Request: clip.Bytes(p.Comment.Body, maxRequestBytes), RequestURL: clip.Prefix(p.Comment.HTMLURL, 500),
-	})
-	if err != nil {
-		return response{}, err
-	}
-	switch {
-	case res.Duplicate:
-		return response{Status: "duplicate", code: http.StatusOK}, nil
-	case res.AlreadyActive:
-		log.InfoContext(ctx, "pull request already has an active run", queue.AttrRunID, res.RunID)
-		return response{Status: "already_active", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
-	default:
-		log.InfoContext(ctx, "follow-up queued", queue.AttrRunID, res.RunID, queue.AttrJobID, res.JobID)
-		return response{Status: "queued", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
-	}
+	return s.ask(ctx, d, t, author, p.Comment.Body, p.Comment.HTMLURL, 0)
 }

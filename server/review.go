@@ -14,6 +14,7 @@ import (
 type reviewPayload struct {
 	issuesPayload
 	Review *struct {
+		ID      int64   `json:"id"`
 		Body    *string `json:"body"`
 		State   string  `json:"state"`
 		HTMLURL string  `json:"html_url"`
@@ -32,7 +33,7 @@ type reviewPayload struct {
 
 // review turns a submitted review of a frognano pull request that requests changes or
 // mentions the App into a follow-up run with the review's text, checked by the worker like a
-// comment. Its line comments are not fetched yet: the task says so.
+// comment; the worker then reads the review's line comments (its source) for the task.
 func (s *Server) review(ctx context.Context, d queue.Delivery, body []byte) (response, error) {
 	ignored := response{Status: "ignored", code: http.StatusAccepted}
 	if s.mention == nil {
@@ -58,8 +59,11 @@ func (s *Server) review(ctx context.Context, d queue.Delivery, body []byte) (res
 	if !loginPattern.MatchString(author) {
 		return response{}, fmt.Errorf("%w: review.user.login is not a valid GitHub login", ErrBadRequest)
 	}
+	if p.Review.ID < 0 {
+		return response{}, fmt.Errorf("%w: review.id is negative", ErrBadRequest)
+	}
 	if strings.TrimSpace(text) == "" {
-		text = "(The review requests changes without a summary; its line comments are not included.)"
+		text = "(The review requests changes without a summary: see its line comments.)"
 	}
 	p.issuesPayload.Issue = &struct {
 		Number int `json:"number"`
@@ -72,6 +76,7 @@ func (s *Server) review(ctx context.Context, d queue.Delivery, body []byte) (res
 	res, err := s.cfg.Intake.Accept(ctx, d, queue.RunRequest{
 		InstallationID: t.installationID, RepoID: t.repoID, Owner: t.owner, Repo: t.repo, Issue: t.issue, Labeler: author,
 		Kind: queue.KindFollowUp, Request: clip.Bytes(text, maxRequestBytes), RequestURL: clip.Prefix(p.Review.HTMLURL, 500),
+		SourceID: p.Review.ID,
 	})
 	if err != nil {
 		return response{}, err

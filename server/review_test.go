@@ -38,11 +38,12 @@ func TestWebhookReviewQueuesAFollowUp(t *testing.T) {
 	}
 	var kind, request, url string
 	var issue int
-	if err := b.pool.QueryRow(context.Background(), `SELECT kind, request, request_url, issue FROM runs`).Scan(&kind, &request, &url, &issue); err != nil {
+	var source int64
+	if err := b.pool.QueryRow(context.Background(), `SELECT kind, request, request_url, issue, source_id FROM runs`).Scan(&kind, &request, &url, &issue, &source); err != nil {
 		t.Fatal(err)
 	}
 	if kind != "followup" || request != "@"+testSlug+" rename the helper" || issue != 2 ||
-		url != "https://github.com/Codertocat/Hello-World/pull/2#pullrequestreview-237895671" {
-		t.Errorf("run = %s %q %s %d", kind, request, url, issue)
+		url != "https://github.com/Codertocat/Hello-World/pull/2#pullrequestreview-237895671" || source != 237895671 {
+		t.Errorf("run = %s %q %s %d, source %d", kind, request, url, issue, source)
 	}
 }

@@ -112,6 +112,8 @@ func (s *Server) webhook(ctx context.Context, w http.ResponseWriter, r *http.Req
 		return s.checkSuite(ctx, d, body)
 	case "pull_request_review":
 		return s.review(ctx, d, body)
+	case "pull_request_review_comment":
+		return s.reviewComment(ctx, d, body)
 	default:
 		return response{Status: "ignored", code: http.StatusAccepted}, nil
 	}

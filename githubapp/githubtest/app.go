@@ -65,7 +65,7 @@ func (s *Server) appEvents() []string {
 	if s.app.events != nil {
 		return s.app.events
 	}
-	return []string{"issues", "issue_comment", "pull_request_review", "check_suite"}
+	return []string{"issues", "issue_comment", "pull_request_review", "pull_request_review_comment", "check_suite"}
 }
 
 // integrationJSON is the "integration" schema: the App as GET /app and the manifest

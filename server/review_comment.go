@@ -1,0 +1,106 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/frognano/frognano/clip"
+	"github.com/frognano/frognano/queue"
+)
+
+// reviewCommentPayload is the part of a `pull_request_review_comment` event we use.
+type reviewCommentPayload struct {
+	issuesPayload
+	Comment *struct {
+		ID       int64  `json:"id"`
+		ReviewID int64  `json:"pull_request_review_id"`
+		Body     string `json:"body"`
+		HTMLURL  string `json:"html_url"`
+		User     struct {
+			Login string `json:"login"`
+			Type  string `json:"type"`
+		} `json:"user"`
+	} `json:"comment"`
+	PullRequest *struct {
+		Number int `json:"number"`
+		Head   struct {
+			Ref string `json:"ref"`
+		} `json:"head"`
+	} `json:"pull_request"`
+}
+
+// reviewComment turns a line comment on a frognano pull request that mentions the App into a
+// follow-up run, as a comment on the conversation does (`@APP stop` too). GitHub files even a
+// lone line comment under a review of its own, so the run's source is that review: the worker
+// reads all its line comments (file, line, hunk) after checking the author, and a review whose
+// submission and line comments all ask starts one run.
+func (s *Server) reviewComment(ctx context.Context, d queue.Delivery, body []byte) (response, error) {
+	ignored := response{Status: "ignored", code: http.StatusAccepted}
+	if s.mention == nil {
+		return ignored, nil
+	}
+	var p reviewCommentPayload
+	if err := decode(body, &p); err != nil {
+		return response{}, err
+	}
+	d.Action = clip.Prefix(p.Action, 100)
+	if p.Action != "created" || p.Comment == nil || p.PullRequest == nil || !frognanoBranch.MatchString(p.PullRequest.Head.Ref) {
+		return ignored, nil
+	}
+	c := p.Comment
+	if c.User.Type == "Bot" || strings.HasSuffix(c.User.Login, "[bot]") || !s.mention.MatchString(c.Body) {
+		return ignored, nil
+	}
+	if c.ReviewID < 0 {
+		return response{}, fmt.Errorf("%w: comment.pull_request_review_id is negative", ErrBadRequest)
+	}
+	p.issuesPayload.Issue = &struct {
+		Number int `json:"number"`
+	}{p.PullRequest.Number}
+	t, err := p.target(true)
+	if err != nil {
+		return response{}, err
+	}
+	return s.ask(ctx, d, t, c.User.Login, c.Body, c.HTMLURL, c.ReviewID)
+}
+
+// ask queues what a writer's mention of the App on a pull request asks: `@APP stop` stops its
+// follow-ups, anything else starts one with the text as the request (source: the review whose
+// line comments come with it, 0 none). The author is checked by the worker, before any text
+// reaches the model.
+func (s *Server) ask(ctx context.Context, d queue.Delivery, t target, author, text, url string, source int64) (response, error) {
+	if !loginPattern.MatchString(author) {
+		return response{}, fmt.Errorf("%w: the comment's user.login is not a valid GitHub login", ErrBadRequest)
+	}
+	d.InstallationID = t.installationID
+	log := logWith(ctx, t)
+	rest := strings.TrimSpace(s.mention.ReplaceAllString(text, " "))
+	if strings.EqualFold(strings.TrimRight(rest, ".!"), "stop") {
+		dup, err := s.cfg.Intake.RequestStop(ctx, d, queue.StopArgs{InstallationID: t.installationID, RepoID: t.repoID,
+			Owner: t.owner, Repo: t.repo, PR: t.issue, Requester: author})
+		if err != nil {
+			return response{}, err
+		}
+		log.InfoContext(ctx, "stop requested", "requester", author)
+		return response{Status: pick(dup, "duplicate", "stop_requested"), code: http.StatusOK}, nil
+	}
+	res, err := s.cfg.Intake.Accept(ctx, d, queue.RunRequest{
+		InstallationID: t.installationID, RepoID: t.repoID, Owner: t.owner, Repo: t.repo, Issue: t.issue, Labeler: author,
+		Kind: queue.KindFollowUp, Request: clip.Bytes(text, maxRequestBytes), RequestURL: clip.Prefix(url, 500), SourceID: source,
+	})
+	if err != nil {
+		return response{}, err
+	}
+	switch {
+	case res.Duplicate:
+		return response{Status: "duplicate", code: http.StatusOK}, nil
+	case res.AlreadyActive:
+		log.InfoContext(ctx, "pull request already has an active run", queue.AttrRunID, res.RunID)
+		return response{Status: "already_active", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
+	default:
+		log.InfoContext(ctx, "follow-up queued", queue.AttrRunID, res.RunID, queue.AttrJobID, res.JobID)
+		return response{Status: "queued", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
+	}
+}
