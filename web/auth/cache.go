@@ -6,7 +6,7 @@ import (
 )
 
 // expiring is a map whose entries end after a time, bounded in size: when full, expired
-// entries go first, then the ones closest to expiring. Safe for concurrent use.
+// entries go first, then a tenth of the rest. Safe for concurrent use.
 type expiring[V any] struct {
 	mu      sync.Mutex
 	max     int
@@ -63,21 +63,21 @@ func (e *expiring[V]) update(key string, f func(V) V, exp, now time.Time) V {
 	return en.v
 }
 
-// evict makes room for one entry. Called with mu held.
+// evict makes room: it drops every expired entry and, if the map is still full, a tenth of
+// the entries in map order (no particular ones), so that one O(n) pass serves many inserts.
+// Called with mu held.
 func (e *expiring[V]) evict(now time.Time) {
-	var soonest string
-	var soonestExp time.Time
 	for k, en := range e.entries {
 		if !now.Before(en.exp) {
 			delete(e.entries, k)
-			continue
-		}
-		if soonest == "" || en.exp.Before(soonestExp) {
-			soonest, soonestExp = k, en.exp
 		}
 	}
-	if len(e.entries) >= e.max && soonest != "" {
-		delete(e.entries, soonest)
+	target := e.max - e.max/10 - 1
+	for k := range e.entries {
+		if len(e.entries) <= target {
+			break
+		}
+		delete(e.entries, k)
 	}
 }
 
