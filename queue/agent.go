@@ -29,8 +29,7 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 	}
 	ev := eventsFrom(ctx)
 	ev.add(ctx, EventAgent, AgentEvent{Task: clean(spec.Task, eventTaskCap)})
-	var mu sync.Mutex
-	furthest := 0
+	pr := &progressOf{send: progress}
 	res, err := a.r.RunAll(ctx, runner.Spec{
 		RunID:       fmt.Sprintf("run-%d", spec.RunID),
 		InstanceID:  fmt.Sprintf("%s/%s#%d", spec.Owner, spec.Repo, spec.Issue),
@@ -38,24 +37,10 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 		Task:        spec.Task,
 		Repo:        spec.Owner + "/" + spec.Repo, // picks the base image (FROGNANO_SANDBOX_IMAGES)
 		SetupCommit: spec.SetupCommit,
+		OnModelWait: pr.wait,
 	}, func(k int, s leaf.Step) {
 		ev.add(ctx, EventStep, stepEvent(k, s))
-		if progress == nil {
-			return
-		}
-		// Several attempts step at once: the status comment follows the one furthest along,
-		// so its step count never goes back.
-		mu.Lock()
-		defer mu.Unlock()
-		if s.Index+1 <= furthest {
-			return
-		}
-		furthest = s.Index + 1
-		calls := make([]Call, 0, len(s.Assistant.ToolCalls))
-		for _, tc := range s.Assistant.ToolCalls {
-			calls = append(calls, Call{Tool: tc.Function.Name, Arguments: tc.Function.Arguments})
-		}
-		progress(Progress{Step: s.Index + 1, Calls: calls, Elapsed: s.Elapsed})
+		pr.step(s)
 	})
 	if err != nil {
 		return nil, err
@@ -65,6 +50,77 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 	}
 	ev.add(ctx, EventTests, testsEvent(res))
 	return outcomeOf(res, spec)
+}
+
+// progressOf turns the steps and model waits of a run's attempts into the Progress the status
+// comment shows. Several attempts step at once: it follows the one furthest along, so its
+// step count never goes back, and it says that the run waits for the model server while any
+// attempt does (the latest such wait, with how many attempts wait).
+type progressOf struct {
+	send func(Progress) // nil: nothing is shown
+
+	mu       sync.Mutex
+	last     Progress
+	waits    map[int]waitSeen // attempts waiting now
+	sequence int
+}
+
+type waitSeen struct {
+	w   leaf.ModelWait
+	seq int
+}
+
+func (p *progressOf) step(s leaf.Step) {
+	if p.send == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s.Index+1 <= p.last.Step {
+		return
+	}
+	calls := make([]Call, 0, len(s.Assistant.ToolCalls))
+	for _, tc := range s.Assistant.ToolCalls {
+		calls = append(calls, Call{Tool: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	p.last = Progress{Step: s.Index + 1, Calls: calls, Elapsed: s.Elapsed}
+	p.sendLocked()
+}
+
+// wait records that attempt k waits for w (a zero w: it waits no more).
+func (p *progressOf) wait(k int, w leaf.ModelWait) {
+	if p.send == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.waits == nil {
+		p.waits = map[int]waitSeen{}
+	}
+	if !w.Waiting() {
+		if _, was := p.waits[k]; !was {
+			return
+		}
+		delete(p.waits, k)
+	} else {
+		p.sequence++
+		p.waits[k] = waitSeen{w, p.sequence}
+	}
+	p.sendLocked()
+}
+
+func (p *progressOf) sendLocked() {
+	out := p.last
+	var latest waitSeen
+	for _, ws := range p.waits {
+		if ws.seq > latest.seq {
+			latest = ws
+		}
+	}
+	if out.Waiting = latest.w.String(); len(p.waits) > 1 {
+		out.Waiting += fmt.Sprintf(" (%d attempts are waiting)", len(p.waits))
+	}
+	p.send(out)
 }
 
 // checkRunOf is the check run that reports res's tests on the commit a publish pushes.

@@ -81,12 +81,16 @@ type RunSpec struct {
 	SetupCommit string
 }
 
-// Progress is reported by the Runner after each agent step. Calls come from the
-// model and are treated as untrusted text.
+// Progress is reported by the Runner after each agent step, and when the run starts or
+// stops waiting on the model server. Calls come from the model and are treated as untrusted
+// text.
 type Progress struct {
-	Step    int
+	Step    int    // 0 before the first step
 	Calls   []Call // the step's tool calls, in order; none when the model gave its final answer
 	Elapsed time.Duration
+	// Waiting says what the run waits for at the model server ("429, retrying in 12 s",
+	// leaf.ModelWait.String), "" while requests flow.
+	Waiting string
 }
 
 // Call is one tool call of a step: the tool's name and its raw arguments, as the model

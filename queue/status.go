@@ -57,7 +57,9 @@ func composeStatus(v statusView) string {
 	case StateRunning:
 		fmt.Fprintf(&b, "🔧 frognano run %d is working on this %s.", v.RunID, pick(v.FollowUp, "request", "issue"))
 		if p := v.Progress; p != nil {
-			b.WriteString("\n\n" + renderProgress(*p))
+			if text := renderProgress(*p); text != "" {
+				b.WriteString("\n\n" + text)
+			}
 		}
 	case StateSucceeded:
 		if v.FollowUp {
@@ -88,8 +90,23 @@ func composeStatus(v statusView) string {
 }
 
 // renderProgress shows the latest step: each tool call with its argument exactly as the
-// model wrote it (runner.RenderCall), or that the model gave its final answer.
+// model wrote it (runner.RenderCall), or that the model gave its final answer; and, above it,
+// that the run waits for the model server, while it does.
 func renderProgress(p Progress) string {
+	wait := ""
+	if p.Waiting != "" {
+		wait = "⏳ Waiting for the model server: " + p.Waiting + "."
+	}
+	if p.Step == 0 {
+		return wait
+	}
+	if wait != "" {
+		wait += "\n\n"
+	}
+	return wait + renderStep(p)
+}
+
+func renderStep(p Progress) string {
 	elapsed := p.Elapsed.Round(time.Second)
 	if len(p.Calls) == 0 {
 		return fmt.Sprintf("Step %d: the model gave its final answer (%s elapsed).", p.Step, elapsed)

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestServiceStatusSaysItWaitsForTheModel: a model server that answers the first chat request
+// with 429 and Retry-After slows the run down without failing it, and the running status
+// comment says so ("waiting for the model server: 429, retrying in 1 s"). The server holds
+// the retry until the fake GitHub has seen that edit, so nothing depends on timing; once
+// requests flow the comment says it no more, and the run publishes its PR.
+func TestServiceStatusSaysItWaitsForTheModel(t *testing.T) {
+	t.Parallel()
+	e := svcSetup(t, "svc-pyaverage.json")
+	const waitLine = "⏳ Waiting for the model server: 429, retrying in 1 s."
+	target, err := url.Parse(strings.TrimSuffix(e.model.URL, "/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var chats atomic.Int64
+	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			switch chats.Add(1) {
+			case 1:
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Retry-After", "1")
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusTooManyRequests)
+				io.WriteString(w, `{"error":{"message":"Too many requests","type":"rate_limit"}}`)
+				return
+			case 2:
+				// The retry: answered once the status comment said the run waits.
+				deadline := time.Now().Add(2 * time.Minute)
+				for !strings.Contains(e.statusBody(), waitLine) {
+					if time.Now().After(deadline) {
+						t.Errorf("the status comment never said the run waits for the model; it is:\n%s", e.statusBody())
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(busy.Close)
+	e.env["FROGNANO_MODEL_URL"] = busy.URL + "/v1"
+	p := e.start()
+
+	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
+	if ans.Status != "queued" || len(ans.RunIDs) != 1 {
+		t.Fatalf("webhook answer = %+v, want one queued run", ans)
+	}
+	e.waitState(ans.RunIDs[0], svcRunWait, "succeeded")
+	if n := chats.Load(); n < 2 {
+		t.Fatalf("%d chat requests, want the 429 and its retry", n)
+	}
+	var c = e.onlyComment()
+	svcWait(t, 30*time.Second, "the final status comment", func() (bool, string) {
+		c = e.onlyComment()
+		return strings.Contains(c.Body, "opened a draft pull request"), c.Body
+	})
+	bodies := append(append([]string(nil), c.History...), c.Body)
+	first := -1
+	for i, b := range bodies {
+		if strings.Contains(b, waitLine) {
+			first = i
+			if !strings.Contains(b, "is working on this issue") {
+				t.Errorf("a comment that is not the running one says the run waits:\n%s", b)
+			}
+			break
+		}
+	}
+	if first < 0 {
+		t.Fatalf("no edit of the status comment said the run waits for the model: %q", bodies)
+	}
+	// Once cleared, the wait never shows again: the 429 was waited out.
+	cleared := false
+	for _, b := range bodies[first:] {
+		has := strings.Contains(b, "Waiting for the model server")
+		if cleared && has {
+			t.Errorf("the wait came back after requests flowed:\n%s", b)
+		}
+		cleared = cleared || !has
+	}
+	if strings.Contains(c.Body, "Waiting for the model server") {
+		t.Errorf("the final comment still says the run waits:\n%s", c.Body)
+	}
+	if len(e.gh.PRs(e.repo)) != 1 {
+		t.Errorf("the run published %d PRs, want 1", len(e.gh.PRs(e.repo)))
+	}
+	e.waitNoContainers(30 * time.Second)
+}
+
+// statusBody is the issue's status comment as the fake GitHub holds it now ("" before it
+// is posted).
+func (e *svcEnv) statusBody() string {
+	cs := e.gh.Comments(e.repo, svcIssue)
+	if len(cs) == 0 {
+		return ""
+	}
+	return cs[0].Body
+}
