@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/frognano/frognano/githubapp"
 )
 
 // StopArgs is a reviewer's `@APP stop` on a pull request: the job checks that they may write,
@@ -62,6 +65,11 @@ type stopWorker struct {
 
 func (w *stopWorker) Timeout(*river.Job[StopArgs]) time.Duration { return 2 * time.Minute }
 
+// Work cancels the pull request's queued and running follow-ups (a reviewer's and CI's) and
+// answers the stop request with a reply. A running follow-up's worker writes its own reply's
+// final text when River cancels its context; one that waited (queued, or between attempts) has
+// nobody to, so its reply is edited here. A retry of this job (the reply failed) finds the runs
+// it stopped by the tag it left in their error, and answers again.
 func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 	a := job.Args
 	repo, err := w.gh.ForRepo(ctx, a.InstallationID, a.Owner, a.Repo)
@@ -80,27 +88,84 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 	if err != nil {
 		return river.JobCancel(err)
 	}
-	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled',
-				error = 'stopped by ' || $3
-			WHERE repo_id = $1 AND issue = $2 AND kind = 'followup' AND state IN ('queued', 'running')
-			RETURNING coalesce(job_id, 0)`, a.RepoID, a.PR, a.Requester)
+	tag := fmt.Sprintf("stopped by %s (stop request %d)", a.Requester, job.ID)
+	var stopped []stoppedRun
+	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		stopped = nil
+		rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $3
+			WHERE repo_id = $1 AND issue = $2 AND kind IN ('followup', 'ci') AND state IN ('queued', 'running')
+			RETURNING id, coalesce(job_id, 0), coalesce(comment_id, 0), extra_requests`, a.RepoID, a.PR, tag)
 		if err != nil {
 			return fmt.Errorf("stopping follow-ups: %w", err)
 		}
-		jobs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stoppedRun, error) {
+			var s stoppedRun
+			return s, r.Scan(&s.run, &s.job, &s.comment, &s.extra)
+		})
 		if err != nil {
 			return fmt.Errorf("stopping follow-ups: %w", err)
 		}
-		for _, id := range jobs {
-			if id == 0 {
-				continue
+		for _, s := range found {
+			if s.job != 0 {
+				row, err := client.JobCancelTx(ctx, tx, s.job)
+				if err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+					return fmt.Errorf("cancelling job %d: %w", s.job, err)
+				}
+				s.running = row != nil && row.State == rivertype.JobStateRunning
 			}
-			if _, err := client.JobCancelTx(ctx, tx, id); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
-				return fmt.Errorf("cancelling job %d: %w", id, err)
-			}
+			stopped = append(stopped, s)
 		}
-		w.log.InfoContext(ctx, "follow-ups stopped", "requester", a.Requester, "jobs", jobs)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if len(stopped) == 0 { // a retry: what did the first attempt stop?
+		rows, err := w.pool.Query(ctx, `SELECT id, 0, coalesce(comment_id, 0), extra_requests FROM runs
+			WHERE repo_id = $1 AND issue = $2 AND error = $3 ORDER BY id`, a.RepoID, a.PR, tag)
+		if err != nil {
+			return fmt.Errorf("finding the runs this request stopped: %w", err)
+		}
+		if stopped, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (stoppedRun, error) {
+			s := stoppedRun{running: true} // its worker, if any, wrote its reply
+			return s, r.Scan(&s.run, &s.job, &s.comment, &s.extra)
+		}); err != nil {
+			return fmt.Errorf("finding the runs this request stopped: %w", err)
+		}
+	}
+	w.log.InfoContext(ctx, "follow-ups stopped", "requester", a.Requester, "runs", len(stopped))
+	for _, s := range stopped {
+		if s.running || s.comment == 0 {
+			continue
+		}
+		body := renderStatus(statusView{RunID: s.run, State: StateCancelled, FollowUp: true, ExtraRequests: s.extra,
+			Note: fmt.Sprintf("Stopped before it started: @%s asked frognano to stop.", a.Requester)})
+		if err := repo.EditComment(ctx, s.comment, body); err != nil {
+			w.log.WarnContext(ctx, "editing the reply of a stopped run", AttrRunID, s.run, "error", githubapp.Redact(err.Error()))
+		}
+	}
+	if _, err := repo.Comment(ctx, a.PR, stopReply(a.Requester, stopped)); err != nil {
+		return fmt.Errorf("answering the stop request: %w", err)
+	}
+	return nil
+}
+
+// stoppedRun is a follow-up a stop request cancelled.
+type stoppedRun struct {
+	run, job, comment int64
+	extra             int
+	running           bool
+}
+
+// stopReply answers `@APP stop`: which runs were stopped, or that there was none.
+func stopReply(requester string, stopped []stoppedRun) string {
+	if len(stopped) == 0 {
+		return fmt.Sprintf("@%s: there is no queued or running frognano follow-up on this pull request, so there was nothing to stop.", requester)
+	}
+	var ids []string
+	for _, s := range stopped {
+		ids = append(ids, fmt.Sprintf("run %d", s.run))
+	}
+	return fmt.Sprintf("🛑 @%s: frognano stopped %s at your request; nothing more will be pushed for it. "+
+		"Ask again with a new comment when you want another follow-up.", requester, strings.Join(ids, " and "))
 }

@@ -1,0 +1,116 @@
+package queue
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertest"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// workStop works a stop request of who on PR 77 the way River would (see work).
+func (b *bundle) workStop(t *testing.T, who string) attemptResult {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := b.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	ins, err := b.client.River().InsertTx(ctx, tx, StopArgs{InstallationID: 5, RepoID: 42, Owner: "octo", Repo: "pager", PR: 77, Requester: who}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw := &stopWorker{pool: b.pool, gh: fakeGitHub{b.repo}, log: slog.New(slog.DiscardHandler)}
+	w := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{Logger: slog.New(slog.DiscardHandler)}, river.Worker[StopArgs](sw))
+	out, err := w.WorkJob(ctx, t, tx, ins.Job)
+	if out == nil {
+		t.Fatalf("working the stop request: %v", err)
+	}
+	return attemptResult{kind: out.EventKind, job: out.Job, err: err}
+}
+
+func (b *bundle) jobState(t *testing.T, id int64) rivertype.JobState {
+	t.Helper()
+	job, err := b.client.River().JobGet(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job.State
+}
+
+// TestStopCancelsAQueuedFollowUp: `@APP stop` from a writer cancels a follow-up that has not
+// started yet (a reviewer's, or CI's) so that it never runs, edits its reply when it has one,
+// and answers the request; with nothing to stop it says so; a reader's stop changes nothing and
+// gets no answer.
+func TestStopCancelsAQueuedFollowUp(t *testing.T) {
+	t.Parallel()
+	t.Run("Reviewer", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		res := b.acceptFollowUp(t, "reviewer", "@frognano refactor everything")
+		b.repo.perm = "read"
+		if r := b.workStop(t, "stranger"); !r.completed() {
+			t.Fatal(r)
+		}
+		if got := b.row(t, res.RunID).State; got != StateQueued || len(b.repo.comments) != 0 {
+			t.Fatalf("after a reader's stop: %s, comments %q", got, b.repo.comments)
+		}
+		b.repo.perm = "maintain"
+		if r := b.workStop(t, "reviewer"); !r.completed() {
+			t.Fatal(r)
+		}
+		if got := b.row(t, res.RunID); got.State != StateCancelled || !strings.Contains(got.Error, "stopped by reviewer") {
+			t.Errorf("run = %+v", got)
+		}
+		if st := b.jobState(t, res.JobID); st != rivertype.JobStateCancelled {
+			t.Errorf("job %s", st)
+		}
+		if len(b.repo.comments) != 1 || !strings.Contains(b.repo.comments[0], "@reviewer: frognano stopped run ") {
+			t.Errorf("reply %q", b.repo.comments)
+		}
+		// Nothing left to stop: the answer says so.
+		if r := b.workStop(t, "reviewer"); !r.completed() {
+			t.Fatal(r)
+		}
+		if last := b.repo.comments[len(b.repo.comments)-1]; !strings.Contains(last, "nothing to stop") {
+			t.Errorf("second reply %q", last)
+		}
+		if b.runner.calls.Load() != 0 {
+			t.Error("the stopped follow-up ran")
+		}
+	})
+	t.Run("CIBetweenAttempts", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		res := b.acceptCI(t, ciSHA)
+		if _, err := b.pool.Exec(context.Background(), `UPDATE runs SET comment_id = 4242 WHERE id = $1`, res.RunID); err != nil {
+			t.Fatal(err)
+		}
+		if r := b.workStop(t, "reviewer"); !r.completed() {
+			t.Fatal(r)
+		}
+		if got := b.row(t, res.RunID).State; got != StateCancelled {
+			t.Errorf("CI follow-up %s", got)
+		}
+		if last := b.repo.lastEdit(); last.id != 4242 || !strings.Contains(last.body, "was cancelled") || !strings.Contains(last.body, "@reviewer asked frognano to stop") {
+			t.Errorf("reply edit %+v", last)
+		}
+	})
+	t.Run("ReplyRetried", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		res := b.acceptFollowUp(t, "reviewer", "@frognano rename x")
+		b.repo.failNext("Comment", flaky("commenting"))
+		if r := b.workStop(t, "reviewer"); !r.retried() {
+			t.Fatalf("a failed reply: %v", r)
+		}
+		if got := b.row(t, res.RunID).State; got != StateCancelled {
+			t.Errorf("run %s", got)
+		}
+	})
+}
