@@ -36,6 +36,7 @@ type oauthState struct {
 	codes      map[string]*oauthCode
 	userTokens map[string]*userToken
 	private    map[string]bool // "owner/name"
+	callback   string          // the App's registered callback URL; "" accepts any
 	exchanges  []string        // logins a code was exchanged for, in order
 }
 
@@ -86,6 +87,14 @@ func (s *Server) DenyAuthorization(deny bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.oauth.deny = deny
+}
+
+// SetOAuthCallback registers the App's callback URL: an authorization whose redirect_uri is not
+// under it gets GitHub's error page instead of a code.
+func (s *Server) SetOAuthCallback(callback string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.oauth.callback = callback
 }
 
 // SetPrivate makes repo private (only people with a role may read it) or public.
@@ -152,7 +161,13 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	login, deny := s.oauth.signedIn, s.oauth.deny
+	login, deny, registered := s.oauth.signedIn, s.oauth.deny, s.oauth.callback
+	s.mu.Unlock()
+	if registered != "" && !strings.HasPrefix(q.Get("redirect_uri"), registered) {
+		http.Error(w, "The redirect_uri is not associated with this application.", http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
 	code := ""
 	if login != "" && !deny {
 		code = randomHex(10)
@@ -189,6 +204,16 @@ func (s *Server) handleOAuthToken(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
+	}
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/json" {
+		var body map[string]string
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			writeError(w, http.StatusBadRequest, "Problems parsing JSON")
+			return
+		}
+		for k, v := range body {
+			r.Form.Set(k, v)
+		}
 	}
 	clientID, secret, code := r.Form.Get("client_id"), r.Form.Get("client_secret"), r.Form.Get("code")
 	s.mu.Lock()

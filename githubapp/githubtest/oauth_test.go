@@ -157,4 +157,41 @@ func TestOAuthDenied(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("unknown client id: %d, want 404", resp.StatusCode)
 	}
+	s.DenyAuthorization(false)
+	s.SetOAuthCallback("http://127.0.0.1:1/oauth/callback")
+	if back := authorize(t, s, s.OAuthClientID(), "st"); back.Get("code") == "" {
+		t.Errorf("registered callback: %v", back)
+	}
+	s.SetOAuthCallback("https://frognano.example/oauth/callback")
+	resp, err = http.Get(s.URL + "/login/oauth/authorize?client_id=" + s.OAuthClientID() + "&redirect_uri=http://127.0.0.1:1/oauth/callback")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("unregistered callback: %d, want 400", resp.StatusCode)
+	}
+}
+
+func TestOAuthTokenJSONBody(t *testing.T) {
+	t.Parallel()
+	s := New(t)
+	s.SignInAs("alice")
+	code := authorize(t, s, s.OAuthClientID(), "").Get("code")
+	body, _ := json.Marshal(map[string]string{"client_id": s.OAuthClientID(), "client_secret": s.OAuthClientSecret(), "code": code})
+	req, _ := http.NewRequest("POST", s.URL+"/login/oauth/access_token", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if tok, _ := got["access_token"].(string); !strings.HasPrefix(tok, "ghu_") {
+		t.Errorf("JSON body: %v", got)
+	}
 }

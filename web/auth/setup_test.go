@@ -89,6 +89,7 @@ func setup(t *testing.T, token string, opts ...option) *bundle {
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(b.srv.Close)
+	gh.SetOAuthCallback(b.srv.URL + "/oauth/callback")
 	cfg := Config{
 		PublicURL: b.srv.URL, GitHubURL: gh.URL, SessionKey: strings.Repeat("k", 32),
 		Logger: slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelDebug})), Now: b.clock.Now,
