@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/go-chi/chi/v5"
 )
@@ -44,12 +45,10 @@ type Viewer struct {
 func (v Viewer) String() string { return v.Login }
 
 // GoString keeps %#v from printing the token.
-func (v Viewer) GoString() string { return "auth.Viewer{Login: " + quote(v.Login) + "}" }
+func (v Viewer) GoString() string { return "auth.Viewer{Login: " + strconv.Quote(v.Login) + "}" }
 
 // LogValue keeps slog from printing the token.
 func (v Viewer) LogValue() slog.Value { return slog.StringValue(v.Login) }
-
-func quote(s string) string { return `"` + s + `"` }
 
 // SharedTokenLogin is the Login of whoever signed in with the shared access token. It holds a
 // space, so no GitHub login can be mistaken for it.
