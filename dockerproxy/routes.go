@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/distribution/reference"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
@@ -268,7 +269,7 @@ func (p *Proxy) checkCommit(r *http.Request, q url.Values, fw *forward, to func(
 	if err := validName(ref); err != nil {
 		return nil, err
 	}
-	if repo := q.Get("repo"); repo != envRepo() {
+	if repo := q.Get("repo"); !isEnvRepo(repo) {
 		return nil, refuse("a commit must be tagged %s:KEY, not %q", envRepo(), repo)
 	}
 	id, labels, err := p.container(r.Context(), ref)
@@ -296,6 +297,18 @@ var imageName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._:/@-]{0,511}$`)
 // envRepo is the repository of environment images (runner/env's Ref without the key).
 func envRepo() string { return strings.TrimSuffix(envpkg.Ref(""), ":") }
 
+// isEnvRepo reports whether repo names envRepo, in the short form or the normalized one the
+// Docker client sends (with the default registry and library/ prefix).
+func isEnvRepo(repo string) bool {
+	named, err := reference.ParseNormalizedNamed(repo)
+	if err != nil {
+		return false
+	}
+	_, tagged := named.(reference.Tagged)
+	_, digested := named.(reference.Digested)
+	return !tagged && !digested && reference.FamiliarName(named) == envRepo()
+}
+
 // checkImageCall checks image inspect (any), and tag and remove (environment images only).
 func (p *Proxy) checkImageCall(r *http.Request, tail string, q url.Values, fw *forward, to func(string)) (*forward, error) {
 	switch {
@@ -314,7 +327,7 @@ func (p *Proxy) checkImageCall(r *http.Request, tail string, q url.Values, fw *f
 		if err := allowQuery(q, "repo", "tag"); err != nil {
 			return nil, err
 		}
-		if repo := q.Get("repo"); repo != envRepo() {
+		if repo := q.Get("repo"); !isEnvRepo(repo) {
 			return nil, refuse("only %s tags may be made, not %q", envRepo(), repo)
 		}
 		id, err := p.envImage(r.Context(), name)
