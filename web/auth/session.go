@@ -33,6 +33,9 @@ type jar struct {
 	secure bool // Secure cookies: the public URL is https
 	prefix string
 	now    func() time.Time
+	// cross refuses cross-origin browser POSTs (Sec-Fetch-Site, else Origin against Host);
+	// the public URL's origin is trusted too, for proxies that rewrite Host.
+	cross *http.CrossOriginProtection
 }
 
 func newJar(cfg Config) (*jar, error) {
@@ -58,7 +61,11 @@ func newJar(cfg Config) (*jar, error) {
 	if err != nil {
 		return nil, err
 	}
-	j := &jar{aead: aead, secure: pub.Scheme == "https", now: cfg.Now}
+	cross := http.NewCrossOriginProtection()
+	if err := cross.AddTrustedOrigin(pub.Scheme + "://" + pub.Host); err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvPublicURL, err)
+	}
+	j := &jar{aead: aead, secure: pub.Scheme == "https", now: cfg.Now, cross: cross}
 	if j.secure {
 		j.prefix = "__Host-"
 	}

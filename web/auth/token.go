@@ -46,7 +46,7 @@ func newSharedToken(cfg Config, j *jar) *SharedToken {
 // Routes mounts GET and POST /login, and GET and POST /logout.
 func (s *SharedToken) Routes(r chi.Router) {
 	r.Get("/login", s.handleForm)
-	r.Method(http.MethodPost, "/login", http.NewCrossOriginProtection().Handler(http.HandlerFunc(s.handleSubmit)))
+	r.Method(http.MethodPost, "/login", s.jar.cross.Handler(http.HandlerFunc(s.handleSubmit)))
 	mountLogout(r, s.jar)
 }
 
@@ -156,7 +156,7 @@ func mountLogout(r chi.Router, j *jar) {
 	r.Get("/logout", func(w http.ResponseWriter, r *http.Request) {
 		render(w, http.StatusOK, page{Title: "Sign out of frognano", Logout: true})
 	})
-	r.Method(http.MethodPost, "/logout", http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	r.Method(http.MethodPost, "/logout", j.cross.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		j.clear(w, sessionCookie)
 		render(w, http.StatusOK, page{Title: "Signed out", Message: "You are signed out of frognano.", Link: "/login", LinkTxt: "Sign in"})
 	})))

@@ -180,3 +180,25 @@ func TestClientKey(t *testing.T) {
 		}
 	}
 }
+
+// TestSignInBehindAProxy: a proxy that passes another Host still gets the form through, since
+// the browser's Origin is the configured public URL.
+func TestSignInBehindAProxy(t *testing.T) {
+	t.Parallel()
+	b := setup(t, testToken)
+	c := b.browser(t, false)
+	csrf := loginForm(t, c, b.srv.URL, "/runs")
+	form := url.Values{"token": {testToken}, "csrf": {csrf}}
+	req, _ := http.NewRequest("POST", b.srv.URL+"/login", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", b.srv.URL)
+	req.Host = "frognano-internal:8080"
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("sign-in through a proxy: %d", resp.StatusCode)
+	}
+}
