@@ -193,12 +193,18 @@ func TestSignInBehindAProxy(t *testing.T) {
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", b.srv.URL)
 	req.Host = "frognano-internal:8080"
-	resp, err := c.Do(req)
+	// The client's jar would pick cookies by Host; the proxy's browser sent them for the URL.
+	u, _ := url.Parse(b.srv.URL)
+	for _, ck := range c.Jar.Cookies(u) {
+		req.AddCookie(ck)
+	}
+	resp, err := (&http.Client{CheckRedirect: c.CheckRedirect}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusSeeOther {
-		t.Errorf("sign-in through a proxy: %d", resp.StatusCode)
+		body, _ := io.ReadAll(resp.Body)
+		t.Errorf("sign-in through a proxy: %d %s", resp.StatusCode, body)
 	}
 }
