@@ -49,6 +49,9 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 		return nil, fmt.Errorf("agent run cancelled: %w", context.Cause(ctx))
 	}
 	ev.add(ctx, EventTests, testsEvent(res))
+	if spec.PageURL == "" {
+		spec.PageURL = ev.pageURL()
+	}
 	return outcomeOf(res, spec)
 }
 
@@ -124,11 +127,11 @@ func (p *progressOf) sendLocked() {
 }
 
 // checkRunOf is the check run that reports res's tests on the commit a publish pushes.
-func checkRunOf(res *runner.Result) *githubapp.CheckRun {
+func checkRunOf(res *runner.Result, pageURL string) *githubapp.CheckRun {
 	c := res.Check(githubapp.Redact)
 	return &githubapp.CheckRun{
 		Name: runner.CheckRunName, Status: "completed", Conclusion: c.Conclusion,
-		Title: c.Title, Summary: c.Summary, Text: c.Text, ExternalID: res.RunID,
+		Title: c.Title, Summary: c.Summary, Text: c.Text, ExternalID: res.RunID, DetailsURL: pageURL,
 		StartedAt: res.StartedAt, CompletedAt: res.StartedAt.Add(res.Elapsed),
 	}
 }
@@ -149,12 +152,12 @@ func outcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 		SetupLog:    githubapp.Redact(string(res.SetupLog())),
 		// The renderer is the one owner of the limits: it gets the final limit, what we
 		// add and the redaction that githubapp applies, and cuts where it knows how.
-		PRBody:     res.PRBody(runner.Fit{Suffix: fixesLine(spec.Issue), Redact: githubapp.Redact}),
+		PRBody:     res.PRBody(runner.Fit{Suffix: pageLine(spec.PageURL) + fixesLine(spec.Issue), Redact: githubapp.Redact}),
 		Summary:    res.Summary(runner.Fit{Limit: runner.GitHubBodyLimit - statusReserve, Redact: githubapp.Redact}),
 		Headline:   res.Headline(),
 		Trajectory: traj,
 		Report:     res.Markdown(),
-		Check:      checkRunOf(res),
+		Check:      checkRunOf(res, spec.PageURL),
 	}
 	// A run whose setup failed ended before the model was called: no loop, no steps.
 	if lr := res.Leaf; lr != nil {

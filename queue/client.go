@@ -72,7 +72,10 @@ type Config struct {
 	// CIFollowUps is how many follow-up runs the repository's failed CI may start on one pull
 	// request: 0 means DefaultCIFollowUps, a negative value none.
 	CIFollowUps int
-	Logger      *slog.Logger
+	// PublicURL is the base address of the run pages (FROGNANO_PUBLIC_URL): the status
+	// comment, the pull request body and the check run link to PublicURL/runs/ID. "" : no links.
+	PublicURL string
+	Logger    *slog.Logger
 	// RiverLogger receives River's own logs; nil means Logger, so that River writes through
 	// the service's handler (JSON on stderr, at the configured level) and never a second
 	// format into the same stream.

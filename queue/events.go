@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -130,7 +132,33 @@ type eventLog struct {
 	pool  *pgxpool.Pool
 	runID int64
 	log   *slog.Logger
+	page  string // RunPageURL of the run, "" without FROGNANO_PUBLIC_URL
 	mu    sync.Mutex
+}
+
+// RunPageURL is the address of run id's page under base (FROGNANO_PUBLIC_URL), or "" when
+// base is empty.
+func RunPageURL(base string, id int64) string {
+	base = strings.TrimRight(strings.TrimSpace(base), "/")
+	if base == "" {
+		return ""
+	}
+	return base + "/runs/" + strconv.FormatInt(id, 10)
+}
+
+// pageLine is the paragraph that links a comment or body to the run's page; "" without one.
+func pageLine(page string) string {
+	if page == "" {
+		return ""
+	}
+	return "\n\nThe run's steps, patch and tests: " + page
+}
+
+func (l *eventLog) pageURL() string {
+	if l == nil {
+		return ""
+	}
+	return l.page
 }
 
 type eventLogKey struct{}

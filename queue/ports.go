@@ -79,6 +79,9 @@ type RunSpec struct {
 	// SetupCommit is the commit whose setup script builds the environment ("" : the
 	// checkout's HEAD); a follow-up sets its base branch's head.
 	SetupCommit string
+	// PageURL is the run's page (RunPageURL); the pull request body and the check run link to
+	// it. "": AgentRunner takes it from the worker's context.
+	PageURL string
 }
 
 // Progress is reported by the Runner after each agent step, and when the run starts or

@@ -34,7 +34,8 @@ type statusView struct {
 	Elapsed       time.Duration
 	Summary       string // markdown from the runner (no PR case)
 	ExtraRequests int
-	FollowUp      bool // a follow-up on a pull request: the comment is a reply there
+	FollowUp      bool   // a follow-up on a pull request: the comment is a reply there
+	Page          string // the run's page (RunPageURL); "": no link
 }
 
 // renderStatus renders the status comment, redacted, within GitHub's comment limit. It
@@ -86,6 +87,7 @@ func composeStatus(v statusView) string {
 	if v.ExtraRequests > 0 {
 		fmt.Fprintf(&b, "\n\n_The label was applied %d more time(s) while this run was active; no second run was started._", v.ExtraRequests)
 	}
+	b.WriteString(pageLine(v.Page))
 	return b.String()
 }
 

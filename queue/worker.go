@@ -79,7 +79,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 		return nil
 	}
 	// The run page follows the run through its events (queue/events.go).
-	ev := &eventLog{pool: w.pool, runID: r.ID, log: log}
+	ev := &eventLog{pool: w.pool, runID: r.ID, log: log, page: RunPageURL(w.cfg.PublicURL, r.ID)}
 	ctx = withEvents(ctx, ev)
 	ev.add(ctx, EventAttempt, AttemptEvent{Attempt: job.Attempt, MaxAttempts: job.MaxAttempts})
 	defer ev.ended(ctx)
@@ -229,7 +229,8 @@ func (a *attempt) do(ctx context.Context) error {
 // view is the status comment's content for the run as it stands.
 func (a *attempt) view(state, note string) statusView {
 	r := a.run
-	v := statusView{RunID: r.ID, State: state, Note: note, ExtraRequests: r.ExtraRequests, FollowUp: r.Kind != "" && r.Kind != KindIssue}
+	v := statusView{RunID: r.ID, State: state, Note: note, ExtraRequests: r.ExtraRequests, FollowUp: r.Kind != "" && r.Kind != KindIssue,
+		Page: RunPageURL(a.w.cfg.PublicURL, r.ID)}
 	if state != StateRunning && state != StateQueued {
 		v.ExitReason, v.Steps, v.Elapsed = r.ExitReason, r.Steps, time.Duration(r.ElapsedMS)*time.Millisecond
 	}
