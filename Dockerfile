@@ -46,9 +46,11 @@ RUN set -eu; \
     fi; \
     groupadd --system --gid 10001 frognano; \
     useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/frognano --create-home --shell /usr/sbin/nologin frognano; \
-    mkdir -p /var/lib/frognano/work; \
-    chown -R 10001:10001 /var/lib/frognano
+    mkdir -p /var/lib/frognano/work /run/frognano; \
+    chown -R 10001:10001 /var/lib/frognano /run/frognano
 COPY --from=build /out/frognano /out/frognano-executor /usr/local/bin/
+# /run/frognano holds the socket of `frognano docker-proxy` (docker-compose.yml shares it as a
+# volume, which takes this folder's owner).
 # Clones live in the work folder (a volume in docker-compose.yml); the sandboxes get their files
 # through the engine's API, so the engine needs no path of this container.
 ENV FROGNANO_WORK_DIR=/var/lib/frognano/work \

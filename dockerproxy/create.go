@@ -41,10 +41,16 @@ func (p *Proxy) ours(labels map[string]string) error {
 	if labels[sandbox.LabelSandbox] != "1" {
 		return refuse("the container does not carry the label %s=1: frognano acts only on its own sandboxes", sandbox.LabelSandbox)
 	}
-	if p.cfg.Owner != "" && labels[sandbox.LabelOwner] != p.cfg.Owner {
+	if !p.ownerOK(labels[sandbox.LabelOwner]) {
 		return refuse("the container belongs to owner %q, not to this proxy's owner %q", labels[sandbox.LabelOwner], p.cfg.Owner)
 	}
 	return nil
+}
+
+// ownerOK reports whether owner is the proxy's owner O (any, when it has none), or one of the
+// owners that O's commands derive from it, such as run@O (frognano run) and doctor@O.
+func (p *Proxy) ownerOK(owner string) bool {
+	return p.cfg.Owner == "" || owner == p.cfg.Owner || strings.HasSuffix(owner, "@"+p.cfg.Owner)
 }
 
 // normCap is a capability's name as Docker reads it: upper case, without CAP_.

@@ -197,6 +197,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out.Header.Set("Content-Type", "application/json")
 		out.TransferEncoding = nil
 	}
+	if fw.list {
+		p.serveList(w, out)
+		return
+	}
 	if fw.hijack && r.Header.Get("Upgrade") != "" {
 		p.forwardUpgrade(w, out)
 		return
@@ -211,6 +215,7 @@ type forward struct {
 	query  url.Values
 	body   []byte
 	hijack bool // attach or exec start: the connection may be upgraded to a raw stream
+	list   bool // a container list to keep to the owner's containers
 }
 
 // readJSON reads a JSON body of at most maxJSONBody bytes.

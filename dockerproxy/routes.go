@@ -89,15 +89,13 @@ func (p *Proxy) check(r *http.Request) (*forward, error) {
 			return nil, badRequest("unreadable filters: %v", err)
 		}
 		args.Add("label", sandbox.LabelSandbox+"=1")
-		if p.cfg.Owner != "" {
-			args.Add("label", sandbox.LabelOwner+"="+p.cfg.Owner)
-		}
 		s, err := filters.ToJSON(args)
 		if err != nil {
 			return nil, err
 		}
 		q.Set("filters", s)
 		to(rest)
+		fw.list = p.cfg.Owner != ""
 		return fw, nil
 	case rest == "/containers/create" && m == http.MethodPost:
 		if err := allowQuery(q, "name", "platform"); err != nil {
@@ -386,6 +384,39 @@ func (p *Proxy) checkVolumeRemove(r *http.Request, name string, q url.Values, fw
 	}
 	to("/volumes/" + name)
 	return fw, nil
+}
+
+// serveList answers a container list with only the owner's containers (a label filter
+// cannot say "O or *@O"). The entries are passed on as the engine wrote them.
+func (p *Proxy) serveList(w http.ResponseWriter, out *http.Request) {
+	out = out.Clone(out.Context())
+	out.RequestURI = ""
+	resp, err := p.client.Transport.RoundTrip(out)
+	if err != nil {
+		writeError(w, http.StatusBadGateway, "frognano docker-proxy: the Docker engine did not answer: "+err.Error())
+		return
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	var list []json.RawMessage
+	if err == nil && resp.StatusCode == http.StatusOK {
+		err = json.Unmarshal(body, &list)
+	}
+	if err != nil || resp.StatusCode != http.StatusOK {
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.WriteHeader(resp.StatusCode)
+		w.Write(body)
+		return
+	}
+	kept := make([]json.RawMessage, 0, len(list))
+	for _, raw := range list {
+		var c struct{ Labels map[string]string }
+		if json.Unmarshal(raw, &c) == nil && p.ours(c.Labels) == nil {
+			kept = append(kept, raw)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(kept)
 }
 
 // get asks the engine for p (under MinAPIVersion) and decodes the JSON answer into v. A 404 is

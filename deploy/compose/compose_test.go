@@ -171,9 +171,27 @@ func TestComposeStack(t *testing.T) {
 	if out, _ := compose(time.Minute, "exec", "-T", "frognano", "id", "-u"); strings.TrimSpace(out) != "10001" {
 		t.Errorf("frognano serve runs as uid %q, want 10001", strings.TrimSpace(out))
 	}
-	// The service reaches the engine through the socket, as its own user.
+	// The service reaches the engine through docker-proxy's socket, as its own user; only the
+	// proxy's container mounts the engine's socket.
 	if out, err := compose(time.Minute, "exec", "-T", "frognano", "frognano", "sandbox", "prune", "--owner", project); err != nil {
 		t.Errorf("frognano sandbox prune in the container: %v\n%s", err, out)
+	}
+	if out, err := compose(time.Minute, "exec", "-T", "frognano", "sh", "-c", `test ! -e /var/run/docker.sock && echo "$DOCKER_HOST"`); err != nil ||
+		strings.TrimSpace(out) != "unix:///run/frognano/docker.sock" {
+		t.Errorf("the frognano container holds the engine's socket, or DOCKER_HOST is not the proxy's: %v %q", err, out)
+	}
+	if out, _ := compose(time.Minute, "exec", "-T", "docker-proxy", "id", "-u"); strings.TrimSpace(out) != "10001" {
+		t.Errorf("docker-proxy runs as uid %q, want 10001", strings.TrimSpace(out))
+	}
+	for svc, want := range map[string]bool{"frognano": false, "docker-proxy": true, "postgres": false} {
+		id, err := compose(time.Minute, "ps", "-q", svc)
+		if err != nil {
+			t.Fatalf("docker-compose ps %s: %v %s", svc, err, id)
+		}
+		mounts, _ := command(t, nil, time.Minute, "docker", "inspect", "-f", "{{range .Mounts}}{{.Source}} {{end}}", strings.TrimSpace(id))
+		if got := strings.Contains(mounts, "docker.sock"); got != want {
+			t.Errorf("%s mounts %q: the engine's socket mounted is %v, want %v", svc, mounts, got, want)
+		}
 	}
 
 	status := deliver(t, web, secret)
