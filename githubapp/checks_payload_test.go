@@ -1,0 +1,93 @@
+package githubapp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+	}
+}
+
+// bodyRecorder keeps the bodies of the requests to the Checks API that go through it.
+type bodyRecorder struct {
+	next   http.RoundTripper
+	mu     sync.Mutex
+	bodies []string
+}
+
+func (b *bodyRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.Contains(r.URL.Path, "/check-runs") && r.Body != nil {
+		raw, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(raw))
+		b.mu.Lock()
+		b.bodies = append(b.bodies, r.Method+" "+r.URL.Path[strings.Index(r.URL.Path, "/check-runs"):]+"\n"+string(raw))
+		b.mu.Unlock()
+	}
+	return b.next.RoundTrip(r)
+}
+
+// TestCheckRunPayloadGolden pins the exact request bodies frognano sends to the Checks API for
+// the check run `frognano / tests` (as the fake GitHub received them): created completed, with
+// the conclusion, times, external id and output, the output redacted.
+func TestCheckRunPayloadGolden(t *testing.T) {
+	t.Parallel()
+	rec := &bodyRecorder{next: http.DefaultTransport}
+	b := setup(t, func(c *Config) { c.ChecksWrite = true; c.Transport = rec })
+	cr := CheckRun{Name: "frognano / tests", Status: "completed", Conclusion: "failure", Title: "1 test(s) broken by the patch, 0 fixed.",
+		Summary: "| | before | after |\n|---|---|---|\n| passed | 2 | 1 |", Text: "## End of the test output\n\n```text\ntoken ghp_" + strings.Repeat("b", 36) + "\n```\n",
+		ExternalID: "run-7", StartedAt: time.Date(2026, 11, 30, 10, 0, 0, 500, time.UTC), CompletedAt: time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)}
+	id, err := b.client.CreateCheckRun(context.Background(), strings.Repeat("c", 40), cr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr.Status, cr.Conclusion, cr.Title = "completed", "neutral", "No tests were run: no test command was given or detected."
+	if err := b.client.UpdateCheckRun(context.Background(), id, cr); err != nil {
+		t.Fatal(err)
+	}
+	var pretty []string
+	for _, body := range rec.bodies {
+		head, raw, _ := strings.Cut(body, "\n")
+		var v any
+		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+			t.Fatalf("%s: %v", head, err)
+		}
+		out, _ := json.MarshalIndent(v, "", "  ")
+		pretty = append(pretty, head+"\n"+string(out))
+	}
+	got := strings.Join(pretty, "\n\n") + "\n"
+	got = strings.ReplaceAll(got, "/"+strconv.FormatInt(id, 10), "/ID")
+	if strings.Contains(got, "ghp_bbbb") {
+		t.Error("a token reached the Checks API")
+	}
+	path := filepath.Join("..", "testdata", "golden", "check-run-payloads.txt")
+	if flag.Lookup("update").Value.String() == "true" {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run with -update to create it): %v", err)
+	}
+	if string(want) != got {
+		t.Errorf("the Checks API payloads differ from %s (run with -update after checking the change); got:\n%s", path, got)
+	}
+}
