@@ -26,6 +26,7 @@ import (
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/sandbox"
 	"github.com/frognano/frognano/server"
+	"github.com/frognano/frognano/web"
 )
 
 // Defaults of the service's FROGNANO_* settings.
@@ -53,6 +54,7 @@ type serviceConfig struct {
 	Queue           queue.Config
 	Runner          runner.Config
 	Admin           adminConfig // FROGNANO_METRICS_ADDR, FROGNANO_ADMIN_TOKEN (serve_metrics.go)
+	Web             webConfig   // FROGNANO_PUBLIC_URL and the run pages' sign-in (serve_web.go)
 }
 
 // loadServiceConfig reads every setting and reports every problem at once. It never puts a
@@ -133,6 +135,10 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 		cfg.Queue.CIFollowUps = -1 // 0 turns CI follow-ups off; queue reads 0 as its default
 	}
 	cfg.Queue.WorkDir = filepath.Join(cfg.Queue.WorkDir, "frognano-"+safeName(rcfg.Sandbox.Owner))
+	if cfg.Web, err = loadWebConfig(getenv); err != nil {
+		errs = append(errs, err)
+	}
+	cfg.Queue.PublicURL = cfg.Web.PublicURL // links from comments, bodies and check runs
 	errs = append(errs, e.errs...)
 	return cfg, errors.Join(errs...)
 }
@@ -178,6 +184,7 @@ type service struct {
 	docker *client.Client // nil without workers
 	queue  *queue.Client
 	web    *server.Server // nil for `frognano worker`
+	pages  *web.Pages     // nil without sign-in configured, and for `frognano worker`
 
 	metrics *metrics.Metrics
 	admin   *metrics.Admin // nil without FROGNANO_METRICS_ADDR
@@ -269,6 +276,10 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 			return nil, setupError{err}
 		}
 		svc.web = web
+		if err := svc.buildPages(); err != nil {
+			svc.closeDocker()
+			return nil, setupError{err}
+		}
 	}
 	return svc, nil
 }
@@ -352,7 +363,7 @@ func (s *service) run(ctx context.Context, withWeb bool) error {
 	errc := make(chan error, 1)
 	if withWeb {
 		httpSrv = s.web.HTTPServer(s.cfg.Addr)
-		httpSrv.Handler = s.metrics.Webhooks(httpSrv.Handler)
+		httpSrv.Handler = s.metrics.Webhooks(s.withPages(httpSrv.Handler))
 		ln, err := net.Listen("tcp", s.cfg.Addr)
 		if err != nil {
 			_ = s.queue.Stop(context.WithoutCancel(ctx))

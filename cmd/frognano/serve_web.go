@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/frognano/frognano/web"
+	"github.com/frognano/frognano/web/auth"
+)
+
+// webConfig is the run pages' configuration: FROGNANO_PUBLIC_URL (links from GitHub to the
+// pages, and the sign-in's own address), and sign-in (web/auth: GITHUB_APP_CLIENT_ID and
+// GITHUB_APP_CLIENT_SECRET, or FROGNANO_WEB_TOKEN; FROGNANO_SESSION_KEY).
+type webConfig struct {
+	// PublicURL is the pages' base address; "" puts no links in comments, bodies or check runs.
+	PublicURL string
+	// Auth configures sign-in; valid only when Off is "".
+	Auth auth.Config
+	// Off says why the pages are not served ("" : they are).
+	Off string
+}
+
+// loadWebConfig reads the pages' settings. No sign-in configured turns the pages off (nothing
+// of a run is public); a sign-in configured wrongly is an error.
+func loadWebConfig(getenv func(string) string) (webConfig, error) {
+	var c webConfig
+	c.PublicURL = strings.TrimRight(strings.TrimSpace(getenv(auth.EnvPublicURL)), "/")
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return c, fmt.Errorf("%s must be the address browsers reach frognano at, such as https://frognano.example.com", auth.EnvPublicURL)
+		}
+	}
+	ac, err := auth.ParseConfig(getenv)
+	switch {
+	case errors.Is(err, auth.ErrNotConfigured):
+		c.Off = err.Error()
+		return c, nil
+	case err != nil:
+		return c, fmt.Errorf("run pages: %w", err)
+	}
+	c.Auth = ac
+	return c, nil
+}
+
+// buildPages makes the run pages for the public server, or logs why there are none.
+func (s *service) buildPages() error {
+	wc := s.cfg.Web
+	if wc.Off != "" {
+		s.log.Info("run pages are off: "+wc.Off, "reason", "no sign-in configured")
+		return nil
+	}
+	ac := wc.Auth
+	ac.Logger = s.log
+	a, err := auth.New(ac)
+	if err != nil {
+		return fmt.Errorf("run pages: %w", err)
+	}
+	pages, err := web.New(web.Config{Pool: s.pool, Auth: webAuth{a}, Logger: s.log})
+	if err != nil {
+		return err
+	}
+	s.pages = pages
+	s.log.Info("run pages on", "public_url", wc.PublicURL)
+	return nil
+}
+
+// withPages serves the run pages and sign-in next to the webhook and health endpoints of h.
+func (s *service) withPages(h http.Handler) http.Handler {
+	if s.pages == nil {
+		return h
+	}
+	r := chi.NewRouter()
+	s.pages.Routes(r)
+	r.Handle("/*", h)
+	return r
+}
+
+// webAuth is web/auth's Authenticator as package web wants it: web does not import web/auth,
+// so either can change without the other.
+type webAuth struct{ a auth.Authenticator }
+
+func (w webAuth) Viewer(r *http.Request) (web.Viewer, bool) {
+	v, ok := w.a.Viewer(r)
+	return web.Viewer{Login: v.Login, Token: v.Token}, ok
+}
+
+func (w webAuth) CanRead(ctx context.Context, v web.Viewer, owner, repo string) (bool, error) {
+	ok, err := w.a.CanRead(ctx, auth.Viewer{Login: v.Login, Token: v.Token}, owner, repo)
+	if errors.Is(err, auth.ErrSignedOut) {
+		return false, fmt.Errorf("%w: %w", web.ErrSignedOut, err)
+	}
+	return ok, err
+}
+
+func (w webAuth) Routes(r chi.Router) { w.a.Routes(r) }

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/frognano/frognano/web/webtest"
+)
+
+func TestLoadWebConfig(t *testing.T) {
+	t.Parallel()
+	const token = "a-shared-token-long-enough-for-the-rule-0123456789"
+	tests := []struct {
+		name    string
+		env     map[string]string
+		off     bool
+		wantErr string
+	}{
+		{"NoSignIn", map[string]string{"FROGNANO_PUBLIC_URL": "https://frognano.example.com"}, true, ""},
+		{"Nothing", map[string]string{}, true, ""},
+		{"Token", map[string]string{"FROGNANO_PUBLIC_URL": "https://frognano.example.com/", "FROGNANO_WEB_TOKEN": token}, false, ""},
+		{"TokenWithoutPublicURL", map[string]string{"FROGNANO_WEB_TOKEN": token}, false, "FROGNANO_PUBLIC_URL"},
+		{"PublicURLNotHTTP", map[string]string{"FROGNANO_PUBLIC_URL": "ftp://frognano.example.com"}, false, "FROGNANO_PUBLIC_URL"},
+		{"PublicURLWithCredentials", map[string]string{"FROGNANO_PUBLIC_URL": "https://u:p@frognano.example.com"}, false, "FROGNANO_PUBLIC_URL"},
+		{"ShortToken", map[string]string{"FROGNANO_PUBLIC_URL": "https://frognano.example.com", "FROGNANO_WEB_TOKEN": "short"}, false, "FROGNANO_WEB_TOKEN"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := loadWebConfig(func(k string) string { return tt.env[k] })
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tt.wantErr)
+				}
+				if strings.Contains(err.Error(), "short") || strings.Contains(err.Error(), ":p@") {
+					t.Errorf("the error repeats a secret: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (c.Off != "") != tt.off {
+				t.Errorf("off = %q, want off %v", c.Off, tt.off)
+			}
+			if tt.name == "Token" && c.PublicURL != "https://frognano.example.com" {
+				t.Errorf("public URL %q", c.PublicURL)
+			}
+		})
+	}
+}
+
+// TestServeWithoutSignInHasNoRunPages: nothing of a run is public, so without OAuth or a token
+// the pages are not served at all, and the log says why.
+func TestServeWithoutSignInHasNoRunPages(t *testing.T) {
+	t.Parallel()
+	e := svcSetup(t, "svc-never.json") // no run: the model must not be asked
+	e.env["FROGNANO_WORKERS"] = "0"
+	p := e.start()
+	for _, path := range []string{"/runs", "/runs/1", "/runs/1/events", "/login"} {
+		resp, err := http.Get("http://" + p.addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: %d, want 404", path, resp.StatusCode)
+		}
+	}
+	if !strings.Contains(e.logs.String(), "run pages are off") {
+		t.Errorf("no log line says why the run pages are off:\n%s", svcTail(e.logs.String(), 2000))
+	}
+}
+
+// TestServiceRunPage: a labelled issue is fixed through the service with the run pages on (a
+// shared access token): the status comment, the pull request body and the check run link the
+// run's page, and in Chromium, after signing in with the token, the page shows the run's
+// steps, the patch and the tests.
+func TestServiceRunPage(t *testing.T) {
+	t.Parallel()
+	const token = "run-pages-token-0123456789abcdef0123456789"
+	e := svcSetup(t, "svc-pyaverage.json")
+	e.env["FROGNANO_PUBLIC_URL"] = "http://frognano.test"
+	e.env["FROGNANO_WEB_TOKEN"] = token
+	p := e.start()
+
+	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
+	if ans.Status != "queued" || len(ans.RunIDs) != 1 {
+		t.Fatalf("webhook answer = %+v, want one queued run", ans)
+	}
+	id := ans.RunIDs[0]
+	e.waitState(id, svcRunWait, "succeeded")
+	page := fmt.Sprintf("http://frognano.test/runs/%d", id)
+
+	prs := e.gh.PRs(e.repo)
+	if len(prs) != 1 {
+		t.Fatalf("%d PRs", len(prs))
+	}
+	if body := prs[0].Body; !strings.Contains(body, page) || !strings.HasSuffix(body, "\n\nFixes #1") {
+		t.Errorf("PR body lacks the run page link before the Fixes line: %s", svcTail(body, 300))
+	}
+	checks := e.gh.CheckRuns(e.repo)
+	if len(checks) != 1 || checks[0]["details_url"] != page {
+		t.Errorf("check runs %v, want one with details_url %s", checks, page)
+	}
+	svcWait(t, svcRunWait, "the status comment to link the run page", func() (bool, string) {
+		c := e.onlyComment()
+		return strings.Contains(c.Body, page) && strings.Contains(c.Body, "pull request"), c.Body
+	})
+
+	// Without a session the events stream is refused and nothing of the run is in the answer.
+	resp, err := http.Get(fmt.Sprintf("http://%s/runs/%d/events", p.addr, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || strings.Contains(string(b), "average") {
+		t.Errorf("events without a session: %d %q", resp.StatusCode, b)
+	}
+
+	ctx := webtest.Browser(t)
+	base := "http://" + p.addr
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/runs/%d", base, id)),
+		chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), token),
+		chromedp.Click(chromedp.CSS("#signin")),
+		chromedp.WaitVisible(chromedp.CSS("#diff"))); err != nil {
+		t.Fatal(err)
+	}
+	webtest.Screenshot(t, ctx, "run")
+	if got := webtest.Text(t, ctx, "#diff"); !strings.Contains(got, "stats/basic.py") || !strings.Contains(got, "+") {
+		t.Errorf("diff: %q", got)
+	}
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#steps .step').length`))
+	if err != nil || n == 0 {
+		t.Errorf("%d steps shown (%v), want the run's steps", n, err)
+	}
+	if got := webtest.Text(t, ctx, "#steps .step .args"); !strings.HasPrefix(got, "{\n  \"") {
+		t.Errorf("the first call's arguments: %q", got)
+	}
+	if got := webtest.Text(t, ctx, "#tests-summary"); !strings.Contains(got, "Before") {
+		t.Errorf("tests: %q", got)
+	}
+	if got := webtest.Text(t, ctx, "#timeline"); !strings.Contains(got, "published") {
+		t.Errorf("timeline: %q", got)
+	}
+	if got := webtest.Text(t, ctx, "#task"); !strings.Contains(got, "average() divides by the wrong count") {
+		t.Errorf("task: %q", got)
+	}
+}
