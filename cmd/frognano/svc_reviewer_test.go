@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -158,4 +159,62 @@ func TestServiceReviewAndCI(t *testing.T) {
 		}
 		return false, "no final reply"
 	})
+}
+
+// TestServiceStopCancelsAFollowUp: `@APP stop` through the real service. While a follow-up's
+// agent sleeps in its sandbox, a reader's stop changes nothing; a writer's cancels the run,
+// removes its sandbox, turns its reply into a cancellation and answers the stop request; the
+// model is asked nothing more.
+func TestServiceStopCancelsAFollowUp(t *testing.T) {
+	t.Parallel()
+	e := svcSetup(t, "svc-stop.json")
+	e.gh.SetPermission(e.repo, "reader-1", "read")
+	p := e.start()
+	e.waitState(e.deliver(p, "labeled", "frognano", svcMaintainer).RunIDs[0], svcRunWait, "succeeded")
+	pr := e.gh.PRs(e.repo)[0]
+	slug := "@" + githubtest.AppSlug
+
+	ask := e.comment(p, pr.Number, svcMaintainer, slug+" make the average faster")
+	id := ask.RunIDs[0]
+	e.waitAgentContainer(id)
+	svcWait(t, time.Minute, "the follow-up's first model turn", func() (bool, string) {
+		n := len(e.model.Requests())
+		return n == 6, fmt.Sprintf("%d requests", n)
+	})
+
+	stopJobs := func() int {
+		var n int
+		if err := e.db.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'frognano_stop' AND state = 'completed'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if a := e.comment(p, pr.Number, "reader-1", slug+" stop"); a.Status != "stop_requested" {
+		t.Fatalf("reader's stop: %+v", a)
+	}
+	svcWait(t, time.Minute, "the reader's stop request to be handled", func() (bool, string) { return stopJobs() == 1, "" })
+	if r := e.run(id); r.State != "running" {
+		t.Fatalf("after a reader's stop the follow-up is %s", r.State)
+	}
+
+	if a := e.comment(p, pr.Number, svcMaintainer, slug+" stop"); a.Status != "stop_requested" {
+		t.Fatalf("writer's stop: %+v", a)
+	}
+	e.waitState(id, time.Minute, "cancelled")
+	e.waitNoContainers(time.Minute)
+	svcWait(t, time.Minute, "the replies", func() (bool, string) {
+		var bodies []string
+		for _, c := range e.gh.Comments(e.repo, pr.Number) {
+			bodies = append(bodies, c.Body)
+		}
+		all := strings.Join(bodies, "\n---\n")
+		return strings.Contains(all, fmt.Sprintf("@%s: frognano stopped run %d", svcMaintainer, id)) &&
+			strings.Contains(all, fmt.Sprintf("frognano run %d was cancelled", id)), all
+	})
+	if n := len(e.model.Requests()); n != 6 {
+		t.Errorf("the model was asked %d times, want 6", n)
+	}
+	if len(e.gh.Branch(e.repo, svcBranch).Parents) != 1 || len(e.gh.CheckRuns(e.repo)) != 1 {
+		t.Error("the stopped follow-up pushed or reported something")
+	}
 }
