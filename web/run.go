@@ -144,7 +144,8 @@ func (p *Pages) runView(ctx context.Context, run queue.RunRecord) (*runView, err
 	}
 	view.LastEvent = after
 	view.Groups = b.groups
-	if b.steps > 0 {
+	// A live page's step count grows under Steps; the timeline sums them up once the run ended.
+	if b.steps > 0 && !view.Live {
 		view.Timeline = append(view.Timeline, timelineItem{At: b.lastAt, What: plural(b.steps, "agent step"), Class: "info"})
 		sortTimeline(view.Timeline)
 	}
