@@ -40,6 +40,9 @@ func TestCIFollowUpOnceAndNotASecond(t *testing.T) {
 	if reply := b.repo.comments[0]; !strings.Contains(reply, "triggered by CI") {
 		t.Errorf("reply = %q", reply)
 	}
+	if last := b.repo.lastEdit(); !strings.Contains(last.body, "Triggered by CI: the repository's checks failed on `"+ciSHA+"`") {
+		t.Errorf("final reply = %q", last.body)
+	}
 	p := b.repo.publishes[0]
 	if !p.FastForward || !strings.Contains(p.Body, "Triggered by the repository's failed CI") || !strings.Contains(p.CommitMessage, "after CI failed") {
 		t.Errorf("publish = %+v", p)

@@ -172,7 +172,7 @@ func (a *attempt) followUp(ctx context.Context) error {
 		return errRunCancelled
 	}
 	if len(r.Patch) == 0 {
-		return a.end(ctx, StateFailed, r.ExitReason, "The agent finished without changing any file, so nothing was pushed.", "", 0)
+		return a.end(ctx, StateFailed, r.ExitReason, a.ciNote("The agent finished without changing any file, so nothing was pushed."), "", 0)
 	}
 	url, number, err := repo.Publish(ctx, githubapp.PublishInput{
 		Dir: dir, BaseSHA: r.BaseSHA, Branch: pr.HeadRef, BaseBranch: pr.BaseRef, FastForward: true,
@@ -184,12 +184,21 @@ func (a *attempt) followUp(ctx context.Context) error {
 	if errors.Is(err, githubapp.ErrBranchMoved) {
 		note := "Someone pushed to this pull request's branch while the run worked, so nothing was pushed " +
 			"(frognano never overwrites a reviewer's commits). Ask again to start from the branch's new head."
-		return a.end(ctx, StateFailed, r.ExitReason, note, "", 0)
+		return a.end(ctx, StateFailed, r.ExitReason, a.ciNote(note), "", 0)
 	}
 	if err != nil {
 		return fmt.Errorf("publishing the follow-up commit: %w", err)
 	}
+	r.Headline = a.ciNote(r.Headline) // the final reply shows the headline as its note
 	return a.end(ctx, StateSucceeded, r.ExitReason, "", url, number)
+}
+
+// ciNote keeps saying, in a CI follow-up's final reply, that CI triggered it.
+func (a *attempt) ciNote(note string) string {
+	if a.run.Kind != KindCI {
+		return note
+	}
+	return strings.TrimSpace(fmt.Sprintf("Triggered by CI: the repository's checks failed on %s. %s", runner.CodeSpan(a.run.CISHA, 64), note))
 }
 
 // ciBudget returns the CI follow-up limit and how many CI follow-ups of this pull request

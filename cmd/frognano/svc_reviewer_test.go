@@ -154,7 +154,8 @@ func TestServiceReviewAndCI(t *testing.T) {
 	svcWait(t, 30*time.Second, "the CI reply", func() (bool, string) {
 		for _, c := range e.gh.Comments(e.repo, pr.Number) {
 			if strings.Contains(c.Body, fmt.Sprintf("frognano run %d ended without a new commit", ci.RunIDs[0])) {
-				return len(c.History) > 0 && strings.Contains(c.History[0], "triggered by CI"), strings.Join(c.History, "\n---\n")
+				return len(c.History) > 0 && strings.Contains(c.History[0], "triggered by CI") && strings.Contains(c.Body, "Triggered by CI"),
+					c.Body + "\n---\n" + strings.Join(c.History, "\n---\n")
 			}
 		}
 		return false, "no final reply"
