@@ -72,22 +72,6 @@ func (s *Server) review(ctx context.Context, d queue.Delivery, body []byte) (res
 	if err != nil {
 		return response{}, err
 	}
-	d.InstallationID = t.installationID
-	res, err := s.cfg.Intake.Accept(ctx, d, queue.RunRequest{
-		InstallationID: t.installationID, RepoID: t.repoID, Owner: t.owner, Repo: t.repo, Issue: t.issue, Labeler: author,
-		Kind: queue.KindFollowUp, Request: clip.Bytes(text, maxRequestBytes), RequestURL: clip.Prefix(p.Review.HTMLURL, 500),
-		SourceID: p.Review.ID,
-	})
-	if err != nil {
-		return response{}, err
-	}
-	switch {
-	case res.Duplicate:
-		return response{Status: "duplicate", code: http.StatusOK}, nil
-	case res.AlreadyActive:
-		return response{Status: "already_active", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
-	default:
-		logWith(ctx, t).InfoContext(ctx, "follow-up queued from a review", queue.AttrRunID, res.RunID)
-		return response{Status: "queued", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
-	}
+	// The same path as a comment: `@APP stop` in a review stops, anything else asks.
+	return s.ask(ctx, d, t, author, text, p.Review.HTMLURL, p.Review.ID)
 }

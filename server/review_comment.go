@@ -77,7 +77,7 @@ func (s *Server) ask(ctx context.Context, d queue.Delivery, t target, author, te
 	d.InstallationID = t.installationID
 	log := logWith(ctx, t)
 	rest := strings.TrimSpace(s.mention.ReplaceAllString(text, " "))
-	if strings.EqualFold(strings.TrimRight(rest, ".!"), "stop") {
+	if s.mention.MatchString(text) && strings.EqualFold(strings.TrimRight(rest, ".!"), "stop") {
 		dup, err := s.cfg.Intake.RequestStop(ctx, d, queue.StopArgs{InstallationID: t.installationID, RepoID: t.repoID,
 			Owner: t.owner, Repo: t.repo, PR: t.issue, Requester: author})
 		if err != nil {

@@ -29,6 +29,7 @@ func TestWebhookReviewQueuesAFollowUp(t *testing.T) {
 		{"OtherPR", "changes_requested", "no", "changes", "Codertocat", "User", "ignored"},
 		{"Bot", "changes_requested", "no", "frognano/issue-1", "ci[bot]", "Bot", "ignored"},
 		{"Mention", "commented", "@" + testSlug + " rename the helper", "frognano/issue-1", "Codertocat", "User", "queued"},
+		{"Stop", "commented", "@" + testSlug + " stop", "frognano/issue-1", "Codertocat", "User", "stop_requested"},
 	} {
 		rec := b.send(t, "pull_request_review", fixture(t, "pull_request_review/submitted.payload.json",
 			installation(5), reviewed(tt.state, tt.body, tt.branch, tt.author, tt.typ)))
