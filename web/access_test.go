@@ -155,3 +155,40 @@ func TestEventStream(t *testing.T) {
 		t.Errorf("the stream goes on after end: %v", err)
 	}
 }
+
+// TestEventStreamEndsWhenAccessIsRemoved: a person removed from the repository while they
+// watch a running run stops receiving its events: the stream ends, without an end event.
+func TestEventStreamEndsWhenAccessIsRemoved(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.auth.allow("carol", "octo/pager")
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
+	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound against hanging, not an assertion
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.srv.URL+"/runs/"+itoa(id)+"/events", nil)
+	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: "carol"})
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the stream before the first step: %v", err)
+		}
+		if line == "event: step\n" {
+			break
+		}
+	}
+	b.auth.revoke("carol", "octo/pager")
+	rest, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("the stream did not end cleanly: %v", err)
+	}
+	if strings.Contains(string(rest), "event: end") {
+		t.Errorf("the stream ended as if the run had: %q", rest)
+	}
+}

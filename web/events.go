@@ -40,7 +40,16 @@ func (p *Pages) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if err := rc.Flush(); err != nil {
 		return
 	}
-	s := &stream{p: p, w: w, rc: rc, runID: run.ID, b: newStepBuilder()}
+	v, _ := p.cfg.Auth.Viewer(r)
+	s := &stream{p: p, w: w, rc: rc, runID: run.ID, b: newStepBuilder(), still: func(ctx context.Context) bool {
+		// Access is asked again as the stream goes on: a person removed from the repository
+		// (or signed out) stops receiving within Config.RecheckInterval.
+		if _, ok := p.cfg.Auth.Viewer(r); !ok {
+			return false
+		}
+		can, err := p.cfg.Auth.CanRead(ctx, v, run.Owner, run.Repo)
+		return err == nil && can
+	}}
 	if err := s.follow(r.Context(), after); err != nil && r.Context().Err() == nil {
 		p.cfg.Logger.WarnContext(r.Context(), "streaming a run's events", "run_id", run.ID, "error", err.Error())
 	}
@@ -51,16 +60,23 @@ type stream struct {
 	w     http.ResponseWriter
 	rc    *http.ResponseController
 	runID int64
-	b     *stepBuilder // replays every event, so that step groups are named as on the page
-	last  int64        // the last event read
+	b     *stepBuilder               // replays every event, so that step groups are named as on the page
+	last  int64                      // the last event read
+	still func(context.Context) bool // whether the viewer may still read the run
 }
 
 func (s *stream) follow(ctx context.Context, after int64) error {
 	deadline := time.Now().Add(maxStream)
 	tick := time.NewTicker(s.p.cfg.PollInterval)
 	defer tick.Stop()
-	lastWrite := time.Now()
+	lastWrite, lastCheck := time.Now(), time.Now()
 	for {
+		if time.Since(lastCheck) >= s.p.cfg.RecheckInterval {
+			if !s.still(ctx) {
+				return nil
+			}
+			lastCheck = time.Now()
+		}
 		// The state first: a run seen terminal has written all its events but its end, which
 		// the page does not need (it reloads).
 		state, err := queue.GetRunState(ctx, s.p.cfg.Pool, s.runID)

@@ -42,6 +42,12 @@ func (a *testAuth) allow(login string, repos ...string) {
 	}
 }
 
+func (a *testAuth) revoke(login, repo string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.readable[login], strings.ToLower(repo))
+}
+
 func (a *testAuth) Viewer(r *http.Request) (Viewer, bool) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || c.Value == "" {
@@ -92,7 +98,7 @@ func setup(t *testing.T) *bundle {
 	a := &testAuth{}
 	a.allow("alice", "octo/pager", "octo/other")
 	a.allow("bob", "bob/own")
-	p, err := New(Config{Pool: pool, Auth: a, PollInterval: 50 * time.Millisecond})
+	p, err := New(Config{Pool: pool, Auth: a, PollInterval: 50 * time.Millisecond, RecheckInterval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,6 +68,9 @@ const (
 	heartbeatEvery = 15 * time.Second
 	// maxStream ends an event stream after this long; the browser reconnects where it was.
 	maxStream = time.Hour
+	// DefaultRecheckInterval is how often an open event stream asks again whether its viewer
+	// may read the run (web/auth remembers answers about as long).
+	DefaultRecheckInterval = 5 * time.Minute
 )
 
 // Config holds the pages' dependencies.
@@ -77,8 +80,11 @@ type Config struct {
 	// PollInterval is how often an event stream looks for new events (default
 	// DefaultPollInterval).
 	PollInterval time.Duration
-	ListLimit    int // default DefaultListLimit
-	Logger       *slog.Logger
+	// RecheckInterval is how often an open event stream asks again whether its viewer may
+	// read the run (default DefaultRecheckInterval).
+	RecheckInterval time.Duration
+	ListLimit       int // default DefaultListLimit
+	Logger          *slog.Logger
 }
 
 // Pages serves the run pages.
@@ -97,6 +103,9 @@ func New(cfg Config) (*Pages, error) {
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.RecheckInterval <= 0 {
+		cfg.RecheckInterval = DefaultRecheckInterval
 	}
 	if cfg.ListLimit <= 0 {
 		cfg.ListLimit = DefaultListLimit
