@@ -152,6 +152,7 @@ func runnerConfig(getenv func(string) string) (runner.Config, error) {
 	}
 	cfg.Env.Timeout = e.duration("FROGNANO_SETUP_TIMEOUT", envpkg.DefaultTimeout)
 	cfg.Env.CacheSize = e.bytes("FROGNANO_ENV_CACHE_SIZE", envpkg.DefaultCacheSize)
+	cfg.Env.Disk = e.bytes("FROGNANO_SETUP_DISK", envpkg.DefaultDisk)
 	cfg.Env.Env = e.setupEnv("FROGNANO_SETUP_ENV")
 	cfg.Images = e.imageMap("FROGNANO_SANDBOX_IMAGES")
 	e.attemptsConfig(&cfg)

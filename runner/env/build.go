@@ -2,6 +2,7 @@ package env
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -35,7 +36,7 @@ func (m *Manager) build(ctx context.Context, req Request, env *Environment, base
 	cfg := req.Sandbox
 	cfg.Image, cfg.BaseImage = env.BaseImage, env.BaseImage
 	cfg.Lifetime = m.cfg.Timeout + lifetimeMargin
-	sb, err := sandbox.NewSetup(ctx, m.docker, cfg, m.cfg.Network, req.RunID)
+	sb, err := sandbox.NewSetup(ctx, m.docker, cfg, m.cfg.Network, m.cfg.Disk, req.RunID)
 	if err != nil {
 		return fmt.Errorf("creating the setup container: %w", err)
 	}
@@ -59,6 +60,11 @@ func (m *Manager) build(ctx context.Context, req Request, env *Environment, base
 		Output:  log,
 	})
 	run.ExitCode, run.TimedOut = res.ExitCode, res.TimedOut
+	// Killed for its disk use (its workspace, or what it wrote outside it): that is the reason,
+	// whatever the exit status says.
+	if why := sb.StopReason(context.WithoutCancel(ctx)); why != "" && ctx.Err() == nil {
+		return fail(why)
+	}
 	if err != nil {
 		finish()
 		if ctx.Err() != nil {
@@ -82,6 +88,10 @@ func (m *Manager) build(ctx context.Context, req Request, env *Environment, base
 	}
 	log.Note(fmt.Sprintf("setup finished in %s; committing the environment", time.Since(start).Round(100*time.Millisecond)))
 	id, err := sb.Commit(ctx, env.Ref, m.imageConfig(base, req, env, exported))
+	var limit *sandbox.LimitError
+	if errors.As(err, &limit) {
+		return fail(limit.Reason)
+	}
 	if err != nil {
 		finish()
 		return err

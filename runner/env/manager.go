@@ -20,6 +20,7 @@ const (
 	DefaultNetwork   = "bridge"
 	DefaultTimeout   = 15 * time.Minute
 	DefaultCacheSize = 20 << 30
+	DefaultDisk      = 10 << 30
 	// NoNetwork is the Network value that runs setup without any network.
 	NoNetwork = "none"
 	// lifetimeMargin is added to the setup's time limit to make its container's lifetime.
@@ -56,6 +57,10 @@ type Config struct {
 	Network string
 	// Timeout bounds one setup (FROGNANO_SETUP_TIMEOUT); default DefaultTimeout.
 	Timeout time.Duration
+	// Disk bounds what one setup writes outside its workspace, in bytes (FROGNANO_SETUP_DISK):
+	// the environment image's own layer; default DefaultDisk. The workspace has the sandbox's
+	// limits (sandbox.Config.Disk and Files). Past either, setup is killed and fails.
+	Disk int64
 	// Env is NAME=value entries for the setup script and nothing else (FROGNANO_SETUP_ENV):
 	// proxy settings, a package mirror's address. Nothing of frognano's own environment
 	// reaches setup otherwise. Their values are replaced by [redacted] in the setup log.
@@ -85,6 +90,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CacheSize <= 0 {
 		c.CacheSize = DefaultCacheSize
+	}
+	if c.Disk <= 0 {
+		c.Disk = DefaultDisk
 	}
 	if c.LockDir == "" {
 		c.LockDir = filepath.Join(os.TempDir(), "frognano-env-locks")

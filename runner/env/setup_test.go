@@ -168,25 +168,47 @@ sed 's/^/setup env name: /' /opt/setup-env-names`)
 }
 
 // A failing setup is a SetupError with its exit status and log; nothing is committed and no
-// container is left. A setup out of time, and one that exports a reserved name, fail too.
+// container is left. A setup out of time, one that exports a reserved name, and one that writes
+// past its disk limits (outside the workspace: FROGNANO_SETUP_DISK, measured while it runs and
+// again before the commit; in the workspace: the sandbox's) fail too.
 func TestSetupFailures(t *testing.T) {
 	t.Parallel()
+	// The writers wait once done, so that a measurement a loaded machine delays still finds
+	// them running; a setup the limit never stopped would end by its time limit instead.
+	const layerReason, workspaceReason = "past the setup's disk limit of 64.0 MiB (FROGNANO_SETUP_DISK): setup was killed", "past the sandbox's disk limit of 32.0 MiB"
 	for _, tt := range []struct {
 		name, script string
 		timeout      time.Duration
+		layer, ws    int64 // setup's disk limits: outside the workspace, and in it
 		check        func(t *testing.T, se *env.SetupError)
 	}{
-		{"ExitStatus", "echo step one\necho to stderr >&2\nexit 3\n", 0, func(t *testing.T, se *env.SetupError) {
+		{"DiskOutsideWorkspace", "head -c 268435456 /dev/zero > /opt/fill && echo WROTE-ALL && sleep 600\n", 5 * time.Minute, 64 << 20, 0, func(t *testing.T, se *env.SetupError) {
+			if !strings.Contains(se.Reason, layerReason) || se.Env.Setup.TimedOut {
+				t.Errorf("setup %+v, reason %q, log:\n%s", se.Env.Setup, se.Reason, se.Env.Setup.Log)
+			}
+		}},
+		{"DiskOutsideWorkspaceAtCommit", "head -c 268435456 /dev/zero > /opt/fill\n", 0, 64 << 20, 0, func(t *testing.T, se *env.SetupError) {
+			// Caught while it wrote or, once it exited 0, before the commit: never committed.
+			if !strings.Contains(se.Reason, layerReason) {
+				t.Errorf("setup %+v, reason %q, log:\n%s", se.Env.Setup, se.Reason, se.Env.Setup.Log)
+			}
+		}},
+		{"DiskInWorkspace", "head -c 268435456 /dev/zero > build.out && echo WROTE-ALL && sleep 600\n", 5 * time.Minute, 0, 32 << 20, func(t *testing.T, se *env.SetupError) {
+			if !strings.Contains(se.Reason, workspaceReason) || se.Env.Setup.TimedOut {
+				t.Errorf("setup %+v, reason %q, log:\n%s", se.Env.Setup, se.Reason, se.Env.Setup.Log)
+			}
+		}},
+		{"ExitStatus", "echo step one\necho to stderr >&2\nexit 3\n", 0, 0, 0, func(t *testing.T, se *env.SetupError) {
 			if s := se.Env.Setup; s.ExitCode != 3 || s.TimedOut || !strings.Contains(string(s.Log), "step one\nto stderr\n") || !strings.Contains(se.Reason, "status 3") {
 				t.Errorf("setup %+v, reason %q, log:\n%s", s, se.Reason, s.Log)
 			}
 		}},
-		{"Timeout", "echo started\nsleep 120\n", 3 * time.Second, func(t *testing.T, se *env.SetupError) {
+		{"Timeout", "echo started\nsleep 120\n", 3 * time.Second, 0, 0, func(t *testing.T, se *env.SetupError) {
 			if s := se.Env.Setup; !s.TimedOut || !strings.Contains(string(s.Log), "started") || !strings.Contains(se.Reason, "ran out of time") {
 				t.Errorf("setup %+v, reason %q", s, se.Reason)
 			}
 		}},
-		{"ReservedEnv", "echo HOME=/x >> \"$FROGNANO_ENV\"\n", 0, func(t *testing.T, se *env.SetupError) {
+		{"ReservedEnv", "echo HOME=/x >> \"$FROGNANO_ENV\"\n", 0, 0, 0, func(t *testing.T, se *env.SetupError) {
 			if !strings.Contains(se.Reason, "HOME is set by frognano") || !strings.Contains(string(se.Env.Setup.Log), "setup failed: ") {
 				t.Errorf("reason %q, log:\n%s", se.Reason, se.Env.Setup.Log)
 			}
@@ -196,8 +218,11 @@ func TestSetupFailures(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			dir, head := repo(t, map[string]string{env.ScriptFile: tt.script})
-			m := manager(t, env.Config{Network: env.NoNetwork, Timeout: tt.timeout}, "")
+			m := manager(t, env.Config{Network: env.NoNetwork, Timeout: tt.timeout, Disk: tt.layer}, "")
 			cfg := sandboxConfig(t)
+			if tt.ws != 0 {
+				cfg.Disk = tt.ws
+			}
 			runID := "envtest-fail-" + strings.ToLower(tt.name)
 			e, err := m.Prepare(ctx, env.Request{RunID: runID, RepoDir: dir, Commit: head, Sandbox: cfg})
 			var se *env.SetupError

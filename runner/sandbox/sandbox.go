@@ -228,6 +228,9 @@ type Sandbox struct {
 	stopMu     sync.Mutex
 	stopReason string        // why a limit stopped the sandbox (first one wins)
 	stopped    chan struct{} // closed once the sandbox stopped for stopReason
+
+	// setupLayer bounds a setup container's own layer (NewSetup; setupdisk.go).
+	setupLayer int64
 }
 
 func (s *Sandbox) isClosed() bool {
@@ -355,7 +358,10 @@ func create(ctx context.Context, docker *client.Client, cfg Config, runID, purpo
 		return nil, errors.Join(fmt.Errorf("starting sandbox container: %w", err), s.Close())
 	}
 	if setup != nil {
-		return s, nil // setup writes outside the workspace; its limit is its time (setup.go)
+		if err := s.watchSetup(ctx, setup.layer); err != nil {
+			return nil, errors.Join(err, s.Close())
+		}
+		return s, nil
 	}
 	if err := s.watchAndFill(ctx); err != nil {
 		return nil, errors.Join(err, s.Close())

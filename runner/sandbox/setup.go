@@ -47,6 +47,7 @@ var SetupCapabilities = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "S
 // setupOptions is what makes create build a setup container.
 type setupOptions struct {
 	network string
+	layer   int64 // the most its root filesystem's own layer may hold; 0: no bound
 }
 
 // apply turns the sandbox's container configuration into the setup container's.
@@ -75,13 +76,16 @@ func (o *setupOptions) apply(cfg Config, ccfg *container.Config, hcfg *container
 }
 
 // NewSetup creates and starts a setup container from cfg.Image on the Docker network
-// networkName ("none": no network). Like New, any failure removes what was created and the
-// caller must Close it on every path. cfg.Lifetime must cover the setup's time limit.
-func NewSetup(ctx context.Context, docker *client.Client, cfg Config, networkName, runID string) (*Sandbox, error) {
+// networkName ("none": no network). Its workspace is bounded like a sandbox's (cfg.Disk and
+// cfg.Files), and what it writes outside the workspace by layer bytes (0: no bound; see
+// setupdisk.go): past either, setup is killed and StopReason says why. Like New, any failure
+// removes what was created and the caller must Close it on every path. cfg.Lifetime must cover
+// the setup's time limit.
+func NewSetup(ctx context.Context, docker *client.Client, cfg Config, networkName string, layer int64, runID string) (*Sandbox, error) {
 	if networkName == "" {
 		return nil, errors.New("creating the setup container: no network named (use \"none\" for none)")
 	}
-	return create(ctx, docker, cfg, runID, PurposeSetup, &setupOptions{network: networkName})
+	return create(ctx, docker, cfg, runID, PurposeSetup, &setupOptions{network: networkName, layer: layer})
 }
 
 // Commit ends every process in the container (it is stopped with SIGKILL, so that the files
@@ -89,10 +93,21 @@ func NewSetup(ctx context.Context, docker *client.Client, cfg Config, networkNam
 // configuration cfg (labels, environment, command: nothing of the container's is kept except
 // what Docker merges in from its configuration, which NewSetup keeps free of secrets). The
 // workspace volume and the /tmp tmpfs are not part of the image. It returns the image's ID.
+// A layer past NewSetup's bound, measured once the container stopped, is a *LimitError and is
+// not committed.
 func (s *Sandbox) Commit(ctx context.Context, ref string, cfg *container.Config) (string, error) {
 	zero := 0
 	if err := s.docker.ContainerStop(ctx, s.id, container.StopOptions{Signal: "SIGKILL", Timeout: &zero}); err != nil {
 		return "", fmt.Errorf("stopping the setup container before committing it: %w", err)
+	}
+	if s.setupLayer > 0 {
+		why, err := s.layerOver(ctx)
+		if err != nil {
+			return "", err
+		}
+		if why != "" {
+			return "", &LimitError{Reason: why}
+		}
 	}
 	res, err := s.docker.ContainerCommit(ctx, s.id, container.CommitOptions{
 		Reference: ref,
