@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/frognano/frognano/runner/verify"
 )
 
 // CheckRunName is the name of the check run each published run reports its tests in.
@@ -46,6 +48,7 @@ func (r *Result) Check(redact func(string) string) CheckReport {
 			fmt.Fprintf(&sum, "**Why neutral:** %s\n\n", prose(title, 300))
 		}
 		x.writeTrust(&sum)
+		writeCounts(&sum, r.Comparison)
 		s := *x
 		s.d.tail = 0 // the output's end is in the text, once
 		s.writeTests(&sum)
@@ -56,6 +59,17 @@ func (r *Result) Check(redact func(string) string) CheckReport {
 		}
 	}
 	return CheckReport{Conclusion: conclusion, Title: title, Summary: "The test results are too large to show here; they are in the pull request.", Text: ""}
+}
+
+// writeCounts puts the before/after comparison at the top of the summary as one table, zeros
+// included, so a reviewer sees at a glance what the patch did to the tests (the lists follow
+// in the tests section).
+func writeCounts(b *strings.Builder, c *verify.Comparison) {
+	if c == nil || !c.PerTest {
+		return
+	}
+	fmt.Fprintf(b, "| fixed | broken | still failing | new |\n|---|---|---|---|\n| %d | %d | %d | %d |\n\n",
+		len(c.Fixed), len(c.Broken), len(c.StillFailing), len(c.New))
 }
 
 func redact2(redact func(string) string, s string) string {
