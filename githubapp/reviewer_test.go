@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/frognano/frognano/githubapp/githubtest"
 )
@@ -167,4 +168,26 @@ func TestFailedStepTail(t *testing.T) {
 	if got := FailedStepTail(strings.Repeat("é", 100), 10, 10); got != strings.Repeat("é", 10) {
 		t.Errorf("cut = %q", got)
 	}
+}
+
+// FuzzFailedStepTail: any log (CI output is the repository's) gives at most maxLines lines and
+// maxChars characters, valid UTF-8 for valid input, and never panics.
+func FuzzFailedStepTail(f *testing.F) {
+	f.Add(actionsLog, 5, 100)
+	f.Add("##[error]\n##[error]\n", 1, 3)
+	f.Add("2026-11-30T10:00:00.0000000Z é\r\n", 0, 0)
+	f.Add("\n\n\n", 2, 1)
+	f.Fuzz(func(t *testing.T, log string, lines, chars int) {
+		lines, chars = max(lines%200, 1), max(chars%10000, 0)
+		got := FailedStepTail(log, lines, chars)
+		if n := strings.Count(got, "\n") + 1; got != "" && n > lines {
+			t.Errorf("%d lines, want at most %d", n, lines)
+		}
+		if n := len([]rune(got)); n > chars {
+			t.Errorf("%d characters, want at most %d", n, chars)
+		}
+		if utf8.ValidString(log) && !utf8.ValidString(got) {
+			t.Errorf("invalid UTF-8 from valid input: %q", got)
+		}
+	})
 }
