@@ -65,6 +65,7 @@ func failedConclusion(c string) bool { return c == "failure" || c == "timed_out"
 // MaxFailedChecks are returned.
 func (c *Client) FailedChecks(ctx context.Context, suiteID int64) (checks []FailedCheck, total int, err error) {
 	opts := &github.ListCheckRunsOptions{Filter: github.String("latest"), ListOptions: github.ListOptions{PerPage: 100}}
+	logs := &logReader{c: c} // one Actions token for all the logs
 	for {
 		res, resp, err := c.gh.Checks.ListCheckRunsCheckSuite(ctx, c.owner, c.repo, suiteID, opts)
 		if err != nil {
@@ -76,7 +77,7 @@ func (c *Client) FailedChecks(ctx context.Context, suiteID int64) (checks []Fail
 			}
 			total++
 			if len(checks) < MaxFailedChecks {
-				checks = append(checks, c.failedCheck(ctx, run))
+				checks = append(checks, c.failedCheck(ctx, run, logs))
 			}
 		}
 		if resp.NextPage == 0 || total > 10*MaxFailedChecks {
@@ -86,7 +87,7 @@ func (c *Client) FailedChecks(ctx context.Context, suiteID int64) (checks []Fail
 	}
 }
 
-func (c *Client) failedCheck(ctx context.Context, run *github.CheckRun) FailedCheck {
+func (c *Client) failedCheck(ctx context.Context, run *github.CheckRun, logs *logReader) FailedCheck {
 	fc := FailedCheck{
 		ID: run.GetID(), Name: run.GetName(), App: run.GetApp().GetSlug(), Conclusion: run.GetConclusion(),
 		HTMLURL: run.GetHTMLURL(),
@@ -99,7 +100,7 @@ func (c *Client) failedCheck(ctx context.Context, run *github.CheckRun) FailedCh
 	fc.Annotations, fc.MoreAnnotations = c.annotations(ctx, fc.ID)
 	if fc.App == actionsApp {
 		// A GitHub Actions check run is a job, with the same id.
-		log, err := c.jobLog(ctx, fc.ID)
+		log, err := logs.jobLog(ctx, fc.ID)
 		switch {
 		case err != nil:
 			fc.LogNote = "its log could not be read (" + clip.Bytes(Redact(err.Error()), 300) + ")"
@@ -146,17 +147,27 @@ func (c *Client) annotations(ctx context.Context, id int64) (list []Annotation, 
 	}
 }
 
+// logReader reads the logs of one check suite's Actions jobs with one token.
+type logReader struct {
+	c   *Client
+	gh  *github.Client // nil until the first log is read
+	err error          // why there is no token
+}
+
 // jobLog returns the last lines of the failed step of GitHub Actions job id, redacted. GitHub
 // answers the logs request with a redirect to a download address: it is followed with the
 // installation token only when it is on the API's own host; anywhere else (github.com hands out
 // signed addresses on another host) it is fetched with no credential at all. The token for this
 // call carries actions: read only, so an App without that permission loses the logs and
 // nothing else.
-func (c *Client) jobLog(ctx context.Context, id int64) (string, error) {
-	gh, err := c.actionsClient(ctx)
-	if err != nil {
-		return "", err
+func (l *logReader) jobLog(ctx context.Context, id int64) (string, error) {
+	if l.gh == nil && l.err == nil {
+		l.gh, l.err = l.c.actionsClient(ctx)
 	}
+	if l.err != nil {
+		return "", l.err
+	}
+	c, gh := l.c, l.gh
 	loc, _, err := gh.Actions.GetWorkflowJobLogs(ctx, c.owner, c.repo, id, 0)
 	if err != nil {
 		return "", fmt.Errorf("asking for the log of job %d: %w", id, err)
