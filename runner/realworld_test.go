@@ -112,4 +112,26 @@ func TestRunRealWorldGoModule(t *testing.T) {
 	}
 	t.Logf("setup %s; tests before %s (%d results), after %s (%d); new after the fix: %v",
 		res.Environment.Setup.Duration, res.TestsBefore.Duration, len(res.TestsBefore.Tests), res.TestsAfter.Duration, len(res.TestsAfter.Tests), c.New)
+
+	// A second run, with the upstream fix in the working tree, reuses the environment: no setup
+	// runs (its network is none now, so none could fetch a module), and the module's tests,
+	// the regression test among them, pass offline.
+	if err := os.WriteFile(filepath.Join(dir, "fix.diff"), res.PatchBytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "apply", "fix.diff")
+	if err := os.Remove(filepath.Join(dir, "fix.diff")); err != nil {
+		t.Fatal(err)
+	}
+	b = envBundle(t, dir, leaftest.LoadModel(t, "finish-immediately.json"), goImage, env.Config{Network: env.NoNetwork})
+	again, err := b.runner.Run(ctx, b.spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ae := again.Environment; ae == nil || !ae.Cached || ae.Setup != nil || ae.Image != res.Environment.Image {
+		t.Fatalf("second run's environment %+v: want the cached %s", ae, res.Environment.Image)
+	}
+	if tb := again.TestsBefore; tb == nil || tb.Error != "" || tb.ExitCode != 0 || tb.Tests["github.com/hashicorp/go-multierror.TestErrorWrappedErrors"] != "pass" {
+		t.Errorf("second run's tests (offline, from the cached environment): %+v", tb)
+	}
 }
