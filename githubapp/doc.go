@@ -1,10 +1,13 @@
 // Package githubapp owns every conversation the trusted side of frognano has with GitHub: App
 // authentication (JWT and installation tokens through ghinstallation), the REST calls a run needs
-// (permission check, issue, comments, reactions, pull requests), and the git clone and push on the
-// host.
+// (permission check, issue, comments, reactions, pull requests, check runs, a review's line
+// comments, a failed check suite's checks, annotations and Actions logs), and the git clone and
+// push on the host.
 //
 // Guarantees:
-//   - Installation tokens are restricted to one repository and the few permissions a run needs.
+//   - Installation tokens are restricted to one repository and the few permissions a run needs;
+//     Actions logs are read with a token of their own that can only read Actions, and a log's
+//     download address gets it only on the API's own host.
 //   - No token is ever written to disk, put in a URL, passed in argv, logged, or handed to the
 //     sandbox: git receives it through its own child environment only.
 //   - Pull requests are only ever created as drafts; this package never merges, approves or marks
