@@ -22,7 +22,8 @@
 // to detect than an archive API error. The repository tar also carries an entry for the workspace
 // root owned by the sandbox user, because a volume for a path the image lacks starts out owned
 // by root. Ownership is set in the tar headers: CopyUIDGID fails on Docker 20.10 when the
-// container's user is numeric.
+// container's user is numeric. A run packs that tar once (Pack, snapshot.go) and each of its
+// sandboxes copies from it while its disk watcher starts (NewFrom).
 //
 // # How tools run
 //
@@ -36,7 +37,8 @@
 // # Limits the engine does not give
 //
 // The workspace's disk use is bounded by a watcher container beside each sandbox (disk.go):
-// Docker cannot limit an anonymous volume's size without xfs project quotas. /dev/shm is
+// Docker cannot limit an anonymous volume's size without xfs project quotas. A setup
+// container's writes outside its workspace are measured by the engine (setupdisk.go). /dev/shm is
 // Docker's private tmpfs, at most 64 MiB and noexec, charged to the memory limit like /tmp.
 // No log driver runs, so nothing the sandbox prints lands in a file on the host. OOMKills
 // counts processes the kernel killed for memory even when the sandbox survived them.
