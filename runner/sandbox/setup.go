@@ -26,8 +26,9 @@ import (
 //   - root, for package managers, with only SetupCapabilities and no-new-privileges.
 //
 // Everything else is the sandbox's: no credential (the environment comes from nothing but the
-// caller), memory, CPU and pids limits, Docker's seccomp profile, no log on the host, an end
-// at its lifetime. Every later sandbox made from the environment image is as locked down as any
+// caller), memory, CPU and pids limits, the workspace's disk watcher (and a bound on what it
+// writes outside the workspace, setupdisk.go), Docker's seccomp profile, no log on the host, an
+// end at its lifetime. Every later sandbox made from the environment image is as locked down as any
 // other: network none, read-only root filesystem, no capability, non-root, no-new-privileges,
 // so that whatever setup installed (a setuid binary, file capabilities) gives the model nothing.
 const (
