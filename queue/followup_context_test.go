@@ -242,3 +242,13 @@ func FuzzRenderReviewComments(f *testing.F) {
 		}
 	})
 }
+
+// TestFollowUpReplyCountsMoreRequests: requests that arrive while a follow-up is active (a
+// review and its line comments, a second comment) are counted as requests, not labels.
+func TestFollowUpReplyCountsMoreRequests(t *testing.T) {
+	t.Parallel()
+	body := renderStatus(statusView{RunID: 9, State: StateSucceeded, FollowUp: true, ExtraRequests: 2, PRNumber: 77, PRURL: "https://github.example/o/r/pull/77"})
+	if !strings.Contains(body, "2 more request(s) on this pull request arrived") || strings.Contains(body, "label") {
+		t.Errorf("reply:\n%s", body)
+	}
+}

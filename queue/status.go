@@ -84,7 +84,11 @@ func composeStatus(v statusView) string {
 	if v.Summary != "" {
 		b.WriteString("\n\n" + v.Summary)
 	}
-	if v.ExtraRequests > 0 {
+	switch {
+	case v.ExtraRequests > 0 && v.FollowUp:
+		// A review and its line comments arrive as several requests; so does a second comment.
+		fmt.Fprintf(&b, "\n\n_%d more request(s) on this pull request arrived while this run was active; no second run was started (ask again once it has ended)._", v.ExtraRequests)
+	case v.ExtraRequests > 0:
 		fmt.Fprintf(&b, "\n\n_The label was applied %d more time(s) while this run was active; no second run was started._", v.ExtraRequests)
 	}
 	b.WriteString(pageLine(v.Page))
