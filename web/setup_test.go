@@ -92,7 +92,7 @@ type bundle struct {
 	seq  int
 }
 
-func setup(t *testing.T) *bundle {
+func setup(t testing.TB) *bundle {
 	t.Helper()
 	pool := dbtest.New(t)
 	a := &testAuth{}
@@ -119,7 +119,7 @@ type seedRun struct {
 	Trajectory  string
 }
 
-func (b *bundle) run(t *testing.T, s seedRun) int64 {
+func (b *bundle) run(t testing.TB, s seedRun) int64 {
 	t.Helper()
 	b.seq++
 	if s.Issue == 0 {
@@ -144,7 +144,7 @@ func (b *bundle) run(t *testing.T, s seedRun) int64 {
 	return id
 }
 
-func (b *bundle) event(t *testing.T, runID int64, kind string, data any) {
+func (b *bundle) event(t testing.TB, runID int64, kind string, data any) {
 	t.Helper()
 	raw, err := json.Marshal(data)
 	if err != nil {

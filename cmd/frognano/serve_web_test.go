@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -96,6 +97,16 @@ func TestServiceRunPage(t *testing.T) {
 	id := ans.RunIDs[0]
 	e.waitState(id, svcRunWait, "succeeded")
 	page := fmt.Sprintf("http://frognano.test/runs/%d", id)
+
+	// The worker wrote what the page follows as the run went: its attempt, the agent's start,
+	// each step, the tests and, once the attempt returned, the end.
+	svcWait(t, svcRunWait, "the run's events", func() (bool, string) {
+		var kinds string
+		if err := e.db.QueryRow(context.Background(), `SELECT string_agg(kind, ',' ORDER BY id) FROM run_events WHERE run_id = $1`, id).Scan(&kinds); err != nil {
+			return false, err.Error()
+		}
+		return kinds == "attempt,agent,step,step,step,step,step,tests,end", kinds
+	})
 
 	prs := e.gh.PRs(e.repo)
 	if len(prs) != 1 {
