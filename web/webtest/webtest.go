@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,15 +151,70 @@ func Screenshot(t testing.TB, ctx context.Context, name string) string {
 }
 
 // Text returns the visible text of the first element matching the CSS selector sel, waiting
-// until it is visible.
+// until it is visible. A page that navigates meanwhile (a form just submitted) is read again
+// once the new document is there, instead of failing on the old one's lost context.
 func Text(t testing.TB, ctx context.Context, sel string) string {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
-		t.Fatalf("webtest: waiting for %q: %v", sel, err)
+	for {
+		err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(sel)))
+		var s string
+		if err == nil {
+			s, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		}
+		if err == nil {
+			return s
+		}
+		if !navigated(err) || ctx.Err() != nil {
+			t.Fatalf("webtest: reading the text of %q: %v", sel, err)
+		}
+		if !pause(ctx) {
+			t.Fatalf("webtest: reading the text of %q: %v", sel, ctx.Err())
+		}
 	}
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		t.Fatalf("webtest: reading the text of %q: %v", sel, err)
+}
+
+// WaitText waits until the first element matching sel has the text want (textContent, spaces
+// at the ends trimmed), across page loads, and fails the test if the browser's session ends
+// first. Use it after an action that navigates, where the old page may still be showing.
+func WaitText(t testing.TB, ctx context.Context, sel, want string) {
+	t.Helper()
+	js := `(function () { var e = document.querySelector(` + strconv.Quote(sel) + `); return e ? e.textContent.trim() : null; })()`
+	last := "(no element)"
+	for {
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[*string](js))
+		switch {
+		case err == nil && got != nil && *got == want:
+			return
+		case err == nil && got != nil:
+			last = strconv.Quote(*got)
+		case err != nil && !navigated(err):
+			t.Fatalf("webtest: waiting for %q to read %q: %v", sel, want, err)
+		}
+		if !pause(ctx) {
+			t.Fatalf("webtest: %q never read %q (last %s): %v", sel, want, last, ctx.Err())
+		}
 	}
-	return s
+}
+
+// navigated reports whether err is the browser's answer to a query on a document that has
+// just been replaced by another.
+func navigated(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"Cannot find context with specified id", "Execution context was destroyed",
+		"Could not find node with given id", "No node with given id"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// pause waits a moment between two looks at a page; false when ctx ended.
+func pause(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(50 * time.Millisecond):
+		return true
+	}
 }
