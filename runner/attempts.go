@@ -3,6 +3,7 @@ package runner
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/runner/leaf"
+	"github.com/frognano/frognano/runner/sandbox"
 )
 
 // Attempts: limits of one run's attempts.
@@ -62,6 +64,68 @@ type attemptSpec struct {
 	k      int // from 1
 	leaf   leaf.Config
 	before *sharedBefore
+	shared *sharedRun // nil for a plain Run
+}
+
+// sharedRun is what a run's attempts do once for all: pack the checkout, and run the tests
+// after on a patch that several attempts made byte for byte.
+type sharedRun struct {
+	ctx      context.Context // the run's: an attempt stopped early does not cut them short
+	packOnce sync.Once
+	pack     *sandbox.Snapshot
+	packErr  error
+
+	mu     sync.Mutex
+	afters map[[sha256.Size]byte]*sharedAfter
+}
+
+type sharedAfter struct {
+	once  sync.Once
+	res   *TestRun
+	first int // the attempt that ran it
+}
+
+// snapshot is the run's packed checkout: packed by the first attempt that asks, under the
+// run's context, and closed by RunAttempts once every attempt is done; a plain Run packs its
+// own and closes it when done.
+func (a *attemptSpec) snapshot(pack func(context.Context) (*sandbox.Snapshot, error), ctx context.Context) (*sandbox.Snapshot, func(), error) {
+	if a == nil || a.shared == nil {
+		p, err := pack(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, func() { p.Close() }, nil
+	}
+	s := a.shared
+	s.packOnce.Do(func() { s.pack, s.packErr = pack(s.ctx) })
+	return s.pack, func() {}, s.packErr
+}
+
+// testsAfter runs the tests after on diff, or, when another attempt of the run made the very
+// same patch, waits for that attempt's run and returns its result: the same tree in a fresh
+// sandbox gives the same verification, and a 4B model that finds an easy fix often finds it
+// byte for byte several times. The note says so in the attempt's report.
+func (a *attemptSpec) testsAfter(diff []byte, run func() *TestRun) (*TestRun, string) {
+	if a == nil || a.shared == nil {
+		return run(), ""
+	}
+	key := sha256.Sum256(diff)
+	s := a.shared
+	s.mu.Lock()
+	if s.afters == nil {
+		s.afters = map[[sha256.Size]byte]*sharedAfter{}
+	}
+	e := s.afters[key]
+	if e == nil {
+		e = &sharedAfter{first: a.k}
+		s.afters[key] = e
+	}
+	s.mu.Unlock()
+	e.once.Do(func() { e.res = run() })
+	if e.first == a.k {
+		return e.res, ""
+	}
+	return e.res, fmt.Sprintf("This attempt's patch is identical to attempt %d's, so the two share one tests-after run.", e.first)
 }
 
 // leafConfig is the attempt's model settings (def for a plain Run), with spec's OnModelWait
@@ -143,13 +207,19 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 	attCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	shared := &sharedBefore{ctx: ctx}
+	once := &sharedRun{ctx: ctx}
+	defer func() {
+		if once.pack != nil {
+			once.pack.Close()
+		}
+	}()
 	set := &AttemptSet{Attempts: make([]Attempt, n)}
 	var wg sync.WaitGroup
 	for i := range n {
 		k := i + 1
 		a := spec
 		a.RunID = fmt.Sprintf("%s-a%d", spec.RunID, k)
-		a.attempt = &attemptSpec{k: k, leaf: leafFor(k), before: shared}
+		a.attempt = &attemptSpec{k: k, leaf: leafFor(k), before: shared, shared: once}
 		if k > 1 {
 			a.OnSetup = nil // the environment is prepared once; its log shows once
 		}

@@ -164,8 +164,9 @@ func (c *sandboxCounter) settle(t *testing.T, want int) (map[string]int, int) {
 // TestMaxSandboxesCountsEverySandbox: with FROGNANO_MAX_SANDBOXES=2, a run of four attempts
 // whose repository has a setup script never has more than two sandboxes at once, counted
 // through the Docker engine's own events: the setup container, the four agents, the shared
-// tests-before run and the four tests-after runs all take a slot. Every attempt still runs
-// to its end and is verified, and the fix is chosen.
+// tests-before run and the tests-after runs all take a slot. Every attempt still runs to its
+// end and is verified, and the fix is chosen. Attempts 1 and 4 make the same patch: they
+// share one tests-after run, and attempt 4's report says so.
 func TestMaxSandboxesCountsEverySandbox(t *testing.T) {
 	t.Parallel()
 	dir := checkout(t, "pyaverage")
@@ -191,12 +192,12 @@ func TestMaxSandboxesCountsEverySandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	made, peak := count.settle(t, 10)
+	made, peak := count.settle(t, 9)
 	t.Logf("sandboxes made: %v; at most %d at once", made, peak)
 	if peak > 2 {
 		t.Errorf("%d sandboxes existed at once, over FROGNANO_MAX_SANDBOXES=2", peak)
 	}
-	want := map[string]int{"setup": 1, "agent": 4, "tests-before": 1, "tests-after": 4}
+	want := map[string]int{"setup": 1, "agent": 4, "tests-before": 1, "tests-after": 3}
 	for purpose, n := range want {
 		if made[purpose] != n {
 			t.Errorf("%d %s sandbox(es) made, want %d (all: %v)", made[purpose], purpose, n, made)
@@ -215,6 +216,10 @@ func TestMaxSandboxesCountsEverySandbox(t *testing.T) {
 		if a.Err != nil || a.Result == nil || a.Result.TestsAfter == nil || a.Result.TestsAfter.Error != "" {
 			t.Fatalf("attempt %d was not carried out and verified: %v %+v", a.K, a.Err, a.Result)
 		}
+	}
+	one, four := res.Attempts.Attempts[0].Result, res.Attempts.Attempts[3].Result
+	if one.TestsAfter != four.TestsAfter || !strings.Contains(strings.Join(four.Notes, "\n"), "identical to attempt 1's, so the two share one tests-after run") {
+		t.Errorf("attempts 1 and 4 made the same patch but did not share their tests-after run; notes of 4: %q", four.Notes)
 	}
 	if k := res.Attempts.Attempts[res.Attempts.Chosen].K; k != 2 {
 		t.Errorf("chosen attempt %d (%s), want 2", k, res.Attempts.Why)

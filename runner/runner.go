@@ -182,11 +182,14 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 
 	// The checkout is packed once for every sandbox of the run (the agent's, both test runs),
 	// in the background while the environment is prepared and the agent's sandbox is made.
-	repo, err := sandbox.Pack(ctx, spec.RepoDir, r.cfg.Sandbox.User, "")
+	// The attempts of a run share one pack (attempts.go).
+	repo, closeRepo, err := spec.attempt.snapshot(func(ctx context.Context) (*sandbox.Snapshot, error) {
+		return sandbox.Pack(ctx, spec.RepoDir, r.cfg.Sandbox.User, "")
+	}, ctx)
 	if err != nil {
 		return nil, classify("packing the repository", err)
 	}
-	defer repo.Close()
+	defer closeRepo()
 
 	// The environment: the operator's image for this repository, plus what the repository's
 	// setup script installed (with network, before any model call). A failed setup ends the
@@ -283,7 +286,13 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 
 	before.Wait()
 	if testCmd != "" && res.Patch != nil && len(res.Patch.Diff) > 0 {
-		res.TestsAfter = r.runTests(ctx, sbCfg, repo, spec, "tests-after", testCmd, res.Patch.Diff)
+		var note string
+		res.TestsAfter, note = spec.attempt.testsAfter(res.Patch.Diff, func() *TestRun {
+			return r.runTests(ctx, sbCfg, repo, spec, "tests-after", testCmd, res.Patch.Diff)
+		})
+		if note != "" {
+			res.Notes = append(res.Notes, note)
+		}
 	}
 	if res.TestsBefore != nil && res.TestsAfter != nil {
 		cmp := verify.Compare(res.TestsBefore.Outcome, res.TestsAfter.Outcome)
