@@ -166,14 +166,20 @@ func TestBrowserRunsList(t *testing.T) {
 	// Filter through the form, as a person would.
 	browse(t, ctx, chromedp.SendKeys(chromedp.CSS(`input[name="repo"]`), "octo/pager"),
 		chromedp.SetValue(chromedp.CSS(`select[name="state"]`), queue.StateFailed))
-	browse(t, ctx, chromedp.Submit(chromedp.CSS(`input[name="repo"]`)))
+	// RunResponse returns once the filtered page has loaded (the old one lists that run too).
+	if _, err := chromedp.RunResponse(ctx, chromedp.Submit(chromedp.CSS(`input[name="repo"]`))); err != nil {
+		t.Fatal(err)
+	}
 	browse(t, ctx, chromedp.WaitVisible(chromedp.CSS(`#runs tr.run[data-run="`+itoa(failed)+`"]`)))
 	if got := rows(); got != itoa(failed) {
 		t.Errorf("filtered rows %s, want %d", got, failed)
 	}
 	webtest.Screenshot(t, ctx, "filtered")
 	// The row links to the run.
-	browse(t, ctx, chromedp.Click(chromedp.CSS(`#runs a[href="/runs/`+itoa(failed)+`"]`)), chromedp.WaitVisible(chromedp.CSS("#facts")))
+	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`#runs a[href="/runs/`+itoa(failed)+`"]`))); err != nil {
+		t.Fatal(err)
+	}
+	browse(t, ctx, chromedp.WaitVisible(chromedp.CSS("#facts")))
 	if got := webtest.Text(t, ctx, "h1"); !strings.Contains(got, "Run "+itoa(failed)) {
 		t.Errorf("heading %q", got)
 	}
