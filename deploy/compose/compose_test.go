@@ -85,18 +85,7 @@ func TestComposeConfig(t *testing.T) {
 // stack up, waits for /readyz, delivers a signed webhook and finds the job in PostgreSQL.
 func TestComposeStack(t *testing.T) {
 	t.Parallel()
-	// Tags of this test alone (several test runs may share the engine); the layers stay cached.
-	tag := "test-" + randHex(t, 4)
-	image, pgImage := "frognano:"+tag, "frognano-postgres:"+tag
-	t.Cleanup(func() {
-		if out, err := command(t, nil, time.Minute, "docker", "rmi", image, pgImage); err != nil {
-			t.Logf("removing the test's images: %v %s", err, out)
-		}
-	})
-	build := []string{"FROGNANO_IMAGE=" + image, "FROGNANO_POSTGRES_IMAGE=" + pgImage}
-	if out, err := command(t, build, 15*time.Minute, "deploy/compose/build-images.sh"); err != nil {
-		t.Fatalf("building the images (run deploy/sandbox/build-offline.sh --go first): %v\n%s", err, out)
-	}
+	image, pgImage := testImages(t)
 	out, err := command(t, nil, time.Minute, "docker", "run", "--rm", "--network", "none", image, "version")
 	if err != nil || !strings.HasPrefix(out, "frognano ") {
 		t.Fatalf("frognano version in the image: %v %q", err, out)
