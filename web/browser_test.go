@@ -46,11 +46,17 @@ func TestBrowserFinishedRun(t *testing.T) {
 	b.event(t, id, queue.EventStep, step(0, "grep -n Pages pager.go", "1:func Pages(n int) int { return n / 10 }"))
 	b.event(t, id, queue.EventStep, step(1, "go test ./...", long))
 	b.event(t, id, queue.EventStep, step(2, "cat notes.txt", hostile))
+	other := step(0, "ls -la", "total 8")
+	other.Attempt = 2
+	b.event(t, id, queue.EventStep, other)
 	b.event(t, id, queue.EventTests, queue.TestsEvent{
 		Before: &queue.TestsRun{Command: "go test ./...", ExitCode: 1, Passed: 4, Failed: 1},
 		After:  &queue.TestsRun{Command: "go test ./...", ExitCode: 0, Passed: 5}, PerTest: true,
 		Tests: []queue.TestRow{{Name: "pager/TestPagesRoundsUp", Before: "fail", After: "pass", Change: "fixed"},
-			{Name: "pager/TestPagesZero", Before: "pass", After: "pass"}}})
+			{Name: "pager/TestPagesZero", Before: "pass", After: "pass"}},
+		Attempts: []queue.AttemptRow{{K: 1, Chosen: true, ExitReason: "agent", Steps: 3, PatchBytes: 180},
+			{K: 2, ExitReason: "max_steps", Steps: 1}},
+		Why: "attempt 1 fixed the failing test and broke none"})
 	b.event(t, id, queue.EventEnd, queue.EndEvent{State: queue.StateSucceeded, ExitReason: "agent", PRURL: "https://github.example/octo/pager/pull/8"})
 
 	ctx := webtest.Browser(t)
@@ -58,13 +64,19 @@ func TestBrowserFinishedRun(t *testing.T) {
 	browse(t, ctx, chromedp.WaitVisible(chromedp.CSS("#diff")))
 	webtest.Screenshot(t, ctx, "finished")
 
-	if n := eval[int](t, ctx, `document.querySelectorAll('#steps .step').length`); n != 3 {
-		t.Errorf("%d steps shown, want 3", n)
+	if n := eval[int](t, ctx, `document.querySelectorAll('#g-1-1 .step').length`); n != 3 {
+		t.Errorf("%d steps shown for attempt 1, want 3", n)
 	}
-	if got := webtest.Text(t, ctx, `.step[data-n="1"] .args`); !strings.Contains(got, `"command": "grep -n Pages pager.go"`) {
+	if got := webtest.Text(t, ctx, "#g-1-2"); !strings.Contains(got, "attempt 2") || !strings.Contains(got, "ls -la") {
+		t.Errorf("attempt 2's steps: %q", got)
+	}
+	if got := webtest.Text(t, ctx, "#attempts"); !strings.Contains(got, "chosen") || !strings.Contains(got, "max_steps") {
+		t.Errorf("attempts table: %q", got)
+	}
+	if got := webtest.Text(t, ctx, `#g-1-1 .step[data-n="1"] .args`); !strings.Contains(got, `"command": "grep -n Pages pager.go"`) {
 		t.Errorf("step 1's arguments: %q", got)
 	}
-	if got := webtest.Text(t, ctx, `.step[data-n="1"] .obs pre`); !strings.Contains(got, "return n / 10") {
+	if got := webtest.Text(t, ctx, `#g-1-1 .step[data-n="1"] .obs pre`); !strings.Contains(got, "return n / 10") {
 		t.Errorf("step 1's observation: %q", got)
 	}
 	// The long observation is collapsed, its first line in the summary.
@@ -86,7 +98,7 @@ func TestBrowserFinishedRun(t *testing.T) {
 	if got := webtest.Text(t, ctx, "#tests-summary"); !strings.Contains(got, "Passed\t4\t5") && !strings.Contains(got, "4") {
 		t.Errorf("tests summary: %q", got)
 	}
-	if got := webtest.Text(t, ctx, "#timeline"); !strings.Contains(got, "published") || !strings.Contains(got, "3 agent steps") {
+	if got := webtest.Text(t, ctx, "#timeline"); !strings.Contains(got, "published") || !strings.Contains(got, "4 agent steps") {
 		t.Errorf("timeline: %q", got)
 	}
 	if got := webtest.Text(t, ctx, "#task"); !strings.Contains(got, "Pages(15) should be 2.") {
