@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -190,5 +191,46 @@ func TestEventStreamEndsWhenAccessIsRemoved(t *testing.T) {
 	}
 	if strings.Contains(string(rest), "event: end") {
 		t.Errorf("the stream ended as if the run had: %q", rest)
+	}
+}
+
+// TestCloseEndsEventStreams: a server shutting down (Close) ends the open streams, so its
+// Shutdown need not wait for them.
+func TestCloseEndsEventStreams(t *testing.T) {
+	t.Parallel()
+	pool := setup(t).pool
+	a := &testAuth{}
+	a.allow("alice", "octo/pager")
+	p, err := New(Config{Pool: pool, Auth: a, PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p.Handler())
+	t.Cleanup(srv.Close)
+	b := &bundle{pool: pool, auth: a, srv: srv}
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
+	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound against hanging, not an assertion
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/runs/"+itoa(id)+"/events", nil)
+	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: "alice"})
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the stream before the first step: %v", err)
+		}
+		if line == "event: step\n" {
+			break
+		}
+	}
+	p.Close()
+	if _, err := io.ReadAll(r); err != nil {
+		t.Fatalf("the stream did not end cleanly: %v", err)
 	}
 }

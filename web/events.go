@@ -108,6 +108,8 @@ func (s *stream) follow(ctx context.Context, after int64) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-s.p.done:
+			return nil
 		case <-tick.C:
 		}
 	}

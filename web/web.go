@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -89,8 +90,17 @@ type Config struct {
 
 // Pages serves the run pages.
 type Pages struct {
-	cfg  Config
-	tmpl *template.Template
+	cfg       Config
+	tmpl      *template.Template
+	done      chan struct{} // closed by Close: open event streams end
+	closeOnce sync.Once
+}
+
+// Close ends every open event stream (the browsers reconnect to whichever server is up) and
+// makes new ones end at once. Register it with http.Server.RegisterOnShutdown: Shutdown waits
+// for open requests, and a stream would otherwise hold it until its timeout.
+func (p *Pages) Close() {
+	p.closeOnce.Do(func() { close(p.done) })
 }
 
 // New checks cfg and parses the templates.
@@ -117,7 +127,7 @@ func New(cfg Config) (*Pages, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Pages{cfg: cfg, tmpl: t}, nil
+	return &Pages{cfg: cfg, tmpl: t, done: make(chan struct{})}, nil
 }
 
 // Routes mounts the sign-in routes and GET /runs, /runs/{id}, /runs/{id}/events and

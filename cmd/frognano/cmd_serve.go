@@ -363,7 +363,7 @@ func (s *service) run(ctx context.Context, withWeb bool) error {
 	errc := make(chan error, 1)
 	if withWeb {
 		httpSrv = s.web.HTTPServer(s.cfg.Addr)
-		httpSrv.Handler = s.metrics.Webhooks(s.withPages(httpSrv.Handler))
+		httpSrv.Handler = s.metrics.Webhooks(s.withPages(httpSrv, httpSrv.Handler))
 		ln, err := net.Listen("tcp", s.cfg.Addr)
 		if err != nil {
 			_ = s.queue.Stop(context.WithoutCancel(ctx))

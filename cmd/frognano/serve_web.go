@@ -71,11 +71,13 @@ func (s *service) buildPages() error {
 	return nil
 }
 
-// withPages serves the run pages and sign-in next to the webhook and health endpoints of h.
-func (s *service) withPages(h http.Handler) http.Handler {
+// withPages serves the run pages and sign-in next to the webhook and health endpoints of
+// srv's handler; srv's Shutdown ends the pages' open event streams.
+func (s *service) withPages(srv *http.Server, h http.Handler) http.Handler {
 	if s.pages == nil {
 		return h
 	}
+	srv.RegisterOnShutdown(s.pages.Close)
 	r := chi.NewRouter()
 	s.pages.Routes(r)
 	r.Handle("/*", h)
