@@ -252,3 +252,27 @@ func TestFollowUpReplyCountsMoreRequests(t *testing.T) {
 		t.Errorf("reply:\n%s", body)
 	}
 }
+
+// TestReviewCommentsOfTheActiveRunAreNotMoreRequests: the line comments of the review an active
+// follow-up answers arrive as requests of their own; they are part of that run, while a
+// request from elsewhere is counted.
+func TestReviewCommentsOfTheActiveRunAreNotMoreRequests(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	first := b.acceptReview(t, "reviewer")
+	again := b.acceptReview(t, "reviewer") // a line comment of review 555
+	if !again.AlreadyActive || again.RunID != first.RunID {
+		t.Fatalf("second request: %+v", again)
+	}
+	other := b.acceptFollowUp(t, "reviewer", "@frognano and rename x")
+	if !other.AlreadyActive {
+		t.Fatalf("third request: %+v", other)
+	}
+	var extra int
+	if err := b.pool.QueryRow(context.Background(), `SELECT extra_requests FROM runs WHERE id = $1`, first.RunID).Scan(&extra); err != nil {
+		t.Fatal(err)
+	}
+	if extra != 1 {
+		t.Errorf("extra requests %d, want 1 (only the comment from elsewhere)", extra)
+	}
+}

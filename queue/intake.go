@@ -95,9 +95,12 @@ func (c *Client) Accept(ctx context.Context, d Delivery, req RunRequest) (Accept
 		}
 		if runID == nil {
 			res.AlreadyActive = true
-			err = tx.QueryRow(ctx, `UPDATE runs SET extra_requests = extra_requests + 1
+			// A request from the source the active run already reads (a line comment of the
+			// review it answers) is part of that run, not one more.
+			err = tx.QueryRow(ctx, `UPDATE runs SET extra_requests = extra_requests +
+					CASE WHEN $3::bigint <> 0 AND source_id = $3::bigint THEN 0 ELSE 1 END
 				WHERE repo_id = $1 AND issue = $2 AND state IN ('queued', 'running') RETURNING id`,
-				req.RepoID, req.Issue).Scan(&res.RunID)
+				req.RepoID, req.Issue, req.SourceID).Scan(&res.RunID)
 			if err != nil {
 				// The active run finished between the two statements: let
 				// the sender redeliver rather than guess.
