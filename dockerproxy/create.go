@@ -18,13 +18,28 @@ import (
 // lookups are what the container checks ask of the engine. Proxy implements it against the
 // engine; the fuzz test with a stand-in.
 type lookups interface {
-	// image returns the labels of a local image; a Refusal when there is none.
-	image(ctx context.Context, ref string) (id string, labels map[string]string, err error)
+	// image returns a local image's ID, labels and the volumes its configuration declares; a
+	// Refusal when there is none.
+	image(ctx context.Context, ref string) (imageFacts, error)
 	// container returns a container's full ID and labels; a Refusal when there is none.
 	container(ctx context.Context, ref string) (id string, labels map[string]string, err error)
 	// volumeUsers returns the labels of every container that uses the volume.
 	volumeUsers(ctx context.Context, name string) ([]map[string]string, error)
 }
+
+// imageFacts is what the checks need to know of an image.
+type imageFacts struct {
+	ID      string
+	Labels  map[string]string
+	Volumes map[string]struct{} // VOLUME in the image's configuration: anonymous, writable volumes
+}
+
+// watcherWorkspace is where the disk watcher mounts the workspace it measures (runner/sandbox's
+// watcherScript names it).
+const watcherWorkspace = "/workspace"
+
+// watcherEnv is the only environment the disk watcher is given (runner/sandbox's).
+const watcherEnv = "LC_ALL=C"
 
 // watcherCapability is the one capability outside sandbox.SetupCapabilities that frognano
 // adds: the disk watcher's, to read the whole workspace whatever its modes.
@@ -230,7 +245,12 @@ func (p *Proxy) checkConfig(ctx context.Context, req *container.CreateRequest, l
 }
 
 // checkWatcher allows DAC_READ_SEARCH to the disk watcher alone: its exact command, on an image
-// no setup wrote, watching one of frognano's sandboxes, read-only and offline.
+// no setup wrote, watching one of frognano's sandboxes, read-only and offline. "Its exact
+// command" means the program too, not only the entrypoint's words: nothing the client sends may
+// decide which file `timeout`, `sh` or `du` is (PATH or LD_* in the environment, a mount or a
+// writable volume or tmpfs over the image's directories) or run another program beside it (a
+// health check). The image is named by the ID that was checked, so a tag moved meanwhile
+// cannot swap it.
 func (p *Proxy) checkWatcher(ctx context.Context, req *container.CreateRequest, lk lookups) error {
 	c, h := req.Config, req.HostConfig
 	if !sandbox.IsWatcherEntrypoint(c.Entrypoint) || len(c.Cmd) > 0 {
@@ -239,13 +259,36 @@ func (p *Proxy) checkWatcher(ctx context.Context, req *container.CreateRequest, 
 	if !h.ReadonlyRootfs || string(h.NetworkMode) != "none" || len(h.Mounts) != 1 || !h.Mounts[0].ReadOnly {
 		return refuse("capability %s is allowed only to an offline container with a read-only root and one read-only volume", watcherCapability)
 	}
-	_, labels, err := lk.image(ctx, c.Image)
+	if h.Mounts[0].Target != watcherWorkspace {
+		return refuse("capability %s is allowed only with the watched volume at %s, not %q", watcherCapability, watcherWorkspace, h.Mounts[0].Target)
+	}
+	for _, e := range c.Env {
+		if e != watcherEnv {
+			return refuse("capability %s is allowed only with the environment %s, not %q", watcherCapability, watcherEnv, e)
+		}
+	}
+	if len(c.Volumes) > 0 || len(h.Tmpfs) > 0 {
+		return refuse("capability %s is not allowed with volumes or tmpfs mounts besides the watched volume", watcherCapability)
+	}
+	if c.Healthcheck != nil && !slices.Equal(c.Healthcheck.Test, []string{"NONE"}) {
+		return refuse("capability %s is not allowed with a health check (it runs a command of its own)", watcherCapability)
+	}
+	img, err := lk.image(ctx, c.Image)
 	if err != nil {
 		return err
 	}
-	if labels[envpkg.LabelEnv] != "" {
+	if img.Labels[envpkg.LabelEnv] != "" {
 		return refuse("capability %s is not allowed on an environment image (a setup script wrote it)", watcherCapability)
 	}
+	if len(img.Volumes) > 0 {
+		return refuse("capability %s is not allowed on an image that declares volumes (writable places the client can copy a program into)", watcherCapability)
+	}
+	if img.ID == "" {
+		return refuse("image %q has no ID", c.Image)
+	}
+	c.Image = img.ID
+	// The image's own health check, if it has one, does not run either.
+	c.Healthcheck = &container.HealthConfig{Test: []string{"NONE"}}
 	watched := c.Labels[sandbox.LabelWatches]
 	if watched == "" {
 		return refuse("capability %s is allowed only to a container labelled %s", watcherCapability, sandbox.LabelWatches)

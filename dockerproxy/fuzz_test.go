@@ -27,8 +27,8 @@ type permissive struct{ owner string }
 func (p permissive) labels() map[string]string {
 	return map[string]string{sandbox.LabelSandbox: "1", sandbox.LabelOwner: p.owner}
 }
-func (p permissive) image(context.Context, string) (string, map[string]string, error) {
-	return "sha256:" + strings.Repeat("a", 64), nil, nil
+func (p permissive) image(context.Context, string) (imageFacts, error) {
+	return imageFacts{ID: "sha256:" + strings.Repeat("a", 64)}, nil
 }
 func (p permissive) container(_ context.Context, ref string) (string, map[string]string, error) {
 	return strings.Repeat("b", 64), p.labels(), nil

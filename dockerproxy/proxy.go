@@ -190,6 +190,20 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out.URL = &url.URL{Scheme: "http", Host: "docker", Path: fw.path, RawQuery: fw.query.Encode()}
 	out.Host = "docker"
 	out.RequestURI = ""
+	switch {
+	case fw.stream:
+		// The engine reads its parameters with Go's ParseForm, which takes a form-encoded
+		// POST or PUT body's values before the query's: the streamed body is a tar, always.
+		out.Header.Set("Content-Type", "application/x-tar")
+	case fw.body == nil:
+		// No other call that streams takes a body, so none goes: a form-encoded one would
+		// override the checked query (a tag's repo, for one).
+		out.Body = http.NoBody
+		out.ContentLength = 0
+		out.Header.Del("Content-Length")
+		out.Header.Del("Content-Type")
+		out.TransferEncoding = nil
+	}
 	if fw.body != nil {
 		out.Body = io.NopCloser(bytes.NewReader(fw.body))
 		out.ContentLength = int64(len(fw.body))
@@ -209,12 +223,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // forward is a checked request: where it goes, and the body to send instead of the client's
-// (nil: the client's, streamed).
+// (nil: the client's tar when stream, else none).
 type forward struct {
 	path   string
 	query  url.Values
 	body   []byte
 	hijack bool // attach or exec start: the connection may be upgraded to a raw stream
+	stream bool // archive: the client's body (a tar) is streamed to the engine
 	list   bool // a container list to keep to the owner's containers
 }
 

@@ -207,6 +207,8 @@ func (p *Proxy) checkContainerCall(r *http.Request, tail string, q url.Values, f
 		}
 	case "attach":
 		fw.hijack = true
+	case "archive":
+		fw.stream = true
 	}
 	if op == "" {
 		to("/containers/" + id)
@@ -355,14 +357,14 @@ func (p *Proxy) envImage(ctx context.Context, name string) (string, error) {
 	if name == "" {
 		return "", badRequest("no image named")
 	}
-	id, labels, err := p.image(ctx, name)
+	img, err := p.image(ctx, name)
 	if err != nil {
 		return "", err
 	}
-	if labels[envpkg.LabelEnv] != "1" {
+	if img.Labels[envpkg.LabelEnv] != "1" {
 		return "", refuse("image %q is not a frognano environment image (label %s=1)", name, envpkg.LabelEnv)
 	}
-	return id, nil
+	return img.ID, nil
 }
 
 // checkVolumeRemove allows removing an anonymous volume that no other container uses.
@@ -464,19 +466,19 @@ func (p *Proxy) container(ctx context.Context, ref string) (string, map[string]s
 	return info.ID, labels, nil
 }
 
-func (p *Proxy) image(ctx context.Context, ref string) (string, map[string]string, error) {
-	if !imageName.MatchString(ref) {
-		return "", nil, badRequest("%q is not an image name or ID", ref)
+func (p *Proxy) image(ctx context.Context, ref string) (imageFacts, error) {
+	if !imageName.MatchString(ref) || path.Clean("/"+ref) != "/"+ref {
+		return imageFacts{}, badRequest("%q is not an image name or ID", ref)
 	}
 	var info image.InspectResponse
 	if err := p.get(ctx, "/images/"+ref+"/json", &info); err != nil {
-		return "", nil, err
+		return imageFacts{}, err
 	}
-	var labels map[string]string
+	f := imageFacts{ID: info.ID}
 	if info.Config != nil {
-		labels = info.Config.Labels
+		f.Labels, f.Volumes = info.Config.Labels, info.Config.Volumes
 	}
-	return info.ID, labels, nil
+	return f, nil
 }
 
 func (p *Proxy) volumeUsers(ctx context.Context, name string) ([]map[string]string, error) {
