@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -164,4 +165,72 @@ func TestServiceRunPage(t *testing.T) {
 	if got := webtest.Text(t, ctx, "#task"); !strings.Contains(got, "average() divides by the wrong count") {
 		t.Errorf("task: %q", got)
 	}
+}
+
+// TestServiceRunPageLive follows a run in Chromium while the real worker works it: the page,
+// opened after the first step, shows the second step when the worker finishes it, without a
+// reload, and the whole run once it ends. The second step's command waits until the test
+// creates a file in the agent's sandbox, which it does only once the page shows the first.
+func TestServiceRunPageLive(t *testing.T) {
+	t.Parallel()
+	const token = "run-pages-token-0123456789abcdef0123456789"
+	e := svcSetup(t, "svc-live.json")
+	e.env["FROGNANO_PUBLIC_URL"] = "http://frognano.test"
+	e.env["FROGNANO_WEB_TOKEN"] = token
+	p := e.start()
+	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
+	if ans.Status != "queued" || len(ans.RunIDs) != 1 {
+		t.Fatalf("webhook answer = %+v, want one queued run", ans)
+	}
+	id := ans.RunIDs[0]
+	svcWait(t, svcRunWait, "the run's first step", func() (bool, string) {
+		var n int
+		if err := e.db.QueryRow(context.Background(), `SELECT count(*) FROM run_events WHERE run_id = $1 AND kind = 'step'`, id).Scan(&n); err != nil {
+			return false, err.Error()
+		}
+		return n == 1, fmt.Sprintf("%d steps", n)
+	})
+
+	ctx := webtest.Browser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("http://%s/runs/%d", p.addr, id)),
+		chromedp.WaitVisible(chromedp.CSS("#token")),
+		chromedp.SendKeys(chromedp.CSS("#token"), token),
+		chromedp.Click(chromedp.CSS("#signin")),
+		chromedp.WaitVisible(chromedp.CSS("#live")),
+		chromedp.WaitVisible(chromedp.CSS(`.step[data-n="1"]`))); err != nil {
+		t.Fatal(err)
+	}
+	webtest.Screenshot(t, ctx, "step-1")
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.sameDocument = true`)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Release the second step.
+	sandbox := e.waitAgentContainer(id)
+	if out, err := exec.Command("docker", "exec", sandbox, "touch", "/tmp/frognano-go").CombinedOutput(); err != nil {
+		t.Fatalf("releasing the waiting step: %v: %s", err, out)
+	}
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`.step[data-n="2"]`))); err != nil {
+		t.Fatal(err)
+	}
+	same, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.sameDocument === true`))
+	if err != nil || !same {
+		t.Errorf("the page reloaded to show the new step (%v)", err)
+	}
+	if got := webtest.Text(t, ctx, `.step[data-n="2"] .obs pre`); !strings.Contains(got, "released") {
+		t.Errorf("step 2's observation: %q", got)
+	}
+	webtest.Screenshot(t, ctx, "step-2")
+
+	// The run goes on and ends: the page shows the whole run.
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#diff")), chromedp.WaitNotPresent(chromedp.CSS("#live"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := webtest.Text(t, ctx, "#state"); got != "succeeded" {
+		t.Errorf("state %q", got)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#steps .step').length`)); err != nil || n != 6 {
+		t.Errorf("%d steps on the finished page (%v), want 6", n, err)
+	}
+	webtest.Screenshot(t, ctx, "finished")
 }
