@@ -22,7 +22,6 @@ type listView struct {
 
 type listRow struct {
 	queue.RunRecord
-	Kind string
 }
 
 func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
