@@ -62,7 +62,7 @@ func New() *Metrics {
 	}, []string{"outcome"})
 	m.sandboxReady = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "sandbox_ready_seconds",
-		Help:    "Time from creating a sandbox container until it runs (container create and start).",
+		Help:    "Time from creating a sandbox container until it runs with its disk watcher and holds the checkout.",
 		Buckets: []float64{0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32},
 	})
 	m.envCache = prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -105,7 +105,8 @@ type Config struct {
 	// the owner's sandboxes of this instance.
 	Instance string
 	// Ready, when set, is told how long each sandbox took from the create request until it ran
-	// with its disk watcher (the service's frognano_sandbox_ready_seconds). It must not block.
+	// with its disk watcher, and for NewFrom held the checkout (the service's
+	// frognano_sandbox_ready_seconds). It must not block.
 	Ready func(time.Duration)
 	// Slots, when set, bounds the sandboxes that exist at once across every Config sharing
 	// it (FROGNANO_MAX_SANDBOXES, slots.go): New and NewSetup wait for a free slot first.
