@@ -284,7 +284,9 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 		}
 	}
 
-	before.Wait()
+	// The after-run does not wait for the before-run (shared by the attempts, it may still run
+	// on a busy host): only their comparison does. The agent's sandbox is gone, so a run still
+	// holds two sandboxes at most.
 	if testCmd != "" && res.Patch != nil && len(res.Patch.Diff) > 0 {
 		var note string
 		res.TestsAfter, note = spec.attempt.testsAfter(res.Patch.Diff, func() *TestRun {
@@ -294,6 +296,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 			res.Notes = append(res.Notes, note)
 		}
 	}
+	before.Wait()
 	if res.TestsBefore != nil && res.TestsAfter != nil {
 		cmp := verify.Compare(res.TestsBefore.Outcome, res.TestsAfter.Outcome)
 		res.Comparison = &cmp
