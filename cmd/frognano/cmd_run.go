@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/frognano/frognano/runner"
@@ -91,16 +92,29 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 
 	start := time.Now()
 	fmt.Fprintf(stderr, "frognano: running %s on %s (max %d steps, %s)\n", cfg.Leaf.Model, repoDir, cfg.Leaf.MaxSteps, cfg.Leaf.MaxTime)
+	prefix := func(k int) string {
+		if cfg.Attempts.N > 1 {
+			return fmt.Sprintf("attempt %d | ", k)
+		}
+		return ""
+	}
+	var printMu sync.Mutex // the model's waits are told from other goroutines
 	spec := runner.Spec{RepoDir: repoDir, Task: text, OnSetup: func(line string) {
 		// The repository's text, shown as it comes: without terminal control characters.
 		fmt.Fprintf(stderr, "setup | %s\n", runner.Visible(line))
+	}, OnModelWait: func(k int, w leaf.ModelWait) {
+		printMu.Lock()
+		defer printMu.Unlock()
+		if w.Waiting() {
+			fmt.Fprintf(stderr, "%swaiting for the model server: %s\n", prefix(k), w)
+		} else {
+			fmt.Fprintf(stderr, "%sthe model server answers again\n", prefix(k))
+		}
 	}}
 	res, err := r.RunAll(ctx, spec, func(k int, s leaf.Step) {
-		prefix := ""
-		if cfg.Attempts.N > 1 {
-			prefix = fmt.Sprintf("attempt %d | ", k)
-		}
-		fmt.Fprintln(stderr, prefix+progressLine(s, cfg.Leaf.MaxSteps))
+		printMu.Lock()
+		defer printMu.Unlock()
+		fmt.Fprintln(stderr, prefix(k)+progressLine(s, cfg.Leaf.MaxSteps))
 	})
 	if err != nil {
 		var se *runner.SetupError
