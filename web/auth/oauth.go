@@ -66,8 +66,8 @@ func (o *OAuth) Routes(r chi.Router) {
 
 // Viewer returns the person of a valid session whose token GitHub has not refused.
 func (o *OAuth) Viewer(r *http.Request) (Viewer, bool) {
-	var s session
-	if err := o.jar.get(r, sessionCookie, &s); err != nil || s.Mode != "oauth" || s.Login == "" || s.Token == "" {
+	s, ok := o.jar.session(r)
+	if !ok || s.Mode != "oauth" || s.Login == "" || s.Token == "" {
 		return Viewer{}, false
 	}
 	if _, gone := o.revoked.get(tokenKey(s.Token), o.cfg.Now()); gone {
@@ -159,7 +159,7 @@ func (o *OAuth) handleCallback(w http.ResponseWriter, r *http.Request) {
 	if lifetime > 0 && now.Add(lifetime).Before(exp) {
 		exp = now.Add(lifetime)
 	}
-	if err := o.jar.set(w, sessionCookie, session{Mode: "oauth", Login: login, Token: token}, exp); err != nil {
+	if err := o.jar.startSession(w, session{Mode: "oauth", Login: login, Token: token}, exp); err != nil {
 		errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The session could not be stored.")
 		return
 	}

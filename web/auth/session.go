@@ -36,6 +36,12 @@ type jar struct {
 	// cross refuses cross-origin browser POSTs (Sec-Fetch-Site, else Origin against Host);
 	// the public URL's origin is trusted too, for proxies that rewrite Host.
 	cross *http.CrossOriginProtection
+	// ended holds the IDs of sessions signed out, until they would have expired, so that a
+	// copy of the cookie taken before the sign-out no longer signs anyone in. It is this
+	// process's memory: with several frognano processes behind one address, a copy stays
+	// valid on the others (and after a restart) until the session's expiry.
+	ended *expiring[struct{}]
+	ttl   time.Duration // the longest a session lasts: how long an ended ID is kept
 }
 
 func newJar(cfg Config) (*jar, error) {
@@ -65,7 +71,8 @@ func newJar(cfg Config) (*jar, error) {
 	if err := cross.AddTrustedOrigin(pub.Scheme + "://" + pub.Host); err != nil {
 		return nil, fmt.Errorf("%s: %w", EnvPublicURL, err)
 	}
-	j := &jar{aead: aead, secure: pub.Scheme == "https", now: cfg.Now, cross: cross}
+	j := &jar{aead: aead, secure: pub.Scheme == "https", now: cfg.Now, cross: cross,
+		ended: newExpiring[struct{}](cfg.ReadCacheSize), ttl: cfg.SessionTTL}
 	if j.secure {
 		j.prefix = "__Host-"
 	}
@@ -142,6 +149,7 @@ func (j *jar) cookie(name, value string, maxAge int) *http.Cookie {
 
 // session is the signed-in person, inside the session cookie.
 type session struct {
+	ID    string `json:"i,omitempty"` // random, per sign-in: what sign-out ends
 	Mode  string `json:"m"`           // "oauth" or "token"
 	Login string `json:"l"`           // GitHub login, or SharedTokenLogin
 	Token string `json:"t,omitempty"` // the person's GitHub user token (OAuth)
@@ -153,4 +161,31 @@ func randomToken() string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// startSession seals s, with a new ID, into the session cookie until exp.
+func (j *jar) startSession(w http.ResponseWriter, s session, exp time.Time) error {
+	s.ID = randomToken()
+	return j.set(w, sessionCookie, s, exp)
+}
+
+// session opens the session cookie of r; ok is false without a valid, unexpired session or
+// for one that was signed out.
+func (j *jar) session(r *http.Request) (s session, ok bool) {
+	if err := j.get(r, sessionCookie, &s); err != nil || s.ID == "" {
+		return session{}, false
+	}
+	if _, gone := j.ended.get(s.ID, j.now()); gone {
+		return session{}, false
+	}
+	return s, true
+}
+
+// endSession ends r's session, the browser's cookie and every copy of it (in this process).
+func (j *jar) endSession(w http.ResponseWriter, r *http.Request) {
+	if s, ok := j.session(r); ok {
+		now := j.now()
+		j.ended.put(s.ID, struct{}{}, now.Add(j.ttl), now)
+	}
+	j.clear(w, sessionCookie)
 }

@@ -52,8 +52,8 @@ func (s *SharedToken) Routes(r chi.Router) {
 
 // Viewer returns the token holder of a valid session signed in with the current token.
 func (s *SharedToken) Viewer(r *http.Request) (Viewer, bool) {
-	var ses session
-	if err := s.jar.get(r, sessionCookie, &ses); err != nil || ses.Mode != "token" || subtle.ConstantTimeCompare([]byte(ses.Key), []byte(s.key)) != 1 {
+	ses, ok := s.jar.session(r)
+	if !ok || ses.Mode != "token" || subtle.ConstantTimeCompare([]byte(ses.Key), []byte(s.key)) != 1 {
 		return Viewer{}, false
 	}
 	return Viewer{Login: SharedTokenLogin}, true
@@ -124,7 +124,7 @@ func (s *SharedToken) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, s.jar.cookie(csrfCookie, "", -1))
-	if err := s.jar.set(w, sessionCookie, session{Mode: "token", Login: SharedTokenLogin, Key: s.key}, now.Add(s.cfg.SessionTTL)); err != nil {
+	if err := s.jar.startSession(w, session{Mode: "token", Login: SharedTokenLogin, Key: s.key}, now.Add(s.cfg.SessionTTL)); err != nil {
 		errorPage(w, http.StatusInternalServerError, "Sign-in failed", "The session could not be stored.")
 		return
 	}
@@ -151,13 +151,14 @@ func clientKey(r *http.Request) string {
 }
 
 // mountLogout mounts GET /logout (a page with a sign-out button) and POST /logout, which
-// is cross-origin protected so another site cannot sign a person out.
+// is cross-origin protected so another site cannot sign a person out. Sign-out ends the
+// session itself, not only the browser's cookie (jar.endSession).
 func mountLogout(r chi.Router, j *jar) {
 	r.Get("/logout", func(w http.ResponseWriter, r *http.Request) {
 		render(w, http.StatusOK, page{Title: "Sign out of frognano", Logout: true})
 	})
 	r.Method(http.MethodPost, "/logout", j.cross.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		j.clear(w, sessionCookie)
+		j.endSession(w, r)
 		render(w, http.StatusOK, page{Title: "Signed out", Message: "You are signed out of frognano.", Link: "/login", LinkTxt: "Sign in"})
 	})))
 }
