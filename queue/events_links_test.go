@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,4 +70,12 @@ func TestRunPageLinks(t *testing.T) {
 	if plain.Check.DetailsURL != "" || strings.Contains(plain.PRBody, "/runs/") {
 		t.Error("a link without FROGNANO_PUBLIC_URL")
 	}
+}
+
+func ExampleRunPageURL() {
+	fmt.Println(RunPageURL("https://frognano.example.com/", 42))
+	fmt.Printf("%q\n", RunPageURL("", 42)) // FROGNANO_PUBLIC_URL unset: no links
+	// Output:
+	// https://frognano.example.com/runs/42
+	// ""
 }
