@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -151,4 +153,88 @@ func randSuffix(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// TestDockerProxyCommand runs `frognano docker-proxy` as the command line does: it serves the
+// filtered API on its socket (a ping passes, /info is refused with the reason), stops when its
+// context ends, and refuses a mistaken engine or network with a usage error.
+func TestDockerProxyCommand(t *testing.T) {
+	t.Parallel()
+	svcDocker(t)
+	dir, err := os.MkdirTemp("", "fnproxycmd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "api.sock")
+	if err := os.WriteFile(sock, nil, 0o600); err != nil { // a regular file is never replaced
+		t.Fatal(err)
+	}
+	var stderr lockedBuffer
+	stderr.mu = make(chan struct{}, 1)
+	err = run(context.Background(), []string{"docker-proxy", "--listen", "unix:" + sock}, envMap(nil), io.Discard, &stderr)
+	if err == nil || exitCode(err) != 3 {
+		t.Errorf("listening over a regular file: %v (exit %d)", err, exitCode(err))
+	}
+	os.Remove(sock)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"docker-proxy", "--listen", "unix:" + sock}, envMap(map[string]string{"DOCKER_HOST": os.Getenv("DOCKER_HOST"), "FROGNANO_SETUP_NETWORK": "build-net"}), io.Discard, &stderr)
+	}()
+	hc := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}}}
+	var ping *http.Response
+	for i := 0; i < 200; i++ {
+		if ping, err = hc.Get("http://docker/_ping"); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("docker-proxy ended: %v\n%s", err, stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err != nil {
+		t.Fatalf("the proxy's socket does not answer: %v\n%s", err, stderr.String())
+	}
+	body, _ := io.ReadAll(ping.Body)
+	ping.Body.Close()
+	if ping.StatusCode != http.StatusOK || string(body) != "OK" {
+		t.Errorf("ping through the proxy: %d %q", ping.StatusCode, body)
+	}
+	info, err := hc.Get("http://docker/v1.41/info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(info.Body)
+	info.Body.Close()
+	if info.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "frognano docker-proxy refused GET /v1.41/info") {
+		t.Errorf("/info through the proxy: %d %s", info.StatusCode, body)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("docker-proxy after its context ended: %v", err)
+	}
+	if !strings.Contains(stderr.String(), `"networks":["build-net"]`) {
+		t.Errorf("the setup network is not the allowed one:\n%s", stderr.String())
+	}
+
+	other := "unix:" + filepath.Join(dir, "x.sock")
+	for _, args := range [][]string{
+		{"docker-proxy", "--engine", "ssh://host", "--listen", other},
+		{"docker-proxy", "--networks", "host", "--listen", other},
+		{"docker-proxy", "--listen", "udp:x"},
+	} {
+		// Each fails before it serves; a background context would otherwise never end it.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := run(ctx, args, envMap(nil), io.Discard, io.Discard)
+		cancel()
+		if err == nil || exitCode(err) == 0 {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
 }
