@@ -3,6 +3,7 @@ package web
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -232,5 +233,32 @@ func TestCloseEndsEventStreams(t *testing.T) {
 	p.Close()
 	if _, err := io.ReadAll(r); err != nil {
 		t.Fatalf("the stream did not end cleanly: %v", err)
+	}
+}
+
+// TestListFilterTellsNothingOfUnreadableRepositories: for a person who cannot read a
+// repository, /runs?repo= answers the same, after the same single access check, whether
+// frognano ran on it or not.
+func TestListFilterTellsNothingOfUnreadableRepositories(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateSucceeded})
+	answer := func(repo string) (string, int) {
+		b.auth.mu.Lock()
+		before := b.auth.asked
+		b.auth.mu.Unlock()
+		resp := b.get(t, "/runs?repo="+repo, "bob")
+		body, _ := io.ReadAll(resp.Body)
+		b.auth.mu.Lock()
+		defer b.auth.mu.Unlock()
+		return fmt.Sprintf("%d %s", resp.StatusCode, strings.ReplaceAll(string(body), repo, "REPO")), b.auth.asked - before
+	}
+	with, n1 := answer("octo/pager")
+	without, n2 := answer("octo/unused")
+	if with != without {
+		t.Error("the answer for a repository with runs differs from one without")
+	}
+	if n1 != 1 || n2 != 1 {
+		t.Errorf("access checks: %d with runs, %d without, want 1 each", n1, n2)
 	}
 }

@@ -55,35 +55,54 @@ func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusBadRequest, "runs", page{Title: "Runs", Viewer: v.Login, Data: view})
 		return
 	}
+	// Only runs of repositories the viewer can read; each repository is asked about once.
+	readable := map[string]bool{}
+	check := func(owner, repo string) (can, handled bool) {
+		key := strings.ToLower(owner + "/" + repo)
+		if can, seen := readable[key]; seen {
+			return can, false
+		}
+		can, err := p.cfg.Auth.CanRead(r.Context(), v, owner, repo)
+		if errors.Is(err, ErrSignedOut) {
+			p.signIn(w, r, true)
+			return false, true
+		}
+		if err != nil {
+			// Not shown, and said so: one repository GitHub could not answer for does not
+			// hide the others.
+			p.cfg.Logger.WarnContext(r.Context(), "checking read access", "viewer", v, "repo", owner+"/"+repo, "error", err.Error())
+			view.Unchecked = true
+			can = false
+		}
+		readable[key] = can
+		return can, false
+	}
+	// A repository asked for is checked before anything is read of it, whether it has runs
+	// or not: the answer (and the work behind it, which its time shows) must not tell a person
+	// who cannot read a private repository whether frognano ever ran on it.
+	if f.Owner != "" {
+		can, handled := check(f.Owner, f.Repo)
+		if handled {
+			return
+		}
+		if !can {
+			p.render(w, r, http.StatusOK, "runs", page{Title: "Runs", Viewer: v.Login, Data: view})
+			return
+		}
+	}
 	runs, err := queue.ListRunsWhere(r.Context(), p.cfg.Pool, f)
 	if err != nil {
 		p.cfg.Logger.ErrorContext(r.Context(), "listing runs", "error", err.Error())
 		http.Error(w, "the runs could not be read", http.StatusInternalServerError)
 		return
 	}
-	// Only runs of repositories the viewer can read; each repository is asked about once.
-	readable := map[string]bool{}
 	for _, run := range runs {
 		if len(view.Runs) >= p.cfg.ListLimit {
 			break
 		}
-		key := strings.ToLower(run.Owner + "/" + run.Repo)
-		can, seen := readable[key]
-		if !seen {
-			var err error
-			can, err = p.cfg.Auth.CanRead(r.Context(), v, run.Owner, run.Repo)
-			if errors.Is(err, ErrSignedOut) {
-				p.signIn(w, r, true)
-				return
-			}
-			if err != nil {
-				// Not shown, and said so: one repository GitHub could not answer for does
-				// not hide the others.
-				p.cfg.Logger.WarnContext(r.Context(), "checking read access", "viewer", v, "repo", run.Owner+"/"+run.Repo, "error", err.Error())
-				view.Unchecked = true
-				can = false
-			}
-			readable[key] = can
+		can, handled := check(run.Owner, run.Repo)
+		if handled {
+			return
 		}
 		if can {
 			view.Runs = append(view.Runs, listRow{RunRecord: run})
