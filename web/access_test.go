@@ -262,3 +262,45 @@ func TestListFilterTellsNothingOfUnreadableRepositories(t *testing.T) {
 		t.Errorf("access checks: %d with runs, %d without, want 1 each", n1, n2)
 	}
 }
+
+// TestEventStreamsAreBounded: past MaxStreams open streams, another is refused with 503 (the
+// browser's EventSource tries again), so open pages cannot make the database poll without end.
+func TestEventStreamsAreBounded(t *testing.T) {
+	t.Parallel()
+	pool := setup(t).pool
+	a := &testAuth{}
+	a.allow("alice", "octo/pager")
+	p, err := New(Config{Pool: pool, Auth: a, PollInterval: 50 * time.Millisecond, MaxStreams: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p.Handler())
+	t.Cleanup(srv.Close)
+	b := &bundle{pool: pool, auth: a, srv: srv}
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
+	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go"))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound against hanging, not an assertion
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/runs/"+itoa(id)+"/events", nil)
+	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: "alice"})
+	first, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Body.Close()
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("first stream: %d", first.StatusCode)
+	}
+	if second := b.get(t, "/runs/"+itoa(id)+"/events", "alice"); second.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("second stream: %d, want 503", second.StatusCode)
+	}
+	// The first ends with its run; then a stream may open again.
+	b.finish(t, id, queue.StateSucceeded, samplePatch, "")
+	if _, err := io.ReadAll(first.Body); err != nil {
+		t.Fatal(err)
+	}
+	first.Body.Close()
+	if again := b.get(t, "/runs/"+itoa(id)+"/events", "alice"); again.StatusCode != http.StatusOK {
+		t.Errorf("a stream after the first ended: %d, want 200", again.StatusCode)
+	}
+}

@@ -22,6 +22,14 @@ func (p *Pages) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	select {
+	case p.streams <- struct{}{}:
+		defer func() { <-p.streams }()
+	default:
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, "too many open event streams; try again shortly", http.StatusServiceUnavailable)
+		return
+	}
 	after := int64(0)
 	for _, s := range []string{r.Header.Get("Last-Event-ID"), r.URL.Query().Get("after")} {
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {

@@ -60,6 +60,8 @@ var ErrSignedOut = errors.New("signed out")
 // Defaults of Config.
 const (
 	DefaultPollInterval = time.Second
+	// DefaultMaxStreams is how many event streams may be open at once.
+	DefaultMaxStreams = 200
 	// DefaultListLimit is how many runs /runs shows at most.
 	DefaultListLimit = 50
 	// scanLimit is how many of the newest matching runs /runs reads to find the ones the
@@ -85,7 +87,10 @@ type Config struct {
 	// read the run (default DefaultRecheckInterval).
 	RecheckInterval time.Duration
 	ListLimit       int // default DefaultListLimit
-	Logger          *slog.Logger
+	// MaxStreams bounds the event streams open at once in this process (each polls the
+	// database); more are answered 503 and the browser tries again (default DefaultMaxStreams).
+	MaxStreams int
+	Logger     *slog.Logger
 }
 
 // Pages serves the run pages.
@@ -94,6 +99,7 @@ type Pages struct {
 	tmpl      *template.Template
 	done      chan struct{} // closed by Close: open event streams end
 	closeOnce sync.Once
+	streams   chan struct{} // one token per open event stream, at most MaxStreams
 }
 
 // Close ends every open event stream (the browsers reconnect to whichever server is up) and
@@ -117,6 +123,9 @@ func New(cfg Config) (*Pages, error) {
 	if cfg.RecheckInterval <= 0 {
 		cfg.RecheckInterval = DefaultRecheckInterval
 	}
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = DefaultMaxStreams
+	}
 	if cfg.ListLimit <= 0 {
 		cfg.ListLimit = DefaultListLimit
 	}
@@ -127,7 +136,7 @@ func New(cfg Config) (*Pages, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Pages{cfg: cfg, tmpl: t, done: make(chan struct{})}, nil
+	return &Pages{cfg: cfg, tmpl: t, done: make(chan struct{}), streams: make(chan struct{}, cfg.MaxStreams)}, nil
 }
 
 // Routes mounts the sign-in routes and GET /runs, /runs/{id}, /runs/{id}/events and
