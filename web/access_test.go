@@ -264,7 +264,7 @@ func TestListFilterTellsNothingOfUnreadableRepositories(t *testing.T) {
 }
 
 // TestEventStreamsAreBounded: past MaxStreams open streams, another is refused with 503 (the
-// browser's EventSource tries again), so open pages cannot make the database poll without end.
+// page reloads later to try again), so open pages cannot make the database poll without end.
 func TestEventStreamsAreBounded(t *testing.T) {
 	t.Parallel()
 	pool := setup(t).pool

@@ -88,7 +88,8 @@ type Config struct {
 	RecheckInterval time.Duration
 	ListLimit       int // default DefaultListLimit
 	// MaxStreams bounds the event streams open at once in this process (each polls the
-	// database); more are answered 503 and the browser tries again (default DefaultMaxStreams).
+	// database); more are answered 503, and the page reloads after a while to try again
+	// (default DefaultMaxStreams).
 	MaxStreams int
 	Logger     *slog.Logger
 }
