@@ -276,3 +276,37 @@ func TestSetupCannotBlindTheDiskWatcher(t *testing.T) {
 		t.Errorf("stop reason %q, want the disk limit", why)
 	}
 }
+
+// Setup's capabilities are enough for Debian's package manager: with no network, setup builds a
+// package (a program, and a maintainer script that adds a system user and gives it a
+// directory) and installs it with apt-get; the program, the user and the directory's owner are
+// in the sealed sandbox made from the environment.
+func TestSetupInstallsADebianPackage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	script := `set -eu
+pkg=/tmp/pkg
+mkdir -p $pkg/DEBIAN $pkg/usr/local/bin
+printf 'Package: frognano-hello\nVersion: 1.0\nArchitecture: all\nMaintainer: test <test@example.invalid>\nDescription: a test package\n' > $pkg/DEBIAN/control
+printf '#!/bin/sh\necho hello from a package\n' > $pkg/usr/local/bin/frognano-hello
+printf '#!/bin/sh\nset -e\nuseradd --system --no-create-home frognano-svc\nmkdir -p /var/lib/frognano-hello\nchown frognano-svc /var/lib/frognano-hello\n' > $pkg/DEBIAN/postinst
+chmod 755 $pkg/usr/local/bin/frognano-hello $pkg/DEBIAN/postinst
+dpkg-deb --build --root-owner-group $pkg /tmp/frognano-hello.deb
+apt-get install -y /tmp/frognano-hello.deb
+`
+	dir, head := repo(t, map[string]string{env.ScriptFile: script})
+	e, err := manager(t, env.Config{Network: env.NoNetwork}, "").Prepare(ctx, env.Request{RunID: "envtest-deb", RepoDir: dir, Commit: head, Sandbox: sandboxConfig(t)})
+	if err != nil {
+		var se *env.SetupError
+		if errors.As(err, &se) {
+			t.Fatalf("%v\n%s", err, se.Env.Setup.Log)
+		}
+		t.Fatal(err)
+	}
+	removeEnvImage(t, e.Ref)
+	defer e.Release()
+	out, code := run(t, sandboxConfig(t), e.Image, sandbox.DefaultImage, "", "frognano-hello; stat -c %U /var/lib/frognano-hello; id -u; dpkg-query -W -f '${Status}\\n' frognano-hello")
+	if want := "hello from a package\nfrognano-svc\n1000\ninstall ok installed\n"; code != 0 || out != want {
+		t.Errorf("in the sandbox (exit %d):\n%s\nwant\n%s\nsetup's log:\n%s", code, out, want, e.Setup.Log)
+	}
+}
