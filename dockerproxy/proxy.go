@@ -57,7 +57,13 @@ type Config struct {
 	// and acted on: one proxy per worker keeps workers off each other's sandboxes.
 	Owner  string
 	Logger *slog.Logger // default: discard
+	// Version is frognano's version, shown in the engine's /version answer (ComponentName).
+	Version string
 }
+
+// ComponentName is the component the proxy adds to the engine's /version answer, so that a
+// client (frognano doctor) can tell that it talks to the filter and not to the engine itself.
+const ComponentName = "frognano docker-proxy"
 
 // Proxy is an http.Handler that serves the filtered API. The zero value is not usable; use New.
 type Proxy struct {
@@ -215,6 +221,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveList(w, out)
 		return
 	}
+	if fw.version {
+		p.serveVersion(w, out)
+		return
+	}
 	if fw.hijack && r.Header.Get("Upgrade") != "" {
 		p.forwardUpgrade(w, out)
 		return
@@ -225,12 +235,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // forward is a checked request: where it goes, and the body to send instead of the client's
 // (nil: the client's tar when stream, else none).
 type forward struct {
-	path   string
-	query  url.Values
-	body   []byte
-	hijack bool // attach or exec start: the connection may be upgraded to a raw stream
-	stream bool // archive: the client's body (a tar) is streamed to the engine
-	list   bool // a container list to keep to the owner's containers
+	path    string
+	query   url.Values
+	body    []byte
+	hijack  bool // attach or exec start: the connection may be upgraded to a raw stream
+	stream  bool // archive: the client's body (a tar) is streamed to the engine
+	list    bool // a container list to keep to the owner's containers
+	version bool // the engine's version, to which the proxy adds itself
 }
 
 // readJSON reads a JSON body of at most maxJSONBody bytes.

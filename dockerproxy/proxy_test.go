@@ -151,6 +151,15 @@ func TestExecThroughProxy(t *testing.T) {
 	if _, err := b.proxy.Ping(ctx); err != nil {
 		t.Fatalf("ping through the proxy: %v", err)
 	}
+	// The engine's version names the proxy, so that doctor can tell.
+	v, err := b.proxy.ServerVersion(ctx)
+	found := false
+	for _, c := range v.Components {
+		found = found || c.Name == dockerproxy.ComponentName && c.Details["Owner"] == b.owner
+	}
+	if err != nil || !found || v.APIVersion == "" {
+		t.Errorf("version through the proxy: %+v %v", v, err)
+	}
 	ccfg, hcfg := sandboxConfig(b.labels(t))
 	ccfg.Volumes = map[string]struct{}{"/workspace": {}}
 	created, err := b.proxy.ContainerCreate(ctx, ccfg, hcfg, nil, nil, "fnproxy-"+randHex(t, 6))

@@ -79,6 +79,7 @@ func (p *Proxy) check(r *http.Request) (*forward, error) {
 	case rest == "/_ping" && (m == http.MethodGet || m == http.MethodHead), rest == "/version" && m == http.MethodGet:
 		to(rest)
 		fw.query = url.Values{}
+		fw.version = rest == "/version"
 		return fw, nil
 	case rest == "/containers/json" && m == http.MethodGet:
 		if err := allowQuery(q, "all", "limit", "size", "filters"); err != nil {
@@ -419,6 +420,44 @@ func (p *Proxy) serveList(w http.ResponseWriter, out *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(kept)
+}
+
+// serveVersion answers the engine's /version with the proxy added to its components.
+func (p *Proxy) serveVersion(w http.ResponseWriter, out *http.Request) {
+	out = out.Clone(out.Context())
+	out.RequestURI = ""
+	resp, err := p.client.Transport.RoundTrip(out)
+	if err != nil {
+		writeError(w, http.StatusBadGateway, "frognano docker-proxy: the Docker engine did not answer: "+err.Error())
+		return
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var v map[string]json.RawMessage
+	if err == nil && resp.StatusCode == http.StatusOK {
+		err = json.Unmarshal(body, &v)
+	}
+	if err != nil || resp.StatusCode != http.StatusOK {
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		w.WriteHeader(resp.StatusCode)
+		w.Write(body)
+		return
+	}
+	var comps []json.RawMessage
+	if raw, ok := v["Components"]; ok {
+		_ = json.Unmarshal(raw, &comps)
+	}
+	me, _ := json.Marshal(map[string]any{"Name": ComponentName, "Version": p.cfg.Version,
+		"Details": map[string]string{"Owner": p.cfg.Owner}})
+	comps = append(comps, me)
+	v["Components"], _ = json.Marshal(comps)
+	for _, h := range []string{"Api-Version", "Docker-Experimental", "Ostype", "Server"} {
+		if x := resp.Header.Get(h); x != "" {
+			w.Header().Set(h, x)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 // get asks the engine for p (under MinAPIVersion) and decodes the JSON answer into v. A 404 is

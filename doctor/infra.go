@@ -13,6 +13,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/frognano/frognano/dockerproxy"
 	"github.com/frognano/frognano/migrations"
 	"github.com/frognano/frognano/runner/sandbox"
 )
@@ -77,7 +78,13 @@ func Docker(ctx context.Context) (Result, *client.Client) {
 			return fail(name, fmt.Sprintf("Docker %s speaks Engine API %s, older than %s", v.Version, v.APIVersion, MinDockerAPI), "upgrade the engine to Docker 20.10 or newer")
 		}
 		docker = c
-		return pass(name, fmt.Sprintf("Docker %s (Engine API %s) at %s", v.Version, v.APIVersion, c.DaemonHost()))
+		how := "the engine's own API: whoever runs frognano is root on the engine's host; put frognano docker-proxy in front (docs/operations.md, \"Which Docker engine\")"
+		for _, comp := range v.Components {
+			if comp.Name == dockerproxy.ComponentName {
+				how = "through frognano docker-proxy"
+			}
+		}
+		return pass(name, fmt.Sprintf("Docker %s (Engine API %s) at %s, %s", v.Version, v.APIVersion, c.DaemonHost(), how))
 	})
 	return r, docker
 }

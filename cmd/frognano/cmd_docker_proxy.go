@@ -43,7 +43,7 @@ func dockerProxyCmd(ctx context.Context, args []string, getenv func(string) stri
 		}
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	proxy, err := dockerproxy.New(dockerproxy.Config{Engine: *engine, Networks: nets, Owner: *owner, Logger: log})
+	proxy, err := dockerproxy.New(dockerproxy.Config{Engine: *engine, Networks: nets, Owner: *owner, Logger: log, Version: version})
 	if err != nil {
 		return usageError{"docker-proxy: " + err.Error()}
 	}

@@ -169,6 +169,10 @@ func TestComposeStack(t *testing.T) {
 		strings.TrimSpace(out) != "unix:///run/frognano/docker.sock" {
 		t.Errorf("the frognano container holds the engine's socket, or DOCKER_HOST is not the proxy's: %v %q", err, out)
 	}
+	// doctor sees the filter (its other checks fail here: no model, no GitHub).
+	if out, _ := compose(2*time.Minute, "exec", "-T", "frognano", "frognano", "doctor", "--quick"); !strings.Contains(out, "through frognano docker-proxy") {
+		t.Errorf("frognano doctor does not see the proxy:\n%s", out)
+	}
 	if out, _ := compose(time.Minute, "exec", "-T", "docker-proxy", "id", "-u"); strings.TrimSpace(out) != "10001" {
 		t.Errorf("docker-proxy runs as uid %q, want 10001", strings.TrimSpace(out))
 	}
