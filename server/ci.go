@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"regexp"
 	"strings"
 
@@ -39,28 +38,20 @@ var (
 // worker starts it only while that commit is the head, and at most FROGNANO_CI_FOLLOWUPS
 // times per pull request; frognano's own check suite never counts.
 func (s *Server) checkSuite(ctx context.Context, d queue.Delivery, body []byte) (response, error) {
-	ignored := response{Status: "ignored", code: http.StatusAccepted}
-	if s.mention == nil {
-		return ignored, nil
-	}
 	var p checkSuitePayload
-	if err := decode(body, &p); err != nil {
+	if err := decodeAction(body, &p, &d); err != nil {
 		return response{}, err
 	}
-	d.Action = clip.Prefix(p.Action, 100)
 	cs := p.CheckSuite
 	if p.Action != "completed" || cs == nil || (cs.Conclusion != "failure" && cs.Conclusion != "timed_out") ||
 		cs.App == nil || strings.EqualFold(cs.App.Slug, s.cfg.AppSlug) || !frognanoBranch.MatchString(cs.HeadBranch) ||
 		len(cs.PullRequests) != 1 || cs.PullRequests[0].Number <= 0 {
-		return ignored, nil
+		return ignored(), nil
 	}
 	if !commitPattern.MatchString(cs.HeadSHA) || !namePattern.MatchString(cs.App.Slug) || cs.ID < 0 {
 		return response{}, fmt.Errorf("%w: check_suite.id, head_sha or app.slug is malformed", ErrBadRequest)
 	}
-	p.issuesPayload.Issue = &struct {
-		Number int `json:"number"`
-	}{cs.PullRequests[0].Number}
-	t, err := p.target(true)
+	t, err := p.targetPR(cs.PullRequests[0].Number)
 	if err != nil {
 		return response{}, err
 	}
@@ -75,13 +66,5 @@ func (s *Server) checkSuite(ctx context.Context, d queue.Delivery, body []byte) 
 	if err != nil {
 		return response{}, err
 	}
-	switch {
-	case res.Duplicate:
-		return response{Status: "duplicate", code: http.StatusOK}, nil
-	case res.AlreadyActive:
-		return response{Status: "already_active", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
-	default:
-		logWith(ctx, t).InfoContext(ctx, "CI follow-up queued", queue.AttrRunID, res.RunID, "app", cs.App.Slug)
-		return response{Status: "queued", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
-	}
+	return accepted(ctx, logWith(ctx, t), res, "", "CI follow-up queued", "app", cs.App.Slug), nil
 }

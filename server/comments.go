@@ -2,11 +2,8 @@ package server
 
 import (
 	"context"
-	"net/http"
 	"regexp"
-	"strings"
 
-	"github.com/frognano/frognano/clip"
 	"github.com/frognano/frognano/queue"
 )
 
@@ -27,10 +24,7 @@ type commentPayload struct {
 		ID      int64  `json:"id"`
 		Body    string `json:"body"`
 		HTMLURL string `json:"html_url"`
-		User    struct {
-			Login string `json:"login"`
-			Type  string `json:"type"`
-		} `json:"user"`
+		User    user   `json:"user"`
 	} `json:"comment"`
 }
 
@@ -44,28 +38,18 @@ func mention(slug string) *regexp.Regexp {
 // write is checked by the worker, before any text reaches the model; comments by bots
 // (frognano's own included) are dropped here, so nothing loops.
 func (s *Server) issueComment(ctx context.Context, d queue.Delivery, body []byte) (response, error) {
-	ignored := response{Status: "ignored", code: http.StatusAccepted}
-	if s.mention == nil {
-		return ignored, nil
-	}
 	var p commentPayload
-	if err := decode(body, &p); err != nil {
+	if err := decodeAction(body, &p, &d); err != nil {
 		return response{}, err
 	}
-	d.Action = clip.Prefix(p.Action, 100)
-	if p.Action != "created" || p.Issue == nil || p.Issue.PullRequest == nil || p.Comment == nil {
-		return ignored, nil
+	c := p.Comment
+	if p.Action != "created" || p.Issue == nil || p.Issue.PullRequest == nil || c == nil ||
+		c.User.bot() || !s.mention.MatchString(c.Body) {
+		return ignored(), nil
 	}
-	author := p.Comment.User.Login
-	if p.Comment.User.Type == "Bot" || strings.HasSuffix(author, "[bot]") || !s.mention.MatchString(p.Comment.Body) {
-		return ignored, nil
-	}
-	p.issuesPayload.Issue = &struct {
-		Number int `json:"number"`
-	}{p.Issue.Number}
-	t, err := p.target(true)
+	t, err := p.targetPR(p.Issue.Number)
 	if err != nil {
 		return response{}, err
 	}
-	return s.ask(ctx, d, t, author, p.Comment.Body, p.Comment.HTMLURL, 0)
+	return s.ask(ctx, d, t, c.User.Login, c.Body, c.HTMLURL, 0)
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
 
 	"github.com/frognano/frognano/clip"
+	"github.com/frognano/frognano/queue"
 )
 
 // issuesPayload is the part of an `issues` event we use. GitHub signs the
@@ -34,6 +36,32 @@ type issuesPayload struct {
 	} `json:"installation"`
 }
 
+// user is the author of a comment or review as an event names it.
+type user struct {
+	Login string `json:"login"`
+	Type  string `json:"type"`
+}
+
+// bot reports whether GitHub marks the author as a bot (frognano's own comments included):
+// what bots write never starts a run, so nothing loops.
+func (u user) bot() bool {
+	return u.Type == "Bot" || strings.HasSuffix(u.Login, "[bot]")
+}
+
+// pullRequestRef is the pull request a review event is about.
+type pullRequestRef struct {
+	Number int `json:"number"`
+	Head   struct {
+		Ref string `json:"ref"`
+	} `json:"head"`
+}
+
+// frognanos reports whether the event names a pull request and its branch is one frognano
+// opens.
+func (pr *pullRequestRef) frognanos() bool {
+	return pr != nil && frognanoBranch.MatchString(pr.Head.Ref)
+}
+
 // installationPayload is the part of installation events we record.
 type installationPayload struct {
 	Action       string `json:"action"`
@@ -51,6 +79,21 @@ func decode(body []byte, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
 		return fmt.Errorf("%w: decoding JSON: %v", ErrBadRequest, err)
 	}
+	return nil
+}
+
+// actioner is a payload that names its action.
+type actioner interface{ action() string }
+
+func (p *issuesPayload) action() string       { return p.Action }
+func (p *installationPayload) action() string { return p.Action }
+
+// decodeAction decodes an event's body into p and records its action on the delivery.
+func decodeAction(body []byte, p actioner, d *queue.Delivery) error {
+	if err := decode(body, p); err != nil {
+		return err
+	}
+	d.Action = clip.Prefix(p.action(), 100)
 	return nil
 }
 
@@ -90,6 +133,15 @@ func (p *issuesPayload) target(needInstallation bool) (target, error) {
 		return bad("sender.login is not a valid GitHub login")
 	}
 	return t, nil
+}
+
+// targetPR is the target of a follow-up event, whose pull request the payload names elsewhere
+// than in issue.number.
+func (p *issuesPayload) targetPR(number int) (target, error) {
+	p.Issue = &struct {
+		Number int `json:"number"`
+	}{number}
+	return p.target(true)
 }
 
 // HookTarget names who sent a delivery, from the headers GitHub sends, so

@@ -18,17 +18,9 @@ type reviewCommentPayload struct {
 		ReviewID int64  `json:"pull_request_review_id"`
 		Body     string `json:"body"`
 		HTMLURL  string `json:"html_url"`
-		User     struct {
-			Login string `json:"login"`
-			Type  string `json:"type"`
-		} `json:"user"`
+		User     user   `json:"user"`
 	} `json:"comment"`
-	PullRequest *struct {
-		Number int `json:"number"`
-		Head   struct {
-			Ref string `json:"ref"`
-		} `json:"head"`
-	} `json:"pull_request"`
+	PullRequest *pullRequestRef `json:"pull_request"`
 }
 
 // reviewComment turns a line comment on a frognano pull request that mentions the App into a
@@ -37,29 +29,18 @@ type reviewCommentPayload struct {
 // reads all its line comments (file, line, hunk) after checking the author, and a review whose
 // submission and line comments all ask starts one run.
 func (s *Server) reviewComment(ctx context.Context, d queue.Delivery, body []byte) (response, error) {
-	ignored := response{Status: "ignored", code: http.StatusAccepted}
-	if s.mention == nil {
-		return ignored, nil
-	}
 	var p reviewCommentPayload
-	if err := decode(body, &p); err != nil {
+	if err := decodeAction(body, &p, &d); err != nil {
 		return response{}, err
 	}
-	d.Action = clip.Prefix(p.Action, 100)
-	if p.Action != "created" || p.Comment == nil || p.PullRequest == nil || !frognanoBranch.MatchString(p.PullRequest.Head.Ref) {
-		return ignored, nil
-	}
 	c := p.Comment
-	if c.User.Type == "Bot" || strings.HasSuffix(c.User.Login, "[bot]") || !s.mention.MatchString(c.Body) {
-		return ignored, nil
+	if p.Action != "created" || c == nil || !p.PullRequest.frognanos() || c.User.bot() || !s.mention.MatchString(c.Body) {
+		return ignored(), nil
 	}
 	if c.ReviewID < 0 {
 		return response{}, fmt.Errorf("%w: comment.pull_request_review_id is negative", ErrBadRequest)
 	}
-	p.issuesPayload.Issue = &struct {
-		Number int `json:"number"`
-	}{p.PullRequest.Number}
-	t, err := p.target(true)
+	t, err := p.targetPR(p.PullRequest.Number)
 	if err != nil {
 		return response{}, err
 	}
@@ -93,14 +74,5 @@ func (s *Server) ask(ctx context.Context, d queue.Delivery, t target, author, te
 	if err != nil {
 		return response{}, err
 	}
-	switch {
-	case res.Duplicate:
-		return response{Status: "duplicate", code: http.StatusOK}, nil
-	case res.AlreadyActive:
-		log.InfoContext(ctx, "pull request already has an active run", queue.AttrRunID, res.RunID)
-		return response{Status: "already_active", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
-	default:
-		log.InfoContext(ctx, "follow-up queued", queue.AttrRunID, res.RunID, queue.AttrJobID, res.JobID)
-		return response{Status: "queued", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
-	}
+	return accepted(ctx, log, res, "pull request already has an active run", "follow-up queued", queue.AttrJobID, res.JobID), nil
 }

@@ -81,10 +81,9 @@ func (s *Server) webhook(ctx context.Context, w http.ResponseWriter, r *http.Req
 		return response{Status: "pong", code: http.StatusOK}, nil
 	case "installation", "installation_repositories":
 		var p installationPayload
-		if err := decode(body, &p); err != nil {
+		if err := decodeAction(body, &p, &d); err != nil {
 			return response{}, err
 		}
-		d.Action = clip.Prefix(p.Action, 100)
 		if p.Installation != nil {
 			d.InstallationID = p.Installation.ID
 		}
@@ -106,6 +105,21 @@ func (s *Server) webhook(ctx context.Context, w http.ResponseWriter, r *http.Req
 		return response{Status: pick(dup, "duplicate", "recorded"), code: http.StatusOK}, nil
 	case "issues":
 		return s.issues(ctx, d, body)
+	case "issue_comment", "check_suite", "pull_request_review", "pull_request_review_comment":
+		return s.followUp(ctx, d, event, body)
+	default:
+		return ignored(), nil
+	}
+}
+
+// followUp hands an event that may start a follow-up of a frognano pull request to its
+// handler. Without the App's slug (nothing to mention) frognano takes no follow-ups and
+// ignores them all, undecoded.
+func (s *Server) followUp(ctx context.Context, d queue.Delivery, event string, body []byte) (response, error) {
+	if s.mention == nil {
+		return ignored(), nil
+	}
+	switch event {
 	case "issue_comment":
 		return s.issueComment(ctx, d, body)
 	case "check_suite":
@@ -115,18 +129,16 @@ func (s *Server) webhook(ctx context.Context, w http.ResponseWriter, r *http.Req
 	case "pull_request_review_comment":
 		return s.reviewComment(ctx, d, body)
 	default:
-		return response{Status: "ignored", code: http.StatusAccepted}, nil
+		return ignored(), nil
 	}
 }
 
 func (s *Server) issues(ctx context.Context, d queue.Delivery, body []byte) (response, error) {
 	var p issuesPayload
-	if err := decode(body, &p); err != nil {
+	if err := decodeAction(body, &p, &d); err != nil {
 		return response{}, err
 	}
-	d.Action = clip.Prefix(p.Action, 100)
 	ours := p.Label != nil && strings.EqualFold(p.Label.Name, s.cfg.Label)
-	ignored := response{Status: "ignored", code: http.StatusAccepted}
 
 	switch {
 	case p.Action == "labeled" && ours:
@@ -135,23 +147,13 @@ func (s *Server) issues(ctx context.Context, d queue.Delivery, body []byte) (res
 			return response{}, err
 		}
 		d.InstallationID = t.installationID
-		log := logWith(ctx, t)
 		res, err := s.cfg.Intake.Accept(ctx, d, queue.RunRequest{
 			InstallationID: t.installationID, RepoID: t.repoID, Owner: t.owner, Repo: t.repo, Issue: t.issue, Labeler: t.sender,
 		})
 		if err != nil {
 			return response{}, err
 		}
-		switch {
-		case res.Duplicate:
-			return response{Status: "duplicate", code: http.StatusOK}, nil
-		case res.AlreadyActive:
-			log.InfoContext(ctx, "issue already has an active run", queue.AttrRunID, res.RunID)
-			return response{Status: "already_active", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
-		default:
-			log.InfoContext(ctx, "run queued", queue.AttrRunID, res.RunID, queue.AttrJobID, res.JobID)
-			return response{Status: "queued", RunIDs: []int64{res.RunID}, code: http.StatusOK}, nil
-		}
+		return accepted(ctx, logWith(ctx, t), res, "issue already has an active run", "run queued", queue.AttrJobID, res.JobID), nil
 
 	case (p.Action == "unlabeled" && ours) || p.Action == "closed" || p.Action == "deleted" || p.Action == "transferred":
 		t, err := p.target(false)
@@ -172,7 +174,30 @@ func (s *Server) issues(ctx context.Context, d queue.Delivery, body []byte) (res
 		return response{Status: pick(len(res.RunIDs) == 0, "nothing_to_cancel", "cancelled"), RunIDs: res.RunIDs, code: http.StatusOK}, nil
 
 	default:
-		return ignored, nil
+		return ignored(), nil
+	}
+}
+
+// ignored answers an event, or an action of one, that frognano does not act on.
+func ignored() response {
+	return response{Status: "ignored", code: http.StatusAccepted}
+}
+
+// accepted answers what the intake made of a run request: a duplicate delivery, a run already
+// active on the issue (logged with activeMsg unless it is empty), or a queued run (logged with
+// queuedMsg and attrs).
+func accepted(ctx context.Context, log *slog.Logger, res queue.Accepted, activeMsg, queuedMsg string, attrs ...any) response {
+	switch {
+	case res.Duplicate:
+		return response{Status: "duplicate", code: http.StatusOK}
+	case res.AlreadyActive:
+		if activeMsg != "" {
+			log.InfoContext(ctx, activeMsg, queue.AttrRunID, res.RunID)
+		}
+		return response{Status: "already_active", RunIDs: []int64{res.RunID}, code: http.StatusOK}
+	default:
+		log.InfoContext(ctx, queuedMsg, append([]any{queue.AttrRunID, res.RunID}, attrs...)...)
+		return response{Status: "queued", RunIDs: []int64{res.RunID}, code: http.StatusOK}
 	}
 }
 
