@@ -57,7 +57,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func randHex(t *testing.T, n int) string {
+func randHex(t testing.TB, n int) string {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func engineAddr() string {
 }
 
 // setup starts a proxy for owner (empty: any owner) in front of the real engine.
-func setup(t *testing.T, owner string) *bundle {
+func setup(t testing.TB, owner string) *bundle {
 	t.Helper()
 	engine, err := sandbox.NewClient()
 	if err != nil {
@@ -114,7 +114,7 @@ func setup(t *testing.T, owner string) *bundle {
 }
 
 // labels are a sandbox's labels of the bundle's owner.
-func (b *bundle) labels(t *testing.T) map[string]string {
+func (b *bundle) labels(testing.TB) map[string]string {
 	return map[string]string{sandbox.LabelSandbox: "1", sandbox.LabelOwner: b.owner, sandbox.LabelRunID: "proxy-test", testLabel: "1"}
 }
 
@@ -132,7 +132,7 @@ func sandboxConfig(labels map[string]string) (*container.Config, *container.Host
 }
 
 // remove removes a container straight on the engine when the test ends.
-func (b *bundle) remove(t *testing.T, id string) {
+func (b *bundle) remove(t testing.TB, id string) {
 	t.Cleanup(func() {
 		err := b.engine.ContainerRemove(context.Background(), id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 		if err != nil && !cerrdefs.IsNotFound(err) {
