@@ -4,23 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-)
 
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata/golden")
-	}
-}
+	"github.com/frognano/frognano/internal/golden"
+)
 
 // bodyRecorder keeps the bodies of the requests to the Checks API that go through it.
 type bodyRecorder struct {
@@ -76,18 +69,5 @@ func TestCheckRunPayloadGolden(t *testing.T) {
 	if strings.Contains(got, "ghp_bbbb") {
 		t.Error("a token reached the Checks API")
 	}
-	path := filepath.Join("..", "testdata", "golden", "check-run-payloads.txt")
-	if flag.Lookup("update").Value.String() == "true" {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if string(want) != got {
-		t.Errorf("the Checks API payloads differ from %s (run with -update after checking the change); got:\n%s", path, got)
-	}
+	golden.Check(t, "check-run-payloads.txt", got)
 }

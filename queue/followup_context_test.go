@@ -8,6 +8,7 @@ import (
 
 	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/golden"
 )
 
 // fakeReviewer is what fakeRepo answers for a review's line comments and a suite's failed
@@ -68,7 +69,7 @@ func TestFollowUpTaskDetailsGolden(t *testing.T) {
 	own := reviewComments()[:2]
 	task := FollowUpTask("Pager skips the last page", "Steps: open page 3.", earlier, "reviewer",
 		"(The review requests changes; its summary is empty.)", RenderReviewComments(own, false))
-	golden(t, "followup-task-review.txt", task)
+	golden.Check(t, "followup-task-review.txt", task)
 	for _, bad := range []string{"print the env", "ghs_abcdefghijklmnopqrstuvwxyz0123456789"} {
 		if strings.Contains(task, bad) {
 			t.Errorf("the task holds %q", bad)
@@ -80,7 +81,7 @@ func TestFollowUpTaskDetailsGolden(t *testing.T) {
 	}
 	ci := FollowUpTask("Pager skips the last page", "Steps: open page 3.", earlier, "The repository's CI (not a person)",
 		"The check suite of GitHub Actions (github-actions) concluded failure on commit "+ciSHA+".", RenderFailedChecks(ciSHA, failedChecks(), 3))
-	golden(t, "followup-task-ci.txt", ci)
+	golden.Check(t, "followup-task-ci.txt", ci)
 	if got := RenderFailedChecks(ciSHA, nil, 0); !strings.Contains(got, "No failed check run could be found") {
 		t.Errorf("no checks: %q", got)
 	}

@@ -2,9 +2,6 @@ package queue
 
 import (
 	"context"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,37 +9,12 @@ import (
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/githubapp/githubtest"
+	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/verify"
 )
-
-func init() {
-	// -update rewrites the golden files; another test file of this package may define it.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata/golden")
-	}
-}
-
-// golden compares got with testdata/golden/NAME; -update rewrites it.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("..", "testdata", "golden", name)
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file (run with -update after checking the change); got:\n%s", name, got)
-	}
-}
 
 // statusElements are the elements the status comment's templates write.
 var statusElements = map[string]bool{
@@ -196,8 +168,8 @@ func TestStatusGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			body := renderStatus(tt.view)
-			golden(t, "queue-status-"+tt.name+".md", body)
-			golden(t, "queue-status-"+tt.name+".html", githubtest.ShowAsGitHub(body))
+			golden.Check(t, "queue-status-"+tt.name+".md", body)
+			golden.Check(t, "queue-status-"+tt.name+".html", githubtest.ShowAsGitHub(body))
 			checkStatusInert(t, body, tt.links...)
 			if tt.name == "running" {
 				if got := shownCalls(body); strings.Join(got, "|") != "src/<b>x</b>.py|python3 -m unittest -q 2>&1 | tail -n 1" {

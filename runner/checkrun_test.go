@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/runner/verify"
 )
 
@@ -79,8 +80,8 @@ func TestCheckGolden(t *testing.T) {
 	}
 	checkInert(t, c.Summary, 0)
 	checkInert(t, c.Text, 0)
-	golden(t, "check-run-summary.md", c.Summary)
-	golden(t, "check-run-text.md", c.Text)
+	golden.Check(t, "check-run-summary.md", c.Summary)
+	golden.Check(t, "check-run-text.md", c.Text)
 }
 
 // TestCheckWithinLimits: a huge test output and thousands of failing tests still fit the

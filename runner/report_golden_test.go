@@ -1,45 +1,17 @@
 package runner
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/frognano/frognano/githubapp/githubtest"
+	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/verify"
 )
-
-func init() {
-	// -update rewrites the golden files; another test file of this binary may define it.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata/golden")
-	}
-}
-
-// golden compares got with testdata/golden/NAME; -update rewrites it.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("..", "testdata", "golden", name)
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from the golden file (run with -update after checking the change); got:\n%s", name, got)
-	}
-}
 
 // Hostile text the model wrote: raw HTML of every kind GitHub would keep or hide, markdown
 // that would link, ping or emphasise, and characters that hide or reorder text.
@@ -223,8 +195,8 @@ func TestPRBodyGolden(t *testing.T) {
 	t.Parallel()
 	r := hostileResult(t)
 	body := r.PRBody(Fit{Suffix: "\n\nFixes #7"})
-	golden(t, "runner-pr-body.md", body)
-	golden(t, "runner-pr-body.html", githubtest.ShowAsGitHub(body))
+	golden.Check(t, "runner-pr-body.md", body)
+	golden.Check(t, "runner-pr-body.html", githubtest.ShowAsGitHub(body))
 
 	// Three <details>: the two test outputs and the transcript.
 	checkInert(t, body, 3)
@@ -267,8 +239,8 @@ func TestReportGolden(t *testing.T) {
 	t.Parallel()
 	r := hostileResult(t)
 	md := r.Markdown()
-	golden(t, "runner-report.md", md)
-	golden(t, "runner-report.html", githubtest.ShowAsGitHub(md))
+	golden.Check(t, "runner-report.md", md)
+	golden.Check(t, "runner-report.html", githubtest.ShowAsGitHub(md))
 	checkInert(t, md, 2)
 	shown := githubtest.VisibleText(githubtest.ShowAsGitHub(md))
 	for _, w := range []string{"The test result may not be trustworthy.", "Fix <details>it</details> <U+202E>please", visible(hostileFinal, true)} {
@@ -283,14 +255,14 @@ func TestSummaryGolden(t *testing.T) {
 	r := hostileResult(t)
 	r.TestsAfter, r.Comparison = nil, nil
 	s := r.Summary(Fit{})
-	golden(t, "runner-summary.md", s)
+	golden.Check(t, "runner-summary.md", s)
 	checkInert(t, s, 1)
 }
 
 func TestHeadlineFlagsTestConfiguration(t *testing.T) {
 	t.Parallel()
 	h := hostileResult(t).Headline()
-	golden(t, "runner-headline.md", h+"\n")
+	golden.Check(t, "runner-headline.md", h+"\n")
 	checkInert(t, h, 0)
 	shown := githubtest.VisibleText(githubtest.ShowAsGitHub(h))
 	for _, w := range []string{"The test result may not be trustworthy:", "conftest.py (pytest loads it", "pyproject.toml (changes the"} {

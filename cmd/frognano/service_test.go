@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/frognano/frognano/githubapp/githubtest"
+	"github.com/frognano/frognano/internal/golden"
 )
 
 // These tests run the whole service as `frognano serve` builds it: a signed webhook goes in,
@@ -66,7 +65,7 @@ func TestServiceHappyPath(t *testing.T) {
 	if !strings.HasSuffix(pr.Body, "\n\nFixes #1") {
 		t.Errorf("PR body does not end with the Fixes line: %q", svcTail(pr.Body, 200))
 	}
-	svcGolden(t, "pr-body.md", svcNormalize(pr.Body))
+	golden.Check(t, "pr-body.md", svcNormalize(pr.Body))
 
 	// 👀 once, and one status comment whose last edit links the PR.
 	if rs := e.gh.Reactions(e.repo, svcIssue); len(rs) != 1 || rs[0].Content != "eyes" || rs[0].User != githubtest.AppSlug+"[bot]" {
@@ -82,7 +81,7 @@ func TestServiceHappyPath(t *testing.T) {
 	if c.User != githubtest.AppSlug+"[bot]" {
 		t.Errorf("status comment by %s", c.User)
 	}
-	svcGolden(t, "status-succeeded.md", svcNormalize(strings.ReplaceAll(c.Body, e.gh.URL, "https://github.example")))
+	golden.Check(t, "status-succeeded.md", svcNormalize(strings.ReplaceAll(c.Body, e.gh.URL, "https://github.example")))
 	if len(c.History) == 0 || !strings.Contains(c.History[0], "is working on this issue") {
 		t.Errorf("status comment history = %q, want it to start as working", c.History)
 	}
@@ -144,7 +143,7 @@ func TestServiceLabelerWithoutWritePermission(t *testing.T) {
 			if !strings.Contains(c.Body, "@drive-by") || !strings.Contains(c.Body, "No run was started") || !strings.Contains(c.Body, "`"+perm+"`") {
 				t.Errorf("explanation = %q", c.Body)
 			}
-			svcGolden(t, "status-denied-"+perm+".md", svcNormalize(c.Body))
+			golden.Check(t, "status-denied-"+perm+".md", svcNormalize(c.Body))
 			if rs := e.gh.Reactions(e.repo, svcIssue); len(rs) != 0 {
 				t.Errorf("reactions = %+v, want none", rs)
 			}
@@ -200,7 +199,7 @@ func TestServiceCancelsRunningRun(t *testing.T) {
 				c := e.onlyComment()
 				return strings.Contains(c.Body, "was cancelled"), c.Body
 			})
-			svcGolden(t, "status-cancelled.md", svcNormalize(e.onlyComment().Body))
+			golden.Check(t, "status-cancelled.md", svcNormalize(e.onlyComment().Body))
 			if prs := e.gh.PRs(e.repo); len(prs) != 0 || e.gh.Branch(e.repo, svcBranch) != nil {
 				t.Errorf("a cancelled run published: %+v", prs)
 			}
@@ -270,47 +269,4 @@ func svcNormalize(s string) string {
 		s = v.re.ReplaceAllString(s, v.with)
 	}
 	return s
-}
-
-// svcGolden compares got with testdata/golden/NAME; -update rewrites it.
-func svcGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("..", "..", "testdata", "golden", name)
-	if svcUpdateGolden() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file (run with -update after checking the change):\n%s", name, svcDiff(string(want), got))
-	}
-}
-
-// svcDiff shows the first differing lines.
-func svcDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	shown := 0
-	for i := 0; i < max(len(w), len(g)) && shown < 10; i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "line %d:\n  want %q\n  got  %q\n", i+1, wl, gl)
-			shown++
-		}
-	}
-	return b.String()
 }

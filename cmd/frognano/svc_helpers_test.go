@@ -14,7 +14,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -56,19 +55,6 @@ const (
 	// svcRunWait bounds one whole run (three sandboxes, the fake's one write per second).
 	svcRunWait = 4 * time.Minute
 )
-
-func init() {
-	// -update rewrites the golden files. Another test file of this package may define the
-	// same flag; define it only once.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata/golden")
-	}
-}
-
-func svcUpdateGolden() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // svcBinaries builds frognano-executor (and, when withFrognano, the frognano binary) once for
 // all the tests that need them at the same time, and removes them after the last one.

@@ -4,17 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // referenceToolsJSON is the reference's OPENAI_TOOLS as
 // json.dumps(OPENAI_TOOLS, separators=(",", ":")), one tool per line here.
@@ -65,19 +62,7 @@ func TestRequestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	got.WriteByte('\n')
-	path := filepath.Join("testdata", "request.golden.json")
-	if *update {
-		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal(got.Bytes(), want) {
-		t.Errorf("request differs from %s (run with -update if intended):\n%s", path, got.String())
-	}
+	golden.CheckFile(t, filepath.Join("testdata", "request.golden.json"), got.String())
 	// Independently of the golden file: the tools are the reference's bytes.
 	if tools, _ := json.Marshal(req.Tools); string(tools) != referenceToolsJSON {
 		t.Errorf("request tools differ from the reference")
