@@ -1,8 +1,6 @@
 package web
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +10,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/go-chi/chi/v5"
 
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/migrations/dbtest"
@@ -20,24 +17,6 @@ import (
 	"github.com/frognano/frognano/web/auth"
 	"github.com/frognano/frognano/web/webtest"
 )
-
-// realAuth is web/auth's Authenticator as package web takes it (cmd/frognano's webAuth).
-type realAuth struct{ a auth.Authenticator }
-
-func (r realAuth) Viewer(req *http.Request) (Viewer, bool) {
-	v, ok := r.a.Viewer(req)
-	return Viewer{Login: v.Login, Token: v.Token}, ok
-}
-
-func (r realAuth) CanRead(ctx context.Context, v Viewer, owner, repo string) (bool, error) {
-	ok, err := r.a.CanRead(ctx, auth.Viewer{Login: v.Login, Token: v.Token}, owner, repo)
-	if errors.Is(err, auth.ErrSignedOut) {
-		return false, fmt.Errorf("%w: %w", ErrSignedOut, err)
-	}
-	return ok, err
-}
-
-func (r realAuth) Routes(rt chi.Router) { r.a.Routes(rt) }
 
 // TestBrowserOAuthRunPages signs people in through the fake GitHub's OAuth (web/auth, as
 // frognano serves it) in headless Chromium: alice, who may read the private repository, sees
@@ -67,7 +46,7 @@ func TestBrowserOAuthRunPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(Config{Pool: pool, Auth: realAuth{a}, PollInterval: 50 * time.Millisecond})
+	p, err := New(Config{Pool: pool, Auth: a, PollInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

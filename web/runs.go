@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/web/auth"
 )
 
 // states offered by the list's filter, in the order a run goes through them.
@@ -63,7 +64,7 @@ func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
 			return can, false
 		}
 		can, err := p.cfg.Auth.CanRead(r.Context(), v, owner, repo)
-		if errors.Is(err, ErrSignedOut) {
+		if errors.Is(err, auth.ErrSignedOut) {
 			p.signIn(w, r, true)
 			return false, true
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/frognano/frognano/migrations/dbtest"
 	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/web/auth"
 )
 
 // testAuth is the tests' Authenticator: GET /login?as=LOGIN&next=PATH signs LOGIN in with a
@@ -48,20 +49,20 @@ func (a *testAuth) revoke(login, repo string) {
 	delete(a.readable[login], strings.ToLower(repo))
 }
 
-func (a *testAuth) Viewer(r *http.Request) (Viewer, bool) {
+func (a *testAuth) Viewer(r *http.Request) (auth.Viewer, bool) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || c.Value == "" {
-		return Viewer{}, false
+		return auth.Viewer{}, false
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if _, ok := a.readable[c.Value]; !ok {
-		return Viewer{}, false
+		return auth.Viewer{}, false
 	}
-	return Viewer{Login: c.Value, Token: "user-token-of-" + c.Value}, true
+	return auth.Viewer{Login: c.Value, Token: "user-token-of-" + c.Value}, true
 }
 
-func (a *testAuth) CanRead(_ context.Context, v Viewer, owner, repo string) (bool, error) {
+func (a *testAuth) CanRead(_ context.Context, v auth.Viewer, owner, repo string) (bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked++

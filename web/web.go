@@ -13,49 +13,18 @@
 package web
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"html/template"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/frognano/frognano/web/auth"
 )
-
-// Authenticator identifies who looks at a page and what they may read. Package web/auth
-// implements it (sign-in with the GitHub App's OAuth, or a shared access token).
-type Authenticator interface {
-	// Viewer returns the signed-in person, or ok false when the request has no valid session.
-	Viewer(r *http.Request) (v Viewer, ok bool)
-	// CanRead reports whether v may see runs of owner/repo. An error refuses access;
-	// ErrSignedOut (wrapped) sends the person to sign in again.
-	CanRead(ctx context.Context, v Viewer, owner, repo string) (bool, error)
-	// Routes mounts the sign-in routes (/login, /oauth/callback, /logout) on r.
-	Routes(r chi.Router)
-}
-
-// Viewer is a signed-in person.
-type Viewer struct {
-	Login string
-	Token string // never rendered, never logged
-}
-
-// String is the login only, so that printing a Viewer never prints its token.
-func (v Viewer) String() string { return v.Login }
-
-// GoString keeps %#v from printing the token.
-func (v Viewer) GoString() string { return fmt.Sprintf("web.Viewer{Login: %q}", v.Login) }
-
-// LogValue keeps slog from printing the token.
-func (v Viewer) LogValue() slog.Value { return slog.StringValue(v.Login) }
-
-// ErrSignedOut is what CanRead returns (wrapped) when the person's sign-in no longer works.
-var ErrSignedOut = errors.New("signed out")
 
 // Defaults of Config.
 const (
@@ -78,8 +47,8 @@ const (
 
 // Config holds the pages' dependencies.
 type Config struct {
-	Pool *pgxpool.Pool // required
-	Auth Authenticator // required: nothing of a run is public
+	Pool *pgxpool.Pool      // required
+	Auth auth.Authenticator // required: nothing of a run is public (who is signed in, what they may read)
 	// PollInterval is how often an event stream looks for new events (default
 	// DefaultPollInterval).
 	PollInterval time.Duration
@@ -176,13 +145,13 @@ func securityHeaders(next http.Handler) http.Handler {
 
 // viewer returns the signed-in person, or answers the request itself (a sign-in redirect for
 // a page, 401 for the event stream) and returns ok false.
-func (p *Pages) viewer(w http.ResponseWriter, r *http.Request, page bool) (Viewer, bool) {
+func (p *Pages) viewer(w http.ResponseWriter, r *http.Request, page bool) (auth.Viewer, bool) {
 	v, ok := p.cfg.Auth.Viewer(r)
 	if ok {
 		return v, true
 	}
 	p.signIn(w, r, page)
-	return Viewer{}, false
+	return auth.Viewer{}, false
 }
 
 func (p *Pages) signIn(w http.ResponseWriter, r *http.Request, page bool) {
@@ -190,14 +159,14 @@ func (p *Pages) signIn(w http.ResponseWriter, r *http.Request, page bool) {
 		http.Error(w, "sign in first", http.StatusUnauthorized)
 		return
 	}
-	http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+	http.Redirect(w, r, auth.LoginPath(r.URL.RequestURI()), http.StatusSeeOther)
 }
 
 // canRead asks the Authenticator; an error refuses, and a sign-in that stopped working
 // sends the person to sign in again (reported by ok false, handled true).
-func (p *Pages) canRead(w http.ResponseWriter, r *http.Request, v Viewer, owner, repo string, page bool) (ok, handled bool) {
+func (p *Pages) canRead(w http.ResponseWriter, r *http.Request, v auth.Viewer, owner, repo string, page bool) (ok, handled bool) {
 	can, err := p.cfg.Auth.CanRead(r.Context(), v, owner, repo)
-	if errors.Is(err, ErrSignedOut) {
+	if errors.Is(err, auth.ErrSignedOut) {
 		p.signIn(w, r, page)
 		return false, true
 	}

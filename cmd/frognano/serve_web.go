@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -62,7 +61,7 @@ func (s *service) buildPages() error {
 	if err != nil {
 		return fmt.Errorf("run pages: %w", err)
 	}
-	pages, err := web.New(web.Config{Pool: s.pool, Auth: webAuth{a}, Logger: s.log})
+	pages, err := web.New(web.Config{Pool: s.pool, Auth: a, Logger: s.log})
 	if err != nil {
 		return err
 	}
@@ -83,22 +82,3 @@ func (s *service) withPages(srv *http.Server, h http.Handler) http.Handler {
 	r.Handle("/*", h)
 	return r
 }
-
-// webAuth is web/auth's Authenticator as package web wants it: web does not import web/auth,
-// so either can change without the other.
-type webAuth struct{ a auth.Authenticator }
-
-func (w webAuth) Viewer(r *http.Request) (web.Viewer, bool) {
-	v, ok := w.a.Viewer(r)
-	return web.Viewer{Login: v.Login, Token: v.Token}, ok
-}
-
-func (w webAuth) CanRead(ctx context.Context, v web.Viewer, owner, repo string) (bool, error) {
-	ok, err := w.a.CanRead(ctx, auth.Viewer{Login: v.Login, Token: v.Token}, owner, repo)
-	if errors.Is(err, auth.ErrSignedOut) {
-		return false, fmt.Errorf("%w: %w", web.ErrSignedOut, err)
-	}
-	return ok, err
-}
-
-func (w webAuth) Routes(r chi.Router) { w.a.Routes(r) }
