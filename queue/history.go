@@ -43,22 +43,9 @@ func scanRun(row pgx.Row, extra ...any) (RunRecord, error) {
 	return r, err
 }
 
-// ListRuns returns the newest runs first, at most limit.
+// ListRuns returns the newest runs first, at most limit: ListRunsWhere without a filter.
 func ListRuns(ctx context.Context, pool *pgxpool.Pool, limit int) ([]RunRecord, error) {
-	rows, err := pool.Query(ctx, `SELECT `+runColumns+` FROM runs ORDER BY id DESC LIMIT $1`, limit)
-	if err != nil {
-		return nil, fmt.Errorf("listing runs: %w", err)
-	}
-	defer rows.Close()
-	var out []RunRecord
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("reading a run: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return ListRunsWhere(ctx, pool, RunFilter{Limit: limit})
 }
 
 // ErrNoRun is returned by GetRun for an id that does not exist.
