@@ -233,7 +233,10 @@ func paginate(w http.ResponseWriter, r *http.Request, items []any) []any {
 		w.Header().Set("Link", fmt.Sprintf(`<%s>; rel="next", <%s>; rel="last"`, link(page+1), link(last)))
 	}
 	from := min((page-1)*per, len(items))
-	return items[from:min(from+per, len(items))]
+	if out := items[from:min(from+per, len(items))]; out != nil {
+		return out
+	}
+	return []any{} // never nil: an empty page encodes as [] as GitHub's does
 }
 
 func (s *Server) handleReviewComments(w http.ResponseWriter, r *http.Request) {
@@ -259,11 +262,7 @@ func (s *Server) handleReviewComments(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found")
 		return
 	}
-	out := paginate(w, r, items)
-	if out == nil {
-		out = []any{}
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, paginate(w, r, items))
 }
 
 func (s *Server) handleSuiteCheckRuns(w http.ResponseWriter, r *http.Request) {
@@ -294,11 +293,7 @@ func (s *Server) handleSuiteCheckRuns(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found")
 		return
 	}
-	out := paginate(w, r, items)
-	if out == nil {
-		out = []any{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"total_count": len(items), "check_runs": out})
+	writeJSON(w, http.StatusOK, map[string]any{"total_count": len(items), "check_runs": paginate(w, r, items)})
 }
 
 func (s *Server) handleAnnotations(w http.ResponseWriter, r *http.Request) {
@@ -322,11 +317,7 @@ func (s *Server) handleAnnotations(w http.ResponseWriter, r *http.Request) {
 			"blob_href": fmt.Sprintf("%s/%s/blob/%s/%s", s.URL, repo.FullName(), c.json["head_sha"], a.Path),
 		})
 	}
-	out := paginate(w, r, items)
-	if out == nil {
-		out = []any{}
-	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, paginate(w, r, items))
 }
 
 // handleJobLogs answers like GitHub: 302 to a short-lived download address.
