@@ -2,15 +2,12 @@ package web
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/frognano/frognano/queue"
 )
@@ -101,16 +98,7 @@ func TestEventStream(t *testing.T) {
 	b.event(t, id, queue.EventAttempt, queue.AttemptEvent{Attempt: 1, MaxAttempts: 3})
 	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go"))
 
-	// A generous bound so a broken stream fails the test instead of hanging it; no timing is asserted.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.srv.URL+"/runs/"+itoa(id)+"/events", nil)
-	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: "alice"})
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp := b.stream(t, id, "alice")
 	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
 		t.Fatalf("status %d, Content-Type %q", resp.StatusCode, ct)
 	}
@@ -166,25 +154,7 @@ func TestEventStreamEndsWhenAccessIsRemoved(t *testing.T) {
 	b.auth.allow("carol", "octo/pager")
 	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
 	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go"))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound against hanging, not an assertion
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.srv.URL+"/runs/"+itoa(id)+"/events", nil)
-	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: "carol"})
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	r := bufio.NewReader(resp.Body)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("reading the stream before the first step: %v", err)
-		}
-		if line == "event: step\n" {
-			break
-		}
-	}
+	r := untilStep(t, b.stream(t, id, "carol").Body)
 	b.auth.revoke("carol", "octo/pager")
 	rest, err := io.ReadAll(r)
 	if err != nil {
@@ -199,38 +169,11 @@ func TestEventStreamEndsWhenAccessIsRemoved(t *testing.T) {
 // Shutdown need not wait for them.
 func TestCloseEndsEventStreams(t *testing.T) {
 	t.Parallel()
-	pool := setup(t).pool
-	a := &testAuth{}
-	a.allow("alice", "octo/pager")
-	p, err := New(Config{Pool: pool, Auth: a, PollInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(p.Handler())
-	t.Cleanup(srv.Close)
-	b := &bundle{pool: pool, auth: a, srv: srv}
+	b := setup(t)
 	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
 	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go"))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound against hanging, not an assertion
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/runs/"+itoa(id)+"/events", nil)
-	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: "alice"})
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	r := bufio.NewReader(resp.Body)
-	for {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatalf("reading the stream before the first step: %v", err)
-		}
-		if line == "event: step\n" {
-			break
-		}
-	}
-	p.Close()
+	r := untilStep(t, b.stream(t, id, "alice").Body)
+	b.pages.Close()
 	if _, err := io.ReadAll(r); err != nil {
 		t.Fatalf("the stream did not end cleanly: %v", err)
 	}
@@ -267,27 +210,10 @@ func TestListFilterTellsNothingOfUnreadableRepositories(t *testing.T) {
 // page reloads later to try again), so open pages cannot make the database poll without end.
 func TestEventStreamsAreBounded(t *testing.T) {
 	t.Parallel()
-	pool := setup(t).pool
-	a := &testAuth{}
-	a.allow("alice", "octo/pager")
-	p, err := New(Config{Pool: pool, Auth: a, PollInterval: 50 * time.Millisecond, MaxStreams: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(p.Handler())
-	t.Cleanup(srv.Close)
-	b := &bundle{pool: pool, auth: a, srv: srv}
+	b := setupWith(t, func(c *Config) { c.MaxStreams = 1 })
 	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
 	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go"))
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound against hanging, not an assertion
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/runs/"+itoa(id)+"/events", nil)
-	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: "alice"})
-	first, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer first.Body.Close()
+	first := b.stream(t, id, "alice")
 	if first.StatusCode != http.StatusOK {
 		t.Fatalf("first stream: %d", first.StatusCode)
 	}

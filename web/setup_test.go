@@ -1,8 +1,10 @@
 package web
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -87,25 +89,36 @@ func (a *testAuth) Routes(r chi.Router) {
 
 // bundle is a migrated schema, the pages on a test server and the test Authenticator.
 type bundle struct {
-	pool *pgxpool.Pool
-	auth *testAuth
-	srv  *httptest.Server
-	seq  int
+	pool  *pgxpool.Pool
+	auth  *testAuth
+	pages *Pages
+	srv   *httptest.Server
+	seq   int
 }
 
 func setup(t testing.TB) *bundle {
+	t.Helper()
+	return setupWith(t, nil)
+}
+
+// setupWith is setup with the pages' Config changed by edit first.
+func setupWith(t testing.TB, edit func(*Config)) *bundle {
 	t.Helper()
 	pool := dbtest.New(t)
 	a := &testAuth{}
 	a.allow("alice", "octo/pager", "octo/other")
 	a.allow("bob", "bob/own")
-	p, err := New(Config{Pool: pool, Auth: a, PollInterval: 50 * time.Millisecond, RecheckInterval: 100 * time.Millisecond})
+	cfg := Config{Pool: pool, Auth: a, PollInterval: 50 * time.Millisecond, RecheckInterval: 100 * time.Millisecond}
+	if edit != nil {
+		edit(&cfg)
+	}
+	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(p.Handler())
 	t.Cleanup(srv.Close)
-	return &bundle{pool: pool, auth: a, srv: srv}
+	return &bundle{pool: pool, auth: a, pages: p, srv: srv}
 }
 
 // seedRun is a runs row; zero fields keep the column's default.
@@ -182,6 +195,40 @@ func (b *bundle) get(t *testing.T, path, login string) *http.Response {
 	}
 	t.Cleanup(func() { resp.Body.Close() })
 	return resp
+}
+
+// stream opens run id's event stream as login. A generous bound makes a broken stream fail the
+// test instead of hanging it; no timing is asserted. The body is closed when the test ends.
+func (b *bundle) stream(t *testing.T, id int64, login string) *http.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.srv.URL+"/runs/"+itoa(id)+"/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.AddCookie(&http.Cookie{Name: sessionCookie, Value: login})
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// untilStep reads a stream up to its first step event.
+func untilStep(t *testing.T, body io.Reader) *bufio.Reader {
+	t.Helper()
+	r := bufio.NewReader(body)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the stream before the first step: %v", err)
+		}
+		if line == "event: step\n" {
+			return r
+		}
+	}
 }
 
 const samplePatch = "diff --git a/pager.go b/pager.go\n--- a/pager.go\n+++ b/pager.go\n@@ -1,3 +1,3 @@\n package pager\n-func Pages(n int) int { return n / 10 }\n+func Pages(n int) int { return (n + 9) / 10 }\n"
