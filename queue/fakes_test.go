@@ -308,23 +308,31 @@ func (r attemptResult) String() string {
 // Cancel during the attempt cancels Accept's job without waiting on a lock the test holds.
 func (b *bundle) work(t *testing.T, res Accepted, attempt int) attemptResult {
 	t.Helper()
+	args := RunArgs{RunID: res.RunID, InstallationID: 5, Owner: "octo", Repo: "pager", Issue: 7}
+	return workJob(t, b, args, attempt, river.Worker[RunArgs](b.worker))
+}
+
+// workJob inserts a job with args in a transaction of the test's own, rolled back afterwards,
+// and works its attempt number attempt with worker through River's own job-running code
+// (rivertest), as River would in production.
+func workJob[T river.JobArgs](t *testing.T, b *bundle, args T, attempt int, worker river.Worker[T]) attemptResult {
+	t.Helper()
 	ctx := context.Background()
 	tx, err := b.pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	args := RunArgs{RunID: res.RunID, InstallationID: 5, Owner: "octo", Repo: "pager", Issue: 7}
 	ins, err := b.client.River().InsertTx(ctx, tx, args, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	job := ins.Job
 	job.Attempt = attempt - 1 // River counts this attempt when it starts it
-	w := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{Logger: slog.New(slog.DiscardHandler)}, river.Worker[RunArgs](b.worker))
+	w := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{Logger: slog.New(slog.DiscardHandler)}, worker)
 	out, err := w.WorkJob(ctx, t, tx, job)
 	if out == nil {
-		t.Fatalf("working attempt %d: %v", attempt, err)
+		t.Fatalf("working attempt %d of a %s job: %v", attempt, args.Kind(), err)
 	}
 	return attemptResult{kind: out.EventKind, job: out.Job, err: err}
 }

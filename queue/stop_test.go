@@ -7,31 +7,15 @@ import (
 	"testing"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/rivertest"
 	"github.com/riverqueue/river/rivertype"
 )
 
 // workStop works a stop request of who on PR 77 the way River would (see work).
 func (b *bundle) workStop(t *testing.T, who string) attemptResult {
 	t.Helper()
-	ctx := context.Background()
-	tx, err := b.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback(ctx) }()
-	ins, err := b.client.River().InsertTx(ctx, tx, StopArgs{InstallationID: 5, RepoID: 42, Owner: "octo", Repo: "pager", PR: 77, Requester: who}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	sw := &stopWorker{pool: b.pool, gh: fakeGitHub{b.repo}, log: slog.New(slog.DiscardHandler)}
-	w := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{Logger: slog.New(slog.DiscardHandler)}, river.Worker[StopArgs](sw))
-	out, err := w.WorkJob(ctx, t, tx, ins.Job)
-	if out == nil {
-		t.Fatalf("working the stop request: %v", err)
-	}
-	return attemptResult{kind: out.EventKind, job: out.Job, err: err}
+	args := StopArgs{InstallationID: 5, RepoID: 42, Owner: "octo", Repo: "pager", PR: 77, Requester: who}
+	return workJob(t, b, args, 1, river.Worker[StopArgs](sw))
 }
 
 func (b *bundle) jobState(t *testing.T, id int64) rivertype.JobState {
