@@ -91,13 +91,8 @@ type oauthState struct {
 // handleLogin starts a sign-in: a fresh state bound to this browser by a short-lived cookie,
 // then GitHub's authorize page.
 func (o *OAuth) handleLogin(w http.ResponseWriter, r *http.Request) {
-	next, err := SafeNext(r.URL.Query().Get("next"))
-	if err != nil {
-		errorPage(w, http.StatusBadRequest, "Cannot sign in", err.Error()+".")
-		return
-	}
-	if _, ok := o.Viewer(r); ok {
-		redirect(w, r, next, http.StatusSeeOther)
+	next, ok := startSignIn(w, r, o.Viewer)
+	if !ok {
 		return
 	}
 	st := oauthState{State: randomToken(), Next: next}

@@ -63,3 +63,18 @@ func redirect(w http.ResponseWriter, r *http.Request, to string, status int) {
 func errorPage(w http.ResponseWriter, status int, title, msg string) {
 	render(w, status, page{Title: title, Message: msg, Link: "/login", LinkTxt: "Sign in again"})
 }
+
+// startSignIn is how both sign-in pages begin: a next that is not a local path is refused with
+// a page, and a person already signed in goes straight to next; ok is false when it answered.
+func startSignIn(w http.ResponseWriter, r *http.Request, viewer func(*http.Request) (Viewer, bool)) (next string, ok bool) {
+	next, err := SafeNext(r.URL.Query().Get("next"))
+	if err != nil {
+		errorPage(w, http.StatusBadRequest, "Cannot sign in", err.Error()+".")
+		return "", false
+	}
+	if _, signedIn := viewer(r); signedIn {
+		redirect(w, r, next, http.StatusSeeOther)
+		return "", false
+	}
+	return next, true
+}

@@ -69,13 +69,8 @@ func (s *SharedToken) CanRead(_ context.Context, v Viewer, owner, repo string) (
 
 // handleForm shows the sign-in form, with a fresh CSRF value in a cookie and in the form.
 func (s *SharedToken) handleForm(w http.ResponseWriter, r *http.Request) {
-	next, err := SafeNext(r.URL.Query().Get("next"))
-	if err != nil {
-		errorPage(w, http.StatusBadRequest, "Cannot sign in", err.Error()+".")
-		return
-	}
-	if _, ok := s.Viewer(r); ok {
-		redirect(w, r, next, http.StatusSeeOther)
+	next, ok := startSignIn(w, r, s.Viewer)
+	if !ok {
 		return
 	}
 	s.form(w, r, http.StatusOK, next, "")
