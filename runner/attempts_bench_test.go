@@ -18,7 +18,10 @@ import (
 // step alone, each step 5% slower per extra sequence in flight), every attempt playing the
 // fixing session. With "same", the four attempts make the same patch (as a model often does
 // on an easy bug), so they share one tests-after run; with "distinct", each attempt's fix
-// differs by a comment, so each patch has its own tests-after run: the worst case.
+// differs by a comment, so each patch has its own tests-after run: the worst case. With
+// "tokens=400" each reply is 400 tokens (2 s alone at 200 tokens a second: about what a 4B
+// reasoning model writes a turn on one GPU) instead of 40, so the model's share of a run is
+// closer to a real one's and the sandboxes' (CPU-bound on a small host) smaller.
 // It reports the wall time per run, the model time of the chosen attempt, the harness's
 // overhead per attempt ((wall - model) / attempts), the most requests the server had in
 // flight, and where the time goes (see below). The goal of issue 12: 4 attempts within
@@ -28,11 +31,15 @@ func BenchmarkAttempts(b *testing.B) {
 	for _, c := range []struct {
 		n        int
 		distinct bool
-	}{{1, false}, {4, false}, {4, true}} {
+		tokens   int
+	}{{1, false, 40}, {4, false, 40}, {4, true, 40}, {1, false, 400}, {4, true, 400}} {
 		n := c.n
 		name := fmt.Sprintf("attempts=%d", n)
 		if n > 1 {
 			name += map[bool]string{false: "/same", true: "/distinct"}[c.distinct]
+		}
+		if c.tokens != 40 {
+			name = fmt.Sprintf("tokens=%d/%s", c.tokens, name)
 		}
 		b.Run(name, func(b *testing.B) {
 			var wall, model, ready, before, after, loop time.Duration
@@ -48,7 +55,7 @@ func BenchmarkAttempts(b *testing.B) {
 					}
 					servers = append(servers, leaftest.NewServer(b, s))
 				}
-				rt := leaftest.NewRouter(b, &leaftest.Batching{Step: 5 * time.Millisecond, Slowdown: 0.05, Tokens: 40}, servers...)
+				rt := leaftest.NewRouter(b, &leaftest.Batching{Step: 5 * time.Millisecond, Slowdown: 0.05, Tokens: c.tokens}, servers...)
 				cfg := runner.DefaultConfig()
 				cfg.Sandbox.ExecutorPath = executorPath
 				cfg.Sandbox.Image = sandbox.DefaultImage
