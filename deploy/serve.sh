@@ -49,7 +49,9 @@ if [ -z "${DATABASE_URL:-}" ]; then
     pg_run "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w -t 60 \
       -o "-p $pg_port -k $pg_dir/sock -c listen_addresses=127.0.0.1" start >/dev/null ||
       { tail -n 20 "$pg_dir/server.log" >&2; die "starting PostgreSQL failed"; }
-    log "PostgreSQL running on 127.0.0.1:$pg_port (data in $pg_dir; stop: $pg_bin/pg_ctl -D $pg_dir/data stop)"
+    stop="$pg_bin/pg_ctl -D $pg_dir/data stop"
+    [ "$(id -u)" = 0 ] && stop="runuser -u postgres -- $stop" # the server's owner, as pg_run starts it
+    log "PostgreSQL running on 127.0.0.1:$pg_port (data in $pg_dir; stop: $stop)"
   fi
   pg_find_bin
   pg_hba_scram # a cluster made with trust by an older frognano asks for the password from now on
