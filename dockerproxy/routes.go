@@ -195,6 +195,16 @@ func (p *Proxy) checkContainerCall(r *http.Request, tail string, q url.Values, f
 			return nil, refuse("start takes no body")
 		}
 		fw.body = []byte{}
+		// What runs has limits: every container frognano starts has them (a pin, which has
+		// none, is never started), and one without could take the engine host's memory or
+		// process IDs (a fork bomb) from everything else on it.
+		var info container.InspectResponse
+		if err := p.get(r.Context(), "/containers/"+id+"/json", &info); err != nil {
+			return nil, err
+		}
+		if h := info.HostConfig; h == nil || h.Memory <= 0 || h.PidsLimit == nil || *h.PidsLimit <= 0 {
+			return nil, refuse("a container without a memory and a pids limit may not be started")
+		}
 	case "exec":
 		if labels[sandbox.LabelWatches] != "" {
 			return nil, refuse("exec in a disk watcher is not allowed")
