@@ -128,12 +128,20 @@ func (a *attemptSpec) testsAfter(diff []byte, run func() *TestRun) (*TestRun, st
 	return e.res, fmt.Sprintf("This attempt's patch is identical to attempt %d's, so the two share one tests-after run.", e.first)
 }
 
+// number is the attempt's number, from 1; 1 for a plain Run.
+func (a *attemptSpec) number() int {
+	if a == nil {
+		return 1
+	}
+	return a.k
+}
+
 // leafConfig is the attempt's model settings (def for a plain Run), with spec's OnModelWait
 // told the attempt's number.
 func (a *attemptSpec) leafConfig(def leaf.Config, spec Spec) leaf.Config {
-	lc, k := def, 1
+	lc, k := def, a.number()
 	if a != nil {
-		lc, k = a.leaf, a.k
+		lc = a.leaf
 	}
 	if spec.OnModelWait != nil {
 		lc.OnWait = func(w leaf.ModelWait) { spec.OnModelWait(k, w) }
@@ -266,6 +274,12 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 		chosen.Notes = append(chosen.Notes, errors.Join(errs...).Error())
 	}
 	return chosen, nil
+}
+
+// Attempts is how many attempts RunAll makes for each run (Config.Attempts.N, within its cap;
+// at least 1).
+func (r *Runner) Attempts() int {
+	return max(1, min(r.cfg.Attempts.N, cmp.Or(r.cfg.Attempts.Max, DefaultMaxAttempts)))
 }
 
 // RunAll runs spec with the runner's own attempt settings (Config.Attempts): one attempt is

@@ -86,6 +86,16 @@ type Spec struct {
 	// waiting on the model server and, with a zero ModelWait, when it stops (leaf.Config.OnWait:
 	// any goroutine, must not block).
 	OnModelWait func(k int, w leaf.ModelWait)
+	// OnSandboxWait, when set, is told when a sandbox of attempt k (setup, agent, tests) starts
+	// waiting for a free slot (Config.Sandbox.Slots, FROGNANO_MAX_SANDBOXES) and, with a
+	// SlotWait of the same Purpose and Cap 0, when it has one or gave up; several sandboxes of
+	// one attempt may wait at once (sandbox.Config.OnSlotWait: must not block for long).
+	OnSandboxWait func(k int, w sandbox.SlotWait)
+	// OnTestsStart, when set, is told when the tests before (after false) or after (true)
+	// start running in their sandbox, for attempt k. The before-run shared by several attempts
+	// is told once, with the number of the attempt that started it; a tests-after run shared
+	// by attempts with the same patch, once.
+	OnTestsStart func(k int, after bool)
 
 	// attempt is set when the run is one attempt of RunAttempts: its own model settings and
 	// the before-run it shares with the other attempts (attempts.go).
@@ -197,6 +207,10 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 	baseImage := r.cfg.Images.For(spec.Repo, r.cfg.Sandbox.Image)
 	sbCfg := r.cfg.Sandbox
 	sbCfg.Image = baseImage
+	if spec.OnSandboxWait != nil {
+		k := spec.attempt.number()
+		sbCfg.OnSlotWait = func(w sandbox.SlotWait) { spec.OnSandboxWait(k, w) }
+	}
 	environment, err := r.envs.Prepare(ctx, env.Request{
 		RunID: spec.RunID, RepoDir: spec.RepoDir, Commit: cmp.Or(spec.SetupCommit, base), Repo: spec.Repo, Sandbox: sbCfg, Progress: spec.OnSetup,
 	})
@@ -330,6 +344,9 @@ func (r *Runner) runTests(ctx context.Context, sbCfg sandbox.Config, repo *sandb
 		return fail("creating the test sandbox", err)
 	}
 	defer sb.Close()
+	if spec.OnTestsStart != nil {
+		spec.OnTestsStart(spec.attempt.number(), diff != nil)
+	}
 	if diff != nil {
 		res, err := sb.Exec(ctx, []string{"git", "-c", "core.hooksPath=/dev/null", "apply", "--whitespace=nowarn", "-"},
 			strings.NewReader(string(diff)), 2*time.Minute, 1<<20)

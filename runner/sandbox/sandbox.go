@@ -111,6 +111,11 @@ type Config struct {
 	// Slots, when set, bounds the sandboxes that exist at once across every Config sharing
 	// it (FROGNANO_MAX_SANDBOXES, slots.go): New and NewSetup wait for a free slot first.
 	Slots *Slots
+	// OnSlotWait, when set, is told when a sandbox starts waiting for a free slot (every slot
+	// in use) and, with a SlotWait of the same Purpose and Cap 0, when the wait ends. Several
+	// sandboxes of one Config may wait at once. It is called from the goroutine
+	// that creates the sandbox and must not block for long.
+	OnSlotWait func(SlotWait)
 }
 
 // initUser runs the container's own processes: nobody, distinct from the sandbox user.
@@ -286,7 +291,7 @@ func create(ctx context.Context, docker *client.Client, cfg Config, runID, purpo
 	if err != nil {
 		return nil, fmt.Errorf("checking sandbox config: %w", err)
 	}
-	if err := cfg.Slots.acquire(ctx); err != nil {
+	if err := cfg.Slots.acquire(ctx, purpose, cfg.OnSlotWait); err != nil {
 		return nil, fmt.Errorf("creating sandbox container: %w", err)
 	}
 	start := time.Now() // Ready measures the engine's work, not the wait for a slot

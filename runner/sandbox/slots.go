@@ -40,8 +40,37 @@ func (s *Slots) InUse() int {
 	return len(s.c)
 }
 
-// acquire takes a slot, waiting until one is free or ctx ends.
-func (s *Slots) acquire(ctx context.Context) error {
+// SlotWait is a sandbox waiting for a free slot, as Config.OnSlotWait reports it. One with
+// Cap 0 (only Purpose set) is the end of that sandbox's wait: it has its slot, or gave up (its
+// context ended).
+type SlotWait struct {
+	Purpose string // what the sandbox is for: "agent", "tests-before", "tests-after", "setup"
+	InUse   int    // slots held when the wait began (all of them)
+	Cap     int    // the bound
+}
+
+// Waiting reports whether w is a wait (not the end of one).
+func (w SlotWait) Waiting() bool { return w.Cap > 0 }
+
+// For is what the waiting sandbox is for, as a person reads it ("the tests before").
+func (w SlotWait) For() string {
+	switch w.Purpose {
+	case "agent":
+		return "the agent"
+	case "tests-before":
+		return "the tests before"
+	case "tests-after":
+		return "the tests after"
+	case PurposeSetup:
+		return "the repository's setup"
+	}
+	return w.Purpose
+}
+
+// acquire takes a slot, waiting until one is free or ctx ends. A wait (the slots all held
+// when it asks) is told to onWait, when set, once as it begins and once as it ends (a
+// SlotWait with only Purpose set); a slot taken at once is not a wait.
+func (s *Slots) acquire(ctx context.Context, purpose string, onWait func(SlotWait)) error {
 	if s == nil {
 		return nil
 	}
@@ -49,6 +78,10 @@ func (s *Slots) acquire(ctx context.Context) error {
 	case s.c <- struct{}{}:
 		return nil
 	default:
+	}
+	if onWait != nil {
+		onWait(SlotWait{Purpose: purpose, InUse: len(s.c), Cap: cap(s.c)})
+		defer onWait(SlotWait{Purpose: purpose})
 	}
 	select {
 	case s.c <- struct{}{}:
