@@ -10,6 +10,7 @@ import (
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
+	"github.com/frognano/frognano/runner/sandbox"
 )
 
 // AgentRunner is the worker's Runner for a real runner.Runner: it checks the model server,
@@ -30,6 +31,12 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 	ev := eventsFrom(ctx)
 	ev.add(ctx, EventAgent, AgentEvent{Task: clean(spec.Task, eventTaskCap)})
 	pr := &progressOf{send: progress}
+	attempt := func(k int) int { // the events' Attempt: 0 for a run of one attempt
+		if a.r.Attempts() > 1 {
+			return k
+		}
+		return 0
+	}
 	res, err := a.r.RunAll(ctx, runner.Spec{
 		RunID:       fmt.Sprintf("run-%d", spec.RunID),
 		InstanceID:  fmt.Sprintf("%s/%s#%d", spec.Owner, spec.Repo, spec.Issue),
@@ -38,6 +45,15 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 		Repo:        spec.Owner + "/" + spec.Repo, // picks the base image (FROGNANO_SANDBOX_IMAGES)
 		SetupCommit: spec.SetupCommit,
 		OnModelWait: pr.wait,
+		OnSandboxWait: func(k int, w sandbox.SlotWait) {
+			pr.sandboxWait(k, w)
+			if w.Waiting() {
+				ev.add(ctx, EventSandboxWait, SandboxWaitEvent{Attempt: attempt(k), For: w.For(), InUse: w.InUse, Cap: w.Cap})
+			}
+		},
+		OnTestsStart: func(k int, after bool) {
+			ev.add(ctx, EventTestsStart, TestsStartEvent{Attempt: attempt(k), After: after})
+		},
 	}, func(k int, s leaf.Step) {
 		ev.add(ctx, EventStep, stepEvent(k, s))
 		pr.step(s)
@@ -55,21 +71,34 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 	return outcomeOf(res, spec)
 }
 
-// progressOf turns the steps and model waits of a run's attempts into the Progress the status
+// progressOf turns the steps and waits of a run's attempts into the Progress the status
 // comment shows. Several attempts step at once: it follows the one furthest along, so its
 // step count never goes back, and it says that the run waits for the model server while any
-// attempt does (the latest such wait, with how many attempts wait).
+// attempt does (the latest such wait, with how many attempts wait), and for a free sandbox
+// while any of its sandboxes does (likewise).
 type progressOf struct {
 	send func(Progress) // nil: nothing is shown
 
 	mu       sync.Mutex
 	last     Progress
 	waits    map[int]waitSeen // attempts waiting now
+	slots    map[slotKey]slotSeen
 	sequence int
 }
 
 type waitSeen struct {
 	w   leaf.ModelWait
+	seq int
+}
+
+// slotKey is one sandbox of a run: an attempt has one of each purpose at a time.
+type slotKey struct {
+	k       int
+	purpose string
+}
+
+type slotSeen struct {
+	w   sandbox.SlotWait
 	seq int
 }
 
@@ -112,6 +141,30 @@ func (p *progressOf) wait(k int, w leaf.ModelWait) {
 	p.sendLocked()
 }
 
+// sandboxWait records that a sandbox of attempt k waits for a free slot (w.Waiting), or that
+// its wait ended.
+func (p *progressOf) sandboxWait(k int, w sandbox.SlotWait) {
+	if p.send == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.slots == nil {
+		p.slots = map[slotKey]slotSeen{}
+	}
+	key := slotKey{k, w.Purpose}
+	if !w.Waiting() {
+		if _, was := p.slots[key]; !was {
+			return
+		}
+		delete(p.slots, key)
+	} else {
+		p.sequence++
+		p.slots[key] = slotSeen{w, p.sequence}
+	}
+	p.sendLocked()
+}
+
 func (p *progressOf) sendLocked() {
 	out := p.last
 	var latest waitSeen
@@ -122,6 +175,19 @@ func (p *progressOf) sendLocked() {
 	}
 	if out.Waiting = latest.w.String(); len(p.waits) > 1 {
 		out.Waiting += fmt.Sprintf(" (%d attempts are waiting)", len(p.waits))
+	}
+	var slot slotSeen
+	for _, ss := range p.slots {
+		if ss.seq > slot.seq {
+			slot = ss
+		}
+	}
+	if w := slot.w; w.Waiting() {
+		out.SandboxWait = fmt.Sprintf("for %s (%d of %d in use on this worker", w.For(), w.InUse, w.Cap)
+		if len(p.slots) > 1 {
+			out.SandboxWait += fmt.Sprintf("; %d sandboxes of this run are waiting", len(p.slots))
+		}
+		out.SandboxWait += ")"
 	}
 	p.send(out)
 }

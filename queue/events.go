@@ -26,6 +26,12 @@ const (
 	EventAgent = "agent"
 	// EventStep: one finished agent step with its tool calls and observations (data: StepEvent).
 	EventStep = "step"
+	// EventSandboxWait: a sandbox of the run waits for a free slot on its worker
+	// (FROGNANO_MAX_SANDBOXES; data: SandboxWaitEvent). Its end is not an event of its own: the
+	// next event of that sandbox's work (a step, the tests) follows it.
+	EventSandboxWait = "sandbox_wait"
+	// EventTestsStart: the tests before or after started in their sandbox (data: TestsStartEvent).
+	EventTestsStart = "tests_start"
 	// EventTests: the tests before and after, and the attempts of a run of several (data: TestsEvent).
 	EventTests = "tests"
 	// EventEnd: the attempt left the run in this state (data: EndEvent); terminal or requeued.
@@ -73,6 +79,20 @@ type CallEvent struct {
 type ObservedText struct {
 	Tool string `json:"tool"`
 	Text string `json:"text"`
+}
+
+// SandboxWaitEvent is the data of EventSandboxWait.
+type SandboxWaitEvent struct {
+	Attempt int    `json:"attempt"` // from 1; 0 for a run of one
+	For     string `json:"for"`     // what the sandbox is for: "the agent", "the tests before"
+	InUse   int    `json:"in_use"`
+	Cap     int    `json:"cap"`
+}
+
+// TestsStartEvent is the data of EventTestsStart.
+type TestsStartEvent struct {
+	Attempt int  `json:"attempt"` // from 1; 0 for a run of one
+	After   bool `json:"after"`   // the tests after (on the patch); false: before
 }
 
 // TestsEvent is the data of EventTests.

@@ -85,8 +85,8 @@ type RunSpec struct {
 }
 
 // Progress is reported by the Runner after each agent step, and when the run starts or
-// stops waiting on the model server. Calls come from the model and are treated as untrusted
-// text.
+// stops waiting on the model server or for a free sandbox. Calls come from the model and are
+// treated as untrusted text.
 type Progress struct {
 	Step    int    // 0 before the first step
 	Calls   []Call // the step's tool calls, in order; none when the model gave its final answer
@@ -94,6 +94,10 @@ type Progress struct {
 	// Waiting says what the run waits for at the model server ("429, retrying in 12 s",
 	// leaf.ModelWait.String), "" while requests flow.
 	Waiting string
+	// SandboxWait says which sandbox of the run waits for a free slot on this worker
+	// (FROGNANO_MAX_SANDBOXES): "for the tests before (2 of 2 in use on this worker)"; ""
+	// while none waits.
+	SandboxWait string
 }
 
 // Call is one tool call of a step: the tool's name and its raw arguments, as the model

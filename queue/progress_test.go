@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/runner/leaf"
+	"github.com/frognano/frognano/runner/sandbox"
 )
 
 // TestStatusSaysTheRunWaitsForTheModel: the running status comment says that the run waits
@@ -26,6 +27,14 @@ func TestStatusSaysTheRunWaitsForTheModel(t *testing.T) {
 			[]string{"⏳ Waiting for the model server: no answer for 30 s.\n\nStep 3 (12s elapsed):", "pytest -q"}, nil},
 		{"Flowing", step, []string{"Step 3 (12s elapsed):"}, []string{"Waiting", "⏳"}},
 		{"FlowingBeforeTheFirstStep", Progress{}, []string{"is working on this issue."}, []string{"Waiting", "Step", "final answer"}},
+		{"ForASandbox", func() Progress {
+			p := step
+			p.SandboxWait = "for the tests before (2 of 2 in use on this worker)"
+			return p
+		}(),
+			[]string{"⏳ Waiting for a free sandbox for the tests before (2 of 2 in use on this worker).\n\nStep 3 (12s elapsed):"}, []string{"model server"}},
+		{"ForASandboxAndTheModel", Progress{SandboxWait: "for the agent (1 of 1 in use on this worker)", Waiting: "429, retrying in 12 s"},
+			[]string{"is working on this issue.\n\n⏳ Waiting for a free sandbox for the agent (1 of 1 in use on this worker).\n\n⏳ Waiting for the model server: 429, retrying in 12 s."}, []string{"Step"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -86,4 +95,40 @@ func TestProgressOfAttempts(t *testing.T) {
 		t.Errorf("every attempt flows again: %+v", got)
 	}
 	(&progressOf{}).wait(1, leaf.ModelWait{Queued: true}) // no receiver: nothing happens
+}
+
+// TestProgressOfSandboxWaits: the progress says the run waits for a free sandbox while any of
+// its sandboxes does (the latest wait, and how many wait), keeps the step and the model wait,
+// and says it no more once every waiting sandbox has its slot; an end without a wait sends
+// nothing.
+func TestProgressOfSandboxWaits(t *testing.T) {
+	t.Parallel()
+	var sent []Progress
+	p := &progressOf{send: func(pr Progress) { sent = append(sent, pr) }}
+	last := func() Progress { return sent[len(sent)-1] }
+
+	p.sandboxWait(1, sandbox.SlotWait{Purpose: "agent"})
+	if len(sent) != 0 {
+		t.Fatalf("an end without a wait sent %+v", sent)
+	}
+	p.step(leaf.Step{Index: 0})
+	p.sandboxWait(1, sandbox.SlotWait{Purpose: "tests-before", InUse: 2, Cap: 2})
+	if got := last(); got.SandboxWait != "for the tests before (2 of 2 in use on this worker)" || got.Step != 1 {
+		t.Errorf("the tests before wait: %+v", got)
+	}
+	p.wait(1, leaf.ModelWait{Status: 503, RetryIn: 3 * time.Second})
+	p.sandboxWait(2, sandbox.SlotWait{Purpose: "agent", InUse: 2, Cap: 2})
+	if got := last(); got.SandboxWait != "for the agent (2 of 2 in use on this worker; 2 sandboxes of this run are waiting)" ||
+		got.Waiting != "503, retrying in 3 s" {
+		t.Errorf("two sandboxes waiting: %+v", got)
+	}
+	p.sandboxWait(2, sandbox.SlotWait{Purpose: "agent"})
+	if got := last(); got.SandboxWait != "for the tests before (2 of 2 in use on this worker)" {
+		t.Errorf("attempt 2's agent has its slot: %+v", got)
+	}
+	p.sandboxWait(1, sandbox.SlotWait{Purpose: "tests-before"})
+	if got := last(); got.SandboxWait != "" || got.Waiting != "503, retrying in 3 s" || got.Step != 1 {
+		t.Errorf("every sandbox has its slot: %+v", got)
+	}
+	(&progressOf{}).sandboxWait(1, sandbox.SlotWait{Purpose: "agent", InUse: 1, Cap: 1}) // no receiver: nothing happens
 }

@@ -97,19 +97,19 @@ func composeStatus(v statusView) string {
 
 // renderProgress shows the latest step: each tool call with its argument exactly as the
 // model wrote it (runner.RenderCall), or that the model gave its final answer; and, above it,
-// that the run waits for the model server, while it does.
+// that the run waits for a free sandbox or for the model server, while it does.
 func renderProgress(p Progress) string {
-	wait := ""
+	var parts []string
+	if p.SandboxWait != "" {
+		parts = append(parts, "⏳ Waiting for a free sandbox "+p.SandboxWait+".")
+	}
 	if p.Waiting != "" {
-		wait = "⏳ Waiting for the model server: " + p.Waiting + "."
+		parts = append(parts, "⏳ Waiting for the model server: "+p.Waiting+".")
 	}
-	if p.Step == 0 {
-		return wait
+	if p.Step > 0 {
+		parts = append(parts, renderStep(p))
 	}
-	if wait != "" {
-		wait += "\n\n"
-	}
-	return wait + renderStep(p)
+	return strings.Join(parts, "\n\n")
 }
 
 func renderStep(p Progress) string {

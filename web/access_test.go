@@ -134,6 +134,14 @@ func TestEventStream(t *testing.T) {
 	if n != "step" || !strings.Contains(data, `data-n=\"2\"`) || !strings.Contains(data, "cat pager.go") {
 		t.Fatalf("event %s %s, want step 2", n, data)
 	}
+	// The tests before wait for a sandbox, then start: each is a timeline entry, live.
+	b.event(t, id, queue.EventSandboxWait, queue.SandboxWaitEvent{For: "the tests before", InUse: 2, Cap: 2})
+	b.event(t, id, queue.EventTestsStart, queue.TestsStartEvent{})
+	for _, want := range []string{"waiting for a free sandbox for the tests before (2 of 2 in use on this worker)", "running the tests before..."} {
+		if n, data = next(); n != "timeline" || !strings.Contains(data, want) {
+			t.Fatalf("event %s %s, want the timeline entry %q", n, data, want)
+		}
+	}
 	b.finish(t, id, queue.StateSucceeded, samplePatch, "https://github.example/octo/pager/pull/8")
 	for n != "end" {
 		n, data = next()

@@ -142,6 +142,15 @@ func TestBrowserLiveRun(t *testing.T) {
 	}
 	webtest.Screenshot(t, ctx, "running-2")
 
+	// The tests after start: the timeline says so without a reload.
+	b.event(t, id, queue.EventTestsStart, queue.TestsStartEvent{After: true})
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById('timeline').textContent.includes('running the tests after...')`)); err != nil {
+		t.Fatalf("the timeline never said the tests after are running: %v", err)
+	}
+	if !eval[bool](t, ctx, `window.sameDocument === true`) {
+		t.Error("the page reloaded to show the tests starting")
+	}
+
 	// The run ends: the page shows the whole finished run.
 	b.event(t, id, queue.EventTests, queue.TestsEvent{Before: &queue.TestsRun{Command: "go test ./...", ExitCode: 1, Failed: 1},
 		After: &queue.TestsRun{Command: "go test ./...", Passed: 1}})

@@ -110,3 +110,46 @@ func TestStepFragmentMatchesPage(t *testing.T) {
 		t.Errorf("fragment = %s", html)
 	}
 }
+
+// TestTimelineShowsWaitsAndTestStarts: a running run's page shows in its timeline, in order,
+// that a sandbox waited for a free slot and that the tests before and after started (the
+// attempt named in a run of several), with the escaped text the worker wrote.
+func TestTimelineShowsWaitsAndTestStarts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
+	b.event(t, id, queue.EventAttempt, queue.AttemptEvent{Attempt: 1, MaxAttempts: 3})
+	b.event(t, id, queue.EventAgent, queue.AgentEvent{Task: "Pages rounds down"})
+	b.event(t, id, queue.EventSandboxWait, queue.SandboxWaitEvent{Attempt: 2, For: "the agent", InUse: 2, Cap: 2})
+	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go"))
+	b.event(t, id, queue.EventTestsStart, queue.TestsStartEvent{Attempt: 1})
+	b.event(t, id, queue.EventSandboxWait, queue.SandboxWaitEvent{For: "the tests after <b>", InUse: 1, Cap: 1})
+	b.event(t, id, queue.EventTestsStart, queue.TestsStartEvent{Attempt: 2, After: true})
+
+	resp := b.get(t, "/runs/"+itoa(id), "alice")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	page := string(body)
+	start := strings.Index(page, `id="timeline"`)
+	if start < 0 {
+		t.Fatalf("no timeline on the page:\n%s", page)
+	}
+	timeline := page[start:]
+	timeline = timeline[:strings.Index(timeline, "</ol>")]
+	at := 0
+	for _, want := range []string{
+		"setup: sandbox and environment, then the agent",
+		"attempt 2: waiting for a free sandbox for the agent (2 of 2 in use on this worker)",
+		"running the tests before...",
+		"> waiting for a free sandbox for the tests after &lt;b&gt; (1 of 1 in use on this worker)<",
+		"attempt 2: running the tests after...",
+	} {
+		i := strings.Index(timeline[at:], want)
+		if i < 0 {
+			t.Fatalf("the timeline lacks %q after what came before it:\n%s", want, timeline)
+		}
+		at += i + len(want)
+	}
+}

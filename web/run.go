@@ -238,6 +238,19 @@ func timelineOf(e queue.RunEvent) (timelineItem, bool) {
 		return timelineItem{At: e.At, What: what, Class: "info"}, true
 	case queue.EventAgent:
 		return timelineItem{At: e.At, What: "setup: sandbox and environment, then the agent", Class: "info"}, true
+	case queue.EventSandboxWait:
+		var w queue.SandboxWaitEvent
+		_ = json.Unmarshal(e.Data, &w)
+		what := fmt.Sprintf("waiting for a free sandbox for %s (%d of %d in use on this worker)", w.For, w.InUse, w.Cap)
+		return timelineItem{At: e.At, What: attemptPrefix(w.Attempt) + what, Class: "info"}, true
+	case queue.EventTestsStart:
+		var t queue.TestsStartEvent
+		_ = json.Unmarshal(e.Data, &t)
+		if !t.After {
+			// One before-run serves every attempt of the run: no attempt of its own.
+			return timelineItem{At: e.At, What: "running the tests before...", Class: "info"}, true
+		}
+		return timelineItem{At: e.At, What: attemptPrefix(t.Attempt) + "running the tests after...", Class: "info"}, true
 	case queue.EventTests:
 		var t queue.TestsEvent
 		_ = json.Unmarshal(e.Data, &t)
@@ -248,6 +261,14 @@ func timelineOf(e queue.RunEvent) (timelineItem, bool) {
 		return endItem(e.At, end.State, end.ExitReason, end.PRURL), true
 	}
 	return timelineItem{}, false
+}
+
+// attemptPrefix names attempt k of a run of several ("" for a run of one).
+func attemptPrefix(k int) string {
+	if k <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("attempt %d: ", k)
 }
 
 func endItem(at time.Time, state, exitReason, prURL string) timelineItem {
