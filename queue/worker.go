@@ -214,9 +214,11 @@ func (a *attempt) do(ctx context.Context) error {
 	}
 	url, number, err := repo.Publish(ctx, githubapp.PublishInput{
 		Dir: dir, BaseSHA: r.BaseSHA, Branch: BranchName(r.Issue), BaseBranch: r.BaseBranch,
-		Title:         clip.Bytes("frognano: "+title, 250), // one line with its own limit, never markdown
+		// One line with its own limit, never markdown; a squash merge makes it the commit's title,
+		// so neither it nor the commit message carries a reference of the issue's author.
+		Title:         clip.Bytes("frognano: "+githubapp.InertReferences(title), 250),
 		Body:          prBody,
-		CommitMessage: fmt.Sprintf("Fix #%d: %s\n\nWritten by frognano run %d.", r.Issue, clip.Bytes(title, 200), r.ID),
+		CommitMessage: fmt.Sprintf("Fix #%d: %s\n\nWritten by frognano run %d.", r.Issue, clip.Bytes(githubapp.InertReferences(title), 200), r.ID),
 		Patch:         r.Patch, IssueNumber: r.Issue,
 		Check: r.Check,
 	})
