@@ -165,13 +165,24 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 		return nil, &SetupError{err}
 	}
 	// The repository's own settings: a broken one is reported and ignored, never half-used.
-	repoCfg, cfgErr := LoadRepoConfig(spec.RepoDir)
+	// They come from the setup commit when it is not the checkout's (a follow-up's branch holds
+	// an earlier model's work, which must not pick its test command or write its instructions).
+	settingsDir := spec.RepoDir
+	if spec.SetupCommit != "" && spec.SetupCommit != base {
+		view, done, err := settingsView(ctx, spec.RepoDir, spec.SetupCommit)
+		if err != nil {
+			return nil, &SetupError{err}
+		}
+		defer done()
+		settingsDir = view
+	}
+	repoCfg, cfgErr := LoadRepoConfig(settingsDir)
 	testCmd := r.cfg.TestCmd
 	if testCmd == "" {
 		testCmd = repoCfg.TestCommand
 	}
 	if testCmd == "" {
-		testCmd = verify.Detect(spec.RepoDir)
+		testCmd = verify.Detect(settingsDir)
 	}
 	if testCmd == "none" {
 		testCmd = ""
