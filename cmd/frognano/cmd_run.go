@@ -110,6 +110,14 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 		} else {
 			fmt.Fprintf(stderr, "%sthe model server answers again\n", prefix(k))
 		}
+	}, OnSandboxWait: func(k int, w sandbox.SlotWait) {
+		printMu.Lock()
+		defer printMu.Unlock()
+		if w.Waiting() {
+			fmt.Fprintf(stderr, "%swaiting for a free sandbox for %s (%d of %d in use, FROGNANO_MAX_SANDBOXES)\n", prefix(k), w.For(), w.InUse, w.Cap)
+		} else {
+			fmt.Fprintf(stderr, "%sa sandbox is free for %s\n", prefix(k), w.For())
+		}
 	}}
 	res, err := r.RunAll(ctx, spec, func(k int, s leaf.Step) {
 		printMu.Lock()
