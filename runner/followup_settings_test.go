@@ -28,6 +28,10 @@ func TestFollowUpSettingsComeFromTheBase(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// and a conftest.py that could make every test pass.
+	if err := os.WriteFile(filepath.Join(dir, "conftest.py"), []byte("# an earlier run's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	git(t, dir, "add", "-A")
 	git(t, dir, "-c", "user.name=frognano", "-c", "user.email=f@example.com", "commit", "-q", "-m", "run 1's patch")
 	b.spec.SetupCommit = base
@@ -43,5 +47,19 @@ func TestFollowUpSettingsComeFromTheBase(t *testing.T) {
 	}
 	if res.TestsAfter == nil || len(res.TestsAfter.Tests) == 0 {
 		t.Errorf("no tests ran after: %+v", res.TestsAfter)
+	}
+	// The follow-up's own patch does not touch conftest.py, but its tests ran under the
+	// earlier one: the check run says the result may not be trustworthy.
+	trust := map[string]string{}
+	for _, f := range res.TestTrust() {
+		trust[f.Path] = f.Why
+	}
+	for _, p := range []string{"conftest.py", ".frognano/test-command"} {
+		if !strings.Contains(trust[p], "earlier commit") {
+			t.Errorf("TestTrust()[%s] = %q, want it flagged as an earlier commit's; all: %v", p, trust[p], trust)
+		}
+	}
+	if c := res.Check(nil); !strings.Contains(c.Summary, "conftest.py") {
+		t.Errorf("the check run does not name the earlier conftest.py:\n%s", c.Summary)
 	}
 }

@@ -199,7 +199,18 @@ func (r *Result) TestTrust() []patch.TestInfluence {
 	if r == nil || r.Patch == nil {
 		return nil
 	}
-	return patch.TestInfluences(r.Patch.Files)
+	out := patch.TestInfluences(r.Patch.Files)
+	seen := map[string]bool{}
+	for _, t := range out {
+		seen[t.Path] = true
+	}
+	for _, t := range r.EarlierTestInfluences {
+		if !seen[t.Path] {
+			seen[t.Path] = true
+			out = append(out, patch.TestInfluence{Path: t.Path, Why: "changed by an earlier commit on this pull request: " + t.Why})
+		}
+	}
+	return out
 }
 
 func testState(t *TestRun) string {

@@ -43,6 +43,11 @@ type Result struct {
 
 	Notes []string // facts a reviewer must know (patch refused, OOM, ...)
 
+	// EarlierTestInfluences is what a follow-up's branch changed before this run (earlier
+	// runs' patches, reviewers' commits) that can change what the tests report: the tests,
+	// before and after, ran under it. TestTrust reports it with the patch's own.
+	EarlierTestInfluences []patch.TestInfluence
+
 	// Attempts is every attempt of a run of several (RunAttempts), this one among them;
 	// nil for a run of one.
 	Attempts *AttemptSet

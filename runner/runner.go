@@ -197,6 +197,13 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 	if cfgErr != nil {
 		res.Notes = append(res.Notes, "The repository's frognano settings were ignored: "+cfgErr.Error())
 	}
+	if settingsDir != spec.RepoDir {
+		earlier, err := earlierTestInfluences(ctx, spec.RepoDir, spec.SetupCommit, base)
+		if err != nil {
+			res.Notes = append(res.Notes, "The earlier commits on this pull request could not be checked for changes to tests or test settings: "+err.Error())
+		}
+		res.EarlierTestInfluences = earlier
+	}
 	if note := agentsCutNote(repoCfg); note != "" {
 		res.Notes = append(res.Notes, note)
 	}

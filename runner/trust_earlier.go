@@ -1,0 +1,70 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+
+	"github.com/frognano/frognano/runner/patch"
+)
+
+// maxEarlierDiffBytes bounds the diff of a pull request's earlier commits that a follow-up
+// reads to find changes to test files and settings.
+const maxEarlierDiffBytes = 32 << 20
+
+// earlierTestInfluences returns what the commits of a follow-up's branch since it left the
+// base (from the merge base of setupCommit and head to head: earlier runs' patches and
+// reviewers' commits) change that can change what the tests report without changing the
+// code under test. A follow-up's own patch may touch none of it while its tests, before and
+// after, already run under it; the check run and the report must still say so.
+func earlierTestInfluences(ctx context.Context, dir, setupCommit, head string) ([]patch.TestInfluence, error) {
+	mb, err := gitSettings(ctx, dir, "merge-base", setupCommit, head)
+	if err != nil {
+		return nil, err
+	}
+	from := strings.TrimSpace(string(mb))
+	if from == head {
+		return nil, nil
+	}
+	diff, err := gitLimited(ctx, dir, maxEarlierDiffBytes, "diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv",
+		"--no-renames", "--full-index", "--src-prefix=a/", "--dst-prefix=b/", from, head)
+	if err != nil {
+		return nil, err
+	}
+	p, err := patch.Parse(diff)
+	if err != nil {
+		return nil, err
+	}
+	return patch.TestInfluences(p.Files), nil
+}
+
+// gitLimited runs git in dir and returns its output, or an error when it is over limit bytes
+// (git is stopped then, not read to its end).
+func gitLimited(ctx context.Context, dir string, limit int64, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = settingsGitEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	b, readErr := io.ReadAll(io.LimitReader(out, limit+1))
+	if int64(len(b)) > limit {
+		cancel()
+		cmd.Wait()
+		return nil, fmt.Errorf("git %s gives more than %d bytes", args[0], limit)
+	}
+	if err := cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return b, readErr
+}
