@@ -238,3 +238,24 @@ func TestEventStreamsAreBounded(t *testing.T) {
 		t.Errorf("a stream after the first ended: %d, want 200", again.StatusCode)
 	}
 }
+
+// TestEventStreamsPerViewer: one person cannot hold every stream: past MaxStreamsPerViewer
+// their next is refused with 429, while another person still gets one.
+func TestEventStreamsPerViewer(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, func(c *Config) { c.MaxStreams = 3; c.MaxStreamsPerViewer = 1 })
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
+	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go"))
+	first := b.stream(t, id, "alice")
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("alice's first stream: %d", first.StatusCode)
+	}
+	if second := b.get(t, "/runs/"+itoa(id)+"/events", "alice"); second.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("alice's second stream: %d, want 429", second.StatusCode)
+	}
+	own := b.run(t, seedRun{Owner: "bob", Repo: "own", State: queue.StateRunning})
+	b.event(t, own, queue.EventStep, step(0, "ls", "own.go"))
+	if other := b.stream(t, own, "bob"); other.StatusCode != http.StatusOK {
+		t.Errorf("bob's stream while alice holds hers: %d, want 200", other.StatusCode)
+	}
+}

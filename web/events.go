@@ -22,6 +22,14 @@ func (p *Pages) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	v, _ := p.cfg.Auth.Viewer(r)
+	release, ok := p.holdStream(v.Login)
+	if !ok {
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, "you have too many open event streams; close some pages of running runs", http.StatusTooManyRequests)
+		return
+	}
+	defer release()
 	select {
 	case p.streams <- struct{}{}:
 		defer func() { <-p.streams }()
@@ -48,7 +56,6 @@ func (p *Pages) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if err := rc.Flush(); err != nil {
 		return
 	}
-	v, _ := p.cfg.Auth.Viewer(r)
 	s := &stream{p: p, w: w, rc: rc, runID: run.ID, b: newStepBuilder(), still: func(ctx context.Context) bool {
 		// Access is asked again as the stream goes on: a person removed from the repository
 		// (or signed out) stops receiving within Config.RecheckInterval.

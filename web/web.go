@@ -31,6 +31,9 @@ const (
 	DefaultPollInterval = time.Second
 	// DefaultMaxStreams is how many event streams may be open at once.
 	DefaultMaxStreams = 200
+	// DefaultMaxStreamsPerViewer is how many of them one signed-in person may hold (a few
+	// tabs), so that nobody can take every stream from the others.
+	DefaultMaxStreamsPerViewer = 16
 	// DefaultListLimit is how many runs /runs shows at most.
 	DefaultListLimit = 50
 	// scanLimit is how many of the newest matching runs /runs reads to find the ones the
@@ -60,7 +63,10 @@ type Config struct {
 	// database); more are answered 503, and the page reloads after a while to try again
 	// (default DefaultMaxStreams).
 	MaxStreams int
-	Logger     *slog.Logger
+	// MaxStreamsPerViewer bounds the streams one login holds at once (default
+	// DefaultMaxStreamsPerViewer); everyone signed in with the shared token is one login.
+	MaxStreamsPerViewer int
+	Logger              *slog.Logger
 }
 
 // Pages serves the run pages.
@@ -70,6 +76,26 @@ type Pages struct {
 	done      chan struct{} // closed by Close: open event streams end
 	closeOnce sync.Once
 	streams   chan struct{} // one token per open event stream, at most MaxStreams
+	mu        sync.Mutex
+	byViewer  map[string]int // open streams per login, each at most MaxStreamsPerViewer
+}
+
+// holdStream takes one of login's streams, or reports false when login holds
+// MaxStreamsPerViewer already; release gives it back.
+func (p *Pages) holdStream(login string) (release func(), ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.byViewer[login] >= p.cfg.MaxStreamsPerViewer {
+		return nil, false
+	}
+	p.byViewer[login]++
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.byViewer[login]--; p.byViewer[login] <= 0 {
+			delete(p.byViewer, login)
+		}
+	}, true
 }
 
 // Close ends every open event stream (the browsers reconnect to whichever server is up) and
@@ -96,6 +122,9 @@ func New(cfg Config) (*Pages, error) {
 	if cfg.MaxStreams <= 0 {
 		cfg.MaxStreams = DefaultMaxStreams
 	}
+	if cfg.MaxStreamsPerViewer <= 0 {
+		cfg.MaxStreamsPerViewer = DefaultMaxStreamsPerViewer
+	}
 	if cfg.ListLimit <= 0 {
 		cfg.ListLimit = DefaultListLimit
 	}
@@ -106,7 +135,7 @@ func New(cfg Config) (*Pages, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Pages{cfg: cfg, tmpl: t, done: make(chan struct{}), streams: make(chan struct{}, cfg.MaxStreams)}, nil
+	return &Pages{cfg: cfg, tmpl: t, done: make(chan struct{}), streams: make(chan struct{}, cfg.MaxStreams), byViewer: map[string]int{}}, nil
 }
 
 // Routes mounts the sign-in routes and GET /runs, /runs/{id}, /runs/{id}/events and
