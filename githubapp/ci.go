@@ -173,11 +173,11 @@ func (l *logReader) jobLog(ctx context.Context, id int64) (string, error) {
 		return "", fmt.Errorf("asking for the log of job %d: %w", id, err)
 	}
 	api := gh.BaseURL
-	client := &http.Client{Transport: c.app.cfg.Transport, Timeout: 4 * c.app.cfg.HTTPTimeout}
+	client := &http.Client{Transport: c.app.cfg.Transport, Timeout: 4 * c.app.cfg.HTTPTimeout, CheckRedirect: logRedirect}
 	if loc.Scheme == api.Scheme && loc.Host == api.Host {
 		client = gh.Client() // the same host: the token goes with it
-	} else if loc.Scheme != "https" && !(loc.Scheme == "http" && loopback(loc.Hostname())) {
-		return "", fmt.Errorf("the log's address is not https: %s", clip.Bytes(loc.Redacted(), 200))
+	} else if err := logAddress(loc); err != nil {
+		return "", err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc.String(), nil)
 	if err != nil {
@@ -205,6 +205,26 @@ func urlFree(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// logAddress refuses a log download address (or a redirect's) that is not https, plain http
+// being allowed on loopback alone (a GitHub Enterprise Server test set-up).
+func logAddress(u *url.URL) error {
+	if u.Scheme == "https" || u.Scheme == "http" && loopback(u.Hostname()) {
+		return nil
+	}
+	// The path and query of a signed address are a credential: name the scheme and host only.
+	return fmt.Errorf("the log's address is not https: %s://%s", clip.Bytes(u.Scheme, 20), clip.Bytes(u.Host, 200))
+}
+
+// logRedirect holds every redirect of a log download (sent without a credential) to the rule
+// the first address met: a download host cannot send frognano on to plain http elsewhere (a
+// metadata address, an internal service) and have its answer handed to the model.
+func logRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return errors.New("stopped after 5 redirects")
+	}
+	return logAddress(req.URL)
 }
 
 func loopback(host string) bool {

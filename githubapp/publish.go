@@ -62,7 +62,12 @@ func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, err
 	}
 	push := []string{"push", "--force", "--no-verify", "--porcelain", "--", c.remote(), commit + ":refs/heads/" + in.Branch}
 	if in.FastForward {
-		push = []string{"push", "--no-verify", "--", c.remote(), commit + ":refs/heads/" + in.Branch}
+		// The lease is what makes this a fast-forward from BaseSHA and nothing else: a plain
+		// push would also fast-forward a branch a reviewer rewound (or deleted and re-created
+		// older) during the run, putting back the commits they removed. The server checks the
+		// branch's old value in the same update.
+		lease := "--force-with-lease=refs/heads/" + in.Branch + ":" + in.BaseSHA
+		push = []string{"push", "--no-verify", lease, "--", c.remote(), commit + ":refs/heads/" + in.Branch}
 	}
 	if _, err := c.git(ctx, gitRun{dir: in.Dir, args: push, token: tok}); err != nil {
 		if in.FastForward && strings.Contains(err.Error(), "[rejected]") {
