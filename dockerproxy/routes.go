@@ -34,7 +34,7 @@ import (
 //	POST /commit                                                an environment image from a setup container
 //	GET /images/json, GET /images/{name}/json                   images and the environment cache
 //	POST /images/{name}/tag, DELETE /images/{name}              the cache's use mark and eviction (env images only)
-//	GET /networks/{id}                                          preflight of the setup network
+//	GET /networks/{id}                                          preflight of the setup network (allowed networks only)
 //	DELETE /volumes/{name}                                      a sandbox's workspace volume
 //
 // Each per-container call needs a container labelled dev.frognano.sandbox=1 (and of the
@@ -134,6 +134,11 @@ func (p *Proxy) check(r *http.Request) (*forward, error) {
 		id := strings.TrimPrefix(rest, "/networks/")
 		if id == "" || strings.Contains(id, "/") {
 			break
+		}
+		// frognano inspects its setup network alone (preflight); another network's inspect
+		// lists the engine's other containers on it and their addresses.
+		if !p.networks[id] {
+			return nil, refuse("network %q is not one the sandboxes may join", id)
 		}
 		if err := allowQuery(q, "verbose", "scope"); err != nil {
 			return nil, err
