@@ -162,10 +162,10 @@ func RenderFailedChecks(sha string, checks []githubapp.FailedCheck, total int) s
 		if c.Title != "" {
 			parts = append(parts, "Title: "+oneLine(c.Title, 200)+"\n")
 		}
-		if s := strings.TrimSpace(SanitizeIssueText(c.Summary)); s != "" {
+		if s := ciText(c.Summary); s != "" {
 			parts = append(parts, "Summary:\n\n"+fence(s+cutNote(c.SummaryCut), "text"))
 		}
-		if s := strings.TrimSpace(SanitizeIssueText(c.Text)); s != "" {
+		if s := ciText(c.Text); s != "" {
 			parts = append(parts, "Details:\n\n"+fence(s+cutNote(c.TextCut), "text"))
 		}
 		if len(c.Annotations) > 0 {
@@ -179,8 +179,8 @@ func RenderFailedChecks(sha string, checks []githubapp.FailedCheck, total int) s
 				if an.Title != "" {
 					ab.WriteString(" " + oneLine(an.Title, 200) + ":")
 				}
-				ab.WriteString(" " + strings.TrimSpace(SanitizeIssueText(an.Message)) + "\n")
-				if d := strings.TrimSpace(SanitizeIssueText(an.RawDetails)); d != "" {
+				ab.WriteString(" " + ciText(an.Message) + "\n")
+				if d := ciText(an.RawDetails); d != "" {
 					ab.WriteString(indent(d) + "\n")
 				}
 			}
@@ -191,7 +191,7 @@ func RenderFailedChecks(sha string, checks []githubapp.FailedCheck, total int) s
 		}
 		switch {
 		case c.Log != "":
-			parts = append(parts, "The last lines of the failed step's log:\n\n"+fence(SanitizeIssueText(c.Log), "text"))
+			parts = append(parts, "The last lines of the failed step's log:\n\n"+fence(ciText(c.Log), "text"))
 		case c.LogNote != "":
 			parts = append(parts, "The job's log is not shown: "+oneLine(c.LogNote, 400)+".\n")
 		}
@@ -206,6 +206,12 @@ func RenderFailedChecks(sha string, checks []githubapp.FailedCheck, total int) s
 		fmt.Fprintf(&b, "\n(%s left out to keep the task short.)\n", plural(left, "more failed check was", "more failed checks were"))
 	}
 	return b.String()
+}
+
+// ciText is CI's text for the task: hidden text removed, then redacted (in this order, so that
+// a token printed with invisible characters inside it is redacted once they are gone).
+func ciText(s string) string {
+	return strings.TrimSpace(githubapp.Redact(SanitizeIssueText(s)))
 }
 
 func cutNote(cut bool) string {
