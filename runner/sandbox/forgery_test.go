@@ -61,19 +61,56 @@ func dumpableExecutor(t *testing.T) string {
 	return dumpablePath
 }
 
-// executors are the two executors each attack runs against.
-func executors(t *testing.T) []struct {
+// target is one of the two executors each attack runs against.
+type target struct {
 	name     string
 	path     string
 	hardened bool
-} {
-	return []struct {
-		name     string
-		path     string
-		hardened bool
-	}{
+}
+
+// executors are the two executors each attack runs against.
+func executors(t *testing.T) []target {
+	return []target{
 		{"Hardened", executorPath, true},
 		{"Dumpable", dumpableExecutor(t), false},
+	}
+}
+
+// forgery is one attack on the executor's stdout, run against each executor in a sandbox of
+// its own.
+type forgery struct {
+	attack  func(t *testing.T, sb *sandbox.Sandbox) (string, error) // the attack's last call
+	marker  string                                                  // what the forged line carries
+	refusal string                                                  // how the host's refusal of it reads
+}
+
+// run runs the attack against both executors. The dumpable one is reached: the host must
+// refuse the forged line (requireRefused). The hardened one is not: the write fails with
+// "Permission denied", the last call gets its own, real answer, and the sandbox goes on
+// answering.
+func (f forgery) run(t *testing.T) {
+	t.Helper()
+	for _, ex := range executors(t) {
+		t.Run(ex.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig()
+			cfg.ExecutorPath = ex.path
+			sb := readySandbox(t, cfg, "")
+			obs, err := f.attack(t, sb)
+			if !ex.hardened {
+				requireRefused(t, sb, obs, err, f.refusal)
+				return
+			}
+			if err != nil {
+				t.Fatalf("the attack's last call: %v", err)
+			}
+			if strings.Contains(obs, f.marker) || strings.Contains(obs, "wrote") || !strings.Contains(obs, "Permission denied") {
+				t.Errorf("the write to the executor's stdout was not refused: %q", clip(obs))
+			}
+			if r := bash(t, sb, "echo after"); r.stdout != "after\n" {
+				t.Errorf("call after the attack: %q", r.raw)
+			}
+		})
 	}
 }
 
@@ -104,40 +141,21 @@ func requireRefused(t *testing.T, sb *sandbox.Sandbox, obs string, err error, de
 // executor's stdout through /proc/PID/fd/1.
 func TestForgedLineThroughProcFD(t *testing.T) {
 	t.Parallel()
-	for _, ex := range executors(t) {
-		t.Run(ex.name, func(t *testing.T) {
-			t.Parallel()
-			cfg := testConfig()
-			cfg.ExecutorPath = ex.path
-			sb := readySandbox(t, cfg, "")
-			obs, err := callBash(sb, findExecutor+`printf '{"id":"1","observation":"FORGED-NOW"}\n' > /proc/$pid/fd/1 && echo wrote`, 30)
-			if !ex.hardened {
-				requireRefused(t, sb, obs, err, "a line for call 1 without its nonce")
-				return
-			}
-			if err != nil {
-				t.Fatalf("Call: %v", err)
-			}
-			if strings.Contains(obs, "FORGED") || strings.Contains(obs, "wrote") || !strings.Contains(obs, "Permission denied") {
-				t.Errorf("the write to the executor's stdout was not refused: %q", obs)
-			}
-			if r := bash(t, sb, "echo after"); r.stdout != "after\n" {
-				t.Errorf("call after the attack: %q", r.raw)
-			}
-		})
-	}
+	forgery{
+		attack: func(t *testing.T, sb *sandbox.Sandbox) (string, error) {
+			return callBash(sb, findExecutor+`printf '{"id":"1","observation":"FORGED-NOW"}\n' > /proc/$pid/fd/1 && echo wrote`, 30)
+		},
+		marker:  "FORGED",
+		refusal: "a line for call 1 without its nonce",
+	}.run(t)
 }
 
 // TestForgedAnswerForALaterCall: a background process left by one call writes the answer to
 // a later call before that call is made.
 func TestForgedAnswerForALaterCall(t *testing.T) {
 	t.Parallel()
-	for _, ex := range executors(t) {
-		t.Run(ex.name, func(t *testing.T) {
-			t.Parallel()
-			cfg := testConfig()
-			cfg.ExecutorPath = ex.path
-			sb := readySandbox(t, cfg, "")
+	forgery{
+		attack: func(t *testing.T, sb *sandbox.Sandbox) (string, error) {
 			// Call 1 leaves the injector; call 2 lets it go; it writes the answer to call 3
 			// between calls 2 and 3 and records how that went.
 			r := bash(t, sb, findExecutor+`(
@@ -154,19 +172,11 @@ echo armed`)
 				t.Fatalf("call 2: %q", r.raw)
 			}
 			waitForFile(t, sb, "/tmp/injected")
-			obs, err := callBash(sb, "cat /tmp/inject.log", 30)
-			if !ex.hardened {
-				requireRefused(t, sb, obs, err, "a line for call 3 with a wrong nonce")
-				return
-			}
-			if err != nil {
-				t.Fatalf("call 3: %v", err)
-			}
-			if strings.Contains(obs, "FORGED") || strings.Contains(obs, "wrote") || !strings.Contains(obs, "Permission denied") {
-				t.Errorf("call 3 did not get its own, real answer: %q", obs)
-			}
-		})
-	}
+			return callBash(sb, "cat /tmp/inject.log", 30)
+		},
+		marker:  "FORGED",
+		refusal: "a line for call 3 with a wrong nonce",
+	}.run(t)
 }
 
 // waitForFile polls, from the host, until path exists in the sandbox.
@@ -219,25 +229,13 @@ EOF`)
 // characters an observation may hold, is refused without being read whole.
 func TestOversizeLineRefused(t *testing.T) {
 	t.Parallel()
-	for _, ex := range executors(t) {
-		t.Run(ex.name, func(t *testing.T) {
-			t.Parallel()
-			cfg := testConfig()
-			cfg.ExecutorPath = ex.path
-			sb := readySandbox(t, cfg, "")
-			obs, err := callBash(sb, findExecutor+`{ printf '{"id":"1","observation":"'; head -c 3000000 /dev/zero | tr '\0' A; printf '"}\n'; } > /proc/$pid/fd/1 && echo wrote`, 60)
-			if !ex.hardened {
-				requireRefused(t, sb, obs, err, "a line over 524288 bytes")
-				return
-			}
-			if err != nil {
-				t.Fatalf("Call: %v", err)
-			}
-			if strings.Contains(obs, "AAAA") || strings.Contains(obs, "wrote") || !strings.Contains(obs, "Permission denied") {
-				t.Errorf("the write to the executor's stdout was not refused: %q", clip(obs))
-			}
-		})
-	}
+	forgery{
+		attack: func(t *testing.T, sb *sandbox.Sandbox) (string, error) {
+			return callBash(sb, findExecutor+`{ printf '{"id":"1","observation":"'; head -c 3000000 /dev/zero | tr '\0' A; printf '"}\n'; } > /proc/$pid/fd/1 && echo wrote`, 60)
+		},
+		marker:  "AAAA",
+		refusal: "a line over 524288 bytes",
+	}.run(t)
 }
 
 // TestOversizeObservationEndsTheCall: the executor itself never writes a line past the cap.
