@@ -1,16 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,48 +11,16 @@ import (
 
 // comment delivers a signed issue_comment.created on PR number by author, as GitHub sends it.
 func (e *svcEnv) comment(p *svcProc, number int, author, body string) svcAnswer {
-	t := e.t
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "server", "testdata", "github-webhooks", "issue_comment", "created.payload.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
-	m["installation"] = map[string]any{"id": svcInstallationID}
-	repo := m["repository"].(map[string]any)
-	repo["id"], repo["name"], repo["full_name"] = e.repo.ID, e.repo.Name, e.repo.FullName()
-	repo["owner"].(map[string]any)["login"] = e.repo.Owner
-	issue := m["issue"].(map[string]any)
-	issue["number"] = number
-	issue["pull_request"] = map[string]any{"url": fmt.Sprintf("%s/api/v3/repos/%s/pulls/%d", e.gh.URL, e.repo.FullName(), number)}
-	c := m["comment"].(map[string]any)
-	c["body"] = body
-	c["user"].(map[string]any)["login"] = author
-	m["sender"].(map[string]any)["login"] = author
-	payload, _ := json.Marshal(m)
-	mac := hmac.New(sha256.New, []byte(e.secret))
-	mac.Write(payload)
-	req, _ := http.NewRequest(http.MethodPost, "http://"+p.addr+"/webhook", bytes.NewReader(payload))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", "issue_comment")
-	req.Header.Set("X-GitHub-Delivery", svcRandom(t)+"-delivery")
-	req.Header.Set("X-GitHub-Hook-Installation-Target-Type", "integration")
-	req.Header.Set("X-GitHub-Hook-Installation-Target-ID", fmt.Sprint(e.gh.AppID))
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var a svcAnswer
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &a) != nil {
-		t.Fatalf("issue_comment answered %d: %s", resp.StatusCode, b)
-	}
-	return a
+	e.t.Helper()
+	return e.event(p, "issue_comment", "issue_comment/created.payload.json", func(m map[string]any) {
+		issue := m["issue"].(map[string]any)
+		issue["number"] = number
+		issue["pull_request"] = map[string]any{"url": fmt.Sprintf("%s/api/v3/repos/%s/pulls/%d", e.gh.URL, e.repo.FullName(), number)}
+		c := m["comment"].(map[string]any)
+		c["body"] = body
+		c["user"].(map[string]any)["login"] = author
+		m["sender"].(map[string]any)["login"] = author
+	})
 }
 
 // TestServiceFollowUp is the reviewer's loop through the real service: the labelled issue gets

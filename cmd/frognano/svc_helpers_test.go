@@ -9,13 +9,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -332,84 +329,50 @@ func (p *svcProc) stop() error {
 	return p.err
 }
 
-// payload is a real `issues` delivery (octokit's fixture) pointed at the fake's repository.
-func (e *svcEnv) payload(action, label, sender string) []byte {
-	t := e.t
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "server", "testdata", "github-webhooks", "issues", "labeled.payload.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p map[string]any
-	if err := json.Unmarshal(raw, &p); err != nil {
-		t.Fatal(err)
-	}
-	p["action"] = action
-	p["installation"] = map[string]any{"id": svcInstallationID, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMzEzMzc="}
-	repo := p["repository"].(map[string]any)
-	repo["id"] = e.repo.ID
-	repo["name"] = e.repo.Name
-	repo["full_name"] = e.repo.FullName()
-	repo["owner"].(map[string]any)["login"] = e.repo.Owner
-	issue := p["issue"].(map[string]any)
-	issue["number"] = svcIssue
-	issue["title"] = "average() divides by the wrong count"
-	if action == "closed" {
-		issue["state"] = "closed"
-	}
-	if label == "" {
-		delete(p, "label")
-	} else {
-		p["label"].(map[string]any)["name"] = label
-	}
-	p["sender"].(map[string]any)["login"] = sender
-	out, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // svcAnswer is the webhook handler's JSON answer.
 type svcAnswer struct {
 	Status string  `json:"status"`
 	RunIDs []int64 `json:"run_ids"`
 }
 
-// deliver POSTs a signed `issues` delivery, as GitHub sends it for an App, and requires 200.
-func (e *svcEnv) deliver(p *svcProc, action, label, sender string) svcAnswer {
+// event delivers a signed event built from the real webhook fixture server/testdata/
+// github-webhooks/NAME, pointed at e's repository and edited by edit, and requires 200.
+func (e *svcEnv) event(p *svcProc, event, name string, edit func(m map[string]any)) svcAnswer {
 	t := e.t
 	t.Helper()
-	body := e.payload(action, label, sender)
-	mac := hmac.New(sha256.New, []byte(e.secret))
-	mac.Write(body)
-	req, err := http.NewRequest(http.MethodPost, "http://"+p.addr+"/webhook", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "GitHub-Hookshot/044aadd")
-	req.Header.Set("X-GitHub-Event", "issues")
-	req.Header.Set("X-GitHub-Delivery", svcRandom(t)+"-delivery")
-	req.Header.Set("X-GitHub-Hook-ID", "292430182")
-	req.Header.Set("X-GitHub-Hook-Installation-Target-Type", "integration")
-	req.Header.Set("X-GitHub-Hook-Installation-Target-ID", fmt.Sprint(e.gh.AppID))
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	client := &http.Client{Timeout: 30 * time.Second}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("delivering issues.%s: %v", action, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("issues.%s answered %d: %s", action, resp.StatusCode, b)
-	}
+	m := githubtest.Webhook(t, name)
+	m["installation"] = map[string]any{"id": svcInstallationID, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMzEzMzc="}
+	repo := m["repository"].(map[string]any)
+	repo["id"], repo["name"], repo["full_name"] = e.repo.ID, e.repo.Name, e.repo.FullName()
+	repo["owner"].(map[string]any)["login"] = e.repo.Owner
+	edit(m)
+	status, b := githubtest.Deliver(t, "http://"+p.addr+"/webhook", e.secret, event, m)
 	var a svcAnswer
-	if err := json.Unmarshal(b, &a); err != nil {
-		t.Fatalf("issues.%s answer %q: %v", action, b, err)
+	if status != http.StatusOK || json.Unmarshal(b, &a) != nil {
+		t.Fatalf("%s answered %d: %s", event, status, b)
 	}
 	return a
+}
+
+// deliver delivers a real `issues` event (octokit's fixture) with action and label by sender
+// on the test's issue, and requires 200; an empty label sends none.
+func (e *svcEnv) deliver(p *svcProc, action, label, sender string) svcAnswer {
+	e.t.Helper()
+	return e.event(p, "issues", "issues/labeled.payload.json", func(m map[string]any) {
+		m["action"] = action
+		issue := m["issue"].(map[string]any)
+		issue["number"] = svcIssue
+		issue["title"] = "average() divides by the wrong count"
+		if action == "closed" {
+			issue["state"] = "closed"
+		}
+		if label == "" {
+			delete(m, "label")
+		} else {
+			m["label"].(map[string]any)["name"] = label
+		}
+		m["sender"].(map[string]any)["login"] = sender
+	})
 }
 
 // svcRunRow is the runs row as the tests inspect it.

@@ -1,64 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/frognano/frognano/githubapp/githubtest"
 )
-
-// event delivers a signed event built from the real webhook fixture server/testdata/
-// github-webhooks/NAME, pointed at e's repository and edited by edit, and requires 200.
-func (e *svcEnv) event(p *svcProc, event, name string, edit func(m map[string]any)) svcAnswer {
-	t := e.t
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "server", "testdata", "github-webhooks", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
-	m["installation"] = map[string]any{"id": svcInstallationID}
-	repo := m["repository"].(map[string]any)
-	repo["id"], repo["name"], repo["full_name"] = e.repo.ID, e.repo.Name, e.repo.FullName()
-	repo["owner"].(map[string]any)["login"] = e.repo.Owner
-	edit(m)
-	payload, _ := json.Marshal(m)
-	mac := hmac.New(sha256.New, []byte(e.secret))
-	mac.Write(payload)
-	req, _ := http.NewRequest(http.MethodPost, "http://"+p.addr+"/webhook", bytes.NewReader(payload))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", event)
-	req.Header.Set("X-GitHub-Delivery", svcRandom(t)+"-delivery")
-	req.Header.Set("X-GitHub-Hook-Installation-Target-Type", "integration")
-	req.Header.Set("X-GitHub-Hook-Installation-Target-ID", fmt.Sprint(e.gh.AppID))
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var a svcAnswer
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &a) != nil {
-		t.Fatalf("%s answered %d: %s", event, resp.StatusCode, b)
-	}
-	return a
-}
 
 // svcCILog is a GitHub Actions job log: timestamps, a failed pytest step, then the post steps.
 const svcCILog = "2026-11-30T10:00:00.0000000Z ##[group]Run python -m pytest -q\n" +
