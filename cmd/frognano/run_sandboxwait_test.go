@@ -3,15 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/frognano/frognano/runner/leaf/leaftest"
 )
@@ -25,30 +19,14 @@ func TestRunCommandSaysItWaitsForASandbox(t *testing.T) {
 	model := leaftest.NewServer(t, leaftest.LoadModel(t, "e2e-pyaverage.json"))
 	const waitLine = "waiting for a free sandbox for the tests before (1 of 1 in use, FROGNANO_MAX_SANDBOXES)\n"
 	var stderr svcBuffer
-	target, err := url.Parse(strings.TrimSuffix(model.URL, "/v1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	var chats atomic.Int64
-	held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions") && chats.Add(1) == 1 {
-			deadline := time.Now().Add(2 * time.Minute)
-			for !strings.Contains(stderr.String(), waitLine) {
-				if time.Now().After(deadline) {
-					t.Errorf("stderr never said the tests before wait for a sandbox:\n%s", stderr.String())
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(held.Close)
+	held := svcGateModel(t, model.URL, 1, "stderr saying the tests before wait for a sandbox", func() (bool, string) {
+		log := stderr.String()
+		return strings.Contains(log, waitLine), log
+	}, nil)
 	var stdout bytes.Buffer
-	err = run(context.Background(), []string{"run", "--repo", cliCheckout(t, "pyaverage"), "--task", "Fix the failing test.",
+	err := run(context.Background(), []string{"run", "--repo", cliCheckout(t, "pyaverage"), "--task", "Fix the failing test.",
 		"--out", filepath.Join(t.TempDir(), "out"), "--executor", cliExecutor(t)},
-		envMap(map[string]string{"FROGNANO_MODEL_URL": held.URL + "/v1", "FROGNANO_SANDBOX_MEMORY": "1g", "FROGNANO_SANDBOX_CPUS": "1",
+		envMap(map[string]string{"FROGNANO_MODEL_URL": held.URL, "FROGNANO_SANDBOX_MEMORY": "1g", "FROGNANO_SANDBOX_CPUS": "1",
 			"FROGNANO_MAX_SANDBOXES": "1"}), &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())

@@ -3,11 +3,7 @@ package main
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -21,38 +17,21 @@ func TestServiceStatusSaysItWaitsForTheModel(t *testing.T) {
 	t.Parallel()
 	e := svcSetup(t, "svc-pyaverage.json")
 	const waitLine = "⏳ Waiting for the model server: 429, retrying in 1 s."
-	target, err := url.Parse(strings.TrimSuffix(e.model.URL, "/v1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	var chats atomic.Int64
-	busy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions") {
-			switch chats.Add(1) {
-			case 1:
-				io.Copy(io.Discard, r.Body)
-				w.Header().Set("Retry-After", "1")
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusTooManyRequests)
-				io.WriteString(w, `{"error":{"message":"Too many requests","type":"rate_limit"}}`)
-				return
-			case 2:
-				// The retry: answered once the status comment said the run waits.
-				deadline := time.Now().Add(2 * time.Minute)
-				for !strings.Contains(e.statusBody(), waitLine) {
-					if time.Now().After(deadline) {
-						t.Errorf("the status comment never said the run waits for the model; it is:\n%s", e.statusBody())
-						break
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
-			}
+	busy := svcGateModel(t, e.model.URL, 2, "the status comment saying the run waits for the model", func() (bool, string) {
+		body := e.statusBody()
+		return strings.Contains(body, waitLine), body
+	}, func(n int64, w http.ResponseWriter, r *http.Request) bool {
+		if n != 1 {
+			return false
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(busy.Close)
-	e.env["FROGNANO_MODEL_URL"] = busy.URL + "/v1"
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"error":{"message":"Too many requests","type":"rate_limit"}}`)
+		return true
+	})
+	e.env["FROGNANO_MODEL_URL"] = busy.URL
 	p := e.start()
 
 	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
@@ -60,7 +39,7 @@ func TestServiceStatusSaysItWaitsForTheModel(t *testing.T) {
 		t.Fatalf("webhook answer = %+v, want one queued run", ans)
 	}
 	e.waitState(ans.RunIDs[0], svcRunWait, "succeeded")
-	if n := chats.Load(); n < 2 {
+	if n := busy.Chats.Load(); n < 2 {
 		t.Fatalf("%d chat requests, want the 429 and its retry", n)
 	}
 	var c = e.onlyComment()

@@ -2,12 +2,7 @@ package main
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -23,28 +18,12 @@ func TestServiceStatusSaysItWaitsForASandbox(t *testing.T) {
 	t.Parallel()
 	e := svcSetup(t, "svc-pyaverage.json")
 	const waitLine = "⏳ Waiting for a free sandbox for the tests before (1 of 1 in use on this worker)."
-	target, err := url.Parse(strings.TrimSuffix(e.model.URL, "/v1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(target)
-	var chats atomic.Int64
-	held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions") && chats.Add(1) == 1 {
-			// The first answer: once the status comment said the tests before wait.
-			deadline := time.Now().Add(2 * time.Minute)
-			for !strings.Contains(e.statusBody(), waitLine) {
-				if time.Now().After(deadline) {
-					t.Errorf("the status comment never said the run waits for a sandbox; it is:\n%s", e.statusBody())
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(held.Close)
-	e.env["FROGNANO_MODEL_URL"] = held.URL + "/v1"
+	// The first answer: once the status comment said the tests before wait.
+	held := svcGateModel(t, e.model.URL, 1, "the status comment saying the run waits for a sandbox", func() (bool, string) {
+		body := e.statusBody()
+		return strings.Contains(body, waitLine), body
+	}, nil)
+	e.env["FROGNANO_MODEL_URL"] = held.URL
 	e.env["FROGNANO_MAX_SANDBOXES"] = "1"
 	p := e.start()
 
