@@ -36,3 +36,31 @@ func TestReviewCIOutputRedactedAfterHiddenTextGoes(t *testing.T) {
 		}
 	}
 }
+
+// TestReviewForkWithFrognanosBranchName: a pull request from a fork whose branch is named
+// frognano/issue-N (anyone can open one) is not frognano's: neither a writer's request on it
+// nor its failed CI clones, runs or pushes anything, and nothing is said on it.
+func TestReviewForkWithFrognanosBranchName(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{KindFollowUp, KindCI} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.repo.pr.HeadRepo = "mallory/pager"
+			b.repo.pr.HeadSHA = ciSHA
+			var res Accepted
+			if kind == KindCI {
+				res = b.acceptCI(t, ciSHA)
+			} else {
+				res = b.acceptFollowUp(t, "reviewer", "@frognano fix this")
+			}
+			if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != StateSkipped {
+				t.Fatalf("%v %s", r, b.row(t, res.RunID).State)
+			}
+			if b.runner.calls.Load() != 0 || b.repo.clones != 0 || len(b.repo.publishes) != 0 || len(b.repo.comments) != 0 {
+				t.Errorf("a fork's pull request got %d runs, %d clones, %d publishes, comments %q",
+					b.runner.calls.Load(), b.repo.clones, len(b.repo.publishes), b.repo.comments)
+			}
+		})
+	}
+}
