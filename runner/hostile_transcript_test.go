@@ -3,15 +3,13 @@ package runner_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/internal/buildtest"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
@@ -25,33 +23,8 @@ import (
 // its hardening, which the model's commands can reach: there the host must refuse the forged
 // line and end the run as tool_error, with the reason in the report.
 
-var (
-	weakOnce sync.Once
-	weakPath string
-	weakErr  error
-)
-
 // weakExecutor builds testdata/hostile/dumpable-executor once.
-func weakExecutor(t *testing.T) string {
-	t.Helper()
-	weakOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "dumpable-executor-")
-		if err != nil {
-			weakErr = err
-			return
-		}
-		weakPath = filepath.Join(dir, "frognano-executor")
-		build := exec.Command("go", "build", "-trimpath", "-o", weakPath, "github.com/frognano/frognano/testdata/hostile/dumpable-executor")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			weakErr = fmt.Errorf("building the dumpable executor: %v\n%s", err, out)
-		}
-	})
-	if weakErr != nil {
-		t.Fatal(weakErr)
-	}
-	return weakPath
-}
+var weakExecutor = buildtest.Once("github.com/frognano/frognano/testdata/hostile/dumpable-executor", "frognano-executor")
 
 // runHostile runs testdata/hostile/NAME through runner.Run with the given executor binary.
 func runHostile(t *testing.T, name, executorBin string) *runner.Result {

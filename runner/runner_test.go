@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 
+	"github.com/frognano/frognano/internal/buildtest"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
@@ -54,10 +55,8 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	executorPath = filepath.Join(dir, "frognano-executor")
-	build := exec.Command("go", "build", "-trimpath", "-o", executorPath, "github.com/frognano/frognano/cmd/frognano-executor")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "FAIL: building the executor: %v\n%s", err, out)
+	if err := buildtest.Static(executorPath, "github.com/frognano/frognano/cmd/frognano-executor"); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		return 1
 	}
 	return m.Run()

@@ -17,7 +17,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -30,6 +29,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/frognano/frognano/githubapp/githubtest"
+	"github.com/frognano/frognano/internal/buildtest"
 	"github.com/frognano/frognano/migrations/dbtest"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -71,15 +71,15 @@ func svcBinaries(t *testing.T, withFrognano bool) (executor, frognano string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out, err := svcGoBuild(filepath.Join(dir, "frognano-executor"), "github.com/frognano/frognano/cmd/frognano-executor"); err != nil {
+		if err := buildtest.Static(filepath.Join(dir, "frognano-executor"), "github.com/frognano/frognano/cmd/frognano-executor"); err != nil {
 			os.RemoveAll(dir)
-			t.Fatalf("building the executor: %v\n%s", err, out)
+			t.Fatal(err)
 		}
 		svcBins.dir, svcBins.frognano = dir, false
 	}
 	if withFrognano && !svcBins.frognano {
-		if out, err := svcGoBuild(filepath.Join(svcBins.dir, "frognano"), "github.com/frognano/frognano/cmd/frognano"); err != nil {
-			t.Fatalf("building frognano: %v\n%s", err, out)
+		if err := buildtest.Static(filepath.Join(svcBins.dir, "frognano"), "github.com/frognano/frognano/cmd/frognano"); err != nil {
+			t.Fatal(err)
 		}
 		svcBins.frognano = true
 	}
@@ -94,12 +94,6 @@ func svcBinaries(t *testing.T, withFrognano bool) (executor, frognano string) {
 		}
 	})
 	return filepath.Join(dir, "frognano-executor"), filepath.Join(dir, "frognano")
-}
-
-func svcGoBuild(out, pkg string) ([]byte, error) {
-	cmd := exec.Command("go", "build", "-trimpath", "-o", out, pkg)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	return cmd.CombinedOutput()
 }
 
 var svcDockerOnce = sync.OnceValues(sandbox.NewClient)

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/internal/buildtest"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/sandbox"
 )
@@ -179,10 +179,8 @@ func bigRepo(b *testing.B, size int, script string) string {
 func buildExecutor(b *testing.B) string {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), "frognano-executor")
-	build := exec.Command("go", "build", "-trimpath", "-o", path, "github.com/frognano/frognano/cmd/frognano-executor")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("building the executor: %v\n%s", err, out)
+	if err := buildtest.Static(path, "github.com/frognano/frognano/cmd/frognano-executor"); err != nil {
+		b.Fatal(err)
 	}
 	return path
 }

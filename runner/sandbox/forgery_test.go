@@ -4,15 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/internal/buildtest"
 	"github.com/frognano/frognano/runner/sandbox"
 )
 
@@ -33,33 +29,8 @@ done
 [ -n "$pid" ] || { echo "no executor found"; exit 9; }
 `
 
-var (
-	dumpableOnce sync.Once
-	dumpablePath string
-	dumpableErr  error
-)
-
 // dumpableExecutor builds testdata/hostile/dumpable-executor once.
-func dumpableExecutor(t *testing.T) string {
-	t.Helper()
-	dumpableOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "dumpable-executor-")
-		if err != nil {
-			dumpableErr = err
-			return
-		}
-		dumpablePath = filepath.Join(dir, "frognano-executor")
-		build := exec.Command("go", "build", "-trimpath", "-o", dumpablePath, "github.com/frognano/frognano/testdata/hostile/dumpable-executor")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			dumpableErr = fmt.Errorf("building the dumpable executor: %v\n%s", err, out)
-		}
-	})
-	if dumpableErr != nil {
-		t.Fatal(dumpableErr)
-	}
-	return dumpablePath
-}
+var dumpableExecutor = buildtest.Once("github.com/frognano/frognano/testdata/hostile/dumpable-executor", "frognano-executor")
 
 // target is one of the two executors each attack runs against.
 type target struct {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/docker/docker/client"
 
+	"github.com/frognano/frognano/internal/buildtest"
 	"github.com/frognano/frognano/runner/sandbox"
 )
 
@@ -53,10 +54,8 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	executorPath = filepath.Join(dir, "frognano-executor")
-	build := exec.Command("go", "build", "-trimpath", "-o", executorPath, "github.com/frognano/frognano/cmd/frognano-executor")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "FAIL: building the executor: %v\n%s", err, out)
+	if err := buildtest.Static(executorPath, "github.com/frognano/frognano/cmd/frognano-executor"); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL:", err)
 		return 1
 	}
 	var rnd [12]byte
