@@ -54,7 +54,10 @@ func (a *attempt) followUp(ctx context.Context) error {
 			return fmt.Errorf("checking permission of %s: %w", r.Labeler, err)
 		}
 		if !allowedPermissions[perm] {
-			return a.deny(ctx, perm)
+			if err := a.deny(ctx, perm); err != nil {
+				return err
+			}
+			return a.sayWhatWaited(ctx)
 		}
 	}
 	pr, err := repo.PullRequest(ctx, r.Issue)
@@ -191,6 +194,32 @@ func (a *attempt) followUp(ctx context.Context) error {
 	}
 	r.Headline = a.ciNote(r.Headline) // the final reply shows the headline as its note
 	return a.end(ctx, StateSucceeded, r.ExitReason, "", url, number)
+}
+
+// sayWhatWaited tells the pull request that requests counted on a refused run were not run.
+// Until the worker refuses a request from someone who may not write, it is the pull request's
+// active run, and a writer's request or CI's failure that comes meanwhile is counted on it
+// instead of starting one: without this, the refusal (addressed to the other person) would
+// be all anyone heard. The run is finished, so nothing more is counted on it.
+func (a *attempt) sayWhatWaited(ctx context.Context) error {
+	var n int
+	if err := a.st.pool.QueryRow(ctx, `SELECT extra_requests FROM runs WHERE id = $1`, a.run.ID).Scan(&n); err != nil {
+		return fmt.Errorf("reading the requests counted on run %d: %w", a.run.ID, err)
+	}
+	if n <= 0 {
+		return nil
+	}
+	them := "it was"
+	if n > 1 {
+		them = "they were"
+	}
+	body := fmt.Sprintf("%s on this pull request arrived while the request above waited for its permission check; "+
+		"%s not run. Ask again to start a follow-up.", plural(n, "more request"), them)
+	if _, err := a.repo.Comment(ctx, a.run.Issue, body); err != nil {
+		// The run is finished and a retry would not come back here: say it in the log.
+		a.log.WarnContext(ctx, "telling that requests waited on a refused run", "requests", n, "error", githubapp.Redact(err.Error()))
+	}
+	return nil
 }
 
 // ciNote keeps saying, in a CI follow-up's final reply, that CI triggered it.

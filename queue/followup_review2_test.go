@@ -64,3 +64,28 @@ func TestReviewForkWithFrognanosBranchName(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewReaderRequestSwallowsNoWritersRequestSilently: a request on a pull request that has
+// an active run is counted on that run, not started. A reader's request is such a run until
+// the worker refuses it, so a writer's request (or CI's failure) that comes meanwhile was
+// dropped without a word: the refusal spoke to the reader only. It must say that other
+// requests came and were not run.
+func TestReviewReaderRequestSwallowsNoWritersRequestSilently(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.repo.perm = "read"
+	res := b.acceptFollowUp(t, "reader", "@frognano do something")
+	if w := b.acceptFollowUp(t, "maintainer", "@frognano please rename x"); !w.AlreadyActive || w.RunID != res.RunID {
+		t.Fatalf("the writer's request: %+v, want it counted on the reader's run %d", w, res.RunID)
+	}
+	if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != StateSkipped {
+		t.Fatalf("%v %s", r, b.row(t, res.RunID).State)
+	}
+	if b.runner.calls.Load() != 0 {
+		t.Error("the reader's request reached the model")
+	}
+	said := strings.Join(b.repo.comments, "\n")
+	if !strings.Contains(said, "1 more request") || !strings.Contains(said, "not run") {
+		t.Errorf("nothing says the other request was not run: %q", b.repo.comments)
+	}
+}
