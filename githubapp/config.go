@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/frognano/frognano/fault"
 )
 
 // Defaults for Config fields left zero.
@@ -266,21 +268,7 @@ func (c Config) withDefaults() Config {
 		c.Now = time.Now
 	}
 	if c.Sleep == nil {
-		c.Sleep = sleepCtx
+		c.Sleep = fault.Wait
 	}
 	return c
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

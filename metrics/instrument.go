@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/frognano/frognano/fault"
 )
 
 // GitHubTransport counts every attempt that reaches GitHub through next (default
@@ -40,17 +42,7 @@ func (m *Metrics) GitHubSleep(next func(context.Context, time.Duration) error) f
 		if next != nil {
 			return next(ctx, d)
 		}
-		if d <= 0 {
-			return ctx.Err()
-		}
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-			return nil
-		}
+		return fault.Wait(ctx, d)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/frognano/frognano/fault"
 )
 
 // Exit reasons, as the reference harness names them.
@@ -144,25 +146,10 @@ func (c Config) withDefaults() Config {
 		c.Logger = slog.Default()
 	}
 	if c.sleep == nil {
-		c.sleep = sleepCtx
+		c.sleep = fault.Wait
 	}
 	if c.now == nil {
 		c.now = time.Now
 	}
 	return c
-}
-
-// sleepCtx waits for d or until ctx is done, whichever comes first.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/frognano/frognano/fault"
 )
 
 // Limiter bounds the model requests in flight for a whole process (FROGNANO_MODEL_CONCURRENCY):
@@ -124,7 +126,7 @@ func (t *limitedTransport) backPressure(req *http.Request) (*http.Response, erro
 			t.waits.Add(1)
 		}
 		waitReporterFrom(req.Context()).report(ModelWait{Status: resp.StatusCode, RetryIn: d})
-		if err := sleepCtx(req.Context(), d); err != nil {
+		if err := fault.Wait(req.Context(), d); err != nil {
 			return nil, err
 		}
 		waited += d
