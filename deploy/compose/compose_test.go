@@ -4,12 +4,9 @@
 package compose
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
@@ -24,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/frognano/frognano/githubapp/githubtest"
 )
 
 func repoRoot(t *testing.T) string {
@@ -212,37 +211,15 @@ func TestComposeStack(t *testing.T) {
 // returns the handler's status.
 func deliver(t *testing.T, addr, secret string) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "server", "testdata", "github-webhooks", "issues", "labeled.payload.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p map[string]any
-	if err := json.Unmarshal(raw, &p); err != nil {
-		t.Fatal(err)
-	}
+	p := githubtest.Webhook(t, "issues/labeled.payload.json")
 	p["installation"] = map[string]any{"id": 31337}
 	p["label"].(map[string]any)["name"] = "frognano"
-	body, _ := json.Marshal(p)
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/webhook", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", "issues")
-	req.Header.Set("X-GitHub-Delivery", randHex(t, 8)+"-delivery")
-	req.Header.Set("X-GitHub-Hook-Installation-Target-Type", "integration")
-	req.Header.Set("X-GitHub-Hook-Installation-Target-ID", "4242")
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	status, b := githubtest.Deliver(t, "http://"+addr+"/webhook", secret, "issues", p)
 	var ans struct {
 		Status string `json:"status"`
 	}
-	b, _ := io.ReadAll(resp.Body)
-	if err := json.Unmarshal(b, &ans); err != nil || resp.StatusCode >= 300 {
-		t.Fatalf("webhook answered %d: %s", resp.StatusCode, b)
+	if err := json.Unmarshal(b, &ans); err != nil || status >= 300 {
+		t.Fatalf("webhook answered %d: %s", status, b)
 	}
 	return ans.Status
 }

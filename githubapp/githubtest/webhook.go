@@ -18,7 +18,8 @@ import (
 )
 
 // Webhook is the real delivery server/testdata/github-webhooks/NAME (octokit's examples, as
-// GitHub sends them), decoded for a test to point at its repository and edit.
+// GitHub sends them), decoded for a test to point at its repository and edit. The file is
+// found from this source file's place in the module (tests are not built with -trimpath).
 func Webhook(t testing.TB, name string) map[string]any {
 	t.Helper()
 	_, here, _, _ := runtime.Caller(0)

@@ -9,19 +9,11 @@
 package hoststest
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -106,57 +98,25 @@ func (s *Scenario) Env(extra map[string]string) map[string]string {
 	return env
 }
 
-// DeliverAll POSTs the Runs signed issues.labeled deliveries to serve at addr (host:port),
-// alternating between the two repositories, and fails the test unless each is queued.
+// DeliverAll POSTs the Runs signed issues.labeled deliveries (octokit's example) to serve at
+// addr (host:port), alternating between the two repositories, and fails the test unless each
+// is queued.
 func (s *Scenario) DeliverAll(t *testing.T, addr string) {
 	t.Helper()
-	raw, err := os.ReadFile(payloadFile())
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i := 0; i < Runs; i++ {
-		s.deliver(t, addr, raw, s.Repos[i%len(s.Repos)], int64(firstInstallation+i%len(s.Repos)), i/len(s.Repos)+1)
-	}
-}
-
-// payloadFile is octokit's example issues.labeled payload, which the server's tests keep.
-func payloadFile() string {
-	_, here, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(here), "..", "..", "server", "testdata", "github-webhooks", "issues", "labeled.payload.json")
-}
-
-// deliver POSTs raw, rewritten for issue n of r, as a signed delivery.
-func (s *Scenario) deliver(t *testing.T, addr string, raw []byte, r *githubtest.Repo, installation int64, n int) {
-	t.Helper()
-	var p map[string]any
-	if err := json.Unmarshal(raw, &p); err != nil {
-		t.Fatal(err)
-	}
-	p["installation"] = map[string]any{"id": installation}
-	repo := p["repository"].(map[string]any)
-	repo["id"], repo["name"], repo["full_name"] = r.ID, r.Name, r.FullName()
-	repo["owner"].(map[string]any)["login"] = r.Owner
-	p["issue"].(map[string]any)["number"] = n
-	p["label"].(map[string]any)["name"] = "frognano"
-	p["sender"].(map[string]any)["login"] = s.Maintainer
-	body, _ := json.Marshal(p)
-	mac := hmac.New(sha256.New, []byte(s.Secret))
-	mac.Write(body)
-	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/webhook", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", "issues")
-	req.Header.Set("X-GitHub-Delivery", randomHex(t, 8)+"-delivery")
-	req.Header.Set("X-GitHub-Hook-Installation-Target-Type", "integration")
-	req.Header.Set("X-GitHub-Hook-Installation-Target-ID", fmt.Sprint(installation))
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"queued"`) {
-		t.Fatalf("delivery for %s#%d: %d %s", r.FullName(), n, resp.StatusCode, b)
+		r, installation, n := s.Repos[i%len(s.Repos)], int64(firstInstallation+i%len(s.Repos)), i/len(s.Repos)+1
+		p := githubtest.Webhook(t, "issues/labeled.payload.json")
+		p["installation"] = map[string]any{"id": installation}
+		repo := p["repository"].(map[string]any)
+		repo["id"], repo["name"], repo["full_name"] = r.ID, r.Name, r.FullName()
+		repo["owner"].(map[string]any)["login"] = r.Owner
+		p["issue"].(map[string]any)["number"] = n
+		p["label"].(map[string]any)["name"] = "frognano"
+		p["sender"].(map[string]any)["login"] = s.Maintainer
+		status, b := githubtest.Deliver(t, "http://"+addr+"/webhook", s.Secret, "issues", p)
+		if status != http.StatusOK || !strings.Contains(string(b), `"queued"`) {
+			t.Fatalf("delivery for %s#%d: %d %s", r.FullName(), n, status, b)
+		}
 	}
 }
 
