@@ -124,5 +124,7 @@ func gitSettings(ctx context.Context, dir string, args ...string) ([]byte, error
 }
 
 func settingsGitEnv() []string {
-	return append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0", "GIT_LITERAL_PATHSPECS=1")
+	// No system or global configuration (as every host git of frognano's): only the clone's own.
+	return append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1",
+		"GIT_TERMINAL_PROMPT=0", "GIT_LITERAL_PATHSPECS=1")
 }
