@@ -29,23 +29,7 @@ func TestServiceResumesARunAfterACrash(t *testing.T) {
 	// 1. A real process, so that the crash is real: its River job stays `running`, its run
 	// row stays `running` and its sandbox stays up.
 	childLog := &svcBuffer{}
-	child := exec.Command(bin, "serve")
-	for k, v := range e.env {
-		child.Env = append(child.Env, k+"="+v)
-	}
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "DOCKER_HOST"} {
-		if v, ok := os.LookupEnv(k); ok {
-			child.Env = append(child.Env, k+"="+v)
-		}
-	}
-	stderr, err := child.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	child.Stdout = childLog
-	if err := child.Start(); err != nil {
-		t.Fatalf("starting frognano serve: %v", err)
-	}
+	child, stderr := svcChild(t, bin, e.env, childLog, "serve")
 	killed := false
 	t.Cleanup(func() {
 		if !killed {
@@ -128,6 +112,31 @@ func TestServiceResumesARunAfterACrash(t *testing.T) {
 		stale, _ := filepath.Glob(filepath.Join(e.env["FROGNANO_WORK_DIR"], "*", "frognano-run-*"))
 		return len(stale) == 0, fmt.Sprint(stale)
 	})
+}
+
+// svcChild starts the frognano binary bin with args, with exactly env plus PATH, HOME, TMPDIR
+// and DOCKER_HOST from this process (what it needs to find git and the engine), its stdout
+// going to stdout; it returns the process and its stderr, which the caller must read.
+func svcChild(t *testing.T, bin string, env map[string]string, stdout io.Writer, args ...string) (*exec.Cmd, io.Reader) {
+	t.Helper()
+	child := exec.Command(bin, args...)
+	for k, v := range env {
+		child.Env = append(child.Env, k+"="+v)
+	}
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "DOCKER_HOST"} {
+		if v, ok := os.LookupEnv(k); ok {
+			child.Env = append(child.Env, k+"="+v)
+		}
+	}
+	stderr, err := child.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child.Stdout = stdout
+	if err := child.Start(); err != nil {
+		t.Fatalf("starting frognano %s: %v", args[0], err)
+	}
+	return child, stderr
 }
 
 // svcChildAddr reads the child's JSON log until it says where it listens, copying every line

@@ -70,23 +70,8 @@ func TestSeveralHosts(t *testing.T) {
 			env["FROGNANO_ADDR"] = "127.0.0.1:0"
 		}
 		p := &hostsProc{owner: owner, log: &svcBuffer{}}
-		p.cmd = exec.Command(bin, append(args, "--test-cmd", "none")...)
-		for k, v := range env {
-			p.cmd.Env = append(p.cmd.Env, k+"="+v)
-		}
-		for _, k := range []string{"PATH", "HOME", "TMPDIR", "DOCKER_HOST"} {
-			if v, ok := os.LookupEnv(k); ok {
-				p.cmd.Env = append(p.cmd.Env, k+"="+v)
-			}
-		}
-		stderr, err := p.cmd.StderrPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.cmd.Stdout = p.log
-		if err := p.cmd.Start(); err != nil {
-			t.Fatalf("starting frognano %s: %v", args[0], err)
-		}
+		cmd, stderr := svcChild(t, bin, env, p.log, append(args, "--test-cmd", "none")...)
+		p.cmd = cmd
 		t.Cleanup(func() {
 			if !p.dead {
 				_ = p.cmd.Process.Signal(os.Interrupt)

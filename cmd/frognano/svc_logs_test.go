@@ -7,8 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,23 +30,7 @@ func TestServiceLogsAreJSONOnStderr(t *testing.T) {
 	e.env["DATABASE_URL"] = relay.url(t, e.env["DATABASE_URL"])
 
 	stderrLog := &svcBuffer{}
-	child := exec.Command(bin, "serve")
-	for k, v := range e.env {
-		child.Env = append(child.Env, k+"="+v)
-	}
-	for _, k := range []string{"PATH", "HOME", "TMPDIR", "DOCKER_HOST"} {
-		if v, ok := os.LookupEnv(k); ok {
-			child.Env = append(child.Env, k+"="+v)
-		}
-	}
-	stderr, err := child.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	child.Stdout = io.Discard
-	if err := child.Start(); err != nil {
-		t.Fatalf("starting frognano serve: %v", err)
-	}
+	child, stderr := svcChild(t, bin, e.env, io.Discard, "serve")
 	exited := make(chan error, 1)
 	go func() { exited <- child.Wait() }()
 	stopped := false

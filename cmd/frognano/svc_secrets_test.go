@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -23,26 +22,7 @@ func TestServiceKeepsSecretsOutOfTheSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tokens := e.gh.IssuedTokens()
-	if len(tokens) == 0 {
-		t.Fatal("the fake issued no installation token: the run did not use GitHub")
-	}
-	needles := map[string]string{
-		"the canary":                      svcCanary,
-		"GITHUB_TOKEN":                    svcGitHubToken,
-		"the webhook secret":              e.secret,
-		"a line of the App's private key": svcKeyLine(t, e.env["GITHUB_APP_PRIVATE_KEY"]),
-	}
-	for i, tok := range tokens {
-		needles["installation token "+string(rune('A'+i))] = tok
-		needles["installation token "+string(rune('A'+i))+" as git's Basic credential"] =
-			base64.StdEncoding.EncodeToString([]byte("x-access-token:" + tok))
-	}
-
-	var seen strings.Builder // what the model saw: every observation of the sandbox
-	for _, r := range e.model.Requests() {
-		seen.Write(r.Raw)
-	}
+	seen := svcRequestsRaw(e) // what the model saw: every observation of the sandbox
 	pr := e.gh.PRs(e.repo)
 	if len(pr) != 1 {
 		t.Fatalf("%d PRs, want 1", len(pr))
@@ -58,7 +38,7 @@ func TestServiceKeepsSecretsOutOfTheSandbox(t *testing.T) {
 		comments.WriteString(c.Body + strings.Join(c.History, "\n"))
 	}
 	haystacks := map[string]string{
-		"the model's requests": seen.String(),
+		"the model's requests": seen,
 		"the trajectory":       string(row.Trajectory),
 		"the run's report":     row.Report,
 		"the run's PR body":    row.PRBody,
@@ -72,20 +52,14 @@ func TestServiceKeepsSecretsOutOfTheSandbox(t *testing.T) {
 	// The attempt was real: the environment dump and .git/config reached the model and the
 	// trajectory (else finding nothing would prove nothing).
 	for _, want := range []string{"PYTHONDONTWRITEBYTECODE=1", "HOME=/tmp", "[core]"} {
-		if !strings.Contains(seen.String(), want) || !strings.Contains(string(row.Trajectory), want) {
+		if !strings.Contains(seen, want) || !strings.Contains(string(row.Trajectory), want) {
 			t.Errorf("the sandbox's dump lacks %q: the probe did not run", want)
 		}
 	}
-	for hname, hay := range haystacks {
-		if hay == "" && hname != "the run's summary" {
-			t.Errorf("%s is empty", hname)
-		}
-		for nname, needle := range needles {
-			if strings.Contains(hay, needle) {
-				t.Errorf("%s contains %s", hname, nname)
-			}
-		}
+	if haystacks["the run's summary"] == "" { // a succeeded run may have none
+		delete(haystacks, "the run's summary")
 	}
+	svcCheckNoSecret(t, e, haystacks)
 }
 
 // svcKeyLine returns a full base64 line from the middle of a PEM block.
