@@ -118,12 +118,18 @@ func (s *Server) issueFor(w http.ResponseWriter, r *http.Request, repo *Repo) *i
 	return nil
 }
 
-func (s *Server) handleGetIssue(w http.ResponseWriter, r *http.Request) {
-	repo := s.authRepo(w, r, "issues", "read")
+// authIssue is authRepo with the "issues" permission perm, then issueFor; it has answered the
+// request (401, 403, 404) when the issue is nil.
+func (s *Server) authIssue(w http.ResponseWriter, r *http.Request, perm string) (*Repo, *issue) {
+	repo := s.authRepo(w, r, "issues", perm)
 	if repo == nil {
-		return
+		return nil, nil
 	}
-	is := s.issueFor(w, r, repo)
+	return repo, s.issueFor(w, r, repo)
+}
+
+func (s *Server) handleGetIssue(w http.ResponseWriter, r *http.Request) {
+	repo, is := s.authIssue(w, r, "read")
 	if is == nil {
 		return
 	}
@@ -156,11 +162,7 @@ func (s *Server) commentJSON(repo *Repo, c *Comment) map[string]any {
 }
 
 func (s *Server) handleListComments(w http.ResponseWriter, r *http.Request) {
-	repo := s.authRepo(w, r, "issues", "read")
-	if repo == nil {
-		return
-	}
-	is := s.issueFor(w, r, repo)
+	repo, is := s.authIssue(w, r, "read")
 	if is == nil {
 		return
 	}
@@ -172,25 +174,15 @@ func (s *Server) handleListComments(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCreateComment(w http.ResponseWriter, r *http.Request) {
-	repo := s.authRepo(w, r, "issues", "write")
-	if repo == nil {
-		return
-	}
-	is := s.issueFor(w, r, repo)
+	repo, is := s.authIssue(w, r, "write")
 	if is == nil {
 		return
 	}
-	var req struct {
-		Body *string `json:"body"`
-	}
-	if !decode(w, r, &req) {
+	body, ok := decodeCommentBody(w, r)
+	if !ok {
 		return
 	}
-	if req.Body == nil {
-		writeValidation(w, "IssueComment", "body", "missing_field", "")
-		return
-	}
-	c := &Comment{ID: s.id(), Issue: is.number, Body: *req.Body, User: AppSlug + "[bot]"}
+	c := &Comment{ID: s.id(), Issue: is.number, Body: body, User: AppSlug + "[bot]"}
 	s.mu.Lock()
 	repo.comments = append(repo.comments, c)
 	s.mu.Unlock()
@@ -203,14 +195,8 @@ func (s *Server) handleEditComment(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, _ := strconv.ParseInt(r.PathValue("comment_id"), 10, 64)
-	var req struct {
-		Body *string `json:"body"`
-	}
-	if !decode(w, r, &req) {
-		return
-	}
-	if req.Body == nil {
-		writeValidation(w, "IssueComment", "body", "missing_field", "")
+	body, ok := decodeCommentBody(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -222,20 +208,31 @@ func (s *Server) handleEditComment(w http.ResponseWriter, r *http.Request) {
 	}
 	c := repo.comments[i]
 	c.History = append(c.History, c.Body)
-	c.Body = *req.Body
+	c.Body = body
 	cc := *c
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, s.commentJSON(repo, &cc))
 }
 
+// decodeCommentBody reads a comment's {"body": ...}; it has answered 400 or 422 when not ok.
+func decodeCommentBody(w http.ResponseWriter, r *http.Request) (string, bool) {
+	var req struct {
+		Body *string `json:"body"`
+	}
+	if !decode(w, r, &req) {
+		return "", false
+	}
+	if req.Body == nil {
+		writeValidation(w, "IssueComment", "body", "missing_field", "")
+		return "", false
+	}
+	return *req.Body, true
+}
+
 var reactionContents = []string{"+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"}
 
 func (s *Server) handleCreateReaction(w http.ResponseWriter, r *http.Request) {
-	repo := s.authRepo(w, r, "issues", "write")
-	if repo == nil {
-		return
-	}
-	is := s.issueFor(w, r, repo)
+	repo, is := s.authIssue(w, r, "write")
 	if is == nil {
 		return
 	}
@@ -264,11 +261,7 @@ func (s *Server) handleCreateReaction(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleRemoveLabel(w http.ResponseWriter, r *http.Request) {
-	repo := s.authRepo(w, r, "issues", "write")
-	if repo == nil {
-		return
-	}
-	is := s.issueFor(w, r, repo)
+	repo, is := s.authIssue(w, r, "write")
 	if is == nil {
 		return
 	}
