@@ -149,25 +149,10 @@ func (a *attempt) followUp(ctx context.Context) error {
 		return fmt.Errorf("cloning the pull request's branch: %w", err)
 	}
 	if !r.AgentDone {
-		r.BaseSHA, r.BaseBranch = headSHA, pr.BaseRef
-		if err := a.st.setBase(ctx, r.ID, headSHA, pr.BaseRef); err != nil {
+		if err := a.runAgent(ctx, headSHA, pr.BaseRef, RunSpec{RunID: r.ID, RepoDir: dir, Task: task, Owner: r.Owner, Repo: r.Repo,
+			Issue: issue, SetupCommit: baseSHA}); err != nil {
 			return err
 		}
-		a.status.start(ctx)
-		out, err := a.w.cfg.Runner.Run(ctx, RunSpec{RunID: r.ID, RepoDir: dir, Task: task, Owner: r.Owner, Repo: r.Repo,
-			Issue: issue, SetupCommit: baseSHA}, a.status.progress)
-		a.status.close()
-		if err != nil {
-			return fmt.Errorf("running agent: %w", err)
-		}
-		if out == nil {
-			return fault.Permanent(errors.New("running agent: runner returned no outcome"))
-		}
-		if err := a.st.saveOutcome(ctx, r.ID, out); err != nil {
-			return err
-		}
-		r.Patch, r.ExitReason, r.Steps, r.ElapsedMS = out.Patch, out.ExitReason, out.Steps, out.Elapsed.Milliseconds()
-		r.Summary, r.PRBody, r.Headline, r.Check = cleanText(out.Summary), cleanText(out.PRBody), cleanText(out.Headline), out.Check
 	}
 	if state, _, err := a.st.state(ctx, r.ID); err != nil {
 		return err

@@ -167,25 +167,9 @@ func (a *attempt) do(ctx context.Context) error {
 		return fmt.Errorf("cloning repository: %w", err)
 	}
 	if !r.AgentDone {
-		r.BaseSHA, r.BaseBranch = headSHA, defaultBranch
-		if err := a.st.setBase(ctx, r.ID, headSHA, defaultBranch); err != nil {
+		if err := a.runAgent(ctx, headSHA, defaultBranch, RunSpec{RunID: r.ID, RepoDir: dir, Task: task, Owner: r.Owner, Repo: r.Repo, Issue: r.Issue}); err != nil {
 			return err
 		}
-		a.status.start(ctx)
-		out, err := a.w.cfg.Runner.Run(ctx, RunSpec{RunID: r.ID, RepoDir: dir, Task: task, Owner: r.Owner, Repo: r.Repo, Issue: r.Issue}, a.status.progress)
-		a.status.close()
-		if err != nil {
-			return fmt.Errorf("running agent: %w", err)
-		}
-		if out == nil {
-			return fault.Permanent(errors.New("running agent: runner returned no outcome"))
-		}
-		if err := a.st.saveOutcome(ctx, r.ID, out); err != nil {
-			return err
-		}
-		r.Patch, r.ExitReason, r.Steps, r.ElapsedMS = out.Patch, out.ExitReason, out.Steps, out.Elapsed.Milliseconds()
-		r.Summary, r.PRBody, r.Headline = cleanText(out.Summary), cleanText(out.PRBody), cleanText(out.Headline)
-		r.Check = out.Check
 	} else {
 		a.log.InfoContext(ctx, "agent already finished in an earlier attempt; publishing its patch")
 	}
@@ -229,6 +213,31 @@ func (a *attempt) do(ctx context.Context) error {
 }
 
 // view is the status comment's content for the run as it stands.
+// runAgent records the commit and branch the agent starts from, runs it with spec (its
+// progress shown in the status comment) and keeps its outcome in the run's row and in a.run.
+func (a *attempt) runAgent(ctx context.Context, baseSHA, baseBranch string, spec RunSpec) error {
+	r := a.run
+	r.BaseSHA, r.BaseBranch = baseSHA, baseBranch
+	if err := a.st.setBase(ctx, r.ID, baseSHA, baseBranch); err != nil {
+		return err
+	}
+	a.status.start(ctx)
+	out, err := a.w.cfg.Runner.Run(ctx, spec, a.status.progress)
+	a.status.close()
+	if err != nil {
+		return fmt.Errorf("running agent: %w", err)
+	}
+	if out == nil {
+		return fault.Permanent(errors.New("running agent: runner returned no outcome"))
+	}
+	if err := a.st.saveOutcome(ctx, r.ID, out); err != nil {
+		return err
+	}
+	r.Patch, r.ExitReason, r.Steps, r.ElapsedMS = out.Patch, out.ExitReason, out.Steps, out.Elapsed.Milliseconds()
+	r.Summary, r.PRBody, r.Headline, r.Check = cleanText(out.Summary), cleanText(out.PRBody), cleanText(out.Headline), out.Check
+	return nil
+}
+
 func (a *attempt) view(state, note string) statusView {
 	r := a.run
 	v := statusView{RunID: r.ID, State: state, Note: note, ExtraRequests: r.ExtraRequests, FollowUp: r.Kind != "" && r.Kind != KindIssue,
