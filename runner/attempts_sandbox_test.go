@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 
+	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
@@ -181,8 +182,8 @@ func TestMaxSandboxesCountsEverySandbox(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, env.ScriptFile), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	git(t, dir, "add", "-A")
-	git(t, dir, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "setup")
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "setup")
 	freshEnvironment(t, dir, sandbox.DefaultImage)
 
 	b := setupOwned(t, 2, env.Config{Network: env.NoNetwork, Timeout: 5 * time.Minute}, dir,

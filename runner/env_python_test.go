@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/env/envtest"
 	"github.com/frognano/frognano/runner/leaf"
@@ -106,7 +107,7 @@ func TestRunPythonEnvironment(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "patch.diff"), res.PatchBytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	git(t, dir, "apply", "patch.diff")
+	gittest.Git(t, dir, "apply", "patch.diff")
 	if err := os.Remove(filepath.Join(dir, "patch.diff")); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/image"
 
+	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/env/envtest"
@@ -52,7 +53,7 @@ func envBundle(t *testing.T, repoDir string, script leaftest.Script, image strin
 func freshEnvironment(t *testing.T, dir, baseImage string) {
 	t.Helper()
 	ctx := context.Background()
-	head := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
+	head := gittest.Git(t, dir, "rev-parse", "HEAD")
 	script, err := env.ScriptAt(ctx, dir, head)
 	if err != nil {
 		t.Fatal(err)
@@ -100,8 +101,8 @@ func TestRunSetupFailedEndsBeforeTheModel(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, env.ScriptFile), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	git(t, dir, "add", "-A")
-	git(t, dir, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "setup")
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "setup")
 	b := envBundle(t, dir, leaftest.Script{}, sandbox.DefaultImage, env.Config{Network: env.NoNetwork})
 	res, err := b.runner.Run(context.Background(), b.spec, nil)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/runner/sandbox"
 )
 
@@ -19,7 +20,7 @@ func TestFollowUpSettingsComeFromTheBase(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "pyaverage", "e2e-pyaverage.json", sandbox.DefaultImage)
 	dir := b.spec.RepoDir
-	base := strings.TrimSpace(git(t, dir, "rev-parse", "HEAD"))
+	base := gittest.Git(t, dir, "rev-parse", "HEAD")
 	if err := os.MkdirAll(filepath.Join(dir, ".frognano"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -32,8 +33,8 @@ func TestFollowUpSettingsComeFromTheBase(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "conftest.py"), []byte("# an earlier run's\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	git(t, dir, "add", "-A")
-	git(t, dir, "-c", "user.name=frognano", "-c", "user.email=f@example.com", "commit", "-q", "-m", "run 1's patch")
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "-c", "user.name=frognano", "-c", "user.email=f@example.com", "commit", "-q", "-m", "run 1's patch")
 	b.spec.SetupCommit = base
 	res, err := b.runner.Run(context.Background(), b.spec, nil)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/env/envtest"
 	"github.com/frognano/frognano/runner/leaf"
@@ -70,9 +71,9 @@ func realWorldCheckout(t *testing.T, modVersion, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	git(t, dir, "init", "-q", "-b", "main")
-	git(t, dir, "add", "-A")
-	git(t, dir, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "v1.1.0 with the v1.1.1 test file")
+	gittest.Git(t, dir, "init", "-q", "-b", "main")
+	gittest.Git(t, dir, "add", "-A")
+	gittest.Git(t, dir, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "v1.1.0 with the v1.1.1 test file")
 	return dir
 }
 
@@ -119,7 +120,7 @@ func TestRunRealWorldGoModule(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "fix.diff"), res.PatchBytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	git(t, dir, "apply", "fix.diff")
+	gittest.Git(t, dir, "apply", "fix.diff")
 	if err := os.Remove(filepath.Join(dir, "fix.diff")); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/frognano/frognano/internal/buildtest"
+	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
@@ -71,20 +71,8 @@ func checkoutTB(t testing.TB, name string) string {
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "testdata", "repos", name))); err != nil {
 		t.Fatal(err)
 	}
-	git(t, dir, "init", "-q", "-b", "main")
-	git(t, dir, "add", "-A")
-	git(t, dir, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "initial")
+	gittest.Commit(t, dir, "initial")
 	return dir
-}
-
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
 }
 
 type bundle struct {
@@ -137,7 +125,7 @@ func containersOf(t *testing.T, runID string) []string {
 func TestRunPythonEndToEnd(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "pyaverage", "e2e-pyaverage.json", sandbox.DefaultImage)
-	headBefore := git(t, b.spec.RepoDir, "rev-parse", "HEAD")
+	headBefore := gittest.Git(t, b.spec.RepoDir, "rev-parse", "HEAD")
 	var steps []leaf.Step
 	res, err := b.runner.Run(context.Background(), b.spec, func(s leaf.Step) { steps = append(steps, s) })
 	if err != nil {
@@ -177,7 +165,7 @@ func TestRunPythonEndToEnd(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	if git(t, b.spec.RepoDir, "status", "--porcelain") != "" || git(t, b.spec.RepoDir, "rev-parse", "HEAD") != headBefore {
+	if gittest.Git(t, b.spec.RepoDir, "status", "--porcelain") != "" || gittest.Git(t, b.spec.RepoDir, "rev-parse", "HEAD") != headBefore {
 		t.Error("the host checkout was modified")
 	}
 	if ids := containersOf(t, b.spec.RunID); len(ids) != 0 {
@@ -238,8 +226,8 @@ func TestRunDropsWorkflowChangesAndLitter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	git(t, b.spec.RepoDir, "add", "-A")
-	git(t, b.spec.RepoDir, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "settings")
+	gittest.Git(t, b.spec.RepoDir, "add", "-A")
+	gittest.Git(t, b.spec.RepoDir, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "settings")
 	res, err := b.runner.Run(context.Background(), b.spec, nil)
 	if err != nil {
 		t.Fatal(err)

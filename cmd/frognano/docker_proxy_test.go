@@ -21,6 +21,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 
 	"github.com/frognano/frognano/dockerproxy"
+	"github.com/frognano/frognano/internal/gittest"
 	envpkg "github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -92,8 +93,8 @@ func TestRunThroughDockerProxy(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(repo, envpkg.ScriptFile), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	gitIn(t, repo, "add", "-A")
-	gitIn(t, repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "setup")
+	gittest.Git(t, repo, "add", "-A")
+	gittest.Git(t, repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "setup")
 	var refs []string
 	defer func() {
 		for _, ref := range refs {

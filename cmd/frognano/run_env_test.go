@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/docker/docker/api/types/image"
 
+	"github.com/frognano/frognano/internal/gittest"
 	envpkg "github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -76,8 +76,8 @@ func TestRunCommandSetup(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(repo, envpkg.ScriptFile), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		gitIn(t, repo, "add", "-A")
-		gitIn(t, repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "setup")
+		gittest.Git(t, repo, "add", "-A")
+		gittest.Git(t, repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "setup")
 	}
 	commit("echo \"installing $(date +%N)\"\necho fetched > /opt/dep.txt\n")
 	executor := cliExecutor(t)
@@ -142,12 +142,5 @@ func TestRunCommandSetup(t *testing.T) {
 		if !strings.Contains(log, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, log)
 		}
-	}
-}
-
-func gitIn(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/internal/buildtest"
+	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/sandbox"
 )
@@ -32,7 +33,7 @@ import (
 func BenchmarkSandboxReadyCachedEnvironment(b *testing.B) {
 	ctx := context.Background()
 	repo := bigRepo(b, 50<<20, "head -c 314572800 /dev/urandom > /opt/env-layer.bin\n")
-	head := git(b, repo, "rev-parse", "HEAD")
+	head := gittest.Git(b, repo, "rev-parse", "HEAD")
 	cfg := sandboxConfig(b)
 	cfg.ExecutorPath = buildExecutor(b)
 	m := manager(b, env.Config{Network: env.NoNetwork, Timeout: 10 * time.Minute}, "")
@@ -169,9 +170,7 @@ func bigRepo(b *testing.B, size int, script string) string {
 	if err := os.WriteFile(filepath.Join(dir, env.ScriptFile), []byte(script), 0o755); err != nil {
 		b.Fatal(err)
 	}
-	git(b, dir, "init", "-q", "-b", "main")
-	git(b, dir, "add", "-A")
-	git(b, dir, "-c", "user.name=b", "-c", "user.email=b@example.invalid", "commit", "-q", "-m", "big")
+	gittest.Commit(b, dir, "big")
 	return dir
 }
 

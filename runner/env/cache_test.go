@@ -13,6 +13,7 @@ import (
 
 	cerrdefs "github.com/containerd/errdefs"
 
+	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/runner/env"
 )
 
@@ -23,7 +24,7 @@ import (
 func TestConcurrentRunsBuildOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	dir, head := repo(t, map[string]string{
+	dir, head := gittest.Repo(t, map[string]string{
 		env.ScriptFile:     "echo building; sleep 2; cp requirements.txt /opt/installed.txt\n",
 		"requirements.txt": "one==1\n",
 	})
@@ -114,7 +115,7 @@ func TestEvictLeastRecentlyUsed(t *testing.T) {
 	build := func(m *env.Manager, name string) *env.Environment {
 		t.Helper()
 		// 3 MiB that do not compress or deduplicate: each image's own layer is about that.
-		dir, head := repo(t, map[string]string{env.ScriptFile: "head -c 3145728 /dev/urandom > /opt/" + name + "\n"})
+		dir, head := gittest.Repo(t, map[string]string{env.ScriptFile: "head -c 3145728 /dev/urandom > /opt/" + name + "\n"})
 		e, err := m.Prepare(ctx, env.Request{RunID: "envtest-lru-" + name, RepoDir: dir, Commit: head, Sandbox: cfg})
 		if err != nil {
 			t.Fatalf("building %s: %v", name, err)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -38,34 +36,6 @@ func testMain(m *testing.M) int {
 
 // testOwner labels every container these tests make.
 const testOwner = "env-test"
-
-// repo makes a git repository holding files in one commit and returns its folder and commit.
-func repo(t testing.TB, files map[string]string) (string, string) {
-	t.Helper()
-	dir := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	git(t, dir, "init", "-q", "-b", "main")
-	git(t, dir, "add", "-A")
-	git(t, dir, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "base")
-	return dir, git(t, dir, "rev-parse", "HEAD")
-}
-
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // sandboxConfig is a small sandbox for these tests.
 func sandboxConfig(t testing.TB) sandbox.Config {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/runner/env"
 )
 
@@ -17,7 +18,7 @@ func TestObserveReusedOrBuilt(t *testing.T) {
 	t.Parallel()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	dir, head := repo(t, map[string]string{env.ScriptFile: "echo observe-" + hex.EncodeToString(b[:]) + "\n"})
+	dir, head := gittest.Repo(t, map[string]string{env.ScriptFile: "echo observe-" + hex.EncodeToString(b[:]) + "\n"})
 	var mu sync.Mutex
 	var seen []bool
 	m := manager(t, env.Config{Network: env.NoNetwork, Observe: func(reused bool) {

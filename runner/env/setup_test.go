@@ -16,6 +16,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 
+	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/env/envtest"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -41,7 +42,7 @@ env | cut -d= -f1 | sort > /opt/setup-env-names
 echo "GREETING_FILE=/opt/fetched.txt" >> "$FROGNANO_ENV"
 mkdir -p build && echo built > build/out.txt && echo "setup was here" >> README.md && echo new > untracked.txt
 `
-	dir, head := repo(t, map[string]string{env.ScriptFile: script, "README.md": "readme\n", "requirements.txt": "six\n"})
+	dir, head := gittest.Repo(t, map[string]string{env.ScriptFile: script, "README.md": "readme\n", "requirements.txt": "six\n"})
 	// The working tree's script is not the commit's: it never runs.
 	if err := os.WriteFile(filepath.Join(dir, env.ScriptFile), []byte("echo WORKTREE SCRIPT; exit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -217,7 +218,7 @@ func TestSetupFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			dir, head := repo(t, map[string]string{env.ScriptFile: tt.script})
+			dir, head := gittest.Repo(t, map[string]string{env.ScriptFile: tt.script})
 			m := manager(t, env.Config{Network: env.NoNetwork, Timeout: tt.timeout, Disk: tt.layer}, "")
 			cfg := sandboxConfig(t)
 			if tt.ws != 0 {
@@ -251,7 +252,7 @@ func TestSetupCannotBlindTheDiskWatcher(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	liar := "printf '#!/bin/sh\\necho \"0\t/workspace\"\\n' > /usr/bin/du && chmod 755 /usr/bin/du\n"
-	dir, head := repo(t, map[string]string{env.ScriptFile: liar})
+	dir, head := gittest.Repo(t, map[string]string{env.ScriptFile: liar})
 	e, err := manager(t, env.Config{Network: env.NoNetwork}, "").Prepare(ctx, env.Request{RunID: "envtest-liar", RepoDir: dir, Commit: head, Sandbox: sandboxConfig(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +295,7 @@ chmod 755 $pkg/usr/local/bin/frognano-hello $pkg/DEBIAN/postinst
 dpkg-deb --build --root-owner-group $pkg /tmp/frognano-hello.deb
 apt-get install -y /tmp/frognano-hello.deb
 `
-	dir, head := repo(t, map[string]string{env.ScriptFile: script})
+	dir, head := gittest.Repo(t, map[string]string{env.ScriptFile: script})
 	e, err := manager(t, env.Config{Network: env.NoNetwork}, "").Prepare(ctx, env.Request{RunID: "envtest-deb", RepoDir: dir, Commit: head, Sandbox: sandboxConfig(t)})
 	if err != nil {
 		var se *env.SetupError

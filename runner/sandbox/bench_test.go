@@ -5,13 +5,13 @@ import (
 	"crypto/rand"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/runner/sandbox"
 )
 
@@ -229,12 +229,6 @@ func makeBigRepo(b *testing.B, size int) string {
 			b.Fatal(err)
 		}
 	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=b", "-c", "user.email=b@example.invalid", "commit", "-q", "-m", "big"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	gittest.Commit(b, dir, "big")
 	return dir
 }

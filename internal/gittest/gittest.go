@@ -1,0 +1,57 @@
+// Package gittest makes git repositories for tests with the real git CLI: a folder of files
+// committed once, and git commands that fail the test instead of returning an error. It is
+// imported only from _test.go files: nothing in frognano's programs may depend on it.
+package gittest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Git runs `git -C dir args...` and returns its output without surrounding white space; a
+// failure fails the test with git's output.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Commit makes dir a repository on branch main holding everything in it in one commit with
+// message, by a test identity, and returns the commit.
+func Commit(t testing.TB, dir, message string) string {
+	t.Helper()
+	Git(t, dir, "init", "-q", "-b", "main")
+	Git(t, dir, "add", "-A")
+	Git(t, dir, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", message)
+	return Git(t, dir, "rev-parse", "HEAD")
+}
+
+// Repo makes a repository in a fresh folder holding files (path → content, written
+// executable; a value starting with "->" is a symlink to the rest) in one commit, "base", and
+// returns the folder and the commit.
+func Repo(t testing.TB, files map[string]string) (dir, commit string) {
+	t.Helper()
+	dir = t.TempDir()
+	for p, c := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if target, ok := strings.CutPrefix(c, "->"); ok {
+			err = os.Symlink(target, full)
+		} else {
+			err = os.WriteFile(full, []byte(c), 0o755)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, Commit(t, dir, "base")
+}
