@@ -4,6 +4,8 @@
 package gittest
 
 import (
+	"crypto/rand"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +40,35 @@ func Commit(t testing.TB, dir, message string) string {
 func Repo(t testing.TB, files map[string]string) (dir, commit string) {
 	t.Helper()
 	dir = t.TempDir()
+	write(t, dir, files)
+	return dir, Commit(t, dir, "base")
+}
+
+// BigRepo makes a repository in a fresh folder of about size bytes, half working tree and
+// half .git objects (random content does not compress), with files (as Repo writes them) in
+// one commit, "big", and returns the folder.
+func BigRepo(t testing.TB, size int, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	const fileSize = 128 << 10
+	buf := make([]byte, fileSize)
+	for i := range size / 2 / fileSize {
+		_, _ = rand.Read(buf)
+		p := filepath.Join(dir, fmt.Sprintf("d%02d", i%16), fmt.Sprintf("f%03d.bin", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(t, dir, files)
+	Commit(t, dir, "big")
+	return dir
+}
+
+func write(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
 	for p, c := range files {
 		full := filepath.Join(dir, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -53,5 +84,4 @@ func Repo(t testing.TB, files map[string]string) (dir, commit string) {
 			t.Fatal(err)
 		}
 	}
-	return dir, Commit(t, dir, "base")
 }

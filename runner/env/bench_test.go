@@ -2,10 +2,8 @@ package env_test
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -32,7 +30,7 @@ import (
 //   - NoEnvironment: the first sandbox on the base image, as every run was before environments.
 func BenchmarkSandboxReadyCachedEnvironment(b *testing.B) {
 	ctx := context.Background()
-	repo := bigRepo(b, 50<<20, "head -c 314572800 /dev/urandom > /opt/env-layer.bin\n")
+	repo := gittest.BigRepo(b, 50<<20, map[string]string{env.ScriptFile: "head -c 314572800 /dev/urandom > /opt/env-layer.bin\n"})
 	head := gittest.Git(b, repo, "rev-parse", "HEAD")
 	cfg := sandboxConfig(b)
 	cfg.ExecutorPath = buildExecutor(b)
@@ -145,33 +143,6 @@ func BenchmarkSandboxReadyCachedEnvironment(b *testing.B) {
 		ready(b, true, snap)
 	})
 	b.Run("NoEnvironment", func(b *testing.B) { ready(b, false, nil) })
-}
-
-// bigRepo makes a committed repository of about size bytes (half working tree, half .git
-// objects: random content does not compress) holding the setup script.
-func bigRepo(b *testing.B, size int, script string) string {
-	b.Helper()
-	dir := b.TempDir()
-	const fileSize = 128 << 10
-	buf := make([]byte, fileSize)
-	for i := range size / 2 / fileSize {
-		_, _ = rand.Read(buf)
-		p := filepath.Join(dir, fmt.Sprintf("d%02d", i%16), fmt.Sprintf("f%03d.bin", i))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(p, buf, 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := os.MkdirAll(filepath.Join(dir, ".frognano"), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, env.ScriptFile), []byte(script), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	gittest.Commit(b, dir, "big")
-	return dir
 }
 
 // buildExecutor builds the static executor for sandboxes that start it.

@@ -2,10 +2,7 @@ package sandbox_test
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -98,7 +95,7 @@ func BenchmarkDockerExecPerCall(b *testing.B) {
 //   - CopySnapshot: the copy of a packed checkout into a running sandbox.
 //   - StartExecutor: copying the executor in and starting it.
 func BenchmarkSandboxReady(b *testing.B) {
-	repo := makeBigRepo(b, 50<<20)
+	repo := gittest.BigRepo(b, 50<<20, nil)
 	cfg := testConfig()
 	ctx := context.Background()
 	packed, err := sandbox.Pack(ctx, repo, cfg.User, "")
@@ -210,25 +207,4 @@ func BenchmarkSandboxReady(b *testing.B) {
 			startExecutor(b, sb)
 			return sb
 		}))
-}
-
-// makeBigRepo makes a committed repository of about size bytes (half working tree, half
-// .git objects: random content does not compress).
-func makeBigRepo(b *testing.B, size int) string {
-	b.Helper()
-	dir := b.TempDir()
-	const fileSize = 128 << 10
-	buf := make([]byte, fileSize)
-	for i := range size / 2 / fileSize {
-		_, _ = rand.Read(buf)
-		p := filepath.Join(dir, fmt.Sprintf("d%02d", i%16), fmt.Sprintf("f%03d.bin", i))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(p, buf, 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	gittest.Commit(b, dir, "big")
-	return dir
 }
