@@ -23,6 +23,21 @@ func (e *svcEnv) comment(p *svcProc, number int, author, body string) svcAnswer 
 	})
 }
 
+// firstPR labels the test's issue, waits for its run to succeed and returns the branch's head
+// commit and the draft PR it opened, the PR every follow-up test works on.
+func (e *svcEnv) firstPR(p *svcProc) (*githubtest.Commit, githubtest.PR) {
+	t := e.t
+	t.Helper()
+	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
+	e.waitState(ans.RunIDs[0], svcRunWait, "succeeded")
+	first := e.gh.Branch(e.repo, svcBranch)
+	prs := e.gh.PRs(e.repo)
+	if first == nil || len(prs) != 1 {
+		t.Fatalf("no branch or PR after the first run: %v", prs)
+	}
+	return first, prs[0]
+}
+
 // TestServiceFollowUp is the reviewer's loop through the real service: the labelled issue gets
 // a draft PR whose commit carries the check run `frognano / tests`; a reader's comment that
 // mentions the App reaches no model (the scripted model fails on any request beyond its turns,
@@ -34,14 +49,7 @@ func TestServiceFollowUp(t *testing.T) {
 	e.gh.SetPermission(e.repo, "reader-1", "read")
 	p := e.start()
 
-	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
-	e.waitState(ans.RunIDs[0], svcRunWait, "succeeded")
-	first := e.gh.Branch(e.repo, svcBranch)
-	prs := e.gh.PRs(e.repo)
-	if first == nil || len(prs) != 1 {
-		t.Fatalf("no branch or PR after the first run: %v", prs)
-	}
-	pr := prs[0]
+	first, pr := e.firstPR(p)
 	runs := e.gh.CheckRuns(e.repo)
 	if len(runs) != 1 || runs[0]["head_sha"] != first.SHA || runs[0]["name"] != "frognano / tests" ||
 		runs[0]["status"] != "completed" || runs[0]["conclusion"] != "success" {
@@ -70,7 +78,7 @@ func TestServiceFollowUp(t *testing.T) {
 	if len(runs) != 2 || runs[1]["head_sha"] != second.SHA {
 		t.Errorf("check runs after the follow-up: %v", runs)
 	}
-	prs = e.gh.PRs(e.repo)
+	prs := e.gh.PRs(e.repo)
 	if len(prs) != 1 || !strings.Contains(prs[0].Body, fmt.Sprintf("## Follow-up run %d", writer.RunIDs[0])) || !strings.Contains(prs[0].Body, "Fixes #1") {
 		t.Errorf("PR body after the follow-up:\n%s", svcTail(prs[0].Body, 2000))
 	}

@@ -30,14 +30,7 @@ func TestServiceReviewAndCI(t *testing.T) {
 	e := svcSetup(t, "svc-reviewer.json")
 	p := e.start()
 
-	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
-	e.waitState(ans.RunIDs[0], svcRunWait, "succeeded")
-	first := e.gh.Branch(e.repo, svcBranch)
-	prs := e.gh.PRs(e.repo)
-	if first == nil || len(prs) != 1 {
-		t.Fatalf("no branch or PR after the first run: %v", prs)
-	}
-	pr := prs[0]
+	first, pr := e.firstPR(p)
 
 	// A review that requests changes, with one line comment on the fixed line.
 	reviewID, _ := e.gh.AddReview(e.repo, pr.Number, svcMaintainer, githubtest.ReviewCommentSpec{
@@ -121,8 +114,7 @@ func TestServiceStopCancelsAFollowUp(t *testing.T) {
 	e := svcSetup(t, "svc-stop.json")
 	e.gh.SetPermission(e.repo, "reader-1", "read")
 	p := e.start()
-	e.waitState(e.deliver(p, "labeled", "frognano", svcMaintainer).RunIDs[0], svcRunWait, "succeeded")
-	pr := e.gh.PRs(e.repo)[0]
+	_, pr := e.firstPR(p)
 	slug := "@" + githubtest.AppSlug
 
 	ask := e.comment(p, pr.Number, svcMaintainer, slug+" make the average faster")
