@@ -91,11 +91,7 @@ func TestServiceRunPage(t *testing.T) {
 	e.env["FROGNANO_WEB_TOKEN"] = token
 	p := e.start()
 
-	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
-	if ans.Status != "queued" || len(ans.RunIDs) != 1 {
-		t.Fatalf("webhook answer = %+v, want one queued run", ans)
-	}
-	id := ans.RunIDs[0]
+	id := e.queueRun(p)
 	e.waitState(id, svcRunWait, "succeeded")
 	page := fmt.Sprintf("http://frognano.test/runs/%d", id)
 
@@ -186,11 +182,7 @@ func TestServiceRunPageLive(t *testing.T) {
 	e.env["FROGNANO_PUBLIC_URL"] = "http://frognano.test"
 	e.env["FROGNANO_WEB_TOKEN"] = token
 	p := e.start()
-	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
-	if ans.Status != "queued" || len(ans.RunIDs) != 1 {
-		t.Fatalf("webhook answer = %+v, want one queued run", ans)
-	}
-	id := ans.RunIDs[0]
+	id := e.queueRun(p)
 	svcWait(t, svcRunWait, "the run's first step", func() (bool, string) {
 		var n int
 		if err := e.db.QueryRow(context.Background(), `SELECT count(*) FROM run_events WHERE run_id = $1 AND kind = 'step'`, id).Scan(&n); err != nil {

@@ -25,11 +25,7 @@ func TestServiceHappyPath(t *testing.T) {
 	e := svcSetup(t, "svc-pyaverage.json")
 	p := e.start()
 
-	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
-	if ans.Status != "queued" || len(ans.RunIDs) != 1 {
-		t.Fatalf("webhook answer = %+v, want one queued run", ans)
-	}
-	id := ans.RunIDs[0]
+	id := e.queueRun(p)
 	row := e.waitState(id, svcRunWait, "succeeded")
 
 	// The fix is on the branch, one commit on top of main, by the App.

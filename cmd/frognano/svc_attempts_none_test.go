@@ -22,11 +22,8 @@ func TestServiceAttemptsNoneFixes(t *testing.T) {
 	e.env["FROGNANO_ATTEMPTS"] = "2"
 	p := e.start()
 
-	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
-	if ans.Status != "queued" || len(ans.RunIDs) != 1 {
-		t.Fatalf("webhook answer = %+v, want one queued run", ans)
-	}
-	e.waitState(ans.RunIDs[0], svcRunWait, "failed")
+	id := e.queueRun(p)
+	e.waitState(id, svcRunWait, "failed")
 	if prs := e.gh.PRs(e.repo); len(prs) != 0 {
 		t.Fatalf("%d PRs, want none", len(prs))
 	}

@@ -19,11 +19,8 @@ func TestServiceAttempts(t *testing.T) {
 	e.env["FROGNANO_ATTEMPTS"] = "2"
 	p := e.start()
 
-	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
-	if ans.Status != "queued" || len(ans.RunIDs) != 1 {
-		t.Fatalf("webhook answer = %+v, want one queued run", ans)
-	}
-	e.waitState(ans.RunIDs[0], svcRunWait, "succeeded")
+	id := e.queueRun(p)
+	e.waitState(id, svcRunWait, "succeeded")
 	head := e.gh.Branch(e.repo, svcBranch)
 	if head == nil {
 		t.Fatalf("branch %s was not pushed", svcBranch)

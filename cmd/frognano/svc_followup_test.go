@@ -28,8 +28,7 @@ func (e *svcEnv) comment(p *svcProc, number int, author, body string) svcAnswer 
 func (e *svcEnv) firstPR(p *svcProc) (*githubtest.Commit, githubtest.PR) {
 	t := e.t
 	t.Helper()
-	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
-	e.waitState(ans.RunIDs[0], svcRunWait, "succeeded")
+	e.waitState(e.queueRun(p), svcRunWait, "succeeded")
 	first := e.gh.Branch(e.repo, svcBranch)
 	prs := e.gh.PRs(e.repo)
 	if first == nil || len(prs) != 1 {

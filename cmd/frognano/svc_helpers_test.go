@@ -369,6 +369,17 @@ func (e *svcEnv) deliver(p *svcProc, action, label, sender string) svcAnswer {
 	})
 }
 
+// queueRun labels the test's issue as its maintainer and requires the answer to be one queued
+// run, whose id it returns.
+func (e *svcEnv) queueRun(p *svcProc) int64 {
+	e.t.Helper()
+	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
+	if ans.Status != "queued" || len(ans.RunIDs) != 1 {
+		e.t.Fatalf("webhook answer = %+v, want one queued run", ans)
+	}
+	return ans.RunIDs[0]
+}
+
 // svcRunRow is the runs row as the tests inspect it.
 type svcRunRow struct {
 	State, ExitReason, PRURL, Error, PRBody, Report, Summary string

@@ -29,11 +29,7 @@ func TestServiceMetricsAndRiverUI(t *testing.T) {
 	if v := svcMetric(t, before, `frognano_run_duration_seconds_count`); v != 0 {
 		t.Errorf("run_duration_seconds_count = %v before any run", v)
 	}
-	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
-	if len(ans.RunIDs) != 1 {
-		t.Fatalf("webhook answer = %+v", ans)
-	}
-	row := e.waitState(ans.RunIDs[0], svcRunWait, "succeeded")
+	row := e.waitState(e.queueRun(p), svcRunWait, "succeeded")
 
 	text := svcScrape(t, admin)
 	modelCalls := float64(len(e.model.Requests()))

@@ -34,11 +34,8 @@ func TestServiceStatusSaysItWaitsForTheModel(t *testing.T) {
 	e.env["FROGNANO_MODEL_URL"] = busy.URL
 	p := e.start()
 
-	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
-	if ans.Status != "queued" || len(ans.RunIDs) != 1 {
-		t.Fatalf("webhook answer = %+v, want one queued run", ans)
-	}
-	e.waitState(ans.RunIDs[0], svcRunWait, "succeeded")
+	id := e.queueRun(p)
+	e.waitState(id, svcRunWait, "succeeded")
 	if n := busy.Chats.Load(); n < 2 {
 		t.Fatalf("%d chat requests, want the 429 and its retry", n)
 	}

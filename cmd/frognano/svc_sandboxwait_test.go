@@ -27,11 +27,7 @@ func TestServiceStatusSaysItWaitsForASandbox(t *testing.T) {
 	e.env["FROGNANO_MAX_SANDBOXES"] = "1"
 	p := e.start()
 
-	ans := e.deliver(p, "labeled", "frognano", svcMaintainer)
-	if ans.Status != "queued" || len(ans.RunIDs) != 1 {
-		t.Fatalf("webhook answer = %+v, want one queued run", ans)
-	}
-	id := ans.RunIDs[0]
+	id := e.queueRun(p)
 	e.waitState(id, svcRunWait, "succeeded")
 	var c = e.onlyComment()
 	svcWait(t, 30*time.Second, "the final status comment", func() (bool, string) {
