@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/frognano/frognano/internal/buildtest"
 	"github.com/frognano/frognano/runner/executor"
 )
 
@@ -20,10 +21,8 @@ import (
 func buildStatic(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "frognano-executor")
-	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building with CGO_ENABLED=0: %v\n%s", err, out)
+	if err := buildtest.Static(bin, "github.com/frognano/frognano/cmd/frognano-executor"); err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

@@ -1,31 +1,11 @@
 package buildtest
 
 import (
-	"debug/elf"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// TestStatic: the executor builds as a static binary (no interpreter: it runs in any image).
-func TestStatic(t *testing.T) {
-	t.Parallel()
-	out := filepath.Join(t.TempDir(), "frognano-executor")
-	if err := Static(out, "github.com/frognano/frognano/cmd/frognano-executor"); err != nil {
-		t.Fatal(err)
-	}
-	f, err := elf.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			t.Errorf("%s asks for a dynamic loader", out)
-		}
-	}
-}
 
 func TestStaticNamesWhatFailed(t *testing.T) {
 	t.Parallel()
@@ -35,7 +15,8 @@ func TestStaticNamesWhatFailed(t *testing.T) {
 	}
 }
 
-// TestOnce: every caller gets the one binary built.
+// TestOnce: every caller gets the one binary built. (That Static's binaries are static is
+// cmd/frognano-executor's TestStaticStandardLibraryOnly.)
 func TestOnce(t *testing.T) {
 	t.Parallel()
 	build := Once("github.com/frognano/frognano/testdata/hostile/dumpable-executor", "frognano-executor")
