@@ -3,10 +3,11 @@ package runner
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/frognano/frognano/internal/gittest"
 )
 
 // TestReviewSettingsViewOfHostileTrees: the base commit's tree can hold what no checkout
@@ -17,26 +18,8 @@ import (
 func TestReviewSettingsViewOfHostileTrees(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid"}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v: %s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	write := func(rel, content string) {
-		t.Helper()
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	git := gittest.In(t, dir)
+	write := func(rel, content string) { t.Helper(); gittest.Write(t, dir, map[string]string{rel: content}) }
 	git("init", "-q", "-b", "main")
 	write(".frognano", "test-command: true\n")
 	if err := os.Symlink("/etc", filepath.Join(dir, "tests")); err != nil {

@@ -3,11 +3,11 @@ package runner
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/runner/verify"
 )
 
@@ -21,25 +21,8 @@ func TestSettingsViewIsTheCommitsTree(t *testing.T) {
 	if err := os.WriteFile(secret, []byte("HOST PRIVATE KEY"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	write := func(rel, content string) {
-		t.Helper()
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	run := gittest.In(t, dir)
+	write := func(rel, content string) { t.Helper(); gittest.Write(t, dir, map[string]string{rel: content}) }
 	run("init", "-q", "-b", "main")
 	write(TestCommandFile, "pytest -q tests\n")
 	write(InstructionsFile, "Base rules.\n")

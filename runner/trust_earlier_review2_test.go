@@ -3,11 +3,10 @@ package runner
 import (
 	"bytes"
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/frognano/frognano/internal/gittest"
 )
 
 // TestReviewEarlierCommitsFailClosed: what a pull request's earlier commits changed in tests
@@ -18,21 +17,10 @@ func TestReviewEarlierCommitsFailClosed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid"}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v: %s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := gittest.In(t, dir)
 	write := func(name string, data []byte) {
 		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		gittest.Write(t, dir, map[string]string{name: string(data)})
 	}
 	git("init", "-q", "-b", "main")
 	write("calc.py", []byte("def add(a, b):\n    return a - b\n"))

@@ -24,13 +24,22 @@ func Git(t testing.TB, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// In returns git in dir with a test identity (for commits): In(t, dir)("commit", "-m", "x").
+// Like Git, a failure fails the test.
+func In(t testing.TB, dir string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		return Git(t, dir, append([]string{"-c", "user.name=test", "-c", "user.email=test@example.com"}, args...)...)
+	}
+}
+
 // Commit makes dir a repository on branch main holding everything in it in one commit with
 // message, by a test identity, and returns the commit.
 func Commit(t testing.TB, dir, message string) string {
 	t.Helper()
 	Git(t, dir, "init", "-q", "-b", "main")
 	Git(t, dir, "add", "-A")
-	Git(t, dir, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", message)
+	In(t, dir)("commit", "-q", "-m", message)
 	return Git(t, dir, "rev-parse", "HEAD")
 }
 
@@ -40,7 +49,7 @@ func Commit(t testing.TB, dir, message string) string {
 func Repo(t testing.TB, files map[string]string) (dir, commit string) {
 	t.Helper()
 	dir = t.TempDir()
-	write(t, dir, files)
+	Write(t, dir, files)
 	return dir, Commit(t, dir, "base")
 }
 
@@ -62,12 +71,14 @@ func BigRepo(t testing.TB, size int, files map[string]string) string {
 			t.Fatal(err)
 		}
 	}
-	write(t, dir, files)
+	Write(t, dir, files)
 	Commit(t, dir, "big")
 	return dir
 }
 
-func write(t testing.TB, dir string, files map[string]string) {
+// Write writes files (as Repo does: path → content, executable; "->target" a symlink) below
+// dir, making folders as needed.
+func Write(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for p, c := range files {
 		full := filepath.Join(dir, filepath.FromSlash(p))
