@@ -23,6 +23,8 @@ var settingsPaths = []string{
 }
 
 const (
+	// maxSettingsListBytes bounds the listing of the settings paths a view reads.
+	maxSettingsListBytes = 64 << 20
 	// maxSettingsEntries bounds how many tree entries a settings view holds.
 	maxSettingsEntries = 20000
 	// maxSettingsFileBytes is the most of one settings file a view copies: more than any
@@ -38,7 +40,7 @@ const (
 // command, instructions and test detection come from the base commit, as its setup does,
 // through this view.
 func settingsView(ctx context.Context, dir, commit string) (string, func(), error) {
-	out, err := gitSettings(ctx, dir, append([]string{"ls-tree", "-r", "-z", "--full-tree", commit, "--"}, settingsPaths...)...)
+	out, err := gitLimited(ctx, dir, maxSettingsListBytes, append([]string{"ls-tree", "-r", "-z", "--full-tree", commit, "--"}, settingsPaths...)...)
 	if err != nil {
 		return "", nil, fmt.Errorf("listing the settings of %s: %w", commit, err)
 	}
@@ -109,18 +111,6 @@ func writeSettingsEntry(ctx context.Context, dir, view, entry string) error {
 	io.Copy(io.Discard, r) // let git finish a larger blob
 	waitErr := cmd.Wait()
 	return errors.Join(copyErr, waitErr, w.Close())
-}
-
-func gitSettings(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = settingsGitEnv()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
 }
 
 func settingsGitEnv() []string {

@@ -21,7 +21,7 @@ const maxEarlierDiffBytes = 32 << 20
 // code under test. A follow-up's own patch may touch none of it while its tests, before and
 // after, already run under it; the check run and the report must still say so.
 func earlierTestInfluences(ctx context.Context, dir, setupCommit, head string) ([]patch.TestInfluence, error) {
-	mb, err := gitSettings(ctx, dir, "merge-base", setupCommit, head)
+	mb, err := gitLimited(ctx, dir, 1<<10, "merge-base", setupCommit, head)
 	if err != nil {
 		return uncheckedEarlier(err), err
 	}
