@@ -404,26 +404,36 @@ func (p *Proxy) checkVolumeRemove(r *http.Request, name string, q url.Values, fw
 	return fw, nil
 }
 
-// serveList answers a container list with only the owner's containers (a label filter
-// cannot say "O or *@O"). The entries are passed on as the engine wrote them.
-func (p *Proxy) serveList(w http.ResponseWriter, out *http.Request) {
+// engineJSON sends out to the engine and decodes its JSON answer of at most limit bytes into
+// v and returns the answer's header. When the engine fails, answers other than 200 or with
+// what v cannot hold, it passes that answer on to w (or a 502) and reports false.
+func (p *Proxy) engineJSON(w http.ResponseWriter, out *http.Request, limit int64, v any) (http.Header, bool) {
 	out = out.Clone(out.Context())
 	out.RequestURI = ""
 	resp, err := p.client.Transport.RoundTrip(out)
 	if err != nil {
 		writeError(w, http.StatusBadGateway, "frognano docker-proxy: the Docker engine did not answer: "+err.Error())
-		return
+		return nil, false
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	var list []json.RawMessage
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err == nil && resp.StatusCode == http.StatusOK {
-		err = json.Unmarshal(body, &list)
+		err = json.Unmarshal(body, v)
 	}
 	if err != nil || resp.StatusCode != http.StatusOK {
 		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
 		w.WriteHeader(resp.StatusCode)
 		w.Write(body)
+		return nil, false
+	}
+	return resp.Header, true
+}
+
+// serveList answers a container list with only the owner's containers (a label filter
+// cannot say "O or *@O"). The entries are passed on as the engine wrote them.
+func (p *Proxy) serveList(w http.ResponseWriter, out *http.Request) {
+	var list []json.RawMessage
+	if _, ok := p.engineJSON(w, out, 64<<20, &list); !ok {
 		return
 	}
 	kept := make([]json.RawMessage, 0, len(list))
@@ -439,23 +449,9 @@ func (p *Proxy) serveList(w http.ResponseWriter, out *http.Request) {
 
 // serveVersion answers the engine's /version with the proxy added to its components.
 func (p *Proxy) serveVersion(w http.ResponseWriter, out *http.Request) {
-	out = out.Clone(out.Context())
-	out.RequestURI = ""
-	resp, err := p.client.Transport.RoundTrip(out)
-	if err != nil {
-		writeError(w, http.StatusBadGateway, "frognano docker-proxy: the Docker engine did not answer: "+err.Error())
-		return
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var v map[string]json.RawMessage
-	if err == nil && resp.StatusCode == http.StatusOK {
-		err = json.Unmarshal(body, &v)
-	}
-	if err != nil || resp.StatusCode != http.StatusOK {
-		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
-		w.WriteHeader(resp.StatusCode)
-		w.Write(body)
+	header, ok := p.engineJSON(w, out, 1<<20, &v)
+	if !ok {
 		return
 	}
 	var comps []json.RawMessage
@@ -467,7 +463,7 @@ func (p *Proxy) serveVersion(w http.ResponseWriter, out *http.Request) {
 	comps = append(comps, me)
 	v["Components"], _ = json.Marshal(comps)
 	for _, h := range []string{"Api-Version", "Docker-Experimental", "Ostype", "Server"} {
-		if x := resp.Header.Get(h); x != "" {
+		if x := header.Get(h); x != "" {
 			w.Header().Set(h, x)
 		}
 	}
