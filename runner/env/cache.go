@@ -93,7 +93,7 @@ func (m *Manager) Evict(ctx context.Context) ([]Cached, error) {
 	var removed []Cached
 	var errs []error
 	for _, c := range list {
-		if total <= m.cfg.CacheSize && c.Ref != "" {
+		if total <= m.cfg.CacheSize && c.Ref != "" || m.fresh(c) {
 			continue
 		}
 		ok, err := m.remove(ctx, c)
@@ -119,6 +119,9 @@ func (m *Manager) RemoveUnused(ctx context.Context) ([]Cached, error) {
 	var removed []Cached
 	var errs []error
 	for _, c := range list {
+		if m.fresh(c) {
+			continue
+		}
 		ok, err := m.remove(ctx, c)
 		if err != nil {
 			errs = append(errs, err)
@@ -128,6 +131,12 @@ func (m *Manager) RemoveUnused(ctx context.Context) ([]Cached, error) {
 		}
 	}
 	return removed, errors.Join(errs...)
+}
+
+// fresh reports whether c is younger than Config.FreshFor: perhaps another process's image
+// between its commit and its tag or pin, which a removal would pull from under it.
+func (m *Manager) fresh(c Cached) bool {
+	return m.cfg.FreshFor > 0 && time.Since(c.Created) < m.cfg.FreshFor
 }
 
 // remove removes one environment image unless a container uses it (then it reports false and

@@ -136,7 +136,7 @@ func TestEvictLeastRecentlyUsed(t *testing.T) {
 		before += c.Size
 	}
 	// Room for the images already there, and two of ours but not three.
-	m := manager(t, env.Config{Network: env.NoNetwork, CacheSize: before + 7*mib}, "")
+	m := manager(t, env.Config{Network: env.NoNetwork, CacheSize: before + 7*mib, FreshFor: -1}, "")
 	a := build(m, "a")
 	a.Release() // no longer in use: the first to go
 	time.Sleep(10 * time.Millisecond)
@@ -159,7 +159,7 @@ func TestEvictLeastRecentlyUsed(t *testing.T) {
 	}
 
 	// A bound of nothing: still never an image in use.
-	tiny := manager(t, env.Config{CacheSize: 1}, "")
+	tiny := manager(t, env.Config{CacheSize: 1, FreshFor: -1}, "")
 	if _, err := tiny.Evict(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,9 @@ const (
 	DefaultNetwork   = "bridge"
 	DefaultTimeout   = 15 * time.Minute
 	DefaultCacheSize = 20 << 30
-	DefaultDisk      = 10 << 30
+	// DefaultFreshFor is Config.FreshFor's default.
+	DefaultFreshFor = 10 * time.Minute
+	DefaultDisk     = 10 << 30
 	// NoNetwork is the Network value that runs setup without any network.
 	NoNetwork = "none"
 	// lifetimeMargin is added to the setup's time limit to make its container's lifetime.
@@ -69,6 +71,11 @@ type Config struct {
 	// (FROGNANO_ENV_CACHE_SIZE); default DefaultCacheSize. Past it the least recently used
 	// images not in use are removed.
 	CacheSize int64
+	// FreshFor: an environment image younger than this is never removed by Evict or
+	// RemoveUnused, whatever the bound: it may be another process's, between its commit and
+	// its tag or pin (where nothing yet marks it as in use). Default DefaultFreshFor; negative:
+	// none (tests of the cache itself).
+	FreshFor time.Duration
 	// SharedLock, when set, is taken before the local lock around building an environment:
 	// the service passes a PostgreSQL advisory lock, so that workers on other hosts sharing
 	// the engine build each environment once too.
@@ -90,6 +97,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CacheSize <= 0 {
 		c.CacheSize = DefaultCacheSize
+	}
+	if c.FreshFor == 0 {
+		c.FreshFor = DefaultFreshFor
 	}
 	if c.Disk <= 0 {
 		c.Disk = DefaultDisk
