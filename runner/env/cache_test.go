@@ -136,10 +136,13 @@ func TestEvictLeastRecentlyUsed(t *testing.T) {
 		before += c.Size
 	}
 	// Room for the images already there, and two of ours but not three.
-	m := manager(t, env.Config{Network: env.NoNetwork, CacheSize: before + 7*mib, FreshFor: -1}, "")
+	const fresh = 2 * time.Second
+	// A short FreshFor, not none: these evictions are engine-wide, and other packages' tests
+	// commit environments meanwhile, each untagged and unpinned for a moment after its commit.
+	m := manager(t, env.Config{Network: env.NoNetwork, CacheSize: before + 7*mib, FreshFor: fresh}, "")
 	a := build(m, "a")
 	a.Release() // no longer in use: the first to go
-	time.Sleep(10 * time.Millisecond)
+	time.Sleep(fresh) // and no longer fresh
 	b := build(m, "b")
 	defer b.Release()
 	time.Sleep(10 * time.Millisecond)
@@ -159,7 +162,8 @@ func TestEvictLeastRecentlyUsed(t *testing.T) {
 	}
 
 	// A bound of nothing: still never an image in use.
-	tiny := manager(t, env.Config{CacheSize: 1, FreshFor: -1}, "")
+	tiny := manager(t, env.Config{CacheSize: 1, FreshFor: fresh}, "")
+	time.Sleep(fresh) // b and c are no longer fresh: only their pins keep them
 	if _, err := tiny.Evict(ctx); err != nil {
 		t.Fatal(err)
 	}
