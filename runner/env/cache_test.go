@@ -141,7 +141,7 @@ func TestEvictLeastRecentlyUsed(t *testing.T) {
 	// commit environments meanwhile, each untagged and unpinned for a moment after its commit.
 	m := manager(t, env.Config{Network: env.NoNetwork, CacheSize: before + 7*mib, FreshFor: fresh}, "")
 	a := build(m, "a")
-	a.Release() // no longer in use: the first to go
+	a.Release()       // no longer in use: the first to go
 	time.Sleep(fresh) // and no longer fresh
 	b := build(m, "b")
 	defer b.Release()
