@@ -3,7 +3,8 @@
 // It must stay a static, standard-library-only binary, and it never holds a credential.
 //
 // It shares its user with the model's commands, so before anything else it hardens itself
-// (executor.Harden): non-dumpable, protocol streams no child can inherit.
+// (executor.Harden): non-dumpable, protocol streams no child can inherit. Then it starts the
+// OS threads it will need (executor.ReserveThreads), while the container's PID limit has room.
 package main
 
 import (
@@ -26,6 +27,7 @@ func main() {
 		log.Error("hardening the executor", "err", err)
 		os.Exit(1)
 	}
+	executor.ReserveThreads(executor.ReservedThreads)
 	workdir := flag.String("workdir", ".", "repository checkout the tools work in")
 	killLeftovers := flag.Bool("kill-leftovers", false, "after a Bash timeout, kill every other process of this user (sandbox only; refused as root)")
 	flag.Parse()
