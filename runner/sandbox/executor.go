@@ -29,8 +29,10 @@ const (
 	// maxResponseLine bounds one line from the executor: the executor never writes a longer
 	// one (see executor.MaxResponseBytes), so a longer line is forged.
 	maxResponseLine = executor.MaxResponseBytes
-	// stderrKeep is how much of the executor's stderr is kept to explain its death.
-	stderrKeep = 4 << 10
+	// stderrHead and stderrTail are how much of the start and the end of the executor's stderr
+	// is kept to explain its death.
+	stderrHead = 1 << 10
+	stderrTail = 3 << 10
 )
 
 // ErrUntrustedOutput is wrapped by the error of a Call that read a line the executor cannot
@@ -51,7 +53,7 @@ type executorConn struct {
 	lines   chan []byte   // response lines, in order
 	done    chan struct{} // closed when the stream ended
 	readErr error         // why the stream ended; read after done is closed
-	stderr  *tailBuffer
+	stderr  *stderrBuffer
 	stop    chan struct{} // closed by close
 	once    sync.Once
 
@@ -110,7 +112,7 @@ func (s *Sandbox) StartExecutor(ctx context.Context) error {
 		lines:  make(chan []byte, 1),
 		done:   make(chan struct{}),
 		stop:   make(chan struct{}),
-		stderr: &tailBuffer{max: stderrKeep},
+		stderr: &stderrBuffer{headMax: stderrHead, tailMax: stderrTail},
 	}
 	pr, pw := io.Pipe()
 	go func() {
@@ -341,7 +343,7 @@ func (s *Sandbox) LeftoversKilled() int {
 }
 
 // brokenError explains why the executor's stream ended: OOM, the executor's exit, or the
-// container's disappearance, with the tail of its stderr.
+// container's disappearance, with the start and end of its stderr.
 func (s *Sandbox) brokenError(ctx context.Context, e *executorConn, doing string, cause error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
@@ -359,32 +361,51 @@ func (s *Sandbox) brokenError(ctx context.Context, e *executorConn, doing string
 			what = "sandbox executor exited: OOM-killed"
 		}
 	}
-	if tail := bytes.TrimSpace(e.stderr.Bytes()); len(tail) > 0 {
-		what += fmt.Sprintf(" (stderr: %.500q)", tail)
+	if text := e.stderr.Summary(300); text != "" {
+		what += fmt.Sprintf(" (stderr: %q)", text)
 	}
 	return fmt.Errorf("%s: %s: %w", doing, what, cause)
 }
 
-// tailBuffer keeps the last max bytes written to it. It is written by one goroutine and read
+// stderrBuffer keeps the first head and the last tail bytes written to it: a Go crash report
+// opens with its cause ("fatal error: ...") and goes on for kilobytes of goroutine stacks, so
+// the tail alone would hide why the executor died. It is written by one goroutine and read
 // after the stream ended, so it locks.
-type tailBuffer struct {
-	mu  sync.Mutex
-	b   []byte
-	max int
+type stderrBuffer struct {
+	mu         sync.Mutex
+	head, tail []byte
+	headMax    int
+	tailMax    int
+	dropped    bool // bytes between head and tail were dropped
 }
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+func (b *stderrBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	if room := b.headMax - len(b.head); room > 0 {
+		k := min(room, len(p))
+		b.head = append(b.head, p[:k]...)
+		p = p[k:]
 	}
-	return len(p), nil
+	b.tail = append(b.tail, p...)
+	if len(b.tail) > b.tailMax {
+		b.dropped = true
+		b.tail = append(b.tail[:0], b.tail[len(b.tail)-b.tailMax:]...)
+	}
+	return n, nil
 }
 
-func (t *tailBuffer) Bytes() []byte {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return bytes.Clone(t.b)
+// Summary is the kept text for an error message: the first and last limit bytes, trimmed,
+// with " ... " where something was left out.
+func (b *stderrBuffer) Summary(limit int) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	all := append(bytes.Clone(b.head), b.tail...)
+	if !b.dropped && len(all) <= 2*limit {
+		return string(bytes.TrimSpace(all))
+	}
+	first := all[:min(limit, len(b.head))]
+	last := all[max(len(all)-limit, len(first)):]
+	return string(bytes.TrimSpace(first)) + " ... " + string(bytes.TrimSpace(last))
 }

@@ -101,13 +101,27 @@ func TestCappedBuffer(t *testing.T) {
 	}
 }
 
-func TestTailBuffer(t *testing.T) {
+// TestStderrBuffer: the executor's stderr keeps its start (where a crash report names its
+// cause) and its end, and says where it left bytes out.
+func TestStderrBuffer(t *testing.T) {
 	t.Parallel()
-	tb := &tailBuffer{max: 4}
-	tb.Write([]byte("abc"))
-	tb.Write([]byte("defg"))
-	if got := string(tb.Bytes()); got != "defg" {
-		t.Errorf("tail = %q", got)
+	b := &stderrBuffer{headMax: 4, tailMax: 4}
+	b.Write([]byte("ab"))
+	if got := b.Summary(3); got != "ab" {
+		t.Errorf("short stderr: %q", got)
+	}
+	b.Write([]byte("cdef"))
+	b.Write([]byte("ghij"))
+	if got := b.Summary(3); got != "abc ... hij" {
+		t.Errorf("long stderr: %q, want the start and the end", got)
+	}
+	if got := b.Summary(10); got != "abcd ... ghij" {
+		t.Errorf("long stderr, wide limit: %q", got)
+	}
+	whole := &stderrBuffer{headMax: 4, tailMax: 8}
+	whole.Write([]byte("fatal error: x\n"))
+	if got := whole.Summary(100); got != "fata ... rror: x" {
+		t.Errorf("summary %q", got)
 	}
 }
 
