@@ -20,6 +20,10 @@ const (
 // /proc/PID/environ, so a command can neither write a line to the executor's stdout, nor read
 // a request (and its nonce) from its stdin or memory, nor change its code.
 //
+// It also forbids itself and every process it starts to set another process's resource limits
+// (forbidForeignPrlimit): non-dumpable does not stop prlimit(2), and a command could otherwise
+// lower the executor's limits, which every later command would inherit.
+//
 // It also moves stdin and stdout, the protocol, to new close-on-exec descriptors and leaves
 // /dev/null at 0 and 1, so that no child can ever inherit them, whatever starts it, and a
 // stray write to os.Stdout cannot corrupt the protocol. It returns the protocol's streams.
@@ -31,6 +35,9 @@ func Harden() (in, out *os.File, err error) {
 	}
 	if d, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prGetDumpable, 0, 0); errno != 0 || d != 0 {
 		return nil, nil, fmt.Errorf("the executor is still dumpable (%d, %v)", d, errno)
+	}
+	if err := forbidForeignPrlimit(); err != nil {
+		return nil, nil, fmt.Errorf("forbidding prlimit on other processes: %w", err)
 	}
 	inFD, err := dupCloexec(0)
 	if err != nil {

@@ -1,0 +1,99 @@
+package sandbox_test
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// These tests exhaust or cut a resource the model's commands share with the executor and
+// check that the executor, not only the command, comes through.
+
+// prlimitAttack sets the executor's RLIMIT_NOFILE to 5 through every ABI the machine offers
+// (python3's ctypes: libc's prlimit; on x86-64 also x32's number through syscall(2) and the
+// i386 ABI's int 0x80 from a few bytes of machine code), reads the limit back (allowed:
+// reading is not setting), and sets its own limit (pid 0, also allowed). Each line names the
+// way and the errno, or OK; then comes the executor's limit as /proc shows it.
+const prlimitAttack = `python3 - "$PPID" <<'PY'
+import ctypes, errno, mmap, platform, sys
+pid = int(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+NOFILE = 7
+class Rlimit(ctypes.Structure):
+    _fields_ = [("cur", ctypes.c_uint64), ("max", ctypes.c_uint64)]
+def res(rc):
+    return "OK" if rc == 0 else errno.errorcode.get(ctypes.get_errno() if rc == -1 else -rc, str(rc))
+low = Rlimit(5, 5)
+old = Rlimit()
+libc.prlimit.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+print("native", res(libc.prlimit(pid, NOFILE, ctypes.byref(low), None)))
+print("read", res(libc.prlimit(pid, NOFILE, None, ctypes.byref(old))))
+if platform.machine() == "x86_64":
+    libc.syscall.argtypes = [ctypes.c_long] * 5
+    rc = libc.syscall(302 | 0x40000000, pid, NOFILE, ctypes.addressof(low), 0)
+    print("x32", "refused" if rc == -1 and ctypes.get_errno() in (errno.EPERM, errno.ENOSYS) else res(rc))
+    # push rbx; mov eax,340; mov ebx,edi; mov ecx,7; mov edx,esi; xor esi,esi; int 0x80; pop rbx; ret
+    code = bytes.fromhex("53b854010000" "89fb" "b907000000" "89f2" "31f6" "cd80" "5b" "c3")
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    page = libc.mmap(None, 4096, 7, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x40, -1, 0)  # RWX, MAP_32BIT
+    ctypes.memmove(page, code, len(code))
+    ctypes.memmove(page + 512, ctypes.addressof(low), ctypes.sizeof(low))
+    i386 = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32)(page)
+    print("i386", res(i386(pid, page + 512)))
+print("self", res(libc.prlimit(0, NOFILE, ctypes.byref(Rlimit(1000, 1000)), None)))
+PY
+grep 'Max open files' /proc/$PPID/limits`
+
+// TestPrlimitOnTheExecutorRefused: the kernel lets a process of the same user and group set
+// another's resource limits, non-dumpable or not, and every later command inherits the
+// executor's. The hardened executor refuses that for its whole process tree (a seccomp
+// filter), through every ABI; the dumpable test executor, which has no filter, shows what the
+// attack does otherwise: its limit drops to 5 and no tool can open a file any more.
+func TestPrlimitOnTheExecutorRefused(t *testing.T) {
+	t.Parallel()
+	for _, ex := range executors(t) {
+		t.Run(ex.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig()
+			cfg.ExecutorPath = ex.path
+			sb := readySandbox(t, cfg, "")
+			r := bash(t, sb, prlimitAttack)
+			refused := "EPERM"
+			if !ex.hardened {
+				refused = "OK"
+			}
+			want := "native " + refused + "\nread OK\n"
+			if runtime.GOARCH == "amd64" {
+				// x32 is refused by the filter, or missing from the kernel (ENOSYS) either way.
+				want += "x32 refused\ni386 " + refused + "\n"
+			}
+			want += "self OK\n"
+			rest, ok := strings.CutPrefix(r.stdout, want)
+			if !ok {
+				t.Fatalf("attack output %q, want it to start with %q", r.raw, want)
+			}
+			limit := strings.Fields(rest) // Max open files SOFT HARD files
+			read, err := sb.Call(context.Background(), "Read", `{"file_path":"README.md"}`)
+			if err != nil {
+				t.Fatalf("Read after the attack: %v", err)
+			}
+			if !ex.hardened {
+				if len(limit) < 5 || limit[3] != "5" || !strings.Contains(read, "Too many open files") {
+					t.Errorf("the unfiltered executor kept its limit (%q) or could still read (%q)", limit, read)
+				}
+				return
+			}
+			if len(limit) < 5 || limit[3] == "5" || limit[4] == "5" {
+				t.Errorf("the executor's limit is %q after the attack", limit)
+			}
+			if read != "README.md\n1. # demo" {
+				t.Errorf("Read after the attack: %q", read)
+			}
+			if r := bash(t, sb, "echo after"); r.stdout != "after\n" {
+				t.Errorf("Bash after the attack: %q", r.raw)
+			}
+		})
+	}
+}
