@@ -159,3 +159,38 @@ func TestCheckFailsOnClosedPool(t *testing.T) {
 		t.Fatal("Check on a closed pool succeeded")
 	}
 }
+
+// TestWaitingRunsAreNotActive: a waiting run (0009) is not active, so several can wait beside
+// the active run of an issue; going down to 0008 cancels them, since that schema cannot hold them.
+func TestWaitingRunsAreNotActive(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := dbtest.New(t)
+
+	insert := func(state string) error {
+		_, err := pool.Exec(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue, labeler, state)
+			VALUES ('integration:1', gen_random_uuid()::text, 1, 42, 'o', 'r', 7, 'u', $1)`, state)
+		return err
+	}
+	for _, state := range []string{"queued", "waiting", "waiting"} {
+		if err := insert(state); err != nil {
+			t.Fatalf("insert %s: %v", state, err)
+		}
+	}
+	if err := insert("bogus"); err == nil {
+		t.Error("a run in state bogus was stored")
+	}
+	if err := migrations.Down(ctx, pool, 8); err != nil {
+		t.Fatalf("Down to 8: %v", err)
+	}
+	var waiting, cancelled int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE state = 'waiting'), count(*) FILTER (WHERE state = 'cancelled') FROM runs`).Scan(&waiting, &cancelled); err != nil {
+		t.Fatal(err)
+	}
+	if waiting != 0 || cancelled != 2 {
+		t.Errorf("after Down: %d waiting, %d cancelled; want 0 and 2", waiting, cancelled)
+	}
+	if err := migrations.Up(ctx, pool); err != nil {
+		t.Fatalf("Up again: %v", err)
+	}
+}
