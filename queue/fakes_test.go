@@ -36,6 +36,7 @@ type edit struct {
 type fakeRepo struct {
 	mu            sync.Mutex
 	perm          string
+	perms         map[string]string // a user's own permission, instead of perm
 	title         string
 	body          string
 	state         string
@@ -83,6 +84,9 @@ func (f *fakeRepo) Permission(_ context.Context, user string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.permAsked = append(f.permAsked, user)
+	if p, ok := f.perms[user]; ok {
+		return p, f.pop("Permission")
+	}
 	return f.perm, f.pop("Permission")
 }
 

@@ -91,6 +91,12 @@ func (a *attempt) followUp(ctx context.Context) error {
 		}
 	}
 
+	// The run goes ahead: requests on the pull request from now on are counted on it and, when
+	// it is itself a request that waited, so are the others still waiting (waiting.go).
+	if err := a.st.pass(ctx, r); err != nil {
+		return err
+	}
+
 	// The reply to the request, edited as the run goes, like an issue's status comment.
 	if r.CommentID == 0 {
 		id, err := repo.Comment(ctx, r.Issue, renderStatus(a.view(StateRunning, a.followUpNote())))
@@ -183,9 +189,10 @@ func (a *attempt) followUp(ctx context.Context) error {
 
 // sayWhatWaited tells the pull request that requests counted on a refused run were not run.
 // Until the worker refuses a request from someone who may not write, it is the pull request's
-// active run, and a writer's request or CI's failure that comes meanwhile is counted on it
-// instead of starting one: without this, the refusal (addressed to the other person) would
-// be all anyone heard. The run is finished, so nothing more is counted on it.
+// active run. A writer's request or CI's failure that comes meanwhile waits as a run of its own
+// and runs after it (waiting.go), but only MaxWaitingRuns of them do: one beyond that is counted
+// on the active run, and without this the refusal (addressed to someone else) would be all
+// anyone heard of it. The run is finished, so nothing more is counted on it.
 func (a *attempt) sayWhatWaited(ctx context.Context) error {
 	var n int
 	if err := a.st.pool.QueryRow(ctx, `SELECT extra_requests FROM runs WHERE id = $1`, a.run.ID).Scan(&n); err != nil {
@@ -198,8 +205,8 @@ func (a *attempt) sayWhatWaited(ctx context.Context) error {
 	if n > 1 {
 		them = "they were"
 	}
-	body := fmt.Sprintf("%s on this pull request arrived while the request above waited for its permission check; "+
-		"%s not run. Ask again to start a follow-up.", plural(n, "more request"), them)
+	body := fmt.Sprintf("%s on this pull request arrived while the request above was active, when no more could wait "+
+		"their turn (at most %d do); %s not run. Ask again to start a follow-up.", plural(n, "more request"), MaxWaitingRuns, them)
 	if _, err := a.repo.Comment(ctx, a.run.Issue, body); err != nil {
 		// The run is finished and a retry would not come back here: say it in the log.
 		a.log.WarnContext(ctx, "telling that requests waited on a refused run", "requests", n, "error", githubapp.Redact(err.Error()))

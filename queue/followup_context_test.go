@@ -255,8 +255,9 @@ func TestFollowUpReplyCountsMoreRequests(t *testing.T) {
 }
 
 // TestReviewCommentsOfTheActiveRunAreNotMoreRequests: the line comments of the review an active
-// follow-up answers arrive as requests of their own; they are part of that run, while a
-// request from elsewhere is counted.
+// follow-up answers arrive as requests of their own; they are part of that run, and the line
+// comments of a review that waits are part of its waiting run; a request from elsewhere waits
+// while the active run is unchecked and is counted once it has passed its check.
 func TestReviewCommentsOfTheActiveRunAreNotMoreRequests(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -266,14 +267,35 @@ func TestReviewCommentsOfTheActiveRunAreNotMoreRequests(t *testing.T) {
 		t.Fatalf("second request: %+v", again)
 	}
 	other := b.acceptFollowUp(t, "reviewer", "@frognano and rename x")
-	if !other.AlreadyActive {
+	if !other.Waiting {
 		t.Fatalf("third request: %+v", other)
+	}
+	// A second review waits once, however many line comments it has.
+	second := RunRequest{InstallationID: 5, RepoID: 42, Owner: "octo", Repo: "pager", Issue: 77, Labeler: "reviewer",
+		Kind: KindFollowUp, Request: "(The review requests changes.)", SourceID: 556}
+	var waiting []int64
+	for range 3 {
+		res, err := b.client.Accept(context.Background(), b.delivery("pull_request_review_comment", "created"), second)
+		if err != nil || !res.Waiting {
+			t.Fatalf("the second review: %+v, %v", res, err)
+		}
+		waiting = append(waiting, res.RunID)
+	}
+	if waiting[0] == other.RunID || waiting[1] != waiting[0] || waiting[2] != waiting[0] {
+		t.Errorf("the second review's line comments made runs %v (the other request's is %d)", waiting, other.RunID)
+	}
+	if _, err := b.pool.Exec(context.Background(), `UPDATE runs SET checked_at = now() WHERE id = $1`, first.RunID); err != nil {
+		t.Fatal(err)
+	}
+	counted := b.acceptFollowUp(t, "reviewer", "@frognano and rename y")
+	if !counted.AlreadyActive || counted.RunID != first.RunID {
+		t.Fatalf("a request after the check: %+v", counted)
 	}
 	var extra int
 	if err := b.pool.QueryRow(context.Background(), `SELECT extra_requests FROM runs WHERE id = $1`, first.RunID).Scan(&extra); err != nil {
 		t.Fatal(err)
 	}
 	if extra != 1 {
-		t.Errorf("extra requests %d, want 1 (only the comment from elsewhere)", extra)
+		t.Errorf("extra requests %d, want 1 (only the request after the check)", extra)
 	}
 }

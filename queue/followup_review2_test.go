@@ -66,17 +66,21 @@ func TestReviewForkWithFrognanosBranchName(t *testing.T) {
 }
 
 // TestReviewReaderRequestSwallowsNoWritersRequestSilently: a request on a pull request that has
-// an active run is counted on that run, not started. A reader's request is such a run until
-// the worker refuses it, so a writer's request (or CI's failure) that comes meanwhile was
-// dropped without a word: the refusal spoke to the reader only. It must say that other
-// requests came and were not run.
+// an active run used to be counted on that run, not started. A reader's request is such a run
+// until the worker refuses it, so a writer's request that came meanwhile was counted on a run
+// that never ran, and lost. It now waits as a run of its own while the reader's is unchecked,
+// becomes queued (with its job) in the transaction that refuses the reader's, and runs.
 func TestReviewReaderRequestSwallowsNoWritersRequestSilently(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.repo.perm = "read"
+	b.repo.perms = map[string]string{"reader": "read"}
 	res := b.acceptFollowUp(t, "reader", "@frognano do something")
-	if w := b.acceptFollowUp(t, "maintainer", "@frognano please rename x"); !w.AlreadyActive || w.RunID != res.RunID {
-		t.Fatalf("the writer's request: %+v, want it counted on the reader's run %d", w, res.RunID)
+	w := b.acceptFollowUp(t, "maintainer", "@frognano please rename x")
+	if !w.Waiting || w.RunID == res.RunID || w.JobID != 0 {
+		t.Fatalf("the writer's request: %+v, want a waiting run of its own", w)
+	}
+	if got := b.row(t, w.RunID).State; got != StateWaiting {
+		t.Fatalf("the writer's run is %s, want waiting", got)
 	}
 	if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != StateSkipped {
 		t.Fatalf("%v %s", r, b.row(t, res.RunID).State)
@@ -84,8 +88,14 @@ func TestReviewReaderRequestSwallowsNoWritersRequestSilently(t *testing.T) {
 	if b.runner.calls.Load() != 0 {
 		t.Error("the reader's request reached the model")
 	}
-	said := strings.Join(b.repo.comments, "\n")
-	if !strings.Contains(said, "1 more request") || !strings.Contains(said, "not run") {
-		t.Errorf("nothing says the other request was not run: %q", b.repo.comments)
+	b.requirePromoted(t, w.RunID)
+	if r := b.work(t, w, 1); !r.completed() || b.row(t, w.RunID).State != StateSucceeded {
+		t.Fatalf("the writer's run: %v %s", r, b.row(t, w.RunID).State)
+	}
+	if b.runner.calls.Load() != 1 || !strings.Contains(b.runner.specs[0].Task, "please rename x") {
+		t.Errorf("the writer's request did not reach the model: %d calls", b.runner.calls.Load())
+	}
+	if said := strings.Join(b.repo.comments, "\n"); strings.Contains(said, "not run") {
+		t.Errorf("a request is said not to have run: %q", b.repo.comments)
 	}
 }

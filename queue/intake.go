@@ -8,8 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
-
-	"github.com/frognano/frognano/fault"
 )
 
 // Delivery identifies one webhook delivery. HookTarget says which hook or App
@@ -52,14 +50,19 @@ type Accepted struct {
 	// no second run was started, the existing run's extra_requests was
 	// incremented and its worker mentions it in the status comment.
 	AlreadyActive bool
-	RunID         int64
-	JobID         int64
+	// Waiting: the pull request's active run had not passed its check yet, so the request
+	// waits as run RunID (state waiting, no job): it becomes queued when the active run ends,
+	// or is counted on the active run once that passes its check (queue/waiting.go).
+	Waiting bool
+	RunID   int64
+	JobID   int64
 }
 
-// Accept records the delivery, inserts the run and its River job in ONE
-// transaction. It returns only after that transaction has committed, so a nil
-// error means the request is durable. Redeliveries of the same delivery
-// (including concurrent ones) are recognised through the deliveries table.
+// Accept records the delivery, inserts the run and its River job in ONE transaction (or, when
+// the issue or pull request already has an active run, counts the request on it or records it
+// as a waiting run: waiting.go). It returns only after that transaction has committed, so a nil
+// error means the request is durable. Redeliveries of the same delivery (including concurrent
+// ones) are recognised through the deliveries table.
 func (c *Client) Accept(ctx context.Context, d Delivery, req RunRequest) (Accepted, error) {
 	var res Accepted
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
@@ -94,19 +97,8 @@ func (c *Client) Accept(ctx context.Context, d Delivery, req RunRequest) (Accept
 			return nil
 		}
 		if runID == nil {
-			res.AlreadyActive = true
-			// A request from the source the active run already reads (a line comment of the
-			// review it answers) is part of that run, not one more.
-			err = tx.QueryRow(ctx, `UPDATE runs SET extra_requests = extra_requests +
-					CASE WHEN $3::bigint <> 0 AND source_id = $3::bigint THEN 0 ELSE 1 END
-				WHERE repo_id = $1 AND issue = $2 AND state IN ('queued', 'running') RETURNING id`,
-				req.RepoID, req.Issue, req.SourceID).Scan(&res.RunID)
-			if err != nil {
-				// The active run finished between the two statements: let
-				// the sender redeliver rather than guess.
-				return fault.Transient(fmt.Errorf("noting a request on the active run: %w", err))
-			}
-			return setDeliveryOutcome(ctx, tx, d, res.RunID, "already_active")
+			res, err = waitOrCount(ctx, tx, d, req, cmp.Or(req.Kind, KindIssue))
+			return err
 		}
 		res.RunID = *runID
 		ins, err := c.river.InsertTx(ctx, tx, RunArgs{
@@ -136,8 +128,8 @@ type Cancelled struct {
 	RunIDs    []int64
 }
 
-// Cancel records the delivery and cancels the issue's queued or running run
-// in ONE transaction: the run becomes cancelled and its River job is
+// Cancel records the delivery and cancels the issue's queued or running run (and the runs
+// waiting on it) in ONE transaction: the run becomes cancelled and its River job is
 // cancelled (a running worker's context is cancelled when River notices).
 func (c *Client) Cancel(ctx context.Context, d Delivery, repoID int64, issue int, reason string) (Cancelled, error) {
 	res, err := c.cancelRuns(ctx, d, "repo_id = $2 AND issue = $3", []any{repoID, issue}, reason, true)
@@ -160,9 +152,9 @@ func (c *Client) CancelInstallation(ctx context.Context, d Delivery, installatio
 }
 
 // cancelRuns is Cancel and CancelInstallation: in one transaction it records the delivery,
-// marks the active runs matching where (whose parameters start at $2; $1 is the reason)
-// cancelled and cancels their River jobs. With rewriteStatus, a run that has a status comment
-// but no running worker (it waits for a retry) gets a small job that rewrites the comment.
+// marks the active and waiting runs matching where (whose parameters start at $2; $1 is the
+// reason) cancelled and cancels their River jobs. With rewriteStatus, a run that has a status
+// comment but no running worker (it waits for a retry) gets a small job that rewrites the comment.
 func (c *Client) cancelRuns(ctx context.Context, d Delivery, where string, args []any, reason string, rewriteStatus bool) (Cancelled, error) {
 	var res Cancelled
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
@@ -214,6 +206,23 @@ func (c *Client) cancelRuns(ctx context.Context, d Delivery, where string, args 
 					return fmt.Errorf("queueing status update for run %d: %w", p.run, err)
 				}
 			}
+		}
+		// The runs waiting on the same pull requests go with them: they have neither a job nor a
+		// status comment. Their rows are locked after the active runs', as everywhere
+		// (waiting.go), so nothing is left to promote.
+		rows, err = tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $1
+			WHERE `+where+` AND state = 'waiting' RETURNING id`, append([]any{reason}, args...)...)
+		if err != nil {
+			return fmt.Errorf("cancelling waiting runs: %w", err)
+		}
+		waiting, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return fmt.Errorf("cancelling waiting runs: %w", err)
+		}
+		for _, id := range waiting {
+			res.RunIDs = append(res.RunIDs, id)
+			first = cmp.Or(first, id)
+			outcome = "cancelled"
 		}
 		return setDeliveryOutcome(ctx, tx, d, first, outcome)
 	})

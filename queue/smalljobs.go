@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
@@ -13,10 +14,11 @@ import (
 )
 
 // This file holds the two small jobs beside the run: the periodic delivery
-// cleanup and the status comment rewrite for runs cancelled between attempts.
+// cleanup (which also promotes stranded waiting runs, waiting.go) and the status comment
+// rewrite for runs cancelled between attempts.
 
-// cleanupWorker forgets deliveries older than the retention period. Runs are
-// kept: they are the service's history.
+// cleanupWorker forgets deliveries older than the retention period (runs are kept: they are
+// the service's history) and promotes waiting runs left without an active run (promoteStranded).
 type cleanupWorker struct {
 	river.WorkerDefaults[CleanupArgs]
 	pool      *pgxpool.Pool
@@ -32,7 +34,15 @@ func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[CleanupArgs]) e
 		return err
 	}
 	w.log.InfoContext(ctx, "deleted old deliveries", "count", n, "retention", w.retention, AttrJobID, job.ID)
-	return nil
+	rc, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		return river.JobCancel(err)
+	}
+	promoted, err := promoteStranded(ctx, w.pool, rc)
+	if promoted > 0 {
+		w.log.WarnContext(ctx, "promoted waiting runs whose active run ended without promoting them", "count", promoted, AttrJobID, job.ID)
+	}
+	return err
 }
 
 // DeleteOldDeliveries deletes deliveries received more than retention ago
@@ -55,7 +65,7 @@ type statusWorker struct {
 func (w *statusWorker) Timeout(*river.Job[StatusArgs]) time.Duration { return 2 * time.Minute }
 
 func (w *statusWorker) Work(ctx context.Context, job *river.Job[StatusArgs]) error {
-	r, err := store{w.pool}.get(ctx, job.Args.RunID)
+	r, err := store{pool: w.pool}.get(ctx, job.Args.RunID)
 	if err != nil {
 		return err
 	}

@@ -66,9 +66,10 @@ type stopWorker struct {
 func (w *stopWorker) Timeout(*river.Job[StopArgs]) time.Duration { return 2 * time.Minute }
 
 // Work cancels the pull request's queued and running follow-ups (a reviewer's and CI's) and
-// answers the stop request with a reply. A running follow-up's worker writes its own reply's
-// final text when River cancels its context; one that waited (queued, or between attempts) has
-// nobody to, so its reply is edited here. A retry of this job (the reply failed) finds the runs
+// the requests waiting for them, and answers the stop request with a reply. A running
+// follow-up's worker writes its own reply's final text when River cancels its context; one that
+// waited (queued, or between attempts) has nobody to, so its reply is edited here; a waiting
+// request has no reply yet. A retry of this job (the reply failed) finds the runs
 // it stopped by the tag it left in their error, and answers again.
 func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 	a := job.Args
@@ -105,6 +106,21 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 		if err != nil {
 			return fmt.Errorf("stopping follow-ups: %w", err)
 		}
+		// The requests waiting on the pull request are stopped too: they have neither a job nor
+		// a reply. Their rows are locked after the active run's, as everywhere (waiting.go).
+		rows, err = tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $3
+			WHERE repo_id = $1 AND issue = $2 AND state = 'waiting'
+			RETURNING id, 0, 0, extra_requests`, a.RepoID, a.PR, tag)
+		if err != nil {
+			return fmt.Errorf("stopping waiting follow-ups: %w", err)
+		}
+		waiting, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stoppedRun, error) {
+			s := stoppedRun{waiting: true}
+			return s, r.Scan(&s.run, &s.job, &s.comment, &s.extra)
+		})
+		if err != nil {
+			return fmt.Errorf("stopping waiting follow-ups: %w", err)
+		}
 		for _, s := range found {
 			if s.job != 0 {
 				row, err := client.JobCancelTx(ctx, tx, s.job)
@@ -115,20 +131,21 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 			}
 			stopped = append(stopped, s)
 		}
+		stopped = append(stopped, waiting...)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	if len(stopped) == 0 { // a retry: what did the first attempt stop?
-		rows, err := w.pool.Query(ctx, `SELECT id, 0, coalesce(comment_id, 0), extra_requests FROM runs
+		rows, err := w.pool.Query(ctx, `SELECT id, 0, coalesce(comment_id, 0), extra_requests, started_at IS NULL AND job_id IS NULL FROM runs
 			WHERE repo_id = $1 AND issue = $2 AND error = $3 ORDER BY id`, a.RepoID, a.PR, tag)
 		if err != nil {
 			return fmt.Errorf("finding the runs this request stopped: %w", err)
 		}
 		if stopped, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (stoppedRun, error) {
 			s := stoppedRun{running: true} // its worker, if any, wrote its reply
-			return s, r.Scan(&s.run, &s.job, &s.comment, &s.extra)
+			return s, r.Scan(&s.run, &s.job, &s.comment, &s.extra, &s.waiting)
 		}); err != nil {
 			return fmt.Errorf("finding the runs this request stopped: %w", err)
 		}
@@ -155,17 +172,29 @@ type stoppedRun struct {
 	run, job, comment int64
 	extra             int
 	running           bool
+	waiting           bool // a request that waited for the active run (waiting.go)
 }
 
 // stopReply answers `@APP stop`: which runs were stopped, or that there was none.
 func stopReply(requester string, stopped []stoppedRun) string {
 	if len(stopped) == 0 {
-		return fmt.Sprintf("@%s: there is no queued or running frognano follow-up on this pull request, so there was nothing to stop.", requester)
+		return fmt.Sprintf("@%s: there is no waiting, queued or running frognano follow-up on this pull request, so there was nothing to stop.", requester)
 	}
-	var ids []string
+	var active, waiting []string
 	for _, s := range stopped {
-		ids = append(ids, fmt.Sprintf("run %d", s.run))
+		if s.waiting {
+			waiting = append(waiting, fmt.Sprintf("run %d", s.run))
+		} else {
+			active = append(active, fmt.Sprintf("run %d", s.run))
+		}
+	}
+	what := strings.Join(active, " and ")
+	if len(waiting) > 0 {
+		if what != "" {
+			what += ", and "
+		}
+		what += fmt.Sprintf("%s that waited for %s (%s)", plural(len(waiting), "request"), pick(len(active) > 0, "it", "an earlier run"), strings.Join(waiting, ", "))
 	}
 	return fmt.Sprintf("🛑 @%s: frognano stopped %s at your request; nothing more will be pushed for it. "+
-		"Ask again with a new comment when you want another follow-up.", requester, strings.Join(ids, " and "))
+		"Ask again with a new comment when you want another follow-up.", requester, what)
 }

@@ -10,12 +10,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 
 	"github.com/frognano/frognano/githubapp"
 )
 
 // Run states, as stored in runs.state.
 const (
+	StateWaiting   = "waiting" // a request waiting for its pull request's active run (waiting.go)
 	StateQueued    = "queued"
 	StateRunning   = "running"
 	StateSucceeded = "succeeded"
@@ -52,11 +54,14 @@ type run struct {
 	CISHA          string // a ci run's failed commit
 }
 
-func terminal(state string) bool {
-	return state != StateQueued && state != StateRunning
-}
+func terminal(state string) bool { return !Unfinished(state) }
 
-type store struct{ pool *pgxpool.Pool }
+// store is the worker's access to the runs table. river inserts the job of a waiting run that
+// a finish promotes; only the reading methods work without it.
+type store struct {
+	pool  *pgxpool.Pool
+	river *river.Client[pgx.Tx]
+}
 
 func (s store) get(ctx context.Context, id int64) (*run, error) {
 	r := &run{ID: id}
@@ -199,17 +204,41 @@ func (s store) earlierRuns(ctx context.Context, r *run, issue int) ([]string, er
 	return out, nil
 }
 
-// finish moves a running run to a final state. It reports false when the run
-// was no longer running (for example cancelled by an unlabel meanwhile).
+// finish moves a running run to a final state and, in the same transaction, promotes the
+// oldest run waiting on its pull request (promoteWaiting). It reports false when the run was
+// no longer running (for example cancelled by an unlabel meanwhile).
 func (s store) finish(ctx context.Context, id int64, state, exitReason, errText, prURL string, prNumber int) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE runs SET state = $2, finished_at = now(),
+	return s.end(ctx, fmt.Sprintf("finishing run %d as %s", id, state), `UPDATE runs SET state = $2, finished_at = now(),
 			exit_reason = coalesce(nullif($3, ''), exit_reason), error = nullif($4, ''),
 			pr_url = nullif($5, ''), pr_number = nullif($6, 0)
-		WHERE id = $1 AND state = 'running'`, id, state, cleanText(exitReason), cleanText(githubapp.Redact(errText)), prURL, prNumber)
+		WHERE id = $1 AND state = 'running' RETURNING repo_id, issue`,
+		id, state, cleanText(exitReason), cleanText(githubapp.Redact(errText)), prURL, prNumber)
+}
+
+// end runs update, which ends an active run and returns its repo_id and issue (no row: the
+// run was not active), and promotes the oldest run waiting on its pull request, in one
+// transaction. It reports whether update ended the run.
+func (s store) end(ctx context.Context, what, update string, args ...any) (bool, error) {
+	ended := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		ended = false
+		var repoID int64
+		var issue int
+		err := tx.QueryRow(ctx, update, args...).Scan(&repoID, &issue)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ended = true
+		_, err = promoteWaiting(ctx, tx, s.river, repoID, issue)
+		return err
+	})
 	if err != nil {
-		return false, fmt.Errorf("finishing run %d as %s: %w", id, state, err)
+		return false, fmt.Errorf("%s: %w", what, err)
 	}
-	return tag.RowsAffected() == 1, nil
+	return ended, nil
 }
 
 // requeue puts a running run back to queued (a retry or a shutdown).
@@ -219,11 +248,13 @@ func (s store) requeue(ctx context.Context, id int64, errText string) error {
 }
 
 // cancel marks an active run cancelled (used when River cancelled the job
-// before the webhook transaction's update was seen, or by the worker).
+// before the webhook transaction's update was seen, or by the worker) and promotes the run
+// waiting next on its pull request, like finish.
 func (s store) cancel(ctx context.Context, id int64) error {
-	return s.exec(ctx, "cancelling run", `UPDATE runs SET state = 'cancelled', finished_at = now(),
+	_, err := s.end(ctx, "cancelling run", `UPDATE runs SET state = 'cancelled', finished_at = now(),
 			exit_reason = coalesce(exit_reason, 'cancelled')
-		WHERE id = $1 AND state IN ('queued', 'running')`, id)
+		WHERE id = $1 AND state IN ('queued', 'running') RETURNING repo_id, issue`, id)
+	return err
 }
 
 // cleanText makes s storable as PostgreSQL text: valid UTF-8 without NUL.

@@ -53,7 +53,13 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 		slog.Int64(AttrInstallationID, job.Args.InstallationID),
 		slog.String(AttrRepo, job.Args.Owner+"/"+job.Args.Repo), slog.Int(AttrIssue, job.Args.Issue))
 	ctx = WithLogger(ctx, log)
-	st := store{w.pool}
+	// The job's client inserts the job of a run waiting on this run's pull request when this
+	// run ends (store.finish).
+	rc, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		return river.JobCancel(err)
+	}
+	st := store{pool: w.pool, river: rc}
 
 	r, err := st.get(ctx, job.Args.RunID)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -116,6 +122,9 @@ func (a *attempt) do(ctx context.Context) error {
 	}
 	if !allowedPermissions[perm] {
 		return a.deny(ctx, perm)
+	}
+	if err := a.st.pass(ctx, r); err != nil {
+		return err
 	}
 
 	// 2. React and post (or, on a retry, reuse) the status comment.

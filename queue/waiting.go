@@ -1,0 +1,209 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/frognano/frognano/fault"
+)
+
+// This file owns the waiting runs of a pull request (migration 0009). A pull request has at
+// most one active (queued or running) run. Its worker checks the run's requester (only writers
+// may reach the model) or, for CI, whether the run may go ahead at all, when it picks the run
+// up; until then the run may well be refused. A request that arrives meanwhile must not be
+// counted on a run that may be refused, or a reader's request would swallow a writer's: it
+// waits as a run of its own, in state waiting, without a River job. The rules:
+//
+//   - Accept: a follow-up request on a pull request whose active run has not passed its check
+//     waits, unless MaxWaitingRuns runs already wait there; then, or when the active run has
+//     passed its check, it is counted on the active run (extra_requests) as before.
+//   - promoteWaiting: whatever ends an active run (store.finish, store.cancel) makes the oldest
+//     waiting run of its pull request queued and inserts its job, in the same transaction.
+//   - pass: when a run passes its check, checked_at records it. When that run is one that
+//     waited (promoted_at), the runs still waiting on its pull request are folded into it
+//     (skipped, counted in its extra_requests), as requests during an active run always were:
+//     the requests that came while one run was being checked get one run after it, not one
+//     each. A run that never waited leaves them waiting: they came before anyone knew it would
+//     go ahead, and they get their run once it ends.
+//   - A stop request, an unlabel or close (Cancel) and an uninstall (CancelInstallation)
+//     cancel the waiting runs together with the active ones.
+//
+// Row locks are always taken on the active run first and on the waiting runs after it, so
+// that these transactions serialise on the active run and never deadlock.
+
+// MaxWaitingRuns bounds the waiting runs of one pull request. Requests beyond it are counted on
+// the active run, so someone who may not write cannot make the worker post more than this many
+// refusals by flooding a pull request with requests while one is being checked.
+const MaxWaitingRuns = 5
+
+// Unfinished reports whether a run in state may still run: waiting, queued or running.
+func Unfinished(state string) bool {
+	return state == StateWaiting || state == StateQueued || state == StateRunning
+}
+
+// promoteWaiting makes the oldest waiting run of pull request (repoID, issue) queued and
+// inserts its job, in tx, which has just ended the pull request's active run. It returns the
+// promoted run's id, 0 when none waited.
+func promoteWaiting(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], repoID int64, issue int) (int64, error) {
+	var args RunArgs
+	err := tx.QueryRow(ctx, `UPDATE runs SET state = 'queued', promoted_at = now()
+		WHERE id = (SELECT id FROM runs WHERE repo_id = $1 AND issue = $2 AND state = 'waiting' ORDER BY id LIMIT 1 FOR UPDATE)
+		RETURNING id, installation_id, owner, repo, issue`, repoID, issue).Scan(
+		&args.RunID, &args.InstallationID, &args.Owner, &args.Repo, &args.Issue)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("promoting the oldest waiting run: %w", err)
+	}
+	if rc == nil {
+		return 0, errors.New("promoting a waiting run: no River client to insert its job")
+	}
+	ins, err := rc.InsertTx(ctx, tx, args, nil)
+	if err != nil {
+		return 0, fmt.Errorf("inserting the job of promoted run %d: %w", args.RunID, err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE runs SET job_id = $2 WHERE id = $1`, args.RunID, ins.Job.ID); err != nil {
+		return 0, fmt.Errorf("linking promoted run %d to its job: %w", args.RunID, err)
+	}
+	return args.RunID, nil
+}
+
+// pass records that running run r passed its check (the requester may write, or the CI
+// follow-up may go ahead) and, when r is a run that waited, folds the runs still waiting on its
+// pull request into it, in one transaction. It returns errRunCancelled when the run is no
+// longer running.
+func (s store) pass(ctx context.Context, r *run) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var repoID int64
+		var waited bool
+		err := tx.QueryRow(ctx, `UPDATE runs SET checked_at = coalesce(checked_at, now())
+			WHERE id = $1 AND state = 'running' RETURNING repo_id, promoted_at IS NOT NULL`, r.ID).Scan(&repoID, &waited)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errRunCancelled
+		}
+		if err != nil {
+			return fmt.Errorf("recording that the run passed its check: %w", err)
+		}
+		if !waited {
+			return nil
+		}
+		return tx.QueryRow(ctx, `WITH f AS (
+				UPDATE runs SET state = 'skipped', finished_at = now(), exit_reason = 'folded',
+					error = 'counted on run ' || $1::bigint || ', which waited before it and went ahead'
+				WHERE repo_id = $2 AND issue = $3 AND state = 'waiting' RETURNING 1
+			)
+			UPDATE runs SET extra_requests = extra_requests + (SELECT count(*) FROM f) WHERE id = $1
+			RETURNING extra_requests`, r.ID, repoID, r.Issue).Scan(&r.ExtraRequests)
+	})
+	if err != nil && !errors.Is(err, errRunCancelled) {
+		return fmt.Errorf("passing run %d: %w", r.ID, err)
+	}
+	return err
+}
+
+// waitOrCount is Accept for a request whose pull request or issue already has an active run:
+// it waits as a run of its own (see this file's rules) or is counted on the active run.
+// It reports the run that now holds the request.
+func waitOrCount(ctx context.Context, tx pgx.Tx, d Delivery, req RunRequest, kind string) (Accepted, error) {
+	var res Accepted
+	var active, activeSource int64
+	var checked bool
+	err := tx.QueryRow(ctx, `SELECT id, checked_at IS NOT NULL, coalesce(source_id, 0) FROM runs
+		WHERE repo_id = $1 AND issue = $2 AND state IN ('queued', 'running') FOR UPDATE`,
+		req.RepoID, req.Issue).Scan(&active, &checked, &activeSource)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// The active run ended between the two statements: let the sender redeliver rather
+		// than guess.
+		return res, fault.Transient(fmt.Errorf("noting a request on the active run: %w", err))
+	}
+	if err != nil {
+		return res, fmt.Errorf("locking the active run: %w", err)
+	}
+	sameSource := req.SourceID != 0 && req.SourceID == activeSource
+	if !sameSource && !checked && kind != KindIssue {
+		// A request from the source a waiting run already reads (a line comment of the review
+		// it answers) is part of that run, not one more.
+		var id int64
+		var waiting int
+		err := tx.QueryRow(ctx, `SELECT coalesce(max(id) FILTER (WHERE $3::bigint <> 0 AND source_id = $3::bigint), 0), count(*)
+			FROM runs WHERE repo_id = $1 AND issue = $2 AND state = 'waiting'`,
+			req.RepoID, req.Issue, req.SourceID).Scan(&id, &waiting)
+		if err != nil {
+			return res, fmt.Errorf("counting waiting runs: %w", err)
+		}
+		if id == 0 && waiting < MaxWaitingRuns {
+			err = tx.QueryRow(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue,
+					labeler, kind, request, request_url, ci_sha, source_id, state)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, nullif($10, ''), nullif($11, ''), nullif($12, ''), nullif($13::bigint, 0), 'waiting')
+				RETURNING id`,
+				d.HookTarget, d.ID, req.InstallationID, req.RepoID, req.Owner, req.Repo, req.Issue, req.Labeler,
+				kind, cleanText(req.Request), req.RequestURL, req.CISHA, req.SourceID).Scan(&id)
+			if err != nil {
+				return res, fmt.Errorf("recording a waiting run: %w", err)
+			}
+		}
+		if id != 0 {
+			res.Waiting, res.RunID = true, id
+			return res, setDeliveryOutcome(ctx, tx, d, id, "waiting")
+		}
+	}
+	// A request from the source the active run already reads is part of that run, not one more.
+	inc := 1
+	if sameSource {
+		inc = 0
+	}
+	if _, err := tx.Exec(ctx, `UPDATE runs SET extra_requests = extra_requests + $2 WHERE id = $1`, active, inc); err != nil {
+		return res, fmt.Errorf("noting a request on the active run: %w", err)
+	}
+	res.AlreadyActive, res.RunID = true, active
+	return res, setDeliveryOutcome(ctx, tx, d, active, "already_active")
+}
+
+// promoteStranded promotes the oldest waiting run of each pull request that has runs waiting
+// but no active run, and returns how many it promoted. Whatever ends an active run promotes
+// the next one in the same transaction; this is the periodic safety net for an active run
+// ended by something that does not (an older frognano during an upgrade, an operator's UPDATE).
+func promoteStranded(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx]) (int, error) {
+	rows, err := pool.Query(ctx, `SELECT DISTINCT repo_id, issue FROM runs w WHERE state = 'waiting'
+		AND NOT EXISTS (SELECT 1 FROM runs a WHERE a.repo_id = w.repo_id AND a.issue = w.issue AND a.state IN ('queued', 'running'))`)
+	if err != nil {
+		return 0, fmt.Errorf("looking for stranded waiting runs: %w", err)
+	}
+	type pr struct {
+		repoID int64
+		issue  int
+	}
+	prs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pr, error) {
+		var p pr
+		return p, r.Scan(&p.repoID, &p.issue)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("looking for stranded waiting runs: %w", err)
+	}
+	n := 0
+	for _, p := range prs {
+		var id int64
+		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			id, err = promoteWaiting(ctx, tx, rc, p.repoID, p.issue)
+			return err
+		})
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "23505" /* unique_violation */ {
+			continue // a request made a run active meanwhile: its end promotes the next
+		}
+		if err != nil {
+			return n, err
+		}
+		if id != 0 {
+			n++
+		}
+	}
+	return n, nil
+}
