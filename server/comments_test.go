@@ -22,8 +22,9 @@ func onPR(author, typ, body string) func(map[string]any) {
 }
 
 // TestWebhookCommentMentioningTheAppQueuesAFollowUp: a mention on a PR queues a follow-up
-// with the comment's text (checked later by the worker); bots, other PRs' plain comments,
-// issues, e-mail addresses and edits are ignored; `@APP stop` queues a stop request.
+// with the comment's text (checked later by the worker), and a second one waits for it; bots,
+// other PRs' plain comments, issues, e-mail addresses and edits are ignored; `@APP stop`
+// queues a stop request.
 func TestWebhookCommentMentioningTheAppQueuesAFollowUp(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -47,6 +48,8 @@ func TestWebhookCommentMentioningTheAppQueuesAFollowUp(t *testing.T) {
 		{"OnAnIssue", func(map[string]any) {}, nil, "ignored"},
 		{"Stop", onPR("Codertocat", "User", "@Frognano-App stop."), nil, "stop_requested"},
 		{"Request", onPR("Codertocat", "User", "@frognano-app please handle page 0"), nil, "queued"},
+		// The first request's run has not passed its check: the next waits for it to end.
+		{"AnotherRequest", onPR("Codertocat", "User", "@frognano-app and page 1"), nil, "waiting"},
 	} {
 		code, status := send(tt.edit, tt.extra...)
 		if status != tt.status || (status == "ignored") != (code == http.StatusAccepted) {
@@ -55,7 +58,7 @@ func TestWebhookCommentMentioningTheAppQueuesAFollowUp(t *testing.T) {
 	}
 	var kind, request, url, labeler string
 	var issue int
-	if err := b.pool.QueryRow(context.Background(), `SELECT kind, request, request_url, labeler, issue FROM runs`).Scan(
+	if err := b.pool.QueryRow(context.Background(), `SELECT kind, request, request_url, labeler, issue FROM runs ORDER BY id LIMIT 1`).Scan(
 		&kind, &request, &url, &labeler, &issue); err != nil {
 		t.Fatal(err)
 	}

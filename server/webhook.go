@@ -183,13 +183,17 @@ func ignored() response {
 	return response{Status: "ignored", code: http.StatusAccepted}
 }
 
-// accepted answers what the intake made of a run request: a duplicate delivery, a run already
-// active on the issue (logged with activeMsg unless it is empty), or a queued run (logged with
-// queuedMsg and attrs).
+// accepted answers what the intake made of a run request: a duplicate delivery, a request that
+// waits for the pull request's active run (queue/waiting.go), a run already active on the
+// issue (logged with activeMsg unless it is empty), or a queued run (logged with queuedMsg and
+// attrs).
 func accepted(ctx context.Context, log *slog.Logger, res queue.Accepted, activeMsg, queuedMsg string, attrs ...any) response {
 	switch {
 	case res.Duplicate:
 		return response{Status: "duplicate", code: http.StatusOK}
+	case res.Waiting:
+		log.InfoContext(ctx, "request waits for the active run to end", queue.AttrRunID, res.RunID)
+		return response{Status: "waiting", RunIDs: []int64{res.RunID}, code: http.StatusOK}
 	case res.AlreadyActive:
 		if activeMsg != "" {
 			log.InfoContext(ctx, activeMsg, queue.AttrRunID, res.RunID)
