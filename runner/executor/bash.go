@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -192,6 +193,7 @@ func runBash(ctx context.Context, cwd, command string, timeout float64, sw *swee
 		}
 		return "", 0, osError(err, "/bin/bash")
 	}
+	preferForOOM(cmd.Process.Pid)
 	go stdout.drain()
 	go stderr.drain()
 	exited := make(chan struct{})
@@ -260,6 +262,31 @@ func runBash(ctx context.Context, cwd, command string, timeout float64, sw *swee
 		finish(killDrain)
 		return "", 0, pyError("CancelledError", "tool call cancelled: "+ctx.Err().Error())
 	}
+}
+
+// oomScoreAdj is the oom_score_adj every Bash command starts with: the most, so that when the
+// sandbox runs out of memory the kernel kills the model's processes before the executor.
+const oomScoreAdj = "1000"
+
+// preferForOOM makes the kernel's OOM killer choose bash (pid) and whatever it starts before
+// the executor. The executor runs with the container's 0; a process's score is its memory plus
+// oom_score_adj thousandths of the limit, so at 1000 any of the model's processes outranks the
+// executor, which a large request (a Write of megabytes) can leave holding over a hundred MiB
+// that the Go runtime gives back only slowly. Without it, a build that fills the memory with
+// many smaller processes gets the executor killed, and the run ends as a tool error.
+//
+// The value is written right after bash started, so children it forked before that (in its
+// first instants, while it reads its startup files) keep 0. A command may lower its own value
+// back to 0, the lowest an unprivileged process may set; that only lets it make the executor
+// a candidate again, which it can kill(2) anyway. A failure is ignored: the command runs as
+// it would have without this.
+func preferForOOM(pid int) {
+	f, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", os.O_WRONLY, 0)
+	if err != nil {
+		return
+	}
+	_, _ = f.WriteString(oomScoreAdj)
+	_ = f.Close()
 }
 
 // exitCode is Popen.returncode: the exit status, or minus the signal number.

@@ -97,3 +97,35 @@ func TestPrlimitOnTheExecutorRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestOOMSparesTheExecutor: a 20 MiB Write leaves the executor holding over a hundred MiB for
+// a while (the Go runtime gives memory back slowly), and then a command fills the memory with
+// many processes, each smaller than the executor. The kernel kills the largest by its score;
+// the executor starts every command with the highest oom_score_adj, so it is the command's
+// processes that die, and the call answers.
+func TestOOMSparesTheExecutor(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.Memory = 256 << 20
+	sb := readySandbox(t, cfg, "")
+	ctx := context.Background()
+	content := strings.Repeat("x", 20<<20)
+	if obs, err := sb.Call(ctx, "Write", `{"file_path":"big.txt","content":"`+content+`"}`); err != nil || !strings.HasPrefix(obs, "Wrote big.txt") {
+		t.Fatalf("Write: %q, %v", clip(obs), err)
+	}
+	obs, err := callBash(sb, `cat /proc/self/oom_score_adj
+for i in $(seq 40); do python3 -c 'import time; b = bytearray(12 << 20); time.sleep(3)' & done
+wait; echo done`, 120)
+	if err != nil {
+		t.Fatalf("the executor did not survive the command's memory use: %v", err)
+	}
+	if !strings.HasPrefix(obs, "Exit code: 0\nSTDOUT:\n1000\ndone\n") {
+		t.Errorf("observation %q", clip(obs))
+	}
+	if n, err := sb.OOMKills(ctx); err != nil || n == 0 {
+		t.Errorf("OOMKills = %d, %v: the command never ran out of memory, so the test proves nothing", n, err)
+	}
+	if r := bash(t, sb, "echo alive"); r.stdout != "alive\n" {
+		t.Errorf("call after the OOM kills: %q", r.raw)
+	}
+}
