@@ -40,7 +40,7 @@ func NewDatabase(pool *pgxpool.Pool, log *slog.Logger) *Database {
 	}
 	d := &Database{pool: pool, log: log}
 	d.up = prometheus.NewDesc(Namespace+"_database_up", "1 when the last scrape could read runs and River's jobs from PostgreSQL.", nil, nil)
-	d.runs = prometheus.NewDesc(Namespace+"_runs", "Runs in the database by state (queued, running, succeeded, failed, cancelled, skipped).", []string{"state"}, nil)
+	d.runs = prometheus.NewDesc(Namespace+"_runs", "Runs in the database by state (waiting, queued, running, succeeded, failed, cancelled, skipped).", []string{"state"}, nil)
 	d.finished = prometheus.NewDesc(Namespace+"_runs_finished_total", "Finished runs by final state and exit reason (as long as runs are kept).", []string{"state", "exit_reason"}, nil)
 	d.jobs = prometheus.NewDesc(Namespace+"_river_jobs", "River jobs by state (available, running, retryable, scheduled, …): the queue's depth.", []string{"state"}, nil)
 	phase := prometheus.NewDesc(Namespace+"_run_phase_seconds",
@@ -97,7 +97,7 @@ func (d *Database) collect(ctx context.Context, ch chan<- prometheus.Metric) err
 	if err != nil {
 		return err
 	}
-	byState := map[string]float64{"queued": 0, "running": 0, "succeeded": 0, "failed": 0, "cancelled": 0, "skipped": 0}
+	byState := map[string]float64{"waiting": 0, "queued": 0, "running": 0, "succeeded": 0, "failed": 0, "cancelled": 0, "skipped": 0}
 	for rows.Next() {
 		var state, reason string
 		var n int64
@@ -106,7 +106,7 @@ func (d *Database) collect(ctx context.Context, ch chan<- prometheus.Metric) err
 			return err
 		}
 		byState[state] += float64(n)
-		if state != "queued" && state != "running" {
+		if state != "waiting" && state != "queued" && state != "running" {
 			out = append(out, prometheus.MustNewConstMetric(d.finished, prometheus.CounterValue, float64(n), state, labelWord(reason, "other")))
 		}
 	}

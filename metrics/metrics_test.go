@@ -87,7 +87,8 @@ func TestDatabaseCollector(t *testing.T) {
 	_, err := pool.Exec(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue, labeler, state,
 			exit_reason, steps, prompt_tokens, completion_tokens, model_ms, tool_ms, test_ms, elapsed_ms, finished_at)
 		VALUES ('h', 'd1', 1, 1, 'o', 'r', 1, 'u', 'succeeded', 'completed', 12, 40000, 3000, 100000, 20000, 30000, 200000, now()),
-		       ('h', 'd2', 1, 1, 'o', 'r', 2, 'u', 'queued', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`)
+		       ('h', 'd2', 1, 1, 'o', 'r', 2, 'u', 'queued', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+		       ('h', 'd3', 1, 1, 'o', 'r', 2, 'u', 'waiting', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +106,7 @@ func TestDatabaseCollector(t *testing.T) {
 	for _, want := range []string{
 		`frognano_database_up 1`,
 		`frognano_runs{state="queued"} 1`,
+		`frognano_runs{state="waiting"} 1`,
 		`frognano_runs{state="succeeded"} 1`,
 		`frognano_runs_finished_total{exit_reason="completed",state="succeeded"} 1`,
 		`frognano_run_duration_seconds_count 1`,
@@ -120,6 +122,9 @@ func TestDatabaseCollector(t *testing.T) {
 		if !strings.Contains(text, want+"\n") {
 			t.Errorf("/metrics lacks %q", want)
 		}
+	}
+	if strings.Contains(text, `frognano_runs_finished_total{exit_reason="other",state="waiting"}`) {
+		t.Error("a waiting run is counted as finished")
 	}
 	if t.Failed() {
 		t.Logf("/metrics:\n%s", text)

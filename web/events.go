@@ -105,7 +105,7 @@ func (s *stream) follow(ctx context.Context, after int64) error {
 		if n > 0 {
 			lastWrite = time.Now()
 		}
-		if state != queue.StateQueued && state != queue.StateRunning {
+		if !queue.Unfinished(state) {
 			return s.event(s.last, "end", state)
 		}
 		if time.Since(lastWrite) >= heartbeatEvery {

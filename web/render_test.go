@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -149,6 +150,49 @@ func TestTimelineShowsWaitsAndTestStarts(t *testing.T) {
 		i := strings.Index(timeline[at:], want)
 		if i < 0 {
 			t.Fatalf("the timeline lacks %q after what came before it:\n%s", want, timeline)
+		}
+		at += i + len(want)
+	}
+}
+
+// TestWaitingRunPage: a run that waits for its pull request's active run is listed under the
+// state filter waiting, and its page says what it waits for and follows it live; once it was
+// promoted and checked, its timeline says it waited, then was queued and checked, in order.
+func TestWaitingRunPage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", Issue: 77, State: queue.StateWaiting})
+	other := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
+	list, _ := io.ReadAll(b.get(t, "/runs?state=waiting", "alice").Body)
+	if !strings.Contains(string(list), `data-run="`+itoa(id)+`"`) || strings.Contains(string(list), `data-run="`+itoa(other)+`"`) {
+		t.Errorf("the waiting filter lists:\n%s", list)
+	}
+	timeline := func() string {
+		t.Helper()
+		resp := b.get(t, "/runs/"+itoa(id), "alice")
+		body, _ := io.ReadAll(resp.Body)
+		page := string(body)
+		start := strings.Index(page, `id="timeline"`)
+		if resp.StatusCode != http.StatusOK || start < 0 {
+			t.Fatalf("status %d, page:\n%s", resp.StatusCode, page)
+		}
+		if live := strings.Contains(page, `id="live"`); !live {
+			t.Errorf("the page of an unfinished run does not follow it")
+		}
+		return page[start : start+strings.Index(page[start:], "</ol>")]
+	}
+	if tl := timeline(); !strings.Contains(tl, "waiting for the active run of this pull request to end") || strings.Contains(tl, "queued") {
+		t.Errorf("timeline:\n%s", tl)
+	}
+	if _, err := b.pool.Exec(context.Background(), `UPDATE runs SET state = 'running', promoted_at = now() + interval '1 second',
+		checked_at = now() + interval '2 seconds' WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	tl, at := timeline(), 0
+	for _, want := range []string{"waited for the active run of this pull request", "queued", "checked: it may go ahead"} {
+		i := strings.Index(tl[at:], want)
+		if i < 0 {
+			t.Fatalf("the timeline lacks %q after what came before it:\n%s", want, tl)
 		}
 		at += i + len(want)
 	}

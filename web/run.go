@@ -22,7 +22,7 @@ const maxEvents = 10 * queue.MaxEventsRead
 type runView struct {
 	Run       queue.RunRecord
 	Facts     queue.RunFacts
-	Live      bool  // queued or running: the page follows the event stream
+	Live      bool  // waiting, queued or running: the page follows the event stream
 	LastEvent int64 // the stream starts after this event
 	Timeline  []timelineItem
 	Task      string
@@ -124,8 +124,8 @@ func (p *Pages) runView(ctx context.Context, run queue.RunRecord) (*runView, err
 	if err != nil {
 		return nil, err
 	}
-	view := &runView{Run: run, Facts: facts, Live: run.State == queue.StateQueued || run.State == queue.StateRunning}
-	view.Timeline = append(view.Timeline, timelineItem{At: run.CreatedAt, What: "queued", Class: "info"})
+	view := &runView{Run: run, Facts: facts, Live: queue.Unfinished(run.State)}
+	view.Timeline = append(view.Timeline, queuedItems(run, facts)...)
 	b := newStepBuilder()
 	var after int64
 	for n := 0; n < maxEvents; {
@@ -261,6 +261,28 @@ func timelineOf(e queue.RunEvent) (timelineItem, bool) {
 		return endItem(e.At, end.State, end.ExitReason, end.PRURL), true
 	}
 	return timelineItem{}, false
+}
+
+// queuedItems is how a run came to be worked: queued when it was asked for or, when it had to
+// wait for its pull request's active run (queue/waiting.go), waiting then queued when that
+// ended; then when the worker found it may go ahead.
+func queuedItems(run queue.RunRecord, facts queue.RunFacts) []timelineItem {
+	var items []timelineItem
+	switch {
+	case run.State == queue.StateWaiting:
+		items = append(items, timelineItem{At: run.CreatedAt, What: "waiting for the active run of this pull request to end", Class: "info"})
+	case facts.PromotedAt != nil:
+		items = append(items, timelineItem{At: run.CreatedAt, What: "waited for the active run of this pull request", Class: "info"},
+			timelineItem{At: *facts.PromotedAt, What: "queued", Class: "info"})
+	case run.ExitReason == "folded":
+		items = append(items, timelineItem{At: run.CreatedAt, What: "waited for the active run of this pull request", Class: "info"})
+	default:
+		items = append(items, timelineItem{At: run.CreatedAt, What: "queued", Class: "info"})
+	}
+	if facts.CheckedAt != nil {
+		items = append(items, timelineItem{At: *facts.CheckedAt, What: "checked: it may go ahead", Class: "info"})
+	}
+	return items
 }
 
 // attemptPrefix names attempt k of a run of several ("" for a run of one).

@@ -10,7 +10,7 @@ import (
 )
 
 // states offered by the list's filter, in the order a run goes through them.
-var states = []string{queue.StateQueued, queue.StateRunning, queue.StateSucceeded, queue.StateFailed,
+var states = []string{queue.StateWaiting, queue.StateQueued, queue.StateRunning, queue.StateSucceeded, queue.StateFailed,
 	queue.StateCancelled, queue.StateSkipped}
 
 type listView struct {

@@ -148,7 +148,7 @@ func (b *bundle) run(t testing.TB, s seedRun) int64 {
 			model_ms, tool_ms, test_ms, elapsed_ms, started_at, finished_at, trajectory, attempts)
 		VALUES ('integration:1', $1, 5, $2, $3, $4, $5, 'maintainer', $6, nullif($7, '')::bytea, nullif($8, ''),
 			nullif($9, ''), $10, 3000, 400, 40000, 5000, 3000, 50000, now(),
-			CASE WHEN $6 IN ('queued', 'running') THEN NULL ELSE now() END, nullif($11, '')::jsonb, 1)
+			CASE WHEN $6 IN ('waiting', 'queued', 'running') THEN NULL ELSE now() END, nullif($11, '')::jsonb, 1)
 		RETURNING id`,
 		"guid-"+strings.Repeat("x", b.seq), int64(40+b.seq), s.Owner, s.Repo, s.Issue, s.State, s.Patch, s.PRURL,
 		s.ExitReason, s.Steps, s.Trajectory).Scan(&id)

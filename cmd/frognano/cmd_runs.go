@@ -100,7 +100,11 @@ func writeRunFacts(w io.Writer, r queue.RunRecord) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%d\n", r.ID)
 	fmt.Fprintf(tw, "issue\t%s/%s#%d (labelled by %s)\n", r.Owner, r.Repo, r.Issue, r.Labeler)
-	fmt.Fprintf(tw, "state\t%s (attempts %d)\n", r.State, r.Attempts)
+	if r.State == queue.StateWaiting {
+		fmt.Fprintf(tw, "state\t%s (for the active run of this pull request to end; it has no job yet)\n", r.State)
+	} else {
+		fmt.Fprintf(tw, "state\t%s (attempts %d)\n", r.State, r.Attempts)
+	}
 	fmt.Fprintf(tw, "exit reason\t%s\n", dash(r.ExitReason))
 	fmt.Fprintf(tw, "steps\t%d\n", r.Steps)
 	fmt.Fprintf(tw, "tokens\t%d prompt, %d completion\n", r.PromptTokens, r.CompletionTokens)

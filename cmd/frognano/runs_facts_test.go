@@ -1,0 +1,24 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/frognano/frognano/queue"
+)
+
+// TestRunFactsOfAWaitingRun: `frognano runs show` of a run that waits for its pull request's
+// active run says what it waits for, not that it was attempted zero times.
+func TestRunFactsOfAWaitingRun(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	r := queue.RunRecord{ID: 9, Owner: "octo", Repo: "pager", Issue: 77, Labeler: "maintainer", State: queue.StateWaiting, CreatedAt: time.Now()}
+	if err := writeRunFacts(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "waiting (for the active run of this pull request to end") || strings.Contains(out.String(), "attempts") {
+		t.Errorf("frognano runs show:\n%s", out.String())
+	}
+}
