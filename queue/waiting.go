@@ -115,9 +115,18 @@ func waitOrCount(ctx context.Context, tx pgx.Tx, d Delivery, req RunRequest, kin
 	var res Accepted
 	var active, activeSource int64
 	var checked bool
-	err := tx.QueryRow(ctx, `SELECT id, checked_at IS NOT NULL, coalesce(source_id, 0) FROM runs
-		WHERE repo_id = $1 AND issue = $2 AND state IN ('queued', 'running') FOR UPDATE`,
-		req.RepoID, req.Issue).Scan(&active, &checked, &activeSource)
+	var err error
+	// A run that ends while this statement waits for its row lock no longer matches, and the
+	// run it promoted in the same transaction was not in this statement's snapshot: the second
+	// try, with a new snapshot, finds that one.
+	for try := 0; try < 2; try++ {
+		err = tx.QueryRow(ctx, `SELECT id, checked_at IS NOT NULL, coalesce(source_id, 0) FROM runs
+			WHERE repo_id = $1 AND issue = $2 AND state IN ('queued', 'running') FOR UPDATE`,
+			req.RepoID, req.Issue).Scan(&active, &checked, &activeSource)
+		if !errors.Is(err, pgx.ErrNoRows) {
+			break
+		}
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		// The active run ended between the two statements: let the sender redeliver rather
 		// than guess.

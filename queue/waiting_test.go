@@ -304,3 +304,57 @@ func TestStrandedWaitingRunIsPromoted(t *testing.T) {
 	}
 	b.requirePromoted(t, w.RunID)
 }
+
+// TestRequestWhileTheActiveRunEnds: a request whose transaction waits for the active run's row
+// while another transaction ends that run and promotes the waiting one is neither lost nor
+// refused: it finds the promoted run, and waits for it in turn.
+func TestRequestWhileTheActiveRunEnds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	first := b.acceptFollowUp(t, "reader", "@frognano do something")
+	w := b.acceptFollowUp(t, "maintainer", "@frognano rename x")
+	// The end, in a transaction of the test's own, holds the active run's row from the start.
+	tx, err := b.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	var pid int
+	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid() FROM runs WHERE id = $1 FOR UPDATE`, first.RunID).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		res Accepted
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := b.client.Accept(ctx, b.delivery("issue_comment", "created"), RunRequest{InstallationID: 5, RepoID: 42,
+			Owner: "octo", Repo: "pager", Issue: 77, Labeler: "maintainer", Kind: KindFollowUp, Request: "@frognano rename y"})
+		done <- result{res, err}
+	}()
+	// Wait until the request's transaction waits for the row.
+	for blocked := 0; blocked == 0; {
+		select {
+		case r := <-done:
+			t.Fatalf("the request did not wait for the active run's row: %+v, %v", r.res, r.err)
+		default:
+		}
+		blocked = b.count(t, `SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))`, pid)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE runs SET state = 'skipped', finished_at = now() WHERE id = $1`, first.RunID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := promoteWaiting(ctx, tx, b.client.River(), 42, 77); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || !r.res.Waiting || r.res.RunID == w.RunID {
+		t.Fatalf("the request: %+v, %v; want a waiting run behind the promoted run %d", r.res, r.err, w.RunID)
+	}
+	b.requirePromoted(t, w.RunID)
+}
