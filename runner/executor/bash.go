@@ -30,6 +30,8 @@ const (
 	// killDrain bounds the wait for the pipes after the group was killed; only a process
 	// that left the group (setsid) can still hold them then.
 	killDrain = 500 * time.Millisecond
+	// restartLimit bounds the attempts to start bash after a sweep for a full pids limit.
+	restartLimit = 2 * time.Second
 	// maxTimeoutSeconds caps absurd timeouts.
 	maxTimeoutSeconds = 86400.0
 )
@@ -160,8 +162,9 @@ func (s *stream) drain() {
 	_, _ = io.Copy(&s.cap, s.r)
 }
 
-// runBash runs command under timeout. After a timeout, sw (when not nil) kills every
-// leftover process; killed is how many it found outside the command's process group.
+// runBash runs command under timeout. After a timeout, and when bash cannot start because
+// no process can be made, sw (when not nil) kills every leftover process; killed is how many
+// it found outside the command's process group.
 func runBash(ctx context.Context, cwd, command string, timeout float64, sw *sweeper) (obs string, killed int, err error) {
 	stdout, outW, err := newStream()
 	if err != nil {
@@ -173,15 +176,37 @@ func runBash(ctx context.Context, cwd, command string, timeout float64, sw *swee
 		outW.Close()
 		return "", 0, pyError("OSError", err.Error())
 	}
-	cmd := exec.Command("/bin/bash", "-lc", command)
-	cmd.Dir = cwd
-	cmd.Env = bashEnv(cwd)
-	// stdin stays /dev/null and stdout/stderr are the capture pipes: os/exec gives the child
-	// exactly these three descriptors (every other one the executor holds is close-on-exec),
-	// so no command can reach the protocol's stdin or stdout.
-	cmd.Stdout, cmd.Stderr = outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	newCmd := func() *exec.Cmd {
+		cmd := exec.Command("/bin/bash", "-lc", command)
+		cmd.Dir = cwd
+		cmd.Env = bashEnv(cwd)
+		// stdin stays /dev/null and stdout/stderr are the capture pipes: os/exec gives the
+		// child exactly these three descriptors (every other one the executor holds is
+		// close-on-exec), so no command can reach the protocol's stdin or stdout.
+		cmd.Stdout, cmd.Stderr = outW, errW
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		return cmd
+	}
+	cmd := newCmd()
 	err = cmd.Start()
+	if sw != nil && errors.Is(err, syscall.EAGAIN) {
+		// No process can be made: the sandbox's pids limit is full. Only the model's own
+		// processes can fill it, and a command that cannot start cannot time out, so the
+		// sweep that frees them after a timeout would never come, and every later Bash call
+		// would fail the same way (a process that forks whatever is freed keeps it full).
+		// The leftovers are killed now, as after a timeout, and bash is started again; their
+		// PIDs are free once the container's init has reaped them, which may take a moment.
+		killed = sw.sweep(0) // no process is in group 0: every one killed counts
+		deadline := time.Now().Add(restartLimit)
+		for pause := time.Millisecond; ; pause = min(2*pause, sweepPause) {
+			cmd = newCmd()
+			err = cmd.Start()
+			if !errors.Is(err, syscall.EAGAIN) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(pause)
+		}
+	}
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -189,9 +214,9 @@ func runBash(ctx context.Context, cwd, command string, timeout float64, sw *swee
 		stderr.r.Close()
 		var pe *os.PathError
 		if errors.As(err, &pe) {
-			return "", 0, osError(pe.Err, pe.Path)
+			return "", killed, osError(pe.Err, pe.Path)
 		}
-		return "", 0, osError(err, "/bin/bash")
+		return "", killed, osError(err, "/bin/bash")
 	}
 	preferForOOM(cmd.Process.Pid)
 	go stdout.drain()
@@ -243,13 +268,13 @@ func runBash(ctx context.Context, cwd, command string, timeout float64, sw *swee
 		stderr.r.Close()
 		status := fmt.Sprintf("Exit code: %d", exitCode(cmd.ProcessState))
 		obs, err := renderBash(status, stdout, stderr, true)
-		return obs, 0, err
+		return obs, killed, err
 	case <-deadline.C:
 		killGroup()
 		<-exited
 		if sw != nil {
 			// Before the drain: what left the group may hold the pipes.
-			killed = sw.sweep(pgid)
+			killed += sw.sweep(pgid)
 		}
 		finish(killDrain)
 		// The reference decodes the partial output of a timed-out command leniently
@@ -260,7 +285,7 @@ func runBash(ctx context.Context, cwd, command string, timeout float64, sw *swee
 		killGroup()
 		<-exited
 		finish(killDrain)
-		return "", 0, pyError("CancelledError", "tool call cancelled: "+ctx.Err().Error())
+		return "", killed, pyError("CancelledError", "tool call cancelled: "+ctx.Err().Error())
 	}
 }
 

@@ -48,7 +48,7 @@ func execute(ctx context.Context, workdir, tool, arguments string, sw *sweeper) 
 }
 
 // executeRaw is Execute with the sweeper Serve uses when Options.KillLeftovers is set; killed
-// is how many leftover processes it killed after a Bash timeout.
+// is how many leftover processes it killed after a Bash timeout or a full pids limit.
 func executeRaw(ctx context.Context, workdir, tool, arguments string, sw *sweeper) (obs string, killed int) {
 	args, err := parseCall(arguments)
 	if err == nil {

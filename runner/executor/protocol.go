@@ -40,8 +40,8 @@ type Response struct {
 	// Error is set when the executor cannot give the observation: it would not fit in
 	// MaxResponseBytes. The host ends the run as a tool error with this reason.
 	Error string `json:"error,omitempty"`
-	// Killed counts the processes the executor killed after a Bash timeout besides the
-	// command's own process group: background processes of earlier calls, and whatever
+	// Killed counts the processes the executor killed after a Bash timeout (or when bash
+	// could not start for a full pids limit) besides the command's own process group: background processes of earlier calls, and whatever
 	// escaped the group (setsid), a fork bomb included. It is never part of the observation.
 	Killed int `json:"killed,omitempty"`
 }
@@ -63,10 +63,11 @@ type Ready struct {
 
 // Options are the executor's settings besides its working directory.
 type Options struct {
-	// KillLeftovers: after a Bash timeout, kill every process of the executor's user other
-	// than the executor, the PID namespace's init, and the processes that existed when Serve
-	// started (the container's own), repeating until none is left, and report how many in
-	// Response.Killed. Only for an executor alone in a sandbox's PID namespace; Serve refuses
+	// KillLeftovers: after a Bash timeout, and when bash cannot start because the pids
+	// limit is full (EAGAIN; bash is then started once more), kill every process of the
+	// executor's user other than the executor, the PID namespace's init, and the processes
+	// that existed when Serve started (the container's own), repeating until none is left,
+	// and report how many in Response.Killed. Only for an executor alone in a sandbox's PID namespace; Serve refuses
 	// it when running as root.
 	KillLeftovers bool
 }

@@ -2,9 +2,15 @@ package sandbox_test
 
 import (
 	"context"
+	"encoding/json"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+
+	"github.com/frognano/frognano/runner/sandbox"
 )
 
 // These tests exhaust or cut a resource the model's commands share with the executor and
@@ -127,5 +133,69 @@ wait; echo done`, 120)
 	}
 	if r := bash(t, sb, "echo alive"); r.stdout != "alive\n" {
 		t.Errorf("call after the OOM kills: %q", r.raw)
+	}
+}
+
+// TestFullPidsLimitIsFreedForBash: a background process of the model that forks whatever the
+// pids limit frees keeps the sandbox full, so bash itself cannot start: the call could not
+// time out, no sweep would come, and every later Bash call would fail the same way for the
+// rest of the run. The executor kills the leftovers when bash cannot start, as after a
+// timeout, and starts it once more: the call answers with the command's own output.
+func TestFullPidsLimitIsFreedForBash(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.PidsLimit = 64
+	sb := readySandbox(t, cfg, "")
+	r := bash(t, sb, `setsid python3 -c '
+import os, signal
+while True:
+    try:
+        if os.fork() == 0:
+            signal.pause()
+    except OSError:
+        pass
+' >/dev/null 2>&1 &
+echo started`)
+	if r.stdout != "started\n" {
+		t.Fatalf("starting the filler: %q", r.raw)
+	}
+	waitPidsFull(t, sb, cfg.PidsLimit)
+	obs, err := callBash(sb, "echo alive", 60)
+	if err != nil {
+		t.Fatalf("Bash with the pids limit full: %v", err)
+	}
+	if want := "Exit code: 0\nSTDOUT:\nalive\n\nSTDERR:\n"; obs != want {
+		t.Errorf("Bash with the pids limit full: %q, want %q", obs, want)
+	}
+	if n := sb.LeftoversKilled(); n < 10 {
+		t.Errorf("LeftoversKilled = %d, want the filler and its children", n)
+	}
+	if r := bash(t, sb, "echo again"); r.stdout != "again\n" {
+		t.Errorf("next call: %q", r.raw)
+	}
+}
+
+// waitPidsFull waits until the sandbox's pids cgroup holds limit tasks, as the engine counts.
+func waitPidsFull(t *testing.T, sb *sandbox.Sandbox, limit int64) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st, err := docker.ContainerStatsOneShot(context.Background(), sb.ID())
+		if err != nil {
+			t.Fatalf("reading the sandbox's stats: %v", err)
+		}
+		var s container.StatsResponse
+		err = json.NewDecoder(st.Body).Decode(&s)
+		st.Body.Close()
+		if err != nil {
+			t.Fatalf("reading the sandbox's stats: %v", err)
+		}
+		if int64(s.PidsStats.Current) >= limit {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pids limit never filled: %d of %d", s.PidsStats.Current, limit)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the engine, bounded by the deadline
 	}
 }
