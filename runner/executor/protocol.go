@@ -12,6 +12,8 @@
 // the host and the executor know.
 package executor
 
+import "time"
+
 // Request is one tool call sent from the host to the executor, one JSON object per line.
 type Request struct {
 	// ID is chosen by the host and echoed in the Response.
@@ -44,7 +46,16 @@ type Response struct {
 	// could not start for a full pids limit) besides the command's own process group: background processes of earlier calls, and whatever
 	// escaped the group (setsid), a fork bomb included. It is never part of the observation.
 	Killed int `json:"killed,omitempty"`
+	// Alive marks a heartbeat, not an answer: while a call runs, the executor writes one
+	// every HeartbeatInterval with the call's id and nonce (and nothing else), so that the
+	// host can tell a long call from an executor that a process in the sandbox stopped
+	// (SIGSTOP) or that is otherwise stuck. The call's answer follows later, without it.
+	Alive bool `json:"alive,omitempty"`
 }
+
+// HeartbeatInterval is how often the executor writes a heartbeat (Response.Alive) while a call
+// runs; no heartbeat is written after the call's answer.
+const HeartbeatInterval = 5 * time.Second
 
 // MaxResponseBytes bounds one response line, its "\n" included; the host refuses a longer
 // line. A capped observation (Bash's 30,000 characters, Read's 20,000) takes at most about

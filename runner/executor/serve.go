@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // MaxRequestBytes caps one request line. A Write of a multi-megabyte file fits; a longer
@@ -27,7 +28,8 @@ var TooLargeObservation = fmt.Sprintf("ProtocolError: request line exceeds %d by
 // observation starting "ProtocolError: ". Each Response echoes its request's id and nonce,
 // is at most MaxResponseBytes long (an observation that would not fit is replaced by an
 // Error) and is flushed before the next request is read, so the host can wait for exactly
-// one line per request.
+// one answer per request. While a request runs, heartbeats (Response.Alive, with its id and
+// nonce) come every HeartbeatInterval before its answer, never after it.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, workdir string, opts Options) error {
 	abs, err := filepath.Abs(workdir)
 	if err != nil {
@@ -87,7 +89,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, workdir string, opt
 			}
 			return fmt.Errorf("reading request: %w", lr.err)
 		}
-		resp, tool := handleLine(ctx, lr, abs, sw)
+		resp, tool := handleLine(ctx, lr, abs, sw, func(id, nonce string) func() { return heartbeat(w, id, nonce) })
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -114,8 +116,10 @@ type lineResult struct {
 	err      error // io.EOF at a clean end of input
 }
 
-// handleLine answers one request line; tool is the tool it named, for messages.
-func handleLine(ctx context.Context, lr lineResult, workdir string, sw *sweeper) (Response, string) {
+// handleLine answers one request line; tool is the tool it named, for messages. While the
+// tool runs, the heartbeats beat starts for the request's id and nonce are written; beat
+// returns a function that stops them and returns once the last one is written.
+func handleLine(ctx context.Context, lr lineResult, workdir string, sw *sweeper, beat func(id, nonce string) (stop func())) (Response, string) {
 	if lr.tooLarge {
 		return Response{Observation: TooLargeObservation}, ""
 	}
@@ -123,8 +127,43 @@ func handleLine(ctx context.Context, lr lineResult, workdir string, sw *sweeper)
 	if err := json.Unmarshal(lr.line, &req); err != nil {
 		return Response{Observation: "ProtocolError: " + err.Error()}, ""
 	}
+	stop := beat(req.ID, req.Nonce)
 	obs, killed := execute(ctx, workdir, req.Tool, req.Arguments, sw)
+	stop()
 	return Response{ID: req.ID, Nonce: req.Nonce, Observation: obs, Killed: killed}, req.Tool
+}
+
+// heartbeat writes a Response with Alive set, id and nonce to w every HeartbeatInterval until
+// the returned function is called; that function returns once the writing goroutine has
+// ended, so the caller may then write to w itself (w is never written by both at once).
+func heartbeat(w *bufio.Writer, id, nonce string) (stop func()) {
+	line, _ := json.Marshal(Response{ID: id, Nonce: nonce, Alive: true})
+	line = append(line, '\n')
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(HeartbeatInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				// A write error ends the heartbeats; the answer's own write reports it.
+				if _, err := w.Write(line); err != nil {
+					return
+				}
+				if err := w.Flush(); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
+	}
 }
 
 // readLines sends every line of in (without its "\n" or "\r\n") and then the read error.

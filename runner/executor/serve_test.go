@@ -204,3 +204,35 @@ func ExampleServe() {
 	// {"id":"c1","nonce":"7J2Q","observation":"Wrote hello.txt (3 bytes)."}
 	// {"id":"c2","nonce":"X4LM","observation":"hello.txt\n1. hi"}
 }
+
+// TestServeHeartbeats: a call that runs longer than HeartbeatInterval is preceded by
+// heartbeats carrying its id and nonce and nothing else, and none comes after its answer:
+// the next line is the next call's answer.
+func TestServeHeartbeats(t *testing.T) {
+	t.Parallel()
+	b := startServe(t, context.Background())
+	args := `{"command": "sleep ` + strconv.Itoa(int(HeartbeatInterval.Seconds())+1) + `; echo slept"}`
+	line, _ := json.Marshal(Request{ID: "7", Nonce: "n7", Tool: "Bash", Arguments: args})
+	b.send(t, string(line))
+	beats := 0
+	for {
+		var resp Response
+		b.readLine(t, &resp)
+		if !resp.Alive {
+			if resp.ID != "7" || resp.Nonce != "n7" || resp.Observation != "Exit code: 0\nSTDOUT:\nslept\n\nSTDERR:\n" {
+				t.Fatalf("answer %+v", resp)
+			}
+			break
+		}
+		if (resp != Response{ID: "7", Nonce: "n7", Alive: true}) {
+			t.Fatalf("heartbeat %+v carries more than the call's id and nonce", resp)
+		}
+		beats++
+	}
+	if beats == 0 {
+		t.Error("no heartbeat during a call longer than HeartbeatInterval")
+	}
+	if resp := b.call(t, Request{ID: "8", Nonce: "n8", Tool: "Read", Arguments: `{"file_path": "a.txt"}`}); resp.Alive || resp.ID != "8" || resp.Nonce != "n8" {
+		t.Errorf("the line after the answer is %+v, want call 8's answer", resp)
+	}
+}

@@ -33,6 +33,11 @@ const (
 	// is kept to explain its death.
 	stderrHead = 1 << 10
 	stderrTail = 3 << 10
+	// executorSilence is how long a call waits without any line from the executor, which
+	// writes a heartbeat every executor.HeartbeatInterval while a call runs, before it
+	// gives up on it: the executor was stopped (SIGSTOP from a process in the sandbox) or
+	// is stuck. Six missed heartbeats leave room for a loaded machine.
+	executorSilence = 6 * executor.HeartbeatInterval
 )
 
 // ErrUntrustedOutput is wrapped by the error of a Call that read a line the executor cannot
@@ -45,6 +50,9 @@ var ErrUntrustedOutput = errors.New("refused the sandbox's tool output, which a 
 
 // errLineTooLong ends the stream at a line over maxResponseLine.
 var errLineTooLong = fmt.Errorf("a line over %d bytes", maxResponseLine)
+
+// errSilent is next's error when no line came within the silence it was given.
+var errSilent = errors.New("no line from the executor")
 
 // executorConn is the open stream to the executor running in the container.
 type executorConn struct {
@@ -121,7 +129,7 @@ func (s *Sandbox) StartExecutor(ctx context.Context) error {
 	}()
 	go e.readLines(pr)
 
-	ready, err := e.next(ctx)
+	ready, err := e.next(ctx, 0)
 	if err != nil {
 		e.close()
 		return s.brokenError(ctx, e, "starting the sandbox executor", err)
@@ -215,8 +223,15 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-// next returns the next line from the executor, or why there is none.
-func (e *executorConn) next(ctx context.Context) ([]byte, error) {
+// next returns the next line from the executor, or why there is none: errSilent when silence
+// (unless 0) passed without a line.
+func (e *executorConn) next(ctx context.Context, silence time.Duration) ([]byte, error) {
+	var timeout <-chan time.Time
+	if silence > 0 {
+		t := time.NewTimer(silence)
+		defer t.Stop()
+		timeout = t.C
+	}
 	select {
 	case line := <-e.lines:
 		return line, nil
@@ -233,14 +248,16 @@ func (e *executorConn) next(ctx context.Context) ([]byte, error) {
 		return nil, e.readErr
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-timeout:
+		return nil, errSilent
 	}
 }
 
 // Call sends one tool call to the executor and returns its observation (Leaf's text, byte for
-// byte). err is not nil only when the sandbox itself broke (the executor died, the container is
-// gone or was OOM-killed), the executor could not answer (an observation too large to carry),
-// its output was refused (ErrUntrustedOutput), or ctx ended; a tool's own failure is an
-// observation. After ctx ends during a call, the next call first skips the abandoned call's
+// byte). err is not nil only when the sandbox itself broke (the executor died or sent nothing,
+// not even a heartbeat, for executorSilence; the container is gone or was OOM-killed), the
+// executor could not answer (an observation too large to carry), its output was refused
+// (ErrUntrustedOutput), or ctx ended; a tool's own failure is an observation. After ctx ends during a call, the next call first skips the abandoned call's
 // answer. Call implements leaf.Tools.
 func (s *Sandbox) Call(ctx context.Context, tool, arguments string) (string, error) {
 	s.callMu.Lock()
@@ -272,10 +289,17 @@ func (s *Sandbox) Call(ctx context.Context, tool, arguments string) (string, err
 		return "", s.brokenError(ctx, e, "sending a tool call to the sandbox", err)
 	}
 	for {
-		line, err := e.next(ctx)
+		line, err := e.next(ctx, executorSilence)
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", fmt.Errorf("calling sandbox tool %s: %w", tool, ctx.Err())
+			}
+			if errors.Is(err, errSilent) {
+				// The call's answer may still come if the executor is resumed, but the run
+				// cannot wait for it: every later call fails the same way.
+				e.failed = fmt.Errorf("calling sandbox tool %s: the sandbox executor sent nothing for %s, not even its heartbeat: it was stopped (SIGSTOP, which a process in the sandbox may send it) or is stuck", tool, executorSilence)
+				e.close()
+				return "", e.failed
 			}
 			if errors.Is(err, errLineTooLong) {
 				return "", e.refuse(tool, err.Error())
@@ -285,6 +309,9 @@ func (s *Sandbox) Call(ctx context.Context, tool, arguments string) (string, err
 		resp, err := e.answer(tool, line)
 		if err != nil {
 			return "", err
+		}
+		if resp.Alive {
+			continue // a heartbeat: the executor is working on the oldest pending call
 		}
 		if resp.ID != call.id {
 			continue // the answer to a call abandoned when its ctx ended
@@ -299,7 +326,8 @@ func (s *Sandbox) Call(ctx context.Context, tool, arguments string) (string, err
 	}
 }
 
-// answer checks that line answers the oldest pending call and takes that call off the list.
+// answer checks that line answers the oldest pending call and takes that call off the list,
+// or is a heartbeat for that call (which leaves it there).
 func (e *executorConn) answer(tool string, line []byte) (executor.Response, error) {
 	var resp executor.Response
 	dec := json.NewDecoder(bytes.NewReader(line))
@@ -320,7 +348,9 @@ func (e *executorConn) answer(tool string, line []byte) (executor.Response, erro
 	case subtle.ConstantTimeCompare([]byte(resp.Nonce), []byte(due.nonce)) != 1:
 		return resp, e.refuse(tool, fmt.Sprintf("a line for call %s with a wrong nonce", due.id))
 	}
-	e.pending = e.pending[1:]
+	if !resp.Alive {
+		e.pending = e.pending[1:]
+	}
 	return resp, nil
 }
 

@@ -199,3 +199,25 @@ func waitPidsFull(t *testing.T, sb *sandbox.Sandbox, limit int64) {
 		time.Sleep(50 * time.Millisecond) // polling the engine, bounded by the deadline
 	}
 }
+
+// TestStoppedExecutorEndsTheCall: a command may SIGSTOP the executor (same user; signals
+// need no more). A long call is carried through by the executor's heartbeats, but a stopped
+// executor sends none, so the call ends with that reason instead of waiting for the run's
+// own time limit, and every later call fails the same way.
+func TestStoppedExecutorEndsTheCall(t *testing.T) {
+	t.Parallel()
+	sb := readySandbox(t, testConfig(), "")
+	// Longer than two heartbeat intervals: the heartbeats are skipped, the answer arrives.
+	r := bash(t, sb, "sleep 12; echo slept")
+	if r.stdout != "slept\n" {
+		t.Fatalf("long call: %q", r.raw)
+	}
+	_, err := callBash(sb, "kill -STOP $PPID; echo stopped", 120)
+	const why = "the sandbox executor sent nothing for 30s, not even its heartbeat: it was stopped (SIGSTOP"
+	if err == nil || !strings.Contains(err.Error(), why) {
+		t.Fatalf("Call that stopped the executor: %v, want it to say %q", err, why)
+	}
+	if _, err := sb.Call(context.Background(), "Read", `{"file_path":"README.md"}`); err == nil || !strings.Contains(err.Error(), why) {
+		t.Errorf("Call after the executor was stopped: %v", err)
+	}
+}
