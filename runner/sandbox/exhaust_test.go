@@ -221,3 +221,29 @@ func TestStoppedExecutorEndsTheCall(t *testing.T) {
 		t.Errorf("Call after the executor was stopped: %v", err)
 	}
 }
+
+// TestFullTmpLeavesRoomToRun: /tmp is a tmpfs charged to the memory limit, which no kill can
+// free. The test config asks for a 256 MiB /tmp in a 128 MiB sandbox; it gets half the
+// memory, so a command that fills /tmp meets "No space left on device" instead of taking all
+// the memory, and the next command, which empties it, can still start (with /tmp as large as
+// the memory, every bash was OOM-killed as it started, for the rest of the run).
+func TestFullTmpLeavesRoomToRun(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.Memory = 128 << 20
+	sb := readySandbox(t, cfg, "")
+	info, err := docker.ContainerInspect(context.Background(), sb.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts := info.HostConfig.Tmpfs["/tmp"]; !strings.Contains(opts, "size=67108864,") {
+		t.Errorf("/tmp mounted with %q, want half the memory (size=67108864)", opts)
+	}
+	r := bash(t, sb, "head -c 200000000 /dev/zero > /tmp/fill")
+	if r.code != 1 || !strings.Contains(r.stderr, "No space left on device") {
+		t.Errorf("filling /tmp: %q", r.raw)
+	}
+	if r := bash(t, sb, "rm /tmp/fill && echo freed"); r.stdout != "freed\n" {
+		t.Errorf("emptying /tmp: %q", r.raw)
+	}
+}

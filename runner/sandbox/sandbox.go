@@ -83,7 +83,9 @@ type Config struct {
 	Memory       int64   // bytes, also the memory+swap limit (no swap); default DefaultMemory
 	CPUs         float64 // default DefaultCPUs
 	PidsLimit    int64   // default DefaultPidsLimit
-	TmpfsSize    int64   // bytes of the /tmp tmpfs; default DefaultTmpfsSize
+	// TmpfsSize is the size of the /tmp tmpfs in bytes; default DefaultTmpfsSize, and never
+	// more than half of Memory (see maxTmpfs).
+	TmpfsSize int64
 	// Disk is the most the workspace may hold, in bytes (the repository copy included); default
 	// DefaultDisk. A watcher measures it about four times a second: past it every process of
 	// the sandbox is killed and StopReason says why (see disk.go for the precision).
@@ -165,6 +167,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.TmpfsSize == 0 {
 		c.TmpfsSize = d.TmpfsSize
 	}
+	c.TmpfsSize = min(c.TmpfsSize, maxTmpfs(c.Memory))
 	if c.Disk == 0 {
 		c.Disk = d.Disk
 	}
@@ -376,6 +379,16 @@ func create(ctx context.Context, docker *client.Client, cfg Config, runID, purpo
 		cfg.Ready(time.Since(start))
 	}
 	return s, nil
+}
+
+// maxTmpfs is the largest /tmp for a memory limit: half of it. What /tmp holds is charged to the
+// sandbox's memory and, without swap, can never be reclaimed, nor freed by the OOM killer: a
+// /tmp as large as the memory, once full (a test suite's temporary files will do), leaves no
+// room for any process, so every Bash command, the `rm` that would empty /tmp included, is
+// OOM-killed as it starts, for the rest of the run. Half leaves the executor and the model's
+// commands the other half, less /dev/shm's eighth at most.
+func maxTmpfs(memory int64) int64 {
+	return memory / 2
 }
 
 // shmSize is the size of /dev/shm for a memory limit: Docker's 64 MiB, or an eighth of a
