@@ -115,6 +115,11 @@ func TestOOMSparesTheExecutor(t *testing.T) {
 	cfg.Memory = 256 << 20
 	sb := readySandbox(t, cfg, "")
 	ctx := context.Background()
+	// The executor's own score is out of the command's reach (non-dumpable: root owns its
+	// /proc files), so a command cannot make it the kernel's first choice.
+	if r := bash(t, sb, "echo 1000 > /proc/$PPID/oom_score_adj; cat /proc/$PPID/oom_score_adj"); r.stdout != "0\n" || !strings.Contains(r.stderr, "Permission denied") {
+		t.Errorf("raising the executor's oom_score_adj: %q", r.raw)
+	}
 	content := strings.Repeat("x", 20<<20)
 	if obs, err := sb.Call(ctx, "Write", `{"file_path":"big.txt","content":"`+content+`"}`); err != nil || !strings.HasPrefix(obs, "Wrote big.txt") {
 		t.Fatalf("Write: %q, %v", clip(obs), err)
