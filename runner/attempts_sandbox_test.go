@@ -34,16 +34,28 @@ type ownedBundle struct {
 	servers []*leaftest.Server
 	opt     runner.AttemptOptions
 	owner   string
+	slots   *sandbox.Slots
 }
 
 func setupOwned(t *testing.T, slots int, envCfg env.Config, repoDir string, scripts ...string) ownedBundle {
+	t.Helper()
+	var loaded []leaftest.Script
+	for _, s := range scripts {
+		loaded = append(loaded, leaftest.LoadModel(t, s))
+	}
+	return setupOwnedWith(t, slots, envCfg, repoDir, nil, loaded...)
+}
+
+// setupOwnedWith is setupOwned with scripts given as values and a change to the runner's
+// configuration (nil: none).
+func setupOwnedWith(t *testing.T, slots int, envCfg env.Config, repoDir string, change func(*runner.Config), scripts ...leaftest.Script) ownedBundle {
 	t.Helper()
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	owner := "rt-owned-" + hex.EncodeToString(rnd[:])
 	var servers []*leaftest.Server
 	for _, s := range scripts {
-		servers = append(servers, leaftest.NewServer(t, leaftest.LoadModel(t, s)))
+		servers = append(servers, leaftest.NewServer(t, s))
 	}
 	cfg := runner.DefaultConfig()
 	cfg.Sandbox.Image = sandbox.DefaultImage
@@ -58,6 +70,9 @@ func setupOwned(t *testing.T, slots int, envCfg env.Config, repoDir string, scri
 		envCfg.LockDir = t.TempDir()
 	}
 	cfg.Env = envCfg
+	if change != nil {
+		change(&cfg)
+	}
 	t.Cleanup(func() {
 		if _, err := sandbox.Prune(context.Background(), docker, owner); err != nil {
 			t.Errorf("removing the test's sandboxes: %v", err)
@@ -68,7 +83,7 @@ func setupOwned(t *testing.T, slots int, envCfg env.Config, repoDir string, scri
 		return c
 	}}
 	spec := runner.Spec{RunID: owner, RepoDir: repoDir, Task: "Fix the failing test."}
-	return ownedBundle{runner: runner.New(docker, cfg, nil), spec: spec, servers: servers, opt: opt, owner: owner}
+	return ownedBundle{runner: runner.New(docker, cfg, nil), spec: spec, servers: servers, opt: opt, owner: owner, slots: cfg.Sandbox.Slots}
 }
 
 // containers lists the owner's containers in every state: sandboxes, their disk watchers and
@@ -253,20 +268,24 @@ func TestRunAttemptsCancelledRemovesEverySandbox(t *testing.T) {
 	wctx, wcancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer wcancel()
 	// Every attempt is in its ten-minute command: the second request never comes, so the
-	// first was answered and its Bash call is running in the attempt's own sandbox.
+	// first was answered and its Bash call runs, or waits to run, in the attempt's own
+	// sandbox, which is made while the model writes its first turn.
 	for _, s := range b.servers {
 		if err := s.WaitRequests(wctx, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	agents := 0
-	for _, c := range b.containers(t) {
-		if c.Labels[sandbox.LabelPurpose] == "agent" && c.State == "running" {
-			agents++
+	for agents := 0; agents != 3; {
+		agents = 0
+		for _, c := range b.containers(t) {
+			if c.Labels[sandbox.LabelPurpose] == "agent" && c.State == "running" {
+				agents++
+			}
 		}
-	}
-	if agents != 3 {
-		t.Fatalf("%d agent sandboxes running before the cancel, want 3", agents)
+		if wctx.Err() != nil {
+			t.Fatalf("%d agent sandboxes running before the cancel, want 3", agents)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	cancel()
 	cancelled := time.Now()

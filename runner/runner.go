@@ -253,30 +253,46 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 	res.Environment = environment
 	sbCfg.Image, sbCfg.BaseImage = environment.Image, baseImage
 
-	sb, err := sandbox.NewFrom(ctx, r.docker, sbCfg, repo, spec.RunID, "agent")
-	if err != nil {
-		return nil, classify("creating the agent sandbox", err)
-	}
-	defer sb.Close()
-	if err := sb.StartExecutor(ctx); err != nil {
-		return nil, classify("starting the tool executor", err)
-	}
+	// The agent's sandbox is made while the model writes its first turn (agentBox).
+	loopCtx, cancelLoop := context.WithCancel(ctx)
+	defer cancelLoop()
+	box := startAgentBox(ctx, func(ctx context.Context) (*sandbox.Sandbox, error) {
+		return sandbox.NewFrom(ctx, r.docker, sbCfg, repo, spec.RunID, "agent")
+	}, cancelLoop)
+	defer box.Close()
 
 	// The baseline runs on the untouched checkout while the agent works; the model never sees it.
+	// It starts once the agent's sandbox is made, which comes first when sandboxes are few
+	// (FROGNANO_MAX_SANDBOXES): the agent's work is what the run waits for, the before-run only
+	// has to be done by the comparison. It writes its own variable: res is nil when Run
+	// returns an error.
 	var before sync.WaitGroup
+	var testsBefore *TestRun
 	if testCmd != "" {
 		before.Add(1)
 		go func() {
 			defer before.Done()
-			res.TestsBefore = spec.attempt.testsBefore(func(ctx context.Context) *TestRun {
+			if _, err := box.wait(); err != nil {
+				return
+			}
+			testsBefore = spec.attempt.testsBefore(func(ctx context.Context) *TestRun {
 				return r.runTests(ctx, sbCfg, repo, spec, "tests-before", testCmd, nil)
 			}, ctx)
 		}()
 	}
-	defer before.Wait()
+	defer func() {
+		before.Wait()
+		if res != nil {
+			res.TestsBefore = testsBefore
+		}
+	}()
 
 	log.Info("agent loop starting", "model", r.cfg.Leaf.Model, "test_cmd", testCmd)
-	res.Leaf = leaf.Run(ctx, spec.attempt.leafConfig(r.cfg.Leaf, spec), task, sb, onStep)
+	res.Leaf = leaf.Run(loopCtx, spec.attempt.leafConfig(r.cfg.Leaf, spec), task, box, onStep)
+	sb, err := box.wait()
+	if err != nil {
+		return nil, err
+	}
 	if res.Leaf.ExitReason == leaf.ExitToolError && sb.OOMKilled(context.WithoutCancel(ctx)) {
 		res.Notes = append(res.Notes, "The sandbox ran out of memory and was killed (OOM).")
 	}
@@ -329,6 +345,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 		}
 	}
 	before.Wait()
+	res.TestsBefore = testsBefore
 	if res.TestsBefore != nil && res.TestsAfter != nil {
 		cmp := verify.Compare(res.TestsBefore.Outcome, res.TestsAfter.Outcome)
 		res.Comparison = &cmp

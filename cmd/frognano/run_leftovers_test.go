@@ -87,14 +87,22 @@ func TestRunKilledLeavesNothingForever(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // a failed wait below leaves it running otherwise
 	instance := runInstance(cmd.Process.Pid)
 	select {
-	case <-asked: // the sandbox is up and the loop waits for the model
+	case <-asked: // the loop waits for the model; the agent's sandbox is being made meanwhile
 	case <-time.After(2 * time.Minute):
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		t.Fatalf("the run never asked the model; stderr:\n%s", stderr.String())
 	}
+	svcWait(t, 2*time.Minute, "the agent's sandbox and its disk watcher to run", func() (bool, string) {
+		running := map[string]bool{}
+		for _, c := range sandboxesOf(t, runOwner(owner)) {
+			running[c.Labels[sandbox.LabelPurpose]] = c.State == "running"
+		}
+		return running["agent"] && running["agent-disk-watcher"], fmt.Sprint(running)
+	})
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
