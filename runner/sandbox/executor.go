@@ -386,9 +386,14 @@ func (s *Sandbox) brokenError(ctx context.Context, e *executorConn, doing string
 		what = fmt.Sprintf("sandbox container stopped (exit code %d)", info.State.ExitCode)
 	} else if code, err := s.execExitCode(ctx, e.execID); err == nil {
 		what = fmt.Sprintf("sandbox executor exited with code %d", code)
-		// 137 is SIGKILL; inside a memory-limited container that is the OOM killer's signal.
-		if code == 137 && s.cgroupOOMKills(ctx) > 0 {
-			what = "sandbox executor exited: OOM-killed"
+		// 137 is SIGKILL: the OOM killer's signal, but also one any command may send the
+		// executor (same user). The cgroup counts OOM kills, not whom they hit, and the
+		// executor is the kernel's last choice (Bash commands run with oom_score_adj 1000),
+		// so a count above zero does not make the executor its victim: both are named.
+		if code == 137 {
+			if n := s.cgroupOOMKills(ctx); n > 0 {
+				what += fmt.Sprintf(" (SIGKILL: from the OOM killer, which killed in the sandbox %d times, or from a process in the sandbox)", n)
+			}
 		}
 	}
 	if text := e.stderr.Summary(300); text != "" {

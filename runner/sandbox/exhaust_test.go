@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -250,5 +251,23 @@ func TestFullTmpLeavesRoomToRun(t *testing.T) {
 	}
 	if r := bash(t, sb, "rm /tmp/fill && echo freed"); r.stdout != "freed\n" {
 		t.Errorf("emptying /tmp: %q", r.raw)
+	}
+}
+
+// TestKilledExecutorAfterAnOOMKill: after the OOM killer took a command's hog, a command kills
+// the executor with SIGKILL. The cgroup's OOM count is not proof that the executor was its
+// victim, so the error names both causes rather than calling the executor OOM-killed.
+func TestKilledExecutorAfterAnOOMKill(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.Memory = 96 << 20
+	sb := readySandbox(t, cfg, "")
+	if r := bash(t, sb, `python3 -c 'b = bytearray(1 << 30)'`); r.code != -9 {
+		t.Fatalf("the hog was not OOM-killed: %q", r.raw)
+	}
+	_, err := callBash(sb, "kill -KILL $PPID; sleep 5", 60)
+	const both = `sandbox executor exited with code 137 \(SIGKILL: from the OOM killer, which killed in the sandbox [1-9]\d* times, or from a process in the sandbox\)`
+	if err == nil || !regexp.MustCompile(both).MatchString(err.Error()) || strings.Contains(err.Error(), "OOM-killed") {
+		t.Errorf("Call that killed the executor: %v, want it to match %s", err, both)
 	}
 }
