@@ -167,66 +167,79 @@ func (c *Client) cancelRuns(ctx context.Context, d Delivery, where string, args 
 			res.Duplicate = true
 			return nil
 		}
-		rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $1
-			WHERE `+where+` AND state IN ('queued', 'running')
-			RETURNING id, coalesce(job_id, 0), coalesce(comment_id, 0)`, append([]any{reason}, args...)...)
-		if err != nil {
-			return fmt.Errorf("cancelling runs: %w", err)
-		}
-		type ids struct{ run, job, comment int64 }
-		found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ids, error) {
-			var p ids
-			err := r.Scan(&p.run, &p.job, &p.comment)
-			return p, err
-		})
-		if err != nil {
-			return fmt.Errorf("cancelling runs: %w", err)
-		}
-		outcome := "nothing_to_cancel"
-		var first int64
-		for _, p := range found {
-			res.RunIDs = append(res.RunIDs, p.run)
-			if first == 0 {
-				first = p.run
+		// Two passes at least, and more until one finds nothing. A run that an end promoted
+		// while this transaction waited for the ended run's row (or that the cleanup promoted
+		// while it waited for the waiting run's) was waiting in the snapshot of the statement
+		// that waited, and is queued for the next statement, which takes waiting runs only:
+		// only the next pass sees it (waiting.go).
+		for pass := 0; ; pass++ {
+			n, err := c.cancelPass(ctx, tx, where, args, reason, rewriteStatus, &res)
+			if err != nil {
+				return err
 			}
-			outcome = "cancelled"
-			running := false
-			if p.job != 0 {
-				job, err := c.river.JobCancelTx(ctx, tx, p.job)
-				if err != nil && !errors.Is(err, rivertype.ErrNotFound) {
-					return fmt.Errorf("cancelling job %d: %w", p.job, err)
-				}
-				running = job != nil && job.State == rivertype.JobStateRunning
-			}
-			// A running worker rewrites its own status comment when its
-			// context is cancelled; a run waiting for a retry has nobody to
-			// do it, so a small job does.
-			if rewriteStatus && p.comment != 0 && !running {
-				if _, err := c.river.InsertTx(ctx, tx, StatusArgs{RunID: p.run}, nil); err != nil {
-					return fmt.Errorf("queueing status update for run %d: %w", p.run, err)
-				}
+			if n == 0 && pass > 0 {
+				break
 			}
 		}
-		// The runs waiting on the same pull requests go with them: they have neither a job nor a
-		// status comment. Their rows are locked after the active runs', as everywhere
-		// (waiting.go), so nothing is left to promote.
-		rows, err = tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $1
-			WHERE `+where+` AND state = 'waiting' RETURNING id`, append([]any{reason}, args...)...)
-		if err != nil {
-			return fmt.Errorf("cancelling waiting runs: %w", err)
+		if len(res.RunIDs) == 0 {
+			return setDeliveryOutcome(ctx, tx, d, 0, "nothing_to_cancel")
 		}
-		waiting, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return fmt.Errorf("cancelling waiting runs: %w", err)
-		}
-		for _, id := range waiting {
-			res.RunIDs = append(res.RunIDs, id)
-			first = cmp.Or(first, id)
-			outcome = "cancelled"
-		}
-		return setDeliveryOutcome(ctx, tx, d, first, outcome)
+		return setDeliveryOutcome(ctx, tx, d, res.RunIDs[0], "cancelled")
 	})
 	return res, err
+}
+
+// cancelPass is one pass of cancelRuns in tx: it cancels the active runs matching where and
+// their jobs, then the runs waiting on them, adds them to res and returns how many it cancelled.
+func (c *Client) cancelPass(ctx context.Context, tx pgx.Tx, where string, args []any, reason string, rewriteStatus bool, res *Cancelled) (int, error) {
+	rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $1
+		WHERE `+where+` AND state IN ('queued', 'running')
+		RETURNING id, coalesce(job_id, 0), coalesce(comment_id, 0)`, append([]any{reason}, args...)...)
+	if err != nil {
+		return 0, fmt.Errorf("cancelling runs: %w", err)
+	}
+	type ids struct{ run, job, comment int64 }
+	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ids, error) {
+		var p ids
+		err := r.Scan(&p.run, &p.job, &p.comment)
+		return p, err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("cancelling runs: %w", err)
+	}
+	for _, p := range found {
+		res.RunIDs = append(res.RunIDs, p.run)
+		running := false
+		if p.job != 0 {
+			job, err := c.river.JobCancelTx(ctx, tx, p.job)
+			if err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+				return 0, fmt.Errorf("cancelling job %d: %w", p.job, err)
+			}
+			running = job != nil && job.State == rivertype.JobStateRunning
+		}
+		// A running worker rewrites its own status comment when its
+		// context is cancelled; a run waiting for a retry has nobody to
+		// do it, so a small job does.
+		if rewriteStatus && p.comment != 0 && !running {
+			if _, err := c.river.InsertTx(ctx, tx, StatusArgs{RunID: p.run}, nil); err != nil {
+				return 0, fmt.Errorf("queueing status update for run %d: %w", p.run, err)
+			}
+		}
+	}
+	// The runs waiting on the same pull requests go with them: they have neither a job nor a
+	// status comment. Their rows are locked after the active runs', as everywhere
+	// (waiting.go).
+	rows, err = tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $1
+		WHERE `+where+` AND state = 'waiting' RETURNING id`, append([]any{reason}, args...)...)
+	if err != nil {
+		return 0, fmt.Errorf("cancelling waiting runs: %w", err)
+	}
+	waiting, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return 0, fmt.Errorf("cancelling waiting runs: %w", err)
+	}
+	res.RunIDs = append(res.RunIDs, waiting...)
+	return len(found) + len(waiting), nil
 }
 
 // Record stores a delivery we acknowledge without acting on it (for example

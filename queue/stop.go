@@ -93,43 +93,54 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 	var stopped []stoppedRun
 	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		stopped = nil
-		rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $3
-			WHERE repo_id = $1 AND issue = $2 AND kind IN ('followup', 'ci') AND state IN ('queued', 'running')
-			RETURNING id, coalesce(job_id, 0), coalesce(comment_id, 0), extra_requests`, a.RepoID, a.PR, tag)
-		if err != nil {
-			return fmt.Errorf("stopping follow-ups: %w", err)
-		}
-		found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stoppedRun, error) {
-			var s stoppedRun
-			return s, r.Scan(&s.run, &s.job, &s.comment, &s.extra)
-		})
-		if err != nil {
-			return fmt.Errorf("stopping follow-ups: %w", err)
-		}
-		// The requests waiting on the pull request are stopped too: they have neither a job nor
-		// a reply. Their rows are locked after the active run's, as everywhere (waiting.go).
-		rows, err = tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $3
-			WHERE repo_id = $1 AND issue = $2 AND state = 'waiting'
-			RETURNING id, 0, 0, extra_requests`, a.RepoID, a.PR, tag)
-		if err != nil {
-			return fmt.Errorf("stopping waiting follow-ups: %w", err)
-		}
-		waiting, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stoppedRun, error) {
-			s := stoppedRun{waiting: true}
-			return s, r.Scan(&s.run, &s.job, &s.comment, &s.extra)
-		})
-		if err != nil {
-			return fmt.Errorf("stopping waiting follow-ups: %w", err)
-		}
-		for _, s := range found {
-			if s.job != 0 {
-				row, err := client.JobCancelTx(ctx, tx, s.job)
-				if err != nil && !errors.Is(err, rivertype.ErrNotFound) {
-					return fmt.Errorf("cancelling job %d: %w", s.job, err)
-				}
-				s.running = row != nil && row.State == rivertype.JobStateRunning
+		var waiting []stoppedRun
+		// Two passes at least, and more until one finds nothing: a waiting run that the worker
+		// promoted while this transaction waited for the row of the run it ended is queued only
+		// for the next pass (as in cancelRuns).
+		for pass := 0; ; pass++ {
+			rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $3
+				WHERE repo_id = $1 AND issue = $2 AND kind IN ('followup', 'ci') AND state IN ('queued', 'running')
+				RETURNING id, coalesce(job_id, 0), coalesce(comment_id, 0), extra_requests`, a.RepoID, a.PR, tag)
+			if err != nil {
+				return fmt.Errorf("stopping follow-ups: %w", err)
 			}
-			stopped = append(stopped, s)
+			found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stoppedRun, error) {
+				var s stoppedRun
+				return s, r.Scan(&s.run, &s.job, &s.comment, &s.extra)
+			})
+			if err != nil {
+				return fmt.Errorf("stopping follow-ups: %w", err)
+			}
+			// The requests waiting on the pull request are stopped too: they have neither a job
+			// nor a reply. Their rows are locked after the active run's, as everywhere
+			// (waiting.go).
+			rows, err = tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $3
+				WHERE repo_id = $1 AND issue = $2 AND state = 'waiting'
+				RETURNING id, 0, 0, extra_requests`, a.RepoID, a.PR, tag)
+			if err != nil {
+				return fmt.Errorf("stopping waiting follow-ups: %w", err)
+			}
+			more, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stoppedRun, error) {
+				s := stoppedRun{waiting: true}
+				return s, r.Scan(&s.run, &s.job, &s.comment, &s.extra)
+			})
+			if err != nil {
+				return fmt.Errorf("stopping waiting follow-ups: %w", err)
+			}
+			if len(found) == 0 && len(more) == 0 && pass > 0 {
+				break
+			}
+			for _, s := range found {
+				if s.job != 0 {
+					row, err := client.JobCancelTx(ctx, tx, s.job)
+					if err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+						return fmt.Errorf("cancelling job %d: %w", s.job, err)
+					}
+					s.running = row != nil && row.State == rivertype.JobStateRunning
+				}
+				stopped = append(stopped, s)
+			}
+			waiting = append(waiting, more...)
 		}
 		stopped = append(stopped, waiting...)
 		return nil

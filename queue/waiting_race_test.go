@@ -1,0 +1,174 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// errGaveUp: nothing waited for the transaction of commitWhenBlocked.
+var errGaveUp = errors.New("no transaction waited for the held rows")
+
+// commitWhenBlocked runs before in a transaction of its own, then, once another backend waits
+// for a lock that transaction holds, runs after and commits. The returned channel reports the
+// outcome; calling giveUp rolls the transaction back if nothing has waited by then.
+func (b *bundle) commitWhenBlocked(t *testing.T, before, after func(context.Context, pgx.Tx) error) (done <-chan error, giveUp func()) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := b.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := before(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	out, stop := make(chan error, 1), make(chan struct{})
+	go func() {
+		defer func() { _ = tx.Rollback(ctx) }()
+		for {
+			select {
+			case <-stop:
+				out <- errGaveUp
+				return
+			default:
+			}
+			var blocked int
+			if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))`, pid).Scan(&blocked); err != nil {
+				out <- err
+				return
+			}
+			if blocked > 0 {
+				break
+			}
+		}
+		if err := after(ctx, tx); err != nil {
+			out <- err
+			return
+		}
+		out <- tx.Commit(ctx)
+	}()
+	return out, func() { close(stop) }
+}
+
+// endAndPromote is commitWhenBlocked's pair for a worker that ends run id (a refusal) and
+// promotes the oldest run waiting on PR 77, as store.end does: the run's row is held from the
+// start.
+func (b *bundle) endAndPromote(t *testing.T, id int64) (<-chan error, func()) {
+	t.Helper()
+	return b.commitWhenBlocked(t,
+		func(ctx context.Context, tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, `SELECT 1 FROM runs WHERE id = $1 FOR UPDATE`, id)
+			return err
+		},
+		func(ctx context.Context, tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `UPDATE runs SET state = 'skipped', finished_at = now(), exit_reason = 'permission' WHERE id = $1`, id); err != nil {
+				return err
+			}
+			_, err := promoteWaiting(ctx, tx, b.client.River(), 42, 77)
+			return err
+		})
+}
+
+// requireNothingLeft fails unless run id was cancelled, its job (if any) too, and PR 77 has
+// no waiting, queued or running run.
+func (b *bundle) requireNothingLeft(t *testing.T, id int64) {
+	t.Helper()
+	if got := b.row(t, id); got.State != StateCancelled {
+		t.Errorf("run %d, which waited, is %s after the stop or cancel; want cancelled", id, got.State)
+	}
+	var jobID int64
+	if err := b.pool.QueryRow(context.Background(), `SELECT coalesce(job_id, 0) FROM runs WHERE id = $1`, id).Scan(&jobID); err != nil {
+		t.Fatal(err)
+	}
+	if jobID != 0 {
+		if st := b.jobState(t, jobID); st != rivertype.JobStateCancelled {
+			t.Errorf("the job of run %d is %s; want cancelled", id, st)
+		}
+	}
+	if n := b.count(t, `SELECT count(*) FROM runs WHERE repo_id = 42 AND issue = 77 AND state IN ('waiting', 'queued', 'running')`); n != 0 {
+		t.Errorf("%d runs of the pull request are still waiting, queued or running", n)
+	}
+}
+
+// TestStopOrCancelWhileTheActiveRunEnds: a stop request, a Cancel or an uninstall whose
+// transaction waits for the active run's row while the worker ends that run and promotes the
+// waiting one also takes the promoted run. Its statements' snapshot was taken before the
+// promotion: the active run no longer matched and the promoted run was not waiting any more,
+// so it escaped, and a request a writer had asked to stop ran and pushed.
+func TestStopOrCancelWhileTheActiveRunEnds(t *testing.T) {
+	t.Parallel()
+	actions := []struct {
+		name string
+		do   func(t *testing.T, b *bundle)
+	}{
+		{"Stop", func(t *testing.T, b *bundle) {
+			if r := b.workStop(t, "maintainer"); !r.completed() {
+				t.Error(r)
+			}
+		}},
+		{"Cancel", func(t *testing.T, b *bundle) {
+			if _, err := b.client.Cancel(context.Background(), b.delivery("issues", "closed"), 42, 77, "closed"); err != nil {
+				t.Error(err)
+			}
+		}},
+		{"Uninstall", func(t *testing.T, b *bundle) {
+			if _, err := b.client.CancelInstallation(context.Background(), b.delivery("installation", "deleted"), 5, "deleted"); err != nil {
+				t.Error(err)
+			}
+		}},
+	}
+	for _, a := range actions {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			b.repo.perms = map[string]string{"reader": "read"}
+			first := b.acceptFollowUp(t, "reader", "@frognano do something")
+			w := b.acceptFollowUp(t, "maintainer", "@frognano rename x")
+			if !w.Waiting {
+				t.Fatalf("the second request: %+v", w)
+			}
+			done, giveUp := b.endAndPromote(t, first.RunID)
+			a.do(t, b)
+			giveUp()
+			if err := <-done; err != nil {
+				t.Fatalf("ending the active run: %v", err)
+			}
+			b.requireNothingLeft(t, w.RunID)
+		})
+	}
+}
+
+// TestCancelWhileTheCleanupPromotes: a Cancel whose transaction waits for a waiting run's row
+// while the periodic cleanup promotes it (its active run ended without promoting it) takes the
+// promoted run too.
+func TestCancelWhileTheCleanupPromotes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	first := b.acceptFollowUp(t, "reader", "@frognano do something")
+	w := b.acceptFollowUp(t, "maintainer", "@frognano rename x")
+	if _, err := b.pool.Exec(context.Background(), `UPDATE runs SET state = 'failed' WHERE id = $1`, first.RunID); err != nil {
+		t.Fatal(err)
+	}
+	done, giveUp := b.commitWhenBlocked(t,
+		func(ctx context.Context, tx pgx.Tx) error {
+			_, err := promoteWaiting(ctx, tx, b.client.River(), 42, 77)
+			return err
+		},
+		func(context.Context, pgx.Tx) error { return nil })
+	_, err := b.client.Cancel(context.Background(), b.delivery("issues", "closed"), 42, 77, "closed")
+	giveUp()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("promoting the stranded run: %v", err)
+	}
+	b.requireNothingLeft(t, w.RunID)
+}
