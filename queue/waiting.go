@@ -176,14 +176,19 @@ func waitOrCount(ctx context.Context, tx pgx.Tx, d Delivery, req RunRequest, kin
 }
 
 // promoteStranded promotes the oldest waiting run of each pull request that has runs waiting
-// but no active run, and returns how many it promoted. Whatever ends an active run promotes
-// the next one in the same transaction; this is the periodic safety net for an active run
-// ended by something that does not (an older frognano during an upgrade, an operator's UPDATE).
+// but no active run, and returns how many it promoted (endDead's ends included). Whatever
+// ends an active run promotes the next one in the same transaction; this is the periodic
+// safety net for an active run ended by something that does not (an older frognano during an
+// upgrade, an operator's UPDATE) and for one that nothing will end (endDead).
 func promoteStranded(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx]) (int, error) {
+	n, err := endDead(ctx, store{pool: pool, river: rc})
+	if err != nil {
+		return n, err
+	}
 	rows, err := pool.Query(ctx, `SELECT DISTINCT repo_id, issue FROM runs w WHERE state = 'waiting'
 		AND NOT EXISTS (SELECT 1 FROM runs a WHERE a.repo_id = w.repo_id AND a.issue = w.issue AND a.state IN ('queued', 'running'))`)
 	if err != nil {
-		return 0, fmt.Errorf("looking for stranded waiting runs: %w", err)
+		return n, fmt.Errorf("looking for stranded waiting runs: %w", err)
 	}
 	type pr struct {
 		repoID int64
@@ -194,9 +199,8 @@ func promoteStranded(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[p
 		return p, r.Scan(&p.repoID, &p.issue)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("looking for stranded waiting runs: %w", err)
+		return n, fmt.Errorf("looking for stranded waiting runs: %w", err)
 	}
-	n := 0
 	for _, p := range prs {
 		var id int64
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
@@ -211,6 +215,43 @@ func promoteStranded(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[p
 			return n, err
 		}
 		if id != 0 {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// deadJob is true of an active run (alias r) whose River job has ended (completed, cancelled,
+// discarded) or is gone: no worker will take the run again, whatever its row says.
+const deadJob = `r.job_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM river_job j
+	WHERE j.id = r.job_id AND j.state NOT IN ('completed', 'cancelled', 'discarded'))`
+
+// endDead ends, as failed, each active run that has runs waiting behind it but whose job has
+// ended without ending it (deadJob: River's rescuer discarded the job after a crash on its last
+// attempt, or the worker's own end failed before it cancelled the job), and promotes the
+// oldest waiting run in the same transaction (store.end). Without it the waiting runs would
+// wait forever. It returns how many runs it ended, each of which promoted one unless the runs
+// waiting behind it were cancelled meanwhile.
+func endDead(ctx context.Context, s store) (int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT r.id FROM runs r WHERE r.state IN ('queued', 'running') AND `+deadJob+`
+		AND EXISTS (SELECT 1 FROM runs w WHERE w.repo_id = r.repo_id AND w.issue = r.issue AND w.state = 'waiting')`)
+	if err != nil {
+		return 0, fmt.Errorf("looking for active runs whose job ended: %w", err)
+	}
+	dead, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return 0, fmt.Errorf("looking for active runs whose job ended: %w", err)
+	}
+	n := 0
+	for _, id := range dead {
+		// The job is looked at again under the run's row lock: an operator may have retried it.
+		ended, err := s.end(ctx, fmt.Sprintf("ending run %d, whose job ended", id), `UPDATE runs r SET state = 'failed', finished_at = now(),
+				error = 'its job ended without ending the run (the worker died on its last attempt, or could not record the end); ended by the cleanup so that the requests waiting behind it run'
+			WHERE r.id = $1 AND r.state IN ('queued', 'running') AND `+deadJob+` RETURNING r.repo_id, r.issue`, id)
+		if err != nil {
+			return n, err
+		}
+		if ended {
 			n++
 		}
 	}

@@ -3,9 +3,12 @@ package queue
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 )
 
@@ -171,4 +174,47 @@ func TestCancelWhileTheCleanupPromotes(t *testing.T) {
 		t.Fatalf("promoting the stranded run: %v", err)
 	}
 	b.requireNothingLeft(t, w.RunID)
+}
+
+// TestWaitingRunBehindADeadRunIsPromoted: an active run whose River job ended without ending
+// the run (River's rescuer discarded it after a crash on its last attempt, or the worker's own
+// end failed before it cancelled its job) can never run again, and the runs waiting behind it
+// would wait forever: the periodic cleanup ends it as failed and promotes the oldest waiting
+// run. An active run whose job may still run is left alone.
+func TestWaitingRunBehindADeadRunIsPromoted(t *testing.T) {
+	t.Parallel()
+	for _, jobState := range []string{"discarded", "cancelled", "completed", "deleted"} {
+		t.Run(jobState, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			b := setup(t)
+			first := b.acceptFollowUp(t, "reader", "@frognano do something")
+			w := b.acceptFollowUp(t, "maintainer", "@frognano rename x")
+			if _, err := b.pool.Exec(ctx, `UPDATE runs SET state = 'running', started_at = now(), attempts = 3 WHERE id = $1`, first.RunID); err != nil {
+				t.Fatal(err)
+			}
+			cw := &cleanupWorker{pool: b.pool, retention: DefaultDeliveryRetention, log: slog.New(slog.DiscardHandler)}
+			// Its job is still available: the run may still be worked, and nothing changes.
+			if r := workJob(t, b, CleanupArgs{}, 1, river.Worker[CleanupArgs](cw)); !r.completed() {
+				t.Fatal(r)
+			}
+			if got := b.row(t, first.RunID).State; got != StateRunning || b.row(t, w.RunID).State != StateWaiting {
+				t.Fatalf("the cleanup changed a run whose job may still run: %s, waiting run %s", got, b.row(t, w.RunID).State)
+			}
+			sql := `UPDATE river_job SET state = $2, finalized_at = now() WHERE id = $1`
+			if jobState == "deleted" { // River's job cleaner deletes ended jobs after a while
+				sql = `DELETE FROM river_job WHERE id = $1 AND $2 <> ''`
+			}
+			if _, err := b.pool.Exec(ctx, sql, first.JobID, jobState); err != nil {
+				t.Fatal(err)
+			}
+			if r := workJob(t, b, CleanupArgs{}, 1, river.Worker[CleanupArgs](cw)); !r.completed() {
+				t.Fatal(r)
+			}
+			if got := b.row(t, first.RunID); got.State != StateFailed || !strings.Contains(got.Error, "job") {
+				t.Errorf("the dead run: %+v; want failed, saying its job ended", got)
+			}
+			b.requirePromoted(t, w.RunID)
+		})
+	}
 }
