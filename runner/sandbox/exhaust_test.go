@@ -271,3 +271,22 @@ func TestKilledExecutorAfterAnOOMKill(t *testing.T) {
 		t.Errorf("Call that killed the executor: %v, want it to match %s", err, both)
 	}
 }
+
+// TestTmpInodesAreBounded: empty files cost /tmp no size but each takes kernel memory charged
+// to the sandbox, which a full memory limit cannot reclaim. /tmp holds one inode per 4 KiB of
+// its size (16384 for the 64 MiB of a 128 MiB sandbox): past that a new file fails with "No
+// space left on device", and the next command runs.
+func TestTmpInodesAreBounded(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.Memory = 128 << 20
+	sb := readySandbox(t, cfg, "")
+	r := bash(t, sb, `cd /tmp && i=0; while [ $i -lt 20000 ] && : > f$i; do i=$((i+1)); done; echo made $i`)
+	// The root folder takes one inode; the limit counts it.
+	if r.stdout != "made 16383\n" || !strings.Contains(r.stderr, "No space left on device") {
+		t.Errorf("making 20000 empty files in /tmp: %q", r.raw)
+	}
+	if r := bash(t, sb, "rm -rf /tmp/f* && echo freed"); r.stdout != "freed\n" {
+		t.Errorf("next command: %q", r.raw)
+	}
+}

@@ -324,7 +324,7 @@ func create(ctx context.Context, docker *client.Client, cfg Config, runID, purpo
 		SecurityOpt:    []string{"no-new-privileges:true"},
 		ReadonlyRootfs: true,
 		Init:           &useInit,
-		Tmpfs:          map[string]string{"/tmp": fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,mode=1777", cfg.TmpfsSize)},
+		Tmpfs:          map[string]string{"/tmp": fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,nr_inodes=%d,mode=1777", cfg.TmpfsSize, tmpfsInodes(cfg.TmpfsSize))},
 		// /dev/shm stays (Python's multiprocessing needs it) but small, private and noexec.
 		ShmSize: shmSize(cfg.Memory),
 		IpcMode: container.IPCModePrivate,
@@ -389,6 +389,16 @@ func create(ctx context.Context, docker *client.Client, cfg Config, runID, purpo
 // commands the other half, less /dev/shm's eighth at most.
 func maxTmpfs(memory int64) int64 {
 	return memory / 2
+}
+
+// tmpfsInodes is how many files, folders and links a tmpfs of size bytes may hold: one per 4
+// KiB. The size bounds only the files' contents; each inode also takes about 1 KiB of kernel
+// memory, charged to the sandbox and never reclaimed while the file exists, and the kernel's
+// default allows millions. A sandbox filled with empty files (a shell loop in /tmp will do) had
+// no memory left to start a command, the one that would delete them included. At one per 4 KiB
+// the inodes of a full /tmp take about a quarter of its size on top of it.
+func tmpfsInodes(size int64) int64 {
+	return max(1024, size/4096)
 }
 
 // shmSize is the size of /dev/shm for a memory limit: Docker's 64 MiB, or an eighth of a
