@@ -155,17 +155,30 @@ func (rt *Router) handle(w http.ResponseWriter, r *http.Request) {
 }
 
 // decode waits as Batching says for one reply; false when the client went away.
+//
+// Each step ends at a deadline: the previous step's deadline plus the step's length, not
+// "now" plus it. A GPU keeps decoding whatever the host's CPUs do, but a timer that fires late
+// on a busy host would otherwise make every later step late too: over a 400-token reply, a
+// millisecond of lateness a step adds 0.4 s, and the simulated model would look slower the
+// more the host is loaded, the very thing the attempts benchmark measures.
 func (rt *Router) decode(r *http.Request) bool {
+	next := time.Now()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	<-t.C
 	for range max(rt.batch.Tokens, 1) {
 		rt.mu.Lock()
 		n := rt.inFlight
 		rt.mu.Unlock()
-		d := time.Duration(float64(rt.batch.Step) * (1 + rt.batch.Slowdown*float64(max(n-1, 0))))
-		t := time.NewTimer(d)
+		next = next.Add(time.Duration(float64(rt.batch.Step) * (1 + rt.batch.Slowdown*float64(max(n-1, 0)))))
+		wait := time.Until(next)
+		if wait <= 0 {
+			continue // late already: this step is done
+		}
+		t.Reset(wait)
 		select {
 		case <-t.C:
 		case <-r.Context().Done():
-			t.Stop()
 			return false
 		}
 	}
