@@ -93,7 +93,7 @@ func TestIsolation(t *testing.T) {
 		// testConfig's 512 MiB memory limit gives /dev/shm Docker's 64 MiB (the most it gets).
 		r := bash(t, sb, "grep ' /dev/shm ' /proc/mounts; df -B1 --output=size /dev/shm | tail -1")
 		mnt, size, _ := strings.Cut(strings.TrimSpace(r.stdout), "\n")
-		for _, opt := range []string{"nosuid", "nodev", "noexec", "size=65536k"} {
+		for _, opt := range []string{"nosuid", "nodev", "noexec", "size=65536k", "nr_inodes=16384"} {
 			if !strings.Contains(mnt, opt) {
 				t.Errorf("/dev/shm is mounted without %s: %q", opt, mnt)
 			}
@@ -111,8 +111,8 @@ func TestIsolation(t *testing.T) {
 			t.Errorf("a binary ran from /dev/shm: %s", r.raw)
 		}
 		info, err := docker.ContainerInspect(context.Background(), sb.ID())
-		if err != nil || info.HostConfig.IpcMode != "private" || info.HostConfig.ShmSize != 64<<20 {
-			t.Errorf("IPC mode %q, shm size %d (err %v); want private, 64 MiB", info.HostConfig.IpcMode, info.HostConfig.ShmSize, err)
+		if err != nil || info.HostConfig.IpcMode != "private" {
+			t.Errorf("IPC mode %q (err %v); want private", info.HostConfig.IpcMode, err)
 		}
 	})
 	t.Run("NothingLoggedOnTheHost", func(t *testing.T) {

@@ -324,9 +324,13 @@ func create(ctx context.Context, docker *client.Client, cfg Config, runID, purpo
 		SecurityOpt:    []string{"no-new-privileges:true"},
 		ReadonlyRootfs: true,
 		Init:           &useInit,
-		Tmpfs:          map[string]string{"/tmp": fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,nr_inodes=%d,mode=1777", cfg.TmpfsSize, tmpfsInodes(cfg.TmpfsSize))},
-		// /dev/shm stays (Python's multiprocessing needs it) but small, private and noexec.
-		ShmSize: shmSize(cfg.Memory),
+		Tmpfs: map[string]string{
+			"/tmp": fmt.Sprintf("rw,exec,nosuid,nodev,size=%d,nr_inodes=%d,mode=1777", cfg.TmpfsSize, tmpfsInodes(cfg.TmpfsSize)),
+			// /dev/shm stays (Python's multiprocessing needs it) but small, private and
+			// noexec. It is a tmpfs of our own rather than Docker's (ShmSize), which takes no
+			// inode limit; Docker then makes no /dev/shm of its own.
+			"/dev/shm": fmt.Sprintf("rw,noexec,nosuid,nodev,size=%d,nr_inodes=%d,mode=1777", shmSize(cfg.Memory), tmpfsInodes(shmSize(cfg.Memory))),
+		},
 		IpcMode: container.IPCModePrivate,
 		// Nothing is logged: PID 1's stdout is writable by the sandbox user (/proc/1/fd/1), and
 		// a log file on the host would be disk the workspace limit does not see.
@@ -394,8 +398,8 @@ func maxTmpfs(memory int64) int64 {
 // tmpfsInodes is how many files, folders and links a tmpfs of size bytes may hold: one per 4
 // KiB. The size bounds only the files' contents; each inode also takes about 1 KiB of kernel
 // memory, charged to the sandbox and never reclaimed while the file exists, and the kernel's
-// default allows millions. A sandbox filled with empty files (a shell loop in /tmp will do) had
-// no memory left to start a command, the one that would delete them included. At one per 4 KiB
+// default allows millions. A sandbox filled with empty files (a shell loop in /dev/shm will do)
+// had no memory left to start a command, the one that would delete them included. At one per 4 KiB
 // the inodes of a full /tmp take about a quarter of its size on top of it.
 func tmpfsInodes(size int64) int64 {
 	return max(1024, size/4096)
