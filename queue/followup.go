@@ -189,10 +189,12 @@ func (a *attempt) followUp(ctx context.Context) error {
 
 // sayWhatWaited tells the pull request that requests counted on a refused run were not run.
 // Until the worker refuses a request from someone who may not write, it is the pull request's
-// active run. A writer's request or CI's failure that comes meanwhile waits as a run of its own
-// and runs after it (waiting.go), but only MaxWaitingRuns of them do: one beyond that is counted
-// on the active run, and without this the refusal (addressed to someone else) would be all
-// anyone heard of it. The run is finished, so nothing more is counted on it.
+// active run (or a run waiting for it). A writer's request or CI's failure that comes meanwhile
+// waits as a run of its own and runs after it (waiting.go), but only MaxWaitingRuns of them do,
+// and a person waits with one request at a time: a request beyond that is counted on the active
+// run or on its author's waiting run, and without this the refusal (addressed perhaps to
+// someone else) would be all anyone heard of it. The run is finished, so nothing more is
+// counted on it.
 func (a *attempt) sayWhatWaited(ctx context.Context) error {
 	var n int
 	if err := a.st.pool.QueryRow(ctx, `SELECT extra_requests FROM runs WHERE id = $1`, a.run.ID).Scan(&n); err != nil {
@@ -205,8 +207,9 @@ func (a *attempt) sayWhatWaited(ctx context.Context) error {
 	if n > 1 {
 		them = "they were"
 	}
-	body := fmt.Sprintf("%s on this pull request arrived while the request above was active, when no more could wait "+
-		"their turn (at most %d do); %s not run. Ask again to start a follow-up.", plural(n, "more request"), MaxWaitingRuns, them)
+	body := fmt.Sprintf("%s on this pull request were counted on the request above instead of waiting their turn "+
+		"(one person waits with one request at a time, and at most %d wait); %s not run. Ask again to start a follow-up.",
+		plural(n, "more request"), MaxWaitingRuns, them)
 	if _, err := a.repo.Comment(ctx, a.run.Issue, body); err != nil {
 		// The run is finished and a retry would not come back here: say it in the log.
 		a.log.WarnContext(ctx, "telling that requests waited on a refused run", "requests", n, "error", githubapp.Redact(err.Error()))

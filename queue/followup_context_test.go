@@ -270,8 +270,9 @@ func TestReviewCommentsOfTheActiveRunAreNotMoreRequests(t *testing.T) {
 	if !other.Waiting {
 		t.Fatalf("third request: %+v", other)
 	}
-	// A second review waits once, however many line comments it has.
-	second := RunRequest{InstallationID: 5, RepoID: 42, Owner: "octo", Repo: "pager", Issue: 77, Labeler: "reviewer",
+	// A second review (another reviewer's: one person waits once) waits once, however many
+	// line comments it has.
+	second := RunRequest{InstallationID: 5, RepoID: 42, Owner: "octo", Repo: "pager", Issue: 77, Labeler: "reviewer2",
 		Kind: KindFollowUp, Request: "(The review requests changes.)", SourceID: 556}
 	var waiting []int64
 	for range 3 {

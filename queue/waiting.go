@@ -21,16 +21,17 @@ import (
 // waits as a run of its own, in state waiting, without a River job. The rules:
 //
 //   - Accept: a follow-up request on a pull request whose active run has not passed its check
-//     waits, unless MaxWaitingRuns runs already wait there; then, or when the active run has
-//     passed its check, it is counted on the active run (extra_requests) as before.
+//     waits. A person's further request is counted on the run they already have waiting
+//     (extra_requests); one that comes when MaxWaitingRuns runs already wait, or after the
+//     active run has passed its check, is counted on the active run as before.
 //   - promoteWaiting: whatever ends an active run (store.finish, store.cancel) makes the oldest
 //     waiting run of its pull request queued and inserts its job, in the same transaction.
 //   - pass: when a run passes its check, checked_at records it. When that run is one that
 //     waited (promoted_at), the runs still waiting on its pull request are folded into it
-//     (skipped, counted in its extra_requests), as requests during an active run always were:
-//     the requests that came while one run was being checked get one run after it, not one
-//     each. A run that never waited leaves them waiting: they came before anyone knew it would
-//     go ahead, and they get their run once it ends.
+//     (skipped, counted in its extra_requests with the requests counted on them), as requests
+//     during an active run always were: the requests that came while one run was being checked
+//     get one run after it, not one each. A run that never waited leaves them waiting: they
+//     came before anyone knew it would go ahead, and they get their run once it ends.
 //   - A stop request, an unlabel or close (Cancel) and an uninstall (CancelInstallation)
 //     cancel the waiting runs together with the active ones.
 //
@@ -38,8 +39,9 @@ import (
 // that these transactions serialise on the active run and never deadlock.
 
 // MaxWaitingRuns bounds the waiting runs of one pull request. Requests beyond it are counted on
-// the active run, so someone who may not write cannot make the worker post more than this many
-// refusals by flooding a pull request with requests while one is being checked.
+// the active run, so people who may not write cannot make the worker post more than this many
+// refusals by flooding a pull request with requests while one is being checked; one person
+// has at most one waiting run there, their later requests being counted on it.
 const MaxWaitingRuns = 5
 
 // Unfinished reports whether a run in state may still run: waiting, queued or running.
@@ -94,12 +96,13 @@ func (s store) pass(ctx context.Context, r *run) error {
 		if !waited {
 			return nil
 		}
+		// A folded run brings the requests counted on it.
 		return tx.QueryRow(ctx, `WITH f AS (
 				UPDATE runs SET state = 'skipped', finished_at = now(), exit_reason = 'folded',
 					error = 'counted on run ' || $1::bigint || ', which waited before it and went ahead'
-				WHERE repo_id = $2 AND issue = $3 AND state = 'waiting' RETURNING 1
+				WHERE repo_id = $2 AND issue = $3 AND state = 'waiting' RETURNING 1 + extra_requests AS n
 			)
-			UPDATE runs SET extra_requests = extra_requests + (SELECT count(*) FROM f) WHERE id = $1
+			UPDATE runs SET extra_requests = extra_requests + (SELECT coalesce(sum(n), 0) FROM f) WHERE id = $1
 			RETURNING extra_requests`, r.ID, repoID, r.Issue).Scan(&r.ExtraRequests)
 	})
 	if err != nil && !errors.Is(err, errRunCancelled) {
@@ -138,14 +141,24 @@ func waitOrCount(ctx context.Context, tx pgx.Tx, d Delivery, req RunRequest, kin
 	sameSource := req.SourceID != 0 && req.SourceID == activeSource
 	if !sameSource && !checked && kind != KindIssue {
 		// A request from the source a waiting run already reads (a line comment of the review
-		// it answers) is part of that run, not one more.
-		var id int64
+		// it answers) is part of that run, not one more. A person's further request is
+		// counted on the run they already have waiting, so that one person (a reader's flood)
+		// cannot take every waiting place and leave a writer's request to be counted on a run
+		// that is refused. CI is not a person: each of its failures waits on its own.
+		var id, mine int64
 		var waiting int
-		err := tx.QueryRow(ctx, `SELECT coalesce(max(id) FILTER (WHERE $3::bigint <> 0 AND source_id = $3::bigint), 0), count(*)
+		err := tx.QueryRow(ctx, `SELECT coalesce(max(id) FILTER (WHERE $3::bigint <> 0 AND source_id = $3::bigint), 0),
+				coalesce(min(id) FILTER (WHERE $5 AND kind = 'followup' AND lower(labeler) = lower($4)), 0), count(*)
 			FROM runs WHERE repo_id = $1 AND issue = $2 AND state = 'waiting'`,
-			req.RepoID, req.Issue, req.SourceID).Scan(&id, &waiting)
+			req.RepoID, req.Issue, req.SourceID, req.Labeler, kind == KindFollowUp).Scan(&id, &mine, &waiting)
 		if err != nil {
 			return res, fmt.Errorf("counting waiting runs: %w", err)
+		}
+		if id == 0 && mine != 0 {
+			if _, err := tx.Exec(ctx, `UPDATE runs SET extra_requests = extra_requests + 1 WHERE id = $1`, mine); err != nil {
+				return res, fmt.Errorf("noting a request on the requester's waiting run: %w", err)
+			}
+			id = mine
 		}
 		if id == 0 && waiting < MaxWaitingRuns {
 			err = tx.QueryRow(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue,

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -216,5 +217,70 @@ func TestWaitingRunBehindADeadRunIsPromoted(t *testing.T) {
 			}
 			b.requirePromoted(t, w.RunID)
 		})
+	}
+}
+
+// TestOneReaderCannotFillTheWaitingRuns: a reader who floods a pull request while their own
+// request is the unchecked active run holds at most one waiting run (their later requests are
+// counted on it), so a writer's request that comes after still waits its turn and reaches the
+// model. Before, the reader's requests took every waiting place and the writer's was counted
+// on the reader's run and never run.
+func TestOneReaderCannotFillTheWaitingRuns(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.repo.perms = map[string]string{"reader": "read"}
+	first := b.acceptFollowUp(t, "reader", "@frognano 0")
+	var mine int64
+	elsewhere := 0
+	for i := 1; i <= 2*MaxWaitingRuns; i++ {
+		res := b.acceptFollowUp(t, "reader", fmt.Sprintf("@frognano %d", i))
+		if mine == 0 {
+			mine = res.RunID
+		}
+		if !res.Waiting || res.RunID != mine {
+			elsewhere++
+		}
+	}
+	if elsewhere != 0 {
+		t.Errorf("%d of the reader's requests did not wait as, or were not counted on, the reader's one waiting run %d", elsewhere, mine)
+	}
+	if n := b.count(t, `SELECT extra_requests FROM runs WHERE id = $1`, mine); n != 2*MaxWaitingRuns-1 {
+		t.Errorf("%d requests counted on the reader's waiting run, want %d", n, 2*MaxWaitingRuns-1)
+	}
+	writer := b.acceptFollowUp(t, "maintainer", "@frognano rename x")
+	if !writer.Waiting || writer.RunID == mine {
+		t.Errorf("the writer's request: %+v; want a waiting run of its own", writer)
+	}
+	for id, worked := first.RunID, 0; id != 0 && worked <= 2*MaxWaitingRuns; id, worked = b.activeRun(t), worked+1 {
+		b.work(t, Accepted{RunID: id}, 1)
+	}
+	if got := b.row(t, writer.RunID).State; got != StateSucceeded || b.runner.calls.Load() != 1 {
+		t.Fatalf("the writer's request (run %d): %s, model called %d times; want it run once", writer.RunID, got, b.runner.calls.Load())
+	}
+	said := strings.Join(b.repo.comments, "\n")
+	if strings.Count(said, "No run was started") != 2 || !strings.Contains(said, fmt.Sprintf("%d more requests", 2*MaxWaitingRuns-1)) {
+		t.Errorf("want two refusals, one saying the reader's %d other requests were not run:\n%s", 2*MaxWaitingRuns-1, said)
+	}
+}
+
+// TestRequestsCountedOnAFoldedRunAreCounted: a person's second request, counted on their
+// waiting run, is still counted when that run is folded into the promoted one.
+func TestRequestsCountedOnAFoldedRunAreCounted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.repo.perms = map[string]string{"reader": "read"}
+	reader := b.acceptFollowUp(t, "reader", "@frognano do something")
+	w1 := b.acceptFollowUp(t, "maintainer", "@frognano rename x")
+	w2 := b.acceptFollowUp(t, "other-maintainer", "@frognano rename y")
+	again := b.acceptFollowUp(t, "Other-Maintainer", "@frognano and rename z")
+	if !again.Waiting || again.RunID != w2.RunID {
+		t.Fatalf("the second request of a person who waits: %+v; want it counted on their run %d", again, w2.RunID)
+	}
+	b.work(t, reader, 1)
+	if r := b.work(t, w1, 1); !r.completed() || b.row(t, w2.RunID).ExitReason != "folded" {
+		t.Fatalf("%v; run %d: %+v", r, w2.RunID, b.row(t, w2.RunID))
+	}
+	if n := b.count(t, `SELECT extra_requests FROM runs WHERE id = $1`, w1.RunID); n != 2 {
+		t.Errorf("%d requests counted on the promoted run, want 2 (the folded run and the request counted on it)", n)
 	}
 }

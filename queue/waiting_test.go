@@ -105,7 +105,7 @@ func TestWaitingRunsFoldIntoThePromotedRun(t *testing.T) {
 	b.repo.pr.HeadSHA = ciSHA
 	reader := b.acceptFollowUp(t, "reader", "@frognano do something")
 	w1 := b.acceptFollowUp(t, "maintainer", "@frognano rename x")
-	w2 := b.acceptFollowUp(t, "maintainer", "@frognano rename y")
+	w2 := b.acceptFollowUp(t, "other-maintainer", "@frognano rename y") // one person waits once
 	ci := b.acceptCI(t, ciSHA)
 	for _, res := range []Accepted{w1, w2, ci} {
 		if !res.Waiting {
@@ -161,9 +161,10 @@ func TestRequestDuringACheckedRunIsCounted(t *testing.T) {
 	}
 }
 
-// TestReadersFloodMakesBoundedRefusals: a reader's many requests on a pull request make at
-// most MaxWaitingRuns waiting runs; the others are counted on the active run, so the worker
-// refuses at most 1 + MaxWaitingRuns of them, and says that the rest were not run.
+// TestReadersFloodMakesBoundedRefusals: many readers' requests on a pull request make at most
+// MaxWaitingRuns waiting runs; the others are counted on the active run, so the worker refuses
+// at most 1 + MaxWaitingRuns of them, and says that the rest were not run. (One reader's
+// requests make one waiting run: TestOneReaderCannotFillTheWaitingRuns.)
 func TestReadersFloodMakesBoundedRefusals(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -171,7 +172,7 @@ func TestReadersFloodMakesBoundedRefusals(t *testing.T) {
 	first := b.acceptFollowUp(t, "reader", "@frognano 0")
 	waiting := 0
 	for i := 1; i <= 3*MaxWaitingRuns; i++ {
-		if res := b.acceptFollowUp(t, "reader", fmt.Sprintf("@frognano %d", i)); res.Waiting {
+		if res := b.acceptFollowUp(t, fmt.Sprintf("reader%d", i), fmt.Sprintf("@frognano %d", i)); res.Waiting {
 			waiting++
 		} else if !res.AlreadyActive || res.RunID != first.RunID {
 			t.Fatalf("request %d: %+v", i, res)
