@@ -293,9 +293,10 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 	if err != nil {
 		return nil, err
 	}
-	if res.Leaf.ExitReason == leaf.ExitToolError && sb.OOMKilled(context.WithoutCancel(ctx)) {
-		res.Notes = append(res.Notes, "The sandbox ran out of memory and was killed (OOM).")
-	}
+	// OOM kills are told by OOMKillsNote below, with their number; a tool error says itself
+	// what ended the executor (sandbox.brokenError). A note of "the sandbox" being killed
+	// here would claim it for any tool error after any OOM kill (a stopped executor, one
+	// killed by a command).
 	if n := sb.LeftoversKilled(); n > 0 {
 		res.Notes = append(res.Notes, leftoversNote(n))
 	}
