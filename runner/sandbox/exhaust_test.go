@@ -20,10 +20,11 @@ import (
 // prlimitAttack sets the executor's RLIMIT_NOFILE to 5 through every ABI the machine offers
 // (python3's ctypes: libc's prlimit; on x86-64 also x32's number through syscall(2) and the
 // i386 ABI's int 0x80 from a few bytes of machine code), reads the limit back (allowed:
-// reading is not setting), and sets its own limit (pid 0, also allowed). Each line names the
+// reading is not setting), and sets its own limit (pid 0, also allowed; through its own pid
+// refused, since the filter cannot tell the caller's pid from another's). Each line names the
 // way and the errno, or OK; then comes the executor's limit as /proc shows it.
 const prlimitAttack = `python3 - "$PPID" <<'PY'
-import ctypes, errno, mmap, platform, sys
+import ctypes, errno, mmap, os, platform, sys
 pid = int(sys.argv[1])
 libc = ctypes.CDLL(None, use_errno=True)
 NOFILE = 7
@@ -50,6 +51,7 @@ if platform.machine() == "x86_64":
     i386 = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32)(page)
     print("i386", res(i386(pid, page + 512)))
 print("self", res(libc.prlimit(0, NOFILE, ctypes.byref(Rlimit(1000, 1000)), None)))
+print("own pid", res(libc.prlimit(os.getpid(), NOFILE, ctypes.byref(Rlimit(900, 900)), None)))
 PY
 grep 'Max open files' /proc/$PPID/limits`
 
@@ -76,7 +78,7 @@ func TestPrlimitOnTheExecutorRefused(t *testing.T) {
 				// x32 is refused by the filter, or missing from the kernel (ENOSYS) either way.
 				want += "x32 refused\ni386 " + refused + "\n"
 			}
-			want += "self OK\n"
+			want += "self OK\nown pid " + refused + "\n"
 			rest, ok := strings.CutPrefix(r.stdout, want)
 			if !ok {
 				t.Fatalf("attack output %q, want it to start with %q", r.raw, want)
