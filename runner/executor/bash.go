@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -188,7 +189,7 @@ func runBash(ctx context.Context, cwd, command string, timeout float64, sw *swee
 		return cmd
 	}
 	cmd := newCmd()
-	err = cmd.Start()
+	err = startPreferredForOOM(cmd)
 	if sw != nil && errors.Is(err, syscall.EAGAIN) {
 		// No process can be made: the sandbox's pids limit is full. Only the model's own
 		// processes can fill it, and a command that cannot start cannot time out, so the
@@ -200,7 +201,7 @@ func runBash(ctx context.Context, cwd, command string, timeout float64, sw *swee
 		deadline := time.Now().Add(restartLimit)
 		for pause := time.Millisecond; ; pause = min(2*pause, sweepPause) {
 			cmd = newCmd()
-			err = cmd.Start()
+			err = startPreferredForOOM(cmd)
 			if !errors.Is(err, syscall.EAGAIN) || time.Now().After(deadline) {
 				break
 			}
@@ -218,7 +219,6 @@ func runBash(ctx context.Context, cwd, command string, timeout float64, sw *swee
 		}
 		return "", killed, osError(err, "/bin/bash")
 	}
-	preferForOOM(cmd.Process.Pid)
 	go stdout.drain()
 	go stderr.drain()
 	exited := make(chan struct{})
@@ -293,18 +293,64 @@ func runBash(ctx context.Context, cwd, command string, timeout float64, sw *swee
 // sandbox runs out of memory the kernel kills the model's processes before the executor.
 const oomScoreAdj = "1000"
 
-// preferForOOM makes the kernel's OOM killer choose bash (pid) and whatever it starts before
-// the executor. The executor runs with the container's 0; a process's score is its memory plus
-// oom_score_adj thousandths of the limit, so at 1000 any of the model's processes outranks the
-// executor, which a large request (a Write of megabytes) can leave holding over a hundred MiB
-// that the Go runtime gives back only slowly. Without it, a build that fills the memory with
-// many smaller processes gets the executor killed, and the run ends as a tool error.
+// ownOOMScore is the executor's own /proc/self/oom_score_adj, opened for reading and writing
+// by Harden while the process was still dumpable: afterwards root owns the file, and the
+// executor could no longer open it (the kernel checks who may write only at open). Nil when
+// the executor was not hardened (tests, other systems).
+var ownOOMScore *os.File
+
+// afterBashStart, when set (tests only), is called once bash has started and before anything
+// else is done for it.
+var afterBashStart func()
+
+// startPreferredForOOM starts cmd with oom_score_adj oomScoreAdj from its first instruction, so
+// that the kernel's OOM killer chooses bash and whatever it starts before the executor. The
+// executor runs with the container's 0; a process's score is its memory plus oom_score_adj
+// thousandths of the limit, so at 1000 any of the model's processes outranks the executor,
+// which a large request (a Write of megabytes) can leave holding over a hundred MiB that the
+// Go runtime gives back only slowly. Without it, a build that fills the memory with many
+// smaller processes gets the executor killed, and the run ends as a tool error.
 //
-// The value is written right after bash started, so children it forked before that (in its
-// first instants, while it reads its startup files) keep 0. A command may lower its own value
-// back to 0, the lowest an unprivileged process may set; that only lets it make the executor
-// a candidate again, which it can kill(2) anyway. A failure is ignored: the command runs as
-// it would have without this.
+// A process inherits oom_score_adj when it is made, so the executor takes the value itself for
+// the moment of the fork and goes back to its own once the child has exec'd bash: writing it
+// into bash after the start would come too late for what bash forked first, when the
+// executor was slow to get to it (a busy machine), and a build started that way (`cd x &&
+// make`) would keep 0 in all its processes. The executor may always go back to its own value,
+// which is at least the lowest the kernel lets it set. Meanwhile it is at 1000 like every
+// command, for one fork and exec; a command can kill(2) it anyway.
+//
+// Without ownOOMScore the value is written into bash right after it started, as well as that
+// can be. A command may lower its own value back to 0, the lowest an unprivileged process may
+// set; that only lets it make the executor a candidate again, which it can kill(2) anyway. A
+// failure is ignored: the command runs as it would have without this.
+func startPreferredForOOM(cmd *exec.Cmd) error {
+	var own []byte
+	raised := false
+	if f := ownOOMScore; f != nil {
+		var b [16]byte
+		if n, err := f.ReadAt(b[:], 0); n > 0 && (err == nil || errors.Is(err, io.EOF)) {
+			own = bytes.TrimSpace(b[:n])
+			_, err = f.WriteAt([]byte(oomScoreAdj), 0)
+			raised = err == nil
+		}
+	}
+	err := cmd.Start()
+	if raised {
+		_, _ = ownOOMScore.WriteAt(own, 0)
+	}
+	if err != nil {
+		return err
+	}
+	if afterBashStart != nil {
+		afterBashStart()
+	}
+	if !raised {
+		preferForOOM(cmd.Process.Pid)
+	}
+	return nil
+}
+
+// preferForOOM writes oomScoreAdj into process pid's oom_score_adj.
 func preferForOOM(pid int) {
 	f, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", os.O_WRONLY, 0)
 	if err != nil {

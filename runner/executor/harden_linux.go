@@ -24,12 +24,20 @@ const (
 // (forbidForeignPrlimit): non-dumpable does not stop prlimit(2), and a command could otherwise
 // lower the executor's limits, which every later command would inherit.
 //
+// Before that it opens its own oom_score_adj, which it then keeps: it raises it for the moment
+// it starts a Bash command, which inherits it (startPreferredForOOM).
+//
 // It also moves stdin and stdout, the protocol, to new close-on-exec descriptors and leaves
 // /dev/null at 0 and 1, so that no child can ever inherit them, whatever starts it, and a
 // stray write to os.Stdout cannot corrupt the protocol. It returns the protocol's streams.
 // Standard error stays: the host reads it only to explain the executor's death, and the
 // runtime writes its crash reports there.
 func Harden() (in, out *os.File, err error) {
+	// Its own oom_score_adj is opened first: once non-dumpable it could not open it any more
+	// (startPreferredForOOM). Without it, commands get their score after they started.
+	if f, err := os.OpenFile("/proc/self/oom_score_adj", os.O_RDWR, 0); err == nil {
+		ownOOMScore = f
+	}
 	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetDumpable, 0, 0); errno != 0 {
 		return nil, nil, fmt.Errorf("making the executor non-dumpable: %w", errno)
 	}
