@@ -69,14 +69,26 @@ func (w *statusWorker) Work(ctx context.Context, job *river.Job[StatusArgs]) err
 	if err != nil {
 		return err
 	}
-	if r.CommentID == 0 || r.State != StateCancelled {
+	// Two kinds of runs end with nobody to rewrite their status comment: a run cancelled
+	// while it waited for a retry (intake.go), and one the cleanup ended because its job
+	// had ended without it (endDead).
+	var note string
+	switch r.State {
+	case StateCancelled:
+		note = "The label was removed or the issue was closed."
+	case StateFailed:
+		note = deadRunNote
+	default:
+		return nil
+	}
+	if r.CommentID == 0 {
 		return nil
 	}
 	repo, err := w.gh.ForRepo(ctx, r.InstallationID, r.Owner, r.Repo)
 	if err != nil {
 		return fmt.Errorf("opening repository %s/%s: %w", r.Owner, r.Repo, err)
 	}
-	body := renderStatus(statusView{RunID: r.ID, State: StateCancelled, Note: "The label was removed or the issue was closed.", ExtraRequests: r.ExtraRequests})
+	body := renderStatus(statusView{RunID: r.ID, State: r.State, Note: note, ExtraRequests: r.ExtraRequests})
 	if err := repo.EditComment(ctx, r.CommentID, body); err != nil {
 		if fault.IsTransient(err) {
 			return fmt.Errorf("editing status comment: %w", err)

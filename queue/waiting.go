@@ -266,7 +266,18 @@ func endDead(ctx context.Context, s store) (int, error) {
 		}
 		if ended {
 			n++
+			// Its status comment still says it runs: a small job rewrites it.
+			if err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+				_, err := s.river.InsertTx(ctx, tx, StatusArgs{RunID: id}, nil)
+				return err
+			}); err != nil {
+				return n, fmt.Errorf("queueing the status update of run %d: %w", id, err)
+			}
 		}
 	}
 	return n, nil
 }
+
+// deadRunNote is the status comment's note of a run endDead ended.
+const deadRunNote = "This run's worker stopped without finishing it (it died on its last try, or could not record the end). " +
+	"It was ended so that the requests waiting behind it could run; ask again to retry it."

@@ -191,7 +191,7 @@ func TestWaitingRunBehindADeadRunIsPromoted(t *testing.T) {
 			b := setup(t)
 			first := b.acceptFollowUp(t, "reader", "@frognano do something")
 			w := b.acceptFollowUp(t, "maintainer", "@frognano rename x")
-			if _, err := b.pool.Exec(ctx, `UPDATE runs SET state = 'running', started_at = now(), attempts = 3 WHERE id = $1`, first.RunID); err != nil {
+			if _, err := b.pool.Exec(ctx, `UPDATE runs SET state = 'running', started_at = now(), attempts = 3, comment_id = 77 WHERE id = $1`, first.RunID); err != nil {
 				t.Fatal(err)
 			}
 			cw := &cleanupWorker{pool: b.pool, retention: DefaultDeliveryRetention, log: slog.New(slog.DiscardHandler)}
@@ -216,6 +216,20 @@ func TestWaitingRunBehindADeadRunIsPromoted(t *testing.T) {
 				t.Errorf("the dead run: %+v; want failed, saying its job ended", got)
 			}
 			b.requirePromoted(t, w.RunID)
+			// Its status comment said it was running; the cleanup queued the job that says
+			// it ended.
+			var queued int
+			if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1 AND (args->>'run_id')::bigint = $2`,
+				StatusArgs{}.Kind(), first.RunID).Scan(&queued); err != nil || queued != 1 {
+				t.Fatalf("%d status jobs queued for the dead run (%v), want 1", queued, err)
+			}
+			sw := &statusWorker{pool: b.pool, gh: fakeGitHub{b.repo}}
+			if r := workJob(t, b, StatusArgs{RunID: first.RunID}, 1, river.Worker[StatusArgs](sw)); !r.completed() {
+				t.Fatal(r)
+			}
+			if e := b.repo.lastEdit(); e.id != 77 || !strings.Contains(e.body, "stopped without finishing") {
+				t.Errorf("the dead run's status comment became %+v", e)
+			}
 		})
 	}
 }
