@@ -21,20 +21,27 @@ func init() {
 	}
 }
 
-// blockedThreads is how many goroutines threadsChild blocks in a read at once: fewer than
-// ReservedThreads, so a reserve meets them all.
-const blockedThreads = ReservedThreads - 2
+// blockedThreads is how many goroutines threadsChild blocks in a read at once with a reserve:
+// fewer than ReservedThreads, so the reserve meets them all. Without one it blocks
+// unreservedBlocked, more than the few idle threads a Go program may have from its start on
+// any machine, so that the count must grow.
+const (
+	blockedThreads    = ReservedThreads - 2
+	unreservedBlocked = 32
+)
 
 // threadsChild reserves threads (mode "reserve") or not (mode "none"), counts its threads,
-// blocks blockedThreads goroutines in raw read system calls (each holds a thread in the
-// kernel), waits until the kernel shows them all blocked, counts again and prints both counts.
+// blocks goroutines in raw read system calls (each holds a thread in the kernel), waits until
+// the kernel shows them all blocked, counts again and prints both counts.
 func threadsChild(mode string) {
+	blocked := unreservedBlocked
 	if mode == "reserve" {
 		ReserveThreads(ReservedThreads)
+		blocked = blockedThreads
 	}
 	before := countThreads()
 	var fds []int
-	for range blockedThreads {
+	for range blocked {
 		var p [2]int
 		if err := syscall.Pipe(p[:]); err != nil { // blocking descriptors: the runtime's poller stays out
 			fmt.Println("pipe:", err)
@@ -125,8 +132,8 @@ func TestReserveThreadsMeetsLaterNeeds(t *testing.T) {
 		t.Errorf("%d blocked goroutines made %d new threads despite the reserve", blockedThreads, after-before)
 	}
 	before, after = runThreadsChild(t, "none")
-	t.Logf("without a reserve: %d threads, then %d", before, after)
+	t.Logf("without a reserve: %d threads, then %d with %d goroutines blocked", before, after, unreservedBlocked)
 	if after <= before {
-		t.Errorf("without a reserve, %d blocked goroutines made no new thread (%d, then %d): the test cannot tell", blockedThreads, before, after)
+		t.Errorf("without a reserve, %d blocked goroutines made no new thread (%d, then %d): the test cannot tell", unreservedBlocked, before, after)
 	}
 }
