@@ -51,8 +51,11 @@ type Accepted struct {
 	// incremented and its worker mentions it in the status comment.
 	AlreadyActive bool
 	// Waiting: the pull request's active run had not passed its check yet, so the request
-	// waits as run RunID (state waiting, no job): it becomes queued when the active run ends,
-	// or is counted on the active run once that passes its check (queue/waiting.go).
+	// waits as run RunID (state waiting, no job): a new one, the one waiting for the same
+	// source (a line comment of the review it answers: part of that run), or the one its
+	// author already had waiting (the request counted in its extra_requests). The oldest
+	// waiting run becomes queued when the active run ends; the others still waiting are counted
+	// on it once it passes its check (queue/waiting.go).
 	Waiting bool
 	RunID   int64
 	JobID   int64
