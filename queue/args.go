@@ -42,9 +42,11 @@ func (CleanupArgs) InsertOpts() river.InsertOpts {
 }
 
 // StatusArgs rewrites a finished run's status comment when no worker is
-// attached to the run any more (it was cancelled while waiting for a retry).
+// attached to the run any more: it was cancelled while waiting for a retry, or
+// (Dead) the cleanup ended it because its job had ended without it.
 type StatusArgs struct {
 	RunID int64 `json:"run_id"`
+	Dead  bool  `json:"dead,omitempty"`
 }
 
 // Kind implements river.JobArgs.

@@ -77,6 +77,9 @@ func (w *statusWorker) Work(ctx context.Context, job *river.Job[StatusArgs]) err
 	case StateCancelled:
 		note = "The label was removed or the issue was closed."
 	case StateFailed:
+		if !job.Args.Dead {
+			return nil
+		}
 		note = deadRunNote
 	default:
 		return nil

@@ -268,7 +268,7 @@ func endDead(ctx context.Context, s store) (int, error) {
 			n++
 			// Its status comment still says it runs: a small job rewrites it.
 			if err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-				_, err := s.river.InsertTx(ctx, tx, StatusArgs{RunID: id}, nil)
+				_, err := s.river.InsertTx(ctx, tx, StatusArgs{RunID: id, Dead: true}, nil)
 				return err
 			}); err != nil {
 				return n, fmt.Errorf("queueing the status update of run %d: %w", id, err)

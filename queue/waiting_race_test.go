@@ -224,11 +224,16 @@ func TestWaitingRunBehindADeadRunIsPromoted(t *testing.T) {
 				t.Fatalf("%d status jobs queued for the dead run (%v), want 1", queued, err)
 			}
 			sw := &statusWorker{pool: b.pool, gh: fakeGitHub{b.repo}}
-			if r := workJob(t, b, StatusArgs{RunID: first.RunID}, 1, river.Worker[StatusArgs](sw)); !r.completed() {
+			if r := workJob(t, b, StatusArgs{RunID: first.RunID, Dead: true}, 1, river.Worker[StatusArgs](sw)); !r.completed() {
 				t.Fatal(r)
 			}
 			if e := b.repo.lastEdit(); e.id != 77 || !strings.Contains(e.body, "stopped without finishing") {
 				t.Errorf("the dead run's status comment became %+v", e)
+			}
+			// A status job for a failed run the cleanup did not end leaves its comment alone.
+			edits := len(b.repo.edits)
+			if r := workJob(t, b, StatusArgs{RunID: first.RunID}, 1, river.Worker[StatusArgs](sw)); !r.completed() || len(b.repo.edits) != edits {
+				t.Errorf("a status job without Dead: %v, %d edits, want none more than %d", r, len(b.repo.edits), edits)
 			}
 		})
 	}
