@@ -80,6 +80,9 @@ type RunFacts struct {
 	// PromotedAt is when a run that waited for its pull request's active run became queued
 	// (nil: it never waited, or still waits); CheckedAt when the worker found it may go ahead.
 	PromotedAt, CheckedAt *time.Time
+	// WaitedOnly: the run waited and was cancelled before it was ever queued (a stop, a
+	// close or an uninstall while it waited).
+	WaitedOnly bool
 }
 
 // GetRunFacts returns run id's kind, request, headline and times (the agent's, its promotion
@@ -87,8 +90,9 @@ type RunFacts struct {
 func GetRunFacts(ctx context.Context, pool *pgxpool.Pool, id int64) (RunFacts, error) {
 	var f RunFacts
 	err := pool.QueryRow(ctx, `SELECT kind, coalesce(request, ''), coalesce(headline, ''), coalesce(pr_number, 0),
-		coalesce(model_ms, 0), coalesce(tool_ms, 0), coalesce(test_ms, 0), promoted_at, checked_at FROM runs WHERE id = $1`, id).Scan(
-		&f.Kind, &f.Request, &f.Headline, &f.PRNumber, &f.ModelMS, &f.ToolMS, &f.TestMS, &f.PromotedAt, &f.CheckedAt)
+		coalesce(model_ms, 0), coalesce(tool_ms, 0), coalesce(test_ms, 0), promoted_at, checked_at,
+		state = 'cancelled' AND kind <> 'issue' AND job_id IS NULL AND promoted_at IS NULL FROM runs WHERE id = $1`, id).Scan(
+		&f.Kind, &f.Request, &f.Headline, &f.PRNumber, &f.ModelMS, &f.ToolMS, &f.TestMS, &f.PromotedAt, &f.CheckedAt, &f.WaitedOnly)
 	if err != nil {
 		return RunFacts{}, fmt.Errorf("reading run %d: %w", id, err)
 	}

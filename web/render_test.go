@@ -196,4 +196,19 @@ func TestWaitingRunPage(t *testing.T) {
 		}
 		at += i + len(want)
 	}
+
+	// A request cancelled while it waited (a stop) was never queued, and its page says so.
+	stopped := b.run(t, seedRun{Owner: "octo", Repo: "pager", Issue: 78, State: queue.StateCancelled})
+	if _, err := b.pool.Exec(context.Background(), `UPDATE runs SET kind = $2 WHERE id = $1`, stopped, queue.KindFollowUp); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(b.get(t, "/runs/"+itoa(stopped), "alice").Body)
+	start := strings.Index(string(page), `id="timeline"`)
+	if start < 0 {
+		t.Fatalf("no timeline:\n%s", page)
+	}
+	tl = string(page)[start : start+strings.Index(string(page)[start:], "</ol>")]
+	if !strings.Contains(tl, "waited for the active run of this pull request") || strings.Contains(tl, "queued") {
+		t.Errorf("the timeline of a request cancelled while it waited:\n%s", tl)
+	}
 }

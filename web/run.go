@@ -274,7 +274,7 @@ func queuedItems(run queue.RunRecord, facts queue.RunFacts) []timelineItem {
 	case facts.PromotedAt != nil:
 		items = append(items, timelineItem{At: run.CreatedAt, What: "waited for the active run of this pull request", Class: "info"},
 			timelineItem{At: *facts.PromotedAt, What: "queued", Class: "info"})
-	case run.ExitReason == "folded":
+	case run.ExitReason == "folded", facts.WaitedOnly:
 		items = append(items, timelineItem{At: run.CreatedAt, What: "waited for the active run of this pull request", Class: "info"})
 	default:
 		items = append(items, timelineItem{At: run.CreatedAt, What: "queued", Class: "info"})
