@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/frognano/frognano/migrations"
 	"github.com/frognano/frognano/migrations/dbtest"
@@ -118,16 +119,19 @@ func TestDownThenUp(t *testing.T) {
 	}
 }
 
+// insertRun inserts a run of issue 7 of repository 42 in state.
+func insertRun(ctx context.Context, pool *pgxpool.Pool, state string) error {
+	_, err := pool.Exec(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue, labeler, state)
+		VALUES ('integration:1', gen_random_uuid()::text, 1, 42, 'o', 'r', 7, 'u', $1)`, state)
+	return err
+}
+
 func TestAtMostOneActiveRunPerIssue(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := dbtest.New(t)
 
-	insert := func(state string) error {
-		_, err := pool.Exec(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue, labeler, state)
-			VALUES ('integration:1', gen_random_uuid()::text, 1, 42, 'o', 'r', 7, 'u', $1)`, state)
-		return err
-	}
+	insert := func(state string) error { return insertRun(ctx, pool, state) }
 	tests := []struct {
 		state   string
 		wantErr bool
@@ -167,11 +171,7 @@ func TestWaitingRunsAreNotActive(t *testing.T) {
 	ctx := context.Background()
 	pool := dbtest.New(t)
 
-	insert := func(state string) error {
-		_, err := pool.Exec(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue, labeler, state)
-			VALUES ('integration:1', gen_random_uuid()::text, 1, 42, 'o', 'r', 7, 'u', $1)`, state)
-		return err
-	}
+	insert := func(state string) error { return insertRun(ctx, pool, state) }
 	for _, state := range []string{"queued", "waiting", "waiting"} {
 		if err := insert(state); err != nil {
 			t.Fatalf("insert %s: %v", state, err)

@@ -62,49 +62,43 @@ grep 'Max open files' /proc/$PPID/limits`
 // attack does otherwise: its limit drops to 5 and no tool can open a file any more.
 func TestPrlimitOnTheExecutorRefused(t *testing.T) {
 	t.Parallel()
-	for _, ex := range executors(t) {
-		t.Run(ex.name, func(t *testing.T) {
-			t.Parallel()
-			cfg := testConfig()
-			cfg.ExecutorPath = ex.path
-			sb := readySandbox(t, cfg, "")
-			r := bash(t, sb, prlimitAttack)
-			refused := "EPERM"
-			if !ex.hardened {
-				refused = "OK"
+	inEachExecutor(t, func(t *testing.T, ex target, sb *sandbox.Sandbox) {
+		r := bash(t, sb, prlimitAttack)
+		refused := "EPERM"
+		if !ex.hardened {
+			refused = "OK"
+		}
+		want := "native " + refused + "\nread OK\n"
+		if runtime.GOARCH == "amd64" {
+			// x32 is refused by the filter, or missing from the kernel (ENOSYS) either way.
+			want += "x32 refused\ni386 " + refused + "\n"
+		}
+		want += "self OK\nown pid " + refused + "\n"
+		rest, ok := strings.CutPrefix(r.stdout, want)
+		if !ok {
+			t.Fatalf("attack output %q, want it to start with %q", r.raw, want)
+		}
+		limit := strings.Fields(rest) // Max open files SOFT HARD files
+		read, err := sb.Call(context.Background(), "Read", `{"file_path":"README.md"}`)
+		if err != nil {
+			t.Fatalf("Read after the attack: %v", err)
+		}
+		if !ex.hardened {
+			if len(limit) < 5 || limit[3] != "5" || !strings.Contains(read, "Too many open files") {
+				t.Errorf("the unfiltered executor kept its limit (%q) or could still read (%q)", limit, read)
 			}
-			want := "native " + refused + "\nread OK\n"
-			if runtime.GOARCH == "amd64" {
-				// x32 is refused by the filter, or missing from the kernel (ENOSYS) either way.
-				want += "x32 refused\ni386 " + refused + "\n"
-			}
-			want += "self OK\nown pid " + refused + "\n"
-			rest, ok := strings.CutPrefix(r.stdout, want)
-			if !ok {
-				t.Fatalf("attack output %q, want it to start with %q", r.raw, want)
-			}
-			limit := strings.Fields(rest) // Max open files SOFT HARD files
-			read, err := sb.Call(context.Background(), "Read", `{"file_path":"README.md"}`)
-			if err != nil {
-				t.Fatalf("Read after the attack: %v", err)
-			}
-			if !ex.hardened {
-				if len(limit) < 5 || limit[3] != "5" || !strings.Contains(read, "Too many open files") {
-					t.Errorf("the unfiltered executor kept its limit (%q) or could still read (%q)", limit, read)
-				}
-				return
-			}
-			if len(limit) < 5 || limit[3] == "5" || limit[4] == "5" {
-				t.Errorf("the executor's limit is %q after the attack", limit)
-			}
-			if read != "README.md\n1. # demo" {
-				t.Errorf("Read after the attack: %q", read)
-			}
-			if r := bash(t, sb, "echo after"); r.stdout != "after\n" {
-				t.Errorf("Bash after the attack: %q", r.raw)
-			}
-		})
-	}
+			return
+		}
+		if len(limit) < 5 || limit[3] == "5" || limit[4] == "5" {
+			t.Errorf("the executor's limit is %q after the attack", limit)
+		}
+		if read != "README.md\n1. # demo" {
+			t.Errorf("Read after the attack: %q", read)
+		}
+		if r := bash(t, sb, "echo after"); r.stdout != "after\n" {
+			t.Errorf("Bash after the attack: %q", r.raw)
+		}
+	})
 }
 
 // TestOOMSparesTheExecutor: a 20 MiB Write leaves the executor holding over a hundred MiB for

@@ -47,6 +47,20 @@ func executors(t *testing.T) []target {
 	}
 }
 
+// inEachExecutor runs test, as a parallel subtest, against each executor in a ready sandbox
+// of its own.
+func inEachExecutor(t *testing.T, test func(t *testing.T, ex target, sb *sandbox.Sandbox)) {
+	t.Helper()
+	for _, ex := range executors(t) {
+		t.Run(ex.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig()
+			cfg.ExecutorPath = ex.path
+			test(t, ex, readySandbox(t, cfg, ""))
+		})
+	}
+}
+
 // forgery is one attack on the executor's stdout, run against each executor in a sandbox of
 // its own.
 type forgery struct {
@@ -61,28 +75,22 @@ type forgery struct {
 // answering.
 func (f forgery) run(t *testing.T) {
 	t.Helper()
-	for _, ex := range executors(t) {
-		t.Run(ex.name, func(t *testing.T) {
-			t.Parallel()
-			cfg := testConfig()
-			cfg.ExecutorPath = ex.path
-			sb := readySandbox(t, cfg, "")
-			obs, err := f.attack(t, sb)
-			if !ex.hardened {
-				requireRefused(t, sb, obs, err, f.refusal)
-				return
-			}
-			if err != nil {
-				t.Fatalf("the attack's last call: %v", err)
-			}
-			if strings.Contains(obs, f.marker) || strings.Contains(obs, "wrote") || !strings.Contains(obs, "Permission denied") {
-				t.Errorf("the write to the executor's stdout was not refused: %q", clip(obs))
-			}
-			if r := bash(t, sb, "echo after"); r.stdout != "after\n" {
-				t.Errorf("call after the attack: %q", r.raw)
-			}
-		})
-	}
+	inEachExecutor(t, func(t *testing.T, ex target, sb *sandbox.Sandbox) {
+		obs, err := f.attack(t, sb)
+		if !ex.hardened {
+			requireRefused(t, sb, obs, err, f.refusal)
+			return
+		}
+		if err != nil {
+			t.Fatalf("the attack's last call: %v", err)
+		}
+		if strings.Contains(obs, f.marker) || strings.Contains(obs, "wrote") || !strings.Contains(obs, "Permission denied") {
+			t.Errorf("the write to the executor's stdout was not refused: %q", clip(obs))
+		}
+		if r := bash(t, sb, "echo after"); r.stdout != "after\n" {
+			t.Errorf("call after the attack: %q", r.raw)
+		}
+	})
 }
 
 // callBash makes one Bash call and returns the observation or the sandbox error.
