@@ -225,16 +225,16 @@ func TestMemoryHogIsOOMKilled(t *testing.T) {
 	cfg.Memory = 96 << 20
 	sb := readySandbox(t, cfg, "")
 	ctx := context.Background()
-	if sb.OOMKilled(ctx) {
-		t.Fatal("OOMKilled before any hog ran")
+	if n, err := sb.OOMKills(ctx); err != nil || n != 0 {
+		t.Fatalf("OOMKills = %d, %v before any hog ran", n, err)
 	}
 	r := bash(t, sb, `python3 -c 'b = bytearray(1 << 30); print("survived")'`)
 	// The executor reports death by a signal as minus the signal, like Python's returncode.
 	if r.code != -9 || strings.Contains(r.stdout, "survived") {
 		t.Errorf("the hog was not killed (want exit -9, SIGKILL): %s", r.raw)
 	}
-	if !sb.OOMKilled(ctx) {
-		t.Error("OOMKilled = false after the hog was killed")
+	if n, err := sb.OOMKills(ctx); err != nil || n < 1 {
+		t.Errorf("OOMKills = %d, %v after the hog was killed", n, err)
 	}
 	if r := bash(t, sb, "echo alive"); r.stdout != "alive\n" {
 		t.Errorf("the executor did not survive the hog: %s", r.raw)

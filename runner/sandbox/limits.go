@@ -126,7 +126,7 @@ func (s *Sandbox) oomEvents(ctx context.Context) (int, error) {
 // StopReason says, in one sentence for a report, why the sandbox was stopped before Close: its
 // workspace went past the disk limit, its disk use could no longer be measured, or it reached
 // its lifetime. It is empty when none of these happened (a sandbox that died for memory is
-// reported by OOMKilled).
+// reported by OOMKills and OOMKillsNote).
 func (s *Sandbox) StopReason(ctx context.Context) string {
 	s.stopMu.Lock()
 	reason := s.stopReason

@@ -448,20 +448,6 @@ func (s *Sandbox) Close() error {
 	return s.closeErr
 }
 
-// OOMKilled reports whether the kernel's OOM killer fired in the container: either Docker saw
-// the container killed for memory, or the container's memory cgroup counted an OOM kill (the
-// usual case: a command is killed while the container and the executor live on).
-func (s *Sandbox) OOMKilled(ctx context.Context) bool {
-	info, err := s.docker.ContainerInspect(ctx, s.id)
-	if err == nil && info.State != nil && info.State.OOMKilled {
-		return true
-	}
-	if err != nil || info.State == nil || !info.State.Running {
-		return false
-	}
-	return s.cgroupOOMKills(ctx) > 0
-}
-
 // Prune removes every sandbox container left behind (all with LabelSandbox, or only those whose
 // LabelOwner is owner when owner is not empty), with their volumes. It returns how many it removed.
 func Prune(ctx context.Context, docker *client.Client, owner string) (int, error) {
