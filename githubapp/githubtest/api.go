@@ -34,6 +34,7 @@ func (s *Server) routes() {
 	s.appRoutes()
 	s.reviewerRoutes()
 	s.oauthRoutes()
+	s.renameRoutes()
 	m.HandleFunc(apiPrefix+"/", s.unexpected)
 }
 

@@ -28,13 +28,13 @@ var levels = map[string]int{"none": 0, "read": 1, "write": 2, "admin": 3}
 type token struct {
 	value          string
 	installationID int64
-	repos          []string // "owner/name"
+	repos          []int64 // repository ids, as GitHub scopes a token: a rename keeps them
 	permissions    map[string]string
 	expires        time.Time
 }
 
 func (tk *token) allows(repo *Repo, perm, level string) bool {
-	if time.Now().After(tk.expires) || !slices.Contains(tk.repos, repo.FullName()) {
+	if time.Now().After(tk.expires) || !slices.Contains(tk.repos, repo.ID) {
 		return false
 	}
 	have := tk.permissions[perm]
@@ -222,7 +222,7 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request) {
 	tk := &token{value: newTokenValue(), installationID: id, permissions: perms, expires: time.Now().Add(time.Hour)}
 	repos := []any{}
 	for _, rp := range granted {
-		tk.repos = append(tk.repos, rp.FullName())
+		tk.repos = append(tk.repos, rp.ID)
 		repos = append(repos, s.repoJSON(rp))
 	}
 	s.tokens[tk.value] = tk

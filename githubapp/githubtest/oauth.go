@@ -35,7 +35,7 @@ type oauthState struct {
 	deny       bool   // the person declines the authorization
 	codes      map[string]*oauthCode
 	userTokens map[string]*userToken
-	private    map[string]bool // "owner/name"
+	private    map[int64]bool  // by repository id: a rename keeps it
 	callback   string          // the App's registered callback URL; "" accepts any
 	exchanges  []string        // logins a code was exchanged for, in order
 }
@@ -102,9 +102,9 @@ func (s *Server) SetPrivate(repo *Repo, private bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.oauth.private == nil {
-		s.oauth.private = map[string]bool{}
+		s.oauth.private = map[int64]bool{}
 	}
-	s.oauth.private[repo.FullName()] = private
+	s.oauth.private[repo.ID] = private
 }
 
 // UserTokens returns the user tokens the fake issued, to assert none leaked.
@@ -308,26 +308,32 @@ func (s *Server) handleGetUser(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveUserRepo answers GET /repos/{owner}/{repo} when the request carries a user token, and
-// reports whether it did. The answer carries the person's permissions; a private repository
-// they have no role on, or one the App is not installed on (a user token reaches no further
-// than the App), is 404 as GitHub answers it.
+// reports whether it did.
 func (s *Server) serveUserRepo(w http.ResponseWriter, r *http.Request) bool {
 	login, isUser := s.lookupUserToken(r)
 	if !isUser {
 		return false
 	}
+	s.writeUserRepo(w, login, s.Repo(r.PathValue("owner"), r.PathValue("repo")))
+	return true
+}
+
+// writeUserRepo answers a request for repo (nil: none by that name or id) made with login's
+// user token ("" : a token GitHub does not know). The answer carries the person's permissions;
+// a private repository they have no role on, or one the App is not installed on (a user token
+// reaches no further than the App), is 404 as GitHub answers it.
+func (s *Server) writeUserRepo(w http.ResponseWriter, login string, repo *Repo) {
 	if login == "" {
 		writeError(w, http.StatusUnauthorized, "Bad credentials")
-		return true
+		return
 	}
-	repo := s.Repo(r.PathValue("owner"), r.PathValue("repo"))
 	if repo == nil {
 		writeError(w, http.StatusNotFound, "Not Found")
-		return true
+		return
 	}
 	s.mu.Lock()
 	role := repo.permissions[login]
-	private := s.oauth.private[repo.FullName()]
+	private := s.oauth.private[repo.ID]
 	installed := repo.installationID != 0
 	s.mu.Unlock()
 	if role == "none" {
@@ -338,7 +344,7 @@ func (s *Server) serveUserRepo(w http.ResponseWriter, r *http.Request) bool {
 	}
 	if role == "" || (private && !installed) {
 		writeError(w, http.StatusNotFound, "Not Found")
-		return true
+		return
 	}
 	rank := map[string]int{"read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}[role]
 	out := s.repoJSON(repo)
@@ -349,5 +355,4 @@ func (s *Server) serveUserRepo(w http.ResponseWriter, r *http.Request) bool {
 		"pull": rank >= 1, "triage": rank >= 2, "push": rank >= 3, "maintain": rank >= 4, "admin": rank >= 5,
 	}
 	writeJSON(w, http.StatusOK, out)
-	return true
 }

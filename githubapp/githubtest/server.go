@@ -1,9 +1,11 @@
 // Package githubtest is an in-process fake of the parts of GitHub frognano uses: App
 // authentication (JWT-signed installation-token requests, repository- and permission-scoped
 // installation tokens), the 18 REST endpoints of the OpenAPI subset in the shapes GitHub answers
-// with, and real git repositories served over smart HTTP by `git http-backend`, which demand an
-// installation token for clone and push. It records what it was asked so tests can inspect it,
-// and can inject faults (5xx, rate limits).
+// with (plus GET /repositories/{id}, which the subset leaves out, answered like
+// /repos/{owner}/{repo}), and real git repositories served over smart HTTP by `git http-backend`,
+// which demand an installation token for clone and push. Repositories can be renamed and deleted
+// as on GitHub: ids stay, names move (rename.go). It records what it was asked so tests can
+// inspect it, and can inject faults (5xx, rate limits).
 //
 // It serves the GitHub Enterprise Server layout: the API lives under URL+"/api/v3", so a client
 // that accidentally calls api.github.com fails loudly. Any request it does not recognise fails
@@ -68,6 +70,7 @@ type Server struct {
 	mu            sync.Mutex
 	nextID        int64
 	repos         map[string]*Repo // "owner/name"
+	moved         map[string]int64 // a name a repository had before a rename -> its id (rename.go)
 	installations map[int64][]*Repo
 	tokens        map[string]*token
 	issued        []string
@@ -174,6 +177,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, isAPI bool) {
 	switch {
 	case isAPI:
+		if s.redirectMoved(w, r, strings.TrimPrefix(r.URL.Path, apiPrefix)) {
+			return
+		}
 		s.api.ServeHTTP(w, r)
 	case strings.Contains(r.URL.Path, ".git/"):
 		s.serveGit(w, r)
