@@ -293,11 +293,8 @@ func (p *Proxy) checkWatcher(ctx context.Context, req *container.CreateRequest, 
 	if watched == "" {
 		return refuse("capability %s is allowed only to a container labelled %s", watcherCapability, sandbox.LabelWatches)
 	}
-	_, wl, err := lk.container(ctx, watched)
-	if err != nil {
-		return err
-	}
-	return p.ours(wl)
+	_, _, err = p.ownContainer(ctx, lk, watched)
+	return err
 }
 
 // checkExec checks an exec create body and returns the body to forward.

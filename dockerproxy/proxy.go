@@ -138,6 +138,7 @@ func dialer(engine string) (func(ctx context.Context) (net.Conn, error), error) 
 type Refusal struct {
 	Status int
 	Reason string
+	detail string // for the proxy's log alone: what Reason may not tell the client
 }
 
 func (r *Refusal) Error() string { return r.Reason }
@@ -188,7 +189,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadGateway, "frognano docker-proxy: checking the request: "+err.Error())
 			return
 		}
-		p.log.Info("docker-proxy: request refused", "method", r.Method, "path", r.URL.Path, "reason", ref.Reason)
+		p.log.Info("docker-proxy: request refused", "method", r.Method, "path", r.URL.Path, "reason", ref.Reason, "detail", ref.detail)
 		writeError(w, ref.Status, "frognano docker-proxy refused "+r.Method+" "+r.URL.Path+": "+ref.Reason)
 		return
 	}
@@ -217,6 +218,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out.Header.Set("Content-Type", "application/json")
 		out.TransferEncoding = nil
 	}
+	if fw.serve != nil {
+		fw.serve(w, out)
+		return
+	}
 	if fw.list {
 		p.serveList(w, out)
 		return
@@ -242,6 +247,9 @@ type forward struct {
 	stream  bool // archive: the client's body (a tar) is streamed to the engine
 	list    bool // a container list to keep to the owner's containers
 	version bool // the engine's version, to which the proxy adds itself
+	// serve, when set, answers in place of passing the engine's answer on as it is (what
+	// the proxy hides of other workloads: hide.go).
+	serve func(w http.ResponseWriter, out *http.Request)
 }
 
 // readJSON reads a JSON body of at most maxJSONBody bytes.

@@ -3,6 +3,7 @@ package dockerproxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,14 +33,16 @@ import (
 //	POST /containers/{id}/exec, POST /exec/{id}/start,          the executor, tests, the OOM counter
 //	  GET /exec/{id}/json
 //	POST /commit                                                an environment image from a setup container
-//	GET /images/json, GET /images/{name}/json                   images and the environment cache
+//	GET /images/json, GET /images/{name}/json                   images and the environment cache (the list: env images only)
 //	POST /images/{name}/tag, DELETE /images/{name}              the cache's use mark and eviction (env images only)
-//	GET /networks/{id}                                          preflight of the setup network (allowed networks only)
+//	GET /networks/{id}                                          preflight of the setup network (allowed networks only;
+//	                                                              the answer names the network, nothing on it)
 //	DELETE /volumes/{name}                                      a sandbox's workspace volume
 //
 // Each per-container call needs a container labelled dev.frognano.sandbox=1 (and of the
 // proxy's owner when it has one), and goes to the engine by the full ID the check saw, so that
-// a name cannot be made to mean another container between the check and the call.
+// a name cannot be made to mean another container between the check and the call. A container
+// that is not the client's is answered as one that does not exist (hide.go).
 
 // allowQuery refuses query parameters outside allowed.
 func allowQuery(q url.Values, allowed ...string) error {
@@ -115,6 +118,8 @@ func (p *Proxy) check(r *http.Request) (*forward, error) {
 			return nil, err
 		}
 		to(rest)
+		name := q.Get("name")
+		fw.serve = func(w http.ResponseWriter, out *http.Request) { p.serveCreate(w, out, name) }
 		return fw, nil
 	case strings.HasPrefix(rest, "/containers/"):
 		return p.checkContainerCall(r, strings.TrimPrefix(rest, "/containers/"), q, fw, to)
@@ -126,7 +131,20 @@ func (p *Proxy) check(r *http.Request) (*forward, error) {
 		if err := allowQuery(q, "all", "filters", "digests", "shared-size", "manifests"); err != nil {
 			return nil, err
 		}
+		// frognano lists its environment images alone (runner/env's cache); the others are
+		// other workloads' (hide.go).
+		args, err := filters.FromJSON(q.Get("filters"))
+		if err != nil {
+			return nil, badRequest("unreadable filters: %v", err)
+		}
+		args.Add("label", envpkg.LabelEnv+"=1")
+		s, err := filters.ToJSON(args)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the image list's filters: %w", err)
+		}
+		q.Set("filters", s)
 		to(rest)
+		fw.serve = p.serveImageList
 		return fw, nil
 	case strings.HasPrefix(rest, "/images/"):
 		return p.checkImageCall(r, strings.TrimPrefix(rest, "/images/"), q, fw, to)
@@ -143,7 +161,11 @@ func (p *Proxy) check(r *http.Request) (*forward, error) {
 		if err := allowQuery(q, "verbose", "scope"); err != nil {
 			return nil, err
 		}
+		// Even this network's inspect lists every container on it, frognano's or not, and
+		// verbose adds a swarm's services and nodes: the answer is cut (hide.go).
+		q.Del("verbose")
 		to(rest)
+		fw.serve = p.serveNetwork
 		return fw, nil
 	case strings.HasPrefix(rest, "/volumes/") && m == http.MethodDelete:
 		return p.checkVolumeRemove(r, strings.TrimPrefix(rest, "/volumes/"), q, fw, to)
@@ -182,11 +204,8 @@ func (p *Proxy) checkContainerCall(r *http.Request, tail string, q url.Values, f
 	if err := validName(ref); err != nil {
 		return nil, err
 	}
-	id, labels, err := p.container(r.Context(), ref)
+	id, labels, err := p.ownContainer(r.Context(), p, ref)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.ours(labels); err != nil {
 		return nil, err
 	}
 	switch op {
@@ -249,14 +268,20 @@ func (p *Proxy) checkExecCall(r *http.Request, tail string, fw *forward, to func
 		return nil, err
 	}
 	var ex container.ExecInspect
-	if err := p.get(r.Context(), "/exec/"+url.PathEscape(ref)+"/json", &ex); err != nil {
-		return nil, err
+	err := p.get(r.Context(), "/exec/"+url.PathEscape(ref)+"/json", &ex)
+	var rf *Refusal
+	if errors.As(err, &rf) && rf.Status == http.StatusNotFound {
+		return nil, hiddenExec(rf.Reason)
 	}
-	_, labels, err := p.container(r.Context(), ex.ContainerID)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.ours(labels); err != nil {
+	// An exec of another workload's container is answered as one that does not exist.
+	_, labels, err := p.ownContainer(r.Context(), p, ex.ContainerID)
+	if errors.As(err, &rf) && rf.Status == http.StatusNotFound {
+		return nil, hiddenExec(rf.detail)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if labels[sandbox.LabelWatches] != "" {
@@ -288,11 +313,8 @@ func (p *Proxy) checkCommit(r *http.Request, q url.Values, fw *forward, to func(
 	if repo := q.Get("repo"); !isEnvRepo(repo) {
 		return nil, refuse("a commit must be tagged %s:KEY, not %q", envRepo(), repo)
 	}
-	id, labels, err := p.container(r.Context(), ref)
+	id, _, err := p.ownContainer(r.Context(), p, ref)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.ours(labels); err != nil {
 		return nil, err
 	}
 	body, err := readJSON(r)
@@ -337,6 +359,7 @@ func (p *Proxy) checkImageCall(r *http.Request, tail string, q url.Values, fw *f
 			return nil, err
 		}
 		to("/images/" + name + "/json")
+		fw.serve = func(w http.ResponseWriter, out *http.Request) { p.serveImageInspect(w, out, name) }
 		return fw, nil
 	case r.Method == http.MethodPost && strings.HasSuffix(tail, "/tag"):
 		name := strings.TrimSuffix(tail, "/tag")
