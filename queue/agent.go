@@ -9,6 +9,7 @@ import (
 	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/sandbox"
 )
@@ -44,6 +45,7 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 		Task:        spec.Task,
 		Repo:        spec.Owner + "/" + spec.Repo, // picks the base image (FROGNANO_SANDBOX_IMAGES)
 		SetupCommit: spec.SetupCommit,
+		Scope:       env.ServiceScope(spec.InstallationID, spec.RepoID),
 		OnModelWait: pr.wait,
 		OnSandboxWait: func(k int, w sandbox.SlotWait) {
 			pr.sandboxWait(k, w)

@@ -156,6 +156,7 @@ func (a *attempt) followUp(ctx context.Context) error {
 	}
 	if !r.AgentDone {
 		if err := a.runAgent(ctx, headSHA, pr.BaseRef, RunSpec{RunID: r.ID, RepoDir: dir, Task: task, Owner: r.Owner, Repo: r.Repo,
+			InstallationID: r.InstallationID, RepoID: r.RepoID,
 			Issue: issue, SetupCommit: baseSHA}); err != nil {
 			return err
 		}

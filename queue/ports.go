@@ -75,7 +75,10 @@ type RunSpec struct {
 	RepoDir     string
 	Task        string
 	Owner, Repo string
-	Issue       int
+	// InstallationID and RepoID name the repository for what must not follow a name (its
+	// environments: env.ServiceScope).
+	InstallationID, RepoID int64
+	Issue                  int
 	// SetupCommit is the commit whose setup script builds the environment ("" : the
 	// checkout's HEAD); a follow-up sets its base branch's head.
 	SetupCommit string

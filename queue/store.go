@@ -30,6 +30,7 @@ const (
 type run struct {
 	ID             int64
 	InstallationID int64
+	RepoID         int64 // the repository's immutable id: names it where a name could be taken
 	Owner, Repo    string
 	Issue          int
 	Labeler        string
@@ -65,13 +66,13 @@ type store struct {
 
 func (s store) get(ctx context.Context, id int64) (*run, error) {
 	r := &run{ID: id}
-	err := s.pool.QueryRow(ctx, `SELECT installation_id, owner, repo, issue, labeler, state,
+	err := s.pool.QueryRow(ctx, `SELECT installation_id, repo_id, owner, repo, issue, labeler, state,
 			coalesce(comment_id, 0), attempts, extra_requests, coalesce(base_sha, ''), coalesce(base_branch, ''),
 			agent_done_at IS NOT NULL, patch, coalesce(exit_reason, ''), coalesce(steps, 0), coalesce(elapsed_ms, 0),
 			coalesce(summary, ''), coalesce(pr_body, ''), coalesce(headline, ''), check_run,
 			kind, coalesce(request, ''), coalesce(request_url, ''), coalesce(ci_sha, '')
 		FROM runs WHERE id = $1`, id).Scan(
-		&r.InstallationID, &r.Owner, &r.Repo, &r.Issue, &r.Labeler, &r.State,
+		&r.InstallationID, &r.RepoID, &r.Owner, &r.Repo, &r.Issue, &r.Labeler, &r.State,
 		&r.CommentID, &r.Attempts, &r.ExtraRequests, &r.BaseSHA, &r.BaseBranch,
 		&r.AgentDone, &r.Patch, &r.ExitReason, &r.Steps, &r.ElapsedMS, &r.Summary, &r.PRBody, &r.Headline, &r.Check,
 		&r.Kind, &r.Request, &r.RequestURL, &r.CISHA)

@@ -176,7 +176,8 @@ func (a *attempt) do(ctx context.Context) error {
 		return fmt.Errorf("cloning repository: %w", err)
 	}
 	if !r.AgentDone {
-		if err := a.runAgent(ctx, headSHA, defaultBranch, RunSpec{RunID: r.ID, RepoDir: dir, Task: task, Owner: r.Owner, Repo: r.Repo, Issue: r.Issue}); err != nil {
+		if err := a.runAgent(ctx, headSHA, defaultBranch, RunSpec{RunID: r.ID, RepoDir: dir, Task: task, Owner: r.Owner, Repo: r.Repo,
+			InstallationID: r.InstallationID, RepoID: r.RepoID, Issue: r.Issue}); err != nil {
 			return err
 		}
 	} else {

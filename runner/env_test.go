@@ -66,7 +66,11 @@ func freshEnvironment(t *testing.T, dir, baseImage string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := env.Ref(env.Key(base.ID, script, inputs))
+	scope, err := env.LocalScope(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := env.Ref(env.Key(scope, base.ID, script, inputs))
 	remove := func() {
 		if _, err := docker.ImageRemove(ctx, ref, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil && !cerrdefs.IsNotFound(err) {
 			t.Errorf("removing environment image %s: %v", ref, err)

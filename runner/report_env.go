@@ -59,12 +59,15 @@ func (x *render) writeEnvironment(b *strings.Builder) {
 	if s := e.Setup; s != nil && x.r.SetupFailed == "" {
 		fmt.Fprintf(b, "- Setup: %s on network %s\n", roundDur(s.Duration), codeSpan(s.Network, 100))
 	}
-	if len(e.Inputs) > 0 {
-		paths := make([]string, len(e.Inputs))
-		for i, in := range e.Inputs {
-			paths[i] = in.Path
-		}
-		fmt.Fprintf(b, "- Setup inputs in the key: %s\n", x.codeList(paths, x.d.files))
+	switch in := e.Inputs; {
+	case e.Key == "":
+	case in.Listed && len(in.Files) > 0:
+		fmt.Fprintf(b, "- Setup inputs in the key: %s\n", x.codeList(in.Paths(), x.d.files))
+	case in.Listed:
+		fmt.Fprintf(b, "- Setup inputs in the key: none of the files %s lists is in the commit\n", codeSpan(env.InputsFile, 40))
+	default:
+		fmt.Fprintf(b, "- Setup input: the whole commit %s (no %s: the environment is built again for each new commit)\n",
+			codeSpan(shortCommit(in.Commit), 20), codeSpan(env.InputsFile, 40))
 	}
 	b.WriteString("\n")
 }
@@ -85,4 +88,12 @@ func (r *Result) EnvironmentLine() string {
 		return fmt.Sprintf("%s on %s, cached (no setup ran)", e.Ref, e.BaseImage)
 	}
 	return fmt.Sprintf("%s on %s, built by this run's setup in %s", e.Ref, e.BaseImage, roundDur(e.Setup.Duration))
+}
+
+// shortCommit is a commit id's first 12 characters.
+func shortCommit(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
 }

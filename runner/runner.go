@@ -75,6 +75,10 @@ type Spec struct {
 	Task       string // the user message given to the model
 	// Repo is "owner/name": it picks the base image from Config.Images. Empty for a local run.
 	Repo string
+	// Scope is whose environment the run's setup builds (env.ServiceScope in the service);
+	// empty: the checkout's own (env.LocalScope), as for `frognano run`. Runs of one scope
+	// never share an environment with another's.
+	Scope env.Scope
 	// SetupCommit is the commit of RepoDir whose .frognano/setup.sh (and its inputs) builds
 	// the environment; empty: the checkout's HEAD. A follow-up run on a pull request's branch
 	// sets its base branch's head, so that nothing a model committed ever runs with network.
@@ -229,8 +233,15 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 		k := spec.attempt.number()
 		sbCfg.OnSlotWait = func(w sandbox.SlotWait) { spec.OnSandboxWait(k, w) }
 	}
+	scope := spec.Scope
+	if scope.Repo == "" {
+		if scope, err = env.LocalScope(spec.RepoDir); err != nil {
+			return nil, &SetupError{err}
+		}
+	}
 	environment, err := r.envs.Prepare(ctx, env.Request{
-		RunID: spec.RunID, RepoDir: spec.RepoDir, Commit: cmp.Or(spec.SetupCommit, base), Repo: spec.Repo, Sandbox: sbCfg, Progress: spec.OnSetup,
+		RunID: spec.RunID, RepoDir: spec.RepoDir, Commit: cmp.Or(spec.SetupCommit, base), Repo: spec.Repo, Scope: scope,
+		Sandbox: sbCfg, Progress: spec.OnSetup,
 	})
 	var setupErr *env.SetupError
 	var missing *env.MissingImageError

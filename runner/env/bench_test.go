@@ -35,7 +35,7 @@ func BenchmarkSandboxReadyCachedEnvironment(b *testing.B) {
 	cfg := sandboxConfig(b)
 	cfg.ExecutorPath = buildExecutor(b)
 	m := manager(b, env.Config{Network: env.NoNetwork, Timeout: 10 * time.Minute}, "")
-	req := env.Request{RunID: "bench-env", RepoDir: repo, Commit: head, Sandbox: cfg}
+	req := env.Request{RunID: "bench-env", RepoDir: repo, Commit: head, Scope: scopeOf(b, repo), Sandbox: cfg}
 	built, err := m.Prepare(ctx, req)
 	if err != nil {
 		var se *env.SetupError

@@ -41,10 +41,17 @@ func (m *Manager) build(ctx context.Context, req Request, env *Environment, base
 		return fmt.Errorf("creating the setup container: %w", err)
 	}
 	defer sb.Close()
-	if err := sb.CopyRepo(ctx, req.RepoDir); err != nil {
-		return fmt.Errorf("copying the repository into the setup container: %w", err)
+	// Setup sees the setup commit from git's objects (all of it, or just the listed inputs):
+	// exactly what the key covers, never a working tree a model or a local edit wrote.
+	snap, err := sandbox.PackCommit(ctx, req.RepoDir, env.Inputs.Commit, cfg.User, env.Inputs.Paths())
+	if err != nil {
+		return fmt.Errorf("packing the setup commit: %w", err)
 	}
-	// The script that runs is the base commit's, whatever the working tree holds.
+	defer snap.Close()
+	if err := sb.CopySnapshot(ctx, snap); err != nil {
+		return fmt.Errorf("copying the setup commit into the setup container: %w", err)
+	}
+	// The script that runs is the base commit's (with only listed inputs, the tree sent lacks it).
 	if err := sb.PutFile(ctx, ScriptFile, script, 0o755); err != nil {
 		return fmt.Errorf("writing the setup script into the setup container: %w", err)
 	}
@@ -152,6 +159,7 @@ func (m *Manager) imageConfig(base image.InspectResponse, req Request, env *Envi
 	maps.Copy(labels, map[string]string{
 		LabelEnv: "1", LabelKey: env.Key, LabelBaseID: base.ID, LabelBaseName: env.BaseImage,
 		LabelRepo: req.Repo, LabelCommit: req.Commit, LabelRun: req.RunID,
+		LabelScope: req.Scope.Repo, LabelTenant: req.Scope.Tenant,
 	})
 	c.Labels = labels
 	return c

@@ -32,7 +32,7 @@ func TestConcurrentRunsBuildOnce(t *testing.T) {
 	shared := &countingLocker{}
 	cfg := env.Config{Network: env.NoNetwork, SharedLock: shared}
 	managers := []*env.Manager{manager(t, cfg, lockDir), manager(t, cfg, lockDir)}
-	req := env.Request{RunID: "envtest-once", RepoDir: dir, Commit: head, Sandbox: sandboxConfig(t)}
+	req := env.Request{RunID: "envtest-once", RepoDir: dir, Commit: head, Scope: scopeOf(t, dir), Sandbox: sandboxConfig(t)}
 
 	envs := make([]*env.Environment, 2)
 	errs := make([]error, 2)
@@ -74,10 +74,16 @@ func TestConcurrentRunsBuildOnce(t *testing.T) {
 		t.Errorf("third run: cached %v, setup %v", third.Cached, third.Setup != nil)
 	}
 
-	// A changed input is a new environment.
+	// A changed input is a new environment, once committed (setup sees the commit).
 	if err := os.WriteFile(filepath.Join(dir, "requirements.txt"), []byte("one==2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if again, err := managers[0].Prepare(ctx, req); err != nil {
+		t.Fatal(err)
+	} else if again.Release(); again.Key != envs[0].Key {
+		t.Error("an uncommitted edit changed the key")
+	}
+	req.Commit = gittest.Commit(t, dir, "one==2")
 	changed, err := managers[0].Prepare(ctx, req)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +122,7 @@ func TestEvictLeastRecentlyUsed(t *testing.T) {
 		t.Helper()
 		// 3 MiB that do not compress or deduplicate: each image's own layer is about that.
 		dir, head := gittest.Repo(t, map[string]string{env.ScriptFile: "head -c 3145728 /dev/urandom > /opt/" + name + "\n"})
-		e, err := m.Prepare(ctx, env.Request{RunID: "envtest-lru-" + name, RepoDir: dir, Commit: head, Sandbox: cfg})
+		e, err := m.Prepare(ctx, env.Request{RunID: "envtest-lru-" + name, RepoDir: dir, Commit: head, Scope: scopeOf(t, dir), Sandbox: cfg})
 		if err != nil {
 			t.Fatalf("building %s: %v", name, err)
 		}

@@ -8,15 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/runner/sandbox"
 )
 
 // Files of the repository that env reads.
@@ -31,19 +32,8 @@ const (
 	maxInputTotal     = 1 << 30   // all inputs together
 	// keyVersion changes when what a key covers changes, so that images made under the old
 	// rule are not reused.
-	keyVersion = "frognano-env/1"
+	keyVersion = "frognano-env/2"
 )
-
-// DefaultInputs are the files at the repository root that a setup script usually reads (the
-// manifests and lockfiles of the common package managers). They make the key when the
-// repository has no .frognano/setup-inputs; those present are hashed.
-var DefaultInputs = []string{
-	"requirements*.txt", "pyproject.toml", "poetry.lock", "uv.lock", "Pipfile.lock", "setup.cfg",
-	"go.mod", "go.sum",
-	"package.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml",
-	"Cargo.toml", "Cargo.lock",
-	"Gemfile.lock",
-}
 
 // ScriptAt returns the bytes of .frognano/setup.sh in commit of the host checkout dir, or nil
 // when the commit has none. It reads git's object store, never the working tree, with no git
@@ -158,164 +148,172 @@ func checkInputPath(p string) error {
 // Input is one file that goes into the key.
 type Input struct {
 	Path   string // slash-separated, relative to the repository root
-	SHA256 string // hex
+	Mode   string // git's mode: "100644", or "100755" for an executable
+	SHA256 string // hex, of the content
 	Size   int64
 }
 
-// ReadInputs hashes the inputs of the setup script in the working tree of dir: the paths
-// .frognano/setup-inputs lists in commit (read from git's objects, like the script), or else
-// those of DefaultInputs present at the root. Only regular files count, never through a
-// symlink: the key says what setup can see, and setup sees a copy of the checkout.
-func ReadInputs(ctx context.Context, dir, commit string) ([]Input, error) {
-	patterns := DefaultInputs
+// Inputs is what setup sees of the repository besides its script, and what the key holds of
+// it. Both come from the setup commit's tree in git's objects, never from a working tree.
+type Inputs struct {
+	// Listed is true when the commit has .frognano/setup-inputs: setup then sees only Files
+	// (and the script), so the environment is reused across commits that keep them the same.
+	// Otherwise setup sees the commit's whole tree and history, and the key holds Commit: the
+	// environment is rebuilt for every new commit.
+	Listed bool
+	Commit string // the setup commit, resolved
+	Files  []Input
+}
+
+// Paths returns the paths of the listed files, nil when nothing was listed (setup sees the
+// whole commit).
+func (in Inputs) Paths() []string {
+	if !in.Listed {
+		return nil
+	}
+	out := make([]string, 0, len(in.Files)+1)
+	for _, f := range in.Files {
+		out = append(out, f.Path)
+	}
+	return out
+}
+
+// ReadInputs reads what setup will see of commit of the host checkout dir, from git's objects
+// alone: the regular files that .frognano/setup-inputs (in commit) lists, hashed, or, without
+// that file, the commit itself. A listed path that commit lacks is left out; a symbolic link
+// or submodule is never an input (setup does not get it).
+func ReadInputs(ctx context.Context, dir, commit string) (Inputs, error) {
+	resolved, err := gitOut(ctx, dir, "rev-parse", "--verify", "--quiet", commit+"^{commit}")
+	if err != nil {
+		return Inputs{}, fmt.Errorf("resolving the setup commit %.12s: %w", commit, err)
+	}
+	in := Inputs{Commit: strings.TrimSpace(string(resolved))}
 	listed, err := blobAt(ctx, dir, commit, InputsFile, maxInputsBytes)
+	if err != nil || listed == nil {
+		return in, err
+	}
+	patterns, err := ParseInputs(listed)
 	if err != nil {
-		return nil, err
+		return Inputs{}, err
 	}
-	if listed != nil {
-		if patterns, err = ParseInputs(listed); err != nil {
-			return nil, err
-		}
-	}
-	root, err := os.OpenRoot(dir)
+	in.Listed = true
+	tree, err := sandbox.CommitTree(ctx, dir, in.Commit)
 	if err != nil {
-		return nil, fmt.Errorf("opening the checkout: %w", err)
+		return Inputs{}, err
 	}
-	defer root.Close()
-	seen := map[string]bool{}
-	var files []string
-	for _, p := range patterns {
-		matches, err := expand(root, p)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range matches {
-			if !seen[m] {
-				seen[m] = true
-				files = append(files, m)
-			}
-		}
-	}
-	sort.Strings(files)
+	var chosen []sandbox.TreeEntry
 	var total int64
-	out := make([]Input, 0, len(files))
-	for _, f := range files {
-		in, err := hashFile(root, f)
-		if err != nil {
-			return nil, err
-		}
-		if total += in.Size; total > maxInputTotal {
-			return nil, fmt.Errorf("the setup inputs hold more than %d MiB", maxInputTotal>>20)
-		}
-		out = append(out, in)
-	}
-	return out, nil
-}
-
-// expand returns the regular files a pattern names: itself, the matches of its last element in
-// its directory, or every regular file under a directory it names, never through a symlink.
-func expand(root *os.Root, pattern string) ([]string, error) {
-	dir, last := path.Split(pattern)
-	dir = strings.TrimSuffix(dir, "/")
-	if !realDir(root, dir) {
-		return nil, nil
-	}
-	var names []string
-	if strings.ContainsAny(last, "*?[") {
-		entries, err := fs.ReadDir(root.FS(), orDot(dir))
-		if err != nil {
-			return nil, fmt.Errorf("listing %s: %w", orDot(dir), err)
-		}
-		for _, e := range entries {
-			if ok, _ := path.Match(last, e.Name()); ok {
-				names = append(names, path.Join(dir, e.Name()))
-			}
-		}
-	} else {
-		names = []string{pattern}
-	}
-	var out []string
-	for _, n := range names {
-		info, err := root.Lstat(n)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
+	for _, e := range tree {
+		if !e.Regular() || !matchesAny(patterns, e.Path) {
 			continue
-		case err != nil:
-			return nil, fmt.Errorf("reading %s: %w", n, err)
-		case info.Mode().IsRegular():
-			out = append(out, n)
-		case info.IsDir():
-			err := fs.WalkDir(root.FS(), n, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				if d.Name() == ".git" && d.IsDir() {
-					return fs.SkipDir
-				}
-				if d.Type().IsRegular() {
-					out = append(out, p)
-				}
-				return nil
-			})
-			if err != nil {
-				return nil, fmt.Errorf("listing %s: %w", n, err)
+		}
+		if e.Size > maxInputFileBytes {
+			return Inputs{}, fmt.Errorf("setup input %s is over the %d MiB limit", e.Path, maxInputFileBytes>>20)
+		}
+		if total += e.Size; total > maxInputTotal {
+			return Inputs{}, fmt.Errorf("the setup inputs hold more than %d MiB", maxInputTotal>>20)
+		}
+		chosen = append(chosen, e)
+	}
+	in.Files = make([]Input, 0, len(chosen))
+	err = sandbox.EachBlob(ctx, dir, chosen, func(e sandbox.TreeEntry, r io.Reader) error {
+		h := sha256.New()
+		if _, err := io.Copy(h, r); err != nil {
+			return fmt.Errorf("reading setup input %s: %w", e.Path, err)
+		}
+		in.Files = append(in.Files, Input{Path: e.Path, Mode: e.Mode, SHA256: hex.EncodeToString(h.Sum(nil)), Size: e.Size})
+		return nil
+	})
+	if err != nil {
+		return Inputs{}, err
+	}
+	sort.Slice(in.Files, func(i, j int) bool { return in.Files[i].Path < in.Files[j].Path })
+	return in, nil
+}
+
+// matchesAny says whether the file p is named by one of patterns: the path itself, a match of
+// a pattern's last element in its folder, or a file anywhere under a folder a pattern names
+// (or matches).
+func matchesAny(patterns []string, p string) bool {
+	for _, pat := range patterns {
+		n := strings.Count(pat, "/") + 1
+		parts := strings.SplitN(p, "/", n+1)
+		if len(parts) < n {
+			continue
+		}
+		head := strings.Join(parts[:n], "/")
+		if head == pat {
+			return true
+		}
+		dir, last := path.Split(pat)
+		hdir, hlast := path.Split(head)
+		if dir == hdir && strings.ContainsAny(last, "*?[") {
+			if ok, _ := path.Match(last, hlast); ok {
+				return true
 			}
 		}
 	}
-	return out, nil
+	return false
 }
 
-// realDir says whether dir (slash-separated, "" for the root) is a directory reached through
-// directories only.
-func realDir(root *os.Root, dir string) bool {
-	if dir == "" {
-		return true
-	}
-	p := ""
-	for _, c := range strings.Split(dir, "/") {
-		p = path.Join(p, c)
-		info, err := root.Lstat(p)
-		if err != nil || !info.IsDir() {
-			return false
-		}
-	}
-	return true
+// Scope names whose an environment is. An environment image is used only by runs of the same
+// Scope.Repo, and counts against its Scope.Tenant's share of the cache.
+type Scope struct {
+	// Tenant is whose share of the cache the environment takes: the GitHub App installation
+	// in the service ("github installation 42"); "local" for `frognano run`.
+	Tenant string
+	// Repo names the repository by what nobody else can take: in the service the installation
+	// and the repository's immutable id (never its name, which a stranger may register after
+	// a rename); in `frognano run` the checkout itself (LocalScope).
+	Repo string
 }
 
-func orDot(dir string) string {
-	if dir == "" {
-		return "."
+// ServiceScope is the Scope of a repository of a GitHub App installation.
+func ServiceScope(installationID, repoID int64) Scope {
+	return Scope{
+		Tenant: fmt.Sprintf("github installation %d", installationID),
+		Repo:   fmt.Sprintf("github installation %d repository %d", installationID, repoID),
 	}
-	return dir
 }
 
-func hashFile(root *os.Root, rel string) (Input, error) {
-	f, err := root.Open(filepath.FromSlash(rel))
+// LocalScope is the Scope of `frognano run`'s checkout dir: its real path and the identity
+// (device and inode) of its git directory, so that another repository cloned to the same
+// path later does not inherit its environments.
+func LocalScope(dir string) (Scope, error) {
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
 	if err != nil {
-		return Input{}, fmt.Errorf("reading %s: %w", rel, err)
+		return Scope{}, fmt.Errorf("resolving the checkout's path: %w", err)
 	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(f, maxInputFileBytes+1))
+	info, err := os.Stat(filepath.Join(abs, ".git"))
 	if err != nil {
-		return Input{}, fmt.Errorf("reading %s: %w", rel, err)
+		return Scope{}, fmt.Errorf("identifying the checkout: %w", err)
 	}
-	if n > maxInputFileBytes {
-		return Input{}, fmt.Errorf("setup input %s is over the %d MiB limit", rel, maxInputFileBytes>>20)
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return Scope{}, errors.New("identifying the checkout: no inode")
 	}
-	return Input{Path: rel, SHA256: hex.EncodeToString(h.Sum(nil)), Size: n}, nil
+	return Scope{Tenant: "local", Repo: fmt.Sprintf("local checkout %s (git directory %d:%d)", abs, st.Dev, st.Ino)}, nil
 }
 
-// Key is the environment's content hash: the base image's ID, the script's bytes and each
-// input's path and content. Equal keys mean setup would run the same script on the same
-// inputs over the same image, so its result can be reused.
-func Key(baseImageID string, script []byte, inputs []Input) string {
+// Key is the environment's identity: the scope, the base image's ID, the script's bytes and
+// what setup sees of the repository (each listed input's path, mode and content, or the
+// commit). Equal keys mean setup would run the same script over the same bytes on the same
+// image for the same repository, so its result can be reused.
+func Key(scope Scope, baseImageID string, script []byte, in Inputs) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\nbase %s\nscript %d\n", keyVersion, baseImageID, len(script))
+	fmt.Fprintf(h, "%s\ntenant %d:%s\nrepo %d:%s\nbase %s\nscript %d\n", keyVersion,
+		len(scope.Tenant), scope.Tenant, len(scope.Repo), scope.Repo, baseImageID, len(script))
 	h.Write(script)
-	fmt.Fprintf(h, "\ninputs %d\n", len(inputs))
-	for _, in := range inputs {
-		fmt.Fprintf(h, "%d:%s %s\n", len(in.Path), in.Path, in.SHA256)
+	if !in.Listed {
+		fmt.Fprintf(h, "\ncommit %s\n", in.Commit)
+		return hex.EncodeToString(h.Sum(nil))
+	}
+	fmt.Fprintf(h, "\ninputs %d\n", len(in.Files))
+	for _, f := range in.Files {
+		fmt.Fprintf(h, "%d:%s %s %s\n", len(f.Path), f.Path, f.Mode, f.SHA256)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -91,3 +91,13 @@ func run(t testing.TB, cfg sandbox.Config, image, base, repoDir, script string) 
 	}
 	return string(res.Stdout) + string(res.Stderr), res.ExitCode
 }
+
+// scopeOf is the scope `frognano run` gives the checkout dir.
+func scopeOf(t testing.TB, dir string) env.Scope {
+	t.Helper()
+	s, err := env.LocalScope(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -2,6 +2,7 @@ package env
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -36,6 +37,8 @@ const (
 	LabelBaseID   = "dev.frognano.env-base-id" // the base image's ID
 	LabelBaseName = "dev.frognano.env-base"    // the base image as the operator named it
 	LabelRepo     = "dev.frognano.env-repo"    // the repository whose setup made it (informative)
+	LabelScope    = "dev.frognano.env-scope"   // Scope.Repo: the only repository that may use it
+	LabelTenant   = "dev.frognano.env-tenant"  // Scope.Tenant: whose share of the cache it takes
 	LabelCommit   = "dev.frognano.env-commit"  // the commit its script came from
 	LabelRun      = "dev.frognano.env-run"     // the run that made it
 	imageRepo     = "frognano-env"             // environment images are frognano-env:KEY
@@ -145,6 +148,9 @@ type Request struct {
 	RepoDir string // the host checkout; read, never modified
 	Commit  string // the base commit: the script and the input list come from it
 	Repo    string // "owner/name", recorded on the image (informative); may be empty
+	// Scope is whose environment this is: only runs of the same Scope.Repo ever share it.
+	// Required.
+	Scope Scope
 	// Sandbox is the run's sandbox configuration: its Image is the base image, and its
 	// limits, owner and instance are the setup container's too.
 	Sandbox sandbox.Config
@@ -164,7 +170,7 @@ type Environment struct {
 	Why    string
 	Cached bool      // the environment existed; no setup ran
 	Setup  *SetupRun // the setup this run ran; nil when none ran
-	Inputs []Input
+	Inputs Inputs    // what setup saw of the repository besides its script
 
 	release func() error
 }
@@ -223,6 +229,9 @@ func (m *Manager) Prepare(ctx context.Context, req Request) (*Environment, error
 		env.Why = "no setup script"
 		return env, nil
 	}
+	if req.Scope.Repo == "" || req.Scope.Tenant == "" {
+		return nil, errors.New("preparing an environment: the request names no scope (whose environment it is)")
+	}
 	if err := CheckNetwork(m.cfg.Network); err != nil {
 		return nil, err
 	}
@@ -238,7 +247,7 @@ func (m *Manager) Prepare(ctx context.Context, req Request) (*Environment, error
 		return nil, &SetupError{Env: env, Reason: err.Error()}
 	}
 	env.Inputs = inputs
-	env.Key = Key(info.ID, script, inputs)
+	env.Key = Key(req.Scope, info.ID, script, inputs)
 	env.Ref = Ref(env.Key)
 
 	if ok, err := m.useCached(ctx, req, env); err != nil {
@@ -293,8 +302,8 @@ func (m *Manager) useCached(ctx context.Context, req Request, env *Environment) 
 	if err != nil {
 		return false, fmt.Errorf("looking for environment %s: %w", env.Ref, err)
 	}
-	if info.Config == nil || info.Config.Labels[LabelKey] != env.Key {
-		return false, nil // not one of ours: rebuild over it
+	if info.Config == nil || info.Config.Labels[LabelKey] != env.Key || info.Config.Labels[LabelScope] != req.Scope.Repo {
+		return false, nil // not this repository's: rebuild over it
 	}
 	release, err := sandbox.Pin(ctx, m.docker, req.Sandbox, req.RunID, info.ID)
 	if err != nil {

@@ -26,7 +26,7 @@ func TestObserveReusedOrBuilt(t *testing.T) {
 		defer mu.Unlock()
 		seen = append(seen, reused)
 	}}, t.TempDir())
-	req := env.Request{RunID: "envtest-observe", RepoDir: dir, Commit: head, Sandbox: sandboxConfig(t)}
+	req := env.Request{RunID: "envtest-observe", RepoDir: dir, Commit: head, Scope: scopeOf(t, dir), Sandbox: sandboxConfig(t)}
 	for i := 0; i < 2; i++ {
 		e, err := m.Prepare(context.Background(), req)
 		if err != nil {

@@ -2,6 +2,8 @@ package env
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"slices"
@@ -150,21 +152,45 @@ func TestImageMap(t *testing.T) {
 
 func TestKey(t *testing.T) {
 	t.Parallel()
-	in := []Input{{Path: "go.sum", SHA256: strings.Repeat("a", 64), Size: 1}}
-	k := Key("sha256:base", []byte("go mod download\n"), in)
-	if len(k) != 64 || k != Key("sha256:base", []byte("go mod download\n"), in) {
+	scope := ServiceScope(1, 11)
+	script := []byte("go mod download\n")
+	in := Inputs{Listed: true, Commit: "c1", Files: []Input{{Path: "go.sum", Mode: "100644", SHA256: strings.Repeat("a", 64), Size: 1}}}
+	k := Key(scope, "sha256:base", script, in)
+	if len(k) != 64 || k != Key(scope, "sha256:base", script, in) {
 		t.Fatalf("key %q is not a stable sha256", k)
 	}
+	with := func(f func(*Inputs)) Inputs {
+		c := in
+		c.Files = append([]Input(nil), in.Files...)
+		f(&c)
+		return c
+	}
+	if Key(scope, "sha256:base", script, with(func(c *Inputs) { c.Commit = "c2" })) != k {
+		t.Error("with listed inputs, another commit with the same inputs changed the key")
+	}
 	for name, other := range map[string]string{
-		"BaseImage": Key("sha256:other", []byte("go mod download\n"), in),
-		"Script":    Key("sha256:base", []byte("go mod download -x\n"), in),
-		"Content":   Key("sha256:base", []byte("go mod download\n"), []Input{{Path: "go.sum", SHA256: strings.Repeat("b", 64)}}),
-		"Path":      Key("sha256:base", []byte("go mod download\n"), []Input{{Path: "go.mod", SHA256: strings.Repeat("a", 64)}}),
-		"NoInputs":  Key("sha256:base", []byte("go mod download\n"), nil),
+		"Repository":   Key(ServiceScope(1, 12), "sha256:base", script, in),
+		"Installation": Key(ServiceScope(2, 11), "sha256:base", script, in),
+		"Tenant":       Key(Scope{Tenant: "other", Repo: scope.Repo}, "sha256:base", script, in),
+		"BaseImage":    Key(scope, "sha256:other", script, in),
+		"Script":       Key(scope, "sha256:base", []byte("go mod download -x\n"), in),
+		"Content":      Key(scope, "sha256:base", script, with(func(c *Inputs) { c.Files[0].SHA256 = strings.Repeat("b", 64) })),
+		"Mode":         Key(scope, "sha256:base", script, with(func(c *Inputs) { c.Files[0].Mode = "100755" })),
+		"Path":         Key(scope, "sha256:base", script, with(func(c *Inputs) { c.Files[0].Path = "go.mod" })),
+		"NoInputs":     Key(scope, "sha256:base", script, with(func(c *Inputs) { c.Files = nil })),
+		"NotListed":    Key(scope, "sha256:base", script, with(func(c *Inputs) { c.Listed = false })),
 	} {
 		if other == k {
 			t.Errorf("%s: the key did not change", name)
 		}
+	}
+	whole := Inputs{Commit: "c1"}
+	if Key(scope, "sha256:base", script, whole) == Key(scope, "sha256:base", script, Inputs{Commit: "c2"}) {
+		t.Error("without listed inputs, another commit kept the key")
+	}
+	// Length-prefixed: a scope cannot be shifted into another's.
+	if Key(Scope{Tenant: "a b", Repo: "c"}, "x", nil, whole) == Key(Scope{Tenant: "a", Repo: "b c"}, "x", nil, whole) {
+		t.Error("two scopes with the same characters share a key")
 	}
 }
 
@@ -195,12 +221,8 @@ func TestScriptAndInputsComeFromTheCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var paths []string
-	for _, in := range inputs {
-		paths = append(paths, in.Path)
-	}
-	if want := []string{"requirements-dev.txt", "requirements.txt"}; !slices.Equal(paths, want) {
-		t.Errorf("inputs %q, want %q", paths, want)
+	if inputs.Listed || inputs.Files != nil || inputs.Commit != head {
+		t.Errorf("without %s, inputs %+v; want the whole commit %s", InputsFile, inputs, head)
 	}
 
 	t.Run("SetupInputsListFromTheCommit", func(t *testing.T) {
@@ -210,16 +232,17 @@ func TestScriptAndInputsComeFromTheCommit(t *testing.T) {
 			"deps/a.txt": "a", "deps/sub/b.txt": "b", "lock-1.json": "{}", "requirements.txt": "ignored: not listed",
 		})
 		head := gittest.Git(t, dir, "rev-parse", "HEAD")
+		// The working tree's copies do not count: a new file, an edited one.
+		gittest.Write(t, dir, map[string]string{"lock-2.json": "{}", "deps/a.txt": "edited"})
 		inputs, err := ReadInputs(ctx, dir, head)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var paths []string
-		for _, in := range inputs {
-			paths = append(paths, in.Path)
+		if want := []string{"deps/a.txt", "deps/sub/b.txt", "lock-1.json"}; !inputs.Listed || !slices.Equal(inputs.Paths(), want) {
+			t.Errorf("inputs %q (listed %v), want %q", inputs.Paths(), inputs.Listed, want)
 		}
-		if want := []string{"deps/a.txt", "deps/sub/b.txt", "lock-1.json"}; !slices.Equal(paths, want) {
-			t.Errorf("inputs %q, want %q", paths, want)
+		if sum := sha256.Sum256([]byte("a")); inputs.Files[0].SHA256 != hex.EncodeToString(sum[:]) {
+			t.Errorf("deps/a.txt hashed from the working tree, not the commit")
 		}
 	})
 	t.Run("NoScript", func(t *testing.T) {

@@ -52,7 +52,7 @@ mkdir -p build && echo built > build/out.txt && echo "setup was here" >> README.
 	cfg := sandboxConfig(t)
 	var mu sync.Mutex
 	var progress []string
-	req := env.Request{RunID: "envtest-net", RepoDir: dir, Commit: head, Repo: "acme/widget", Sandbox: cfg, Progress: func(l string) {
+	req := env.Request{RunID: "envtest-net", RepoDir: dir, Commit: head, Scope: scopeOf(t, dir), Repo: "acme/widget", Sandbox: cfg, Progress: func(l string) {
 		mu.Lock()
 		progress = append(progress, l)
 		mu.Unlock()
@@ -225,7 +225,7 @@ func TestSetupFailures(t *testing.T) {
 				cfg.Disk = tt.ws
 			}
 			runID := "envtest-fail-" + strings.ToLower(tt.name)
-			e, err := m.Prepare(ctx, env.Request{RunID: runID, RepoDir: dir, Commit: head, Sandbox: cfg})
+			e, err := m.Prepare(ctx, env.Request{RunID: runID, RepoDir: dir, Commit: head, Scope: scopeOf(t, dir), Sandbox: cfg})
 			var se *env.SetupError
 			if !errors.As(err, &se) {
 				if e != nil {
@@ -253,7 +253,7 @@ func TestSetupCannotBlindTheDiskWatcher(t *testing.T) {
 	ctx := context.Background()
 	liar := "printf '#!/bin/sh\\necho \"0\t/workspace\"\\n' > /usr/bin/du && chmod 755 /usr/bin/du\n"
 	dir, head := gittest.Repo(t, map[string]string{env.ScriptFile: liar})
-	e, err := manager(t, env.Config{Network: env.NoNetwork}, "").Prepare(ctx, env.Request{RunID: "envtest-liar", RepoDir: dir, Commit: head, Sandbox: sandboxConfig(t)})
+	e, err := manager(t, env.Config{Network: env.NoNetwork}, "").Prepare(ctx, env.Request{RunID: "envtest-liar", RepoDir: dir, Commit: head, Scope: scopeOf(t, dir), Sandbox: sandboxConfig(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +301,7 @@ dpkg-deb --build --root-owner-group $pkg /tmp/frognano-hello.deb
 apt-get install -y /tmp/frognano-hello.deb
 `
 	dir, head := gittest.Repo(t, map[string]string{env.ScriptFile: script})
-	e, err := manager(t, env.Config{Network: env.NoNetwork}, "").Prepare(ctx, env.Request{RunID: "envtest-deb", RepoDir: dir, Commit: head, Sandbox: sandboxConfig(t)})
+	e, err := manager(t, env.Config{Network: env.NoNetwork}, "").Prepare(ctx, env.Request{RunID: "envtest-deb", RepoDir: dir, Commit: head, Scope: scopeOf(t, dir), Sandbox: sandboxConfig(t)})
 	if err != nil {
 		var se *env.SetupError
 		if errors.As(err, &se) {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,16 +17,30 @@ import (
 // branch name (or detached at the same commit), and an index read from HEAD. Its .git,
 // at dir/.git, is what CopyRepo copies instead of root's own. The caller removes dir.
 func freshGitDir(ctx context.Context, root string) (dir string, err error) {
-	host := func(args ...string) (string, error) { return gitIn(ctx, root, args...) }
-	head, err := host("rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	head, err := gitIn(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		return "", fmt.Errorf("reading HEAD: %w", err)
 	}
-	format, err := host("rev-parse", "--show-object-format")
+	branch, _ := gitIn(ctx, root, "symbolic-ref", "-q", "--short", "HEAD") // empty when detached
+	return freshGitDirOf(ctx, root, head, branch)
+}
+
+// freshGitDirAt is freshGitDir for commit instead of HEAD: HEAD is detached at commit.
+func freshGitDirAt(ctx context.Context, root, commit string) (string, error) {
+	head, err := gitIn(ctx, root, "rev-parse", "--verify", "--quiet", "--end-of-options", commit+"^{commit}")
+	if err != nil || head == "" {
+		return "", fmt.Errorf("reading %.12s: %w", commit, errors.Join(errNoCommit, err))
+	}
+	return freshGitDirOf(ctx, root, head, "")
+}
+
+// freshGitDirOf makes the repository of freshGitDir holding head's history, with HEAD on
+// branch, or detached when branch is empty.
+func freshGitDirOf(ctx context.Context, root, head, branch string) (dir string, err error) {
+	format, err := gitIn(ctx, root, "rev-parse", "--show-object-format")
 	if err != nil {
 		return "", fmt.Errorf("reading the object format: %w", err)
 	}
-	branch, _ := host("symbolic-ref", "-q", "--short", "HEAD") // empty when detached
 	dir, err = os.MkdirTemp("", "frognano-gitdir-")
 	if err != nil {
 		return "", err
@@ -76,16 +91,9 @@ const uploadPack = "git -c pack.window=0 -c pack.compression=0 -c uploadpack.all
 // gitIn runs git in dir with no system or global configuration and none of this process's
 // GIT_* variables, and returns its trimmed output.
 func gitIn(ctx context.Context, dir string, args ...string) (string, error) {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
 		"-c", "protocol.file.allow=always", "-c", "uploadpack.allowAnySHA1InWant=true"}, args...)...)
-	cmd.Env = env
+	cmd.Env = gitEnv()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

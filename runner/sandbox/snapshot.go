@@ -40,6 +40,14 @@ type Snapshot struct {
 // CopySnapshot and Wait wait for it. The caller must Close the Snapshot, once no copy from it
 // is under way, on every path.
 func Pack(ctx context.Context, hostDir, user, dir string) (*Snapshot, error) {
+	return pack(ctx, user, dir, func(ctx context.Context, w io.Writer, uid, gid int) error {
+		return packRepo(ctx, w, hostDir, uid, gid)
+	})
+}
+
+// pack starts write in the background, writing a Snapshot's tar for user into a temporary
+// file in dir.
+func pack(ctx context.Context, user, dir string, write func(ctx context.Context, w io.Writer, uid, gid int) error) (*Snapshot, error) {
 	if user == "" {
 		user = DefaultUser
 	}
@@ -60,7 +68,7 @@ func Pack(ctx context.Context, hostDir, user, dir string) (*Snapshot, error) {
 	p := &Snapshot{uid: uid, gid: gid, cancel: cancel, done: make(chan struct{}), f: f}
 	go func() {
 		defer close(p.done)
-		p.err = packRepo(ctx, f, hostDir, uid, gid)
+		p.err = write(ctx, f, uid, gid)
 		if p.err == nil {
 			p.size, p.err = f.Seek(0, io.SeekCurrent)
 		}
