@@ -19,6 +19,7 @@ type Cached struct {
 	Ref      string // frognano-env:KEY; empty for an image a rebuild left untagged
 	Key      string
 	Repo     string
+	Tenant   string // whose share of the cache it takes (Scope.Tenant); "" for an image made before scopes
 	Base     string // the base image as the operator named it
 	Size     int64  // bytes of its own layers (what setup added to the base image)
 	Created  time.Time
@@ -42,7 +43,7 @@ func (m *Manager) List(ctx context.Context) ([]Cached, error) {
 		if err != nil {
 			return nil, fmt.Errorf("inspecting environment image %s: %w", s.ID, err)
 		}
-		c := Cached{ID: s.ID, Key: s.Labels[LabelKey], Repo: s.Labels[LabelRepo], Base: s.Labels[LabelBaseName], Size: info.Size}
+		c := Cached{ID: s.ID, Key: s.Labels[LabelKey], Repo: s.Labels[LabelRepo], Tenant: s.Labels[LabelTenant], Base: s.Labels[LabelBaseName], Size: info.Size}
 		if t, err := time.Parse(time.RFC3339Nano, info.Created); err == nil {
 			c.Created = t
 		}
@@ -77,33 +78,65 @@ func (m *Manager) List(ctx context.Context) ([]Cached, error) {
 	return out, nil
 }
 
-// Evict keeps the environment images within Config.CacheSize: it removes images a rebuild left
-// untagged, then the least recently used, until the rest fit. An image that a container uses
-// (a run's sandbox or pin) is never removed: the engine refuses, and Evict moves on. It returns
-// the removed images.
+// Evict keeps the environment images within Config.CacheSize. It removes, first, images no
+// run can use any more (left untagged by a rebuild, or made before environments had a
+// tenant); then, while the rest do not fit, the least recently used image of the tenant that
+// holds the most, so that one tenant's builds only ever push out its own environments while it
+// holds more than another: an installation cannot evict another's at will by building large
+// environments. An image that a container uses (a run's sandbox or pin) is never removed: the
+// engine refuses, and Evict moves on. It returns the removed images.
 func (m *Manager) Evict(ctx context.Context) ([]Cached, error) {
 	list, err := m.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var total int64
-	for _, c := range list {
-		total += c.Size
-	}
 	var removed []Cached
 	var errs []error
-	for _, c := range list {
-		if total <= m.cfg.CacheSize && c.Ref != "" || m.fresh(c) {
-			continue
-		}
+	drop := func(c Cached) bool {
 		ok, err := m.remove(ctx, c)
 		if err != nil {
 			errs = append(errs, err)
 		}
 		if ok {
-			total -= c.Size
 			removed = append(removed, c)
-			m.log.Info("environment image removed", "image", c.ID, "key", c.Key, "bytes", c.Size)
+			m.log.Info("environment image removed", "image", c.ID, "key", c.Key, "tenant", c.Tenant, "bytes", c.Size)
+		}
+		return ok
+	}
+	var total int64
+	held := map[string]int64{}          // bytes per tenant
+	candidates := map[string][]Cached{} // per tenant, least recently used first
+	for _, c := range list {
+		if m.fresh(c) {
+			total += c.Size
+			held[c.Tenant] += c.Size
+			continue
+		}
+		if c.Ref == "" || c.Tenant == "" {
+			if drop(c) {
+				continue
+			}
+		}
+		total += c.Size
+		held[c.Tenant] += c.Size
+		candidates[c.Tenant] = append(candidates[c.Tenant], c)
+	}
+	for total > m.cfg.CacheSize {
+		// The tenant holding the most that still has something removable.
+		tenant, most := "", int64(-1)
+		for t, cs := range candidates {
+			if len(cs) > 0 && (held[t] > most || held[t] == most && t < tenant) {
+				tenant, most = t, held[t]
+			}
+		}
+		if most < 0 {
+			break // everything left is in use or fresh
+		}
+		c := candidates[tenant][0]
+		candidates[tenant] = candidates[tenant][1:]
+		if drop(c) {
+			total -= c.Size
+			held[tenant] -= c.Size
 		}
 	}
 	return removed, errors.Join(errs...)

@@ -221,3 +221,59 @@ func TestWaitingForTheLockEndsWithTheContext(t *testing.T) {
 	}
 	other()
 }
+
+// One tenant cannot push another's environments out of the cache by building large ones: the
+// cache removes the least recently used image of the tenant that holds the most. The
+// victim's image is the least recently used of all, not in use and not fresh: before tenants
+// counted, the attacker's third build removed it. Not parallel, for the reason above.
+func TestOneTenantCannotEvictAnother(t *testing.T) {
+	ctx := context.Background()
+	const mib = 1 << 20
+	cfg := sandboxConfig(t)
+	build := func(m *env.Manager, tenant, name string, size int) *env.Environment {
+		t.Helper()
+		dir, head := gittest.Repo(t, map[string]string{env.ScriptFile: fmt.Sprintf("head -c %d /dev/urandom > /opt/%s\n", size, name)})
+		scope := env.Scope{Tenant: tenant, Repo: tenant + " " + name}
+		e, err := m.Prepare(ctx, env.Request{RunID: "envtest-fair-" + name, RepoDir: dir, Commit: head, Scope: scope, Sandbox: cfg})
+		if err != nil {
+			t.Fatalf("building %s: %v", name, err)
+		}
+		removeEnvImage(t, e.Ref)
+		return e
+	}
+	gone := func(e *env.Environment) bool {
+		_, err := docker.ImageInspect(ctx, e.Image)
+		return cerrdefs.IsNotFound(err)
+	}
+	others, err := manager(t, env.Config{}, "").List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before int64
+	for _, c := range others {
+		before += c.Size
+	}
+	const fresh = 2 * time.Second
+	suffix := fmt.Sprint(time.Now().UnixNano())
+	victimTenant, attackerTenant := "victim-"+suffix, "attacker-"+suffix
+	m := manager(t, env.Config{Network: env.NoNetwork, CacheSize: before + 12*mib, FreshFor: fresh}, "")
+	victim := build(m, victimTenant, "v", 3*mib)
+	victim.Release() // between two runs of the victim: in the cache, in no one's use
+	time.Sleep(fresh)
+	var attacker []*env.Environment
+	for _, name := range []string{"a1", "a2", "a3"} {
+		a := build(m, attackerTenant, name, 4*mib)
+		a.Release()
+		attacker = append(attacker, a)
+		time.Sleep(fresh) // each older than FreshFor by the next build: all removable
+	}
+	if _, err := m.Evict(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if gone(victim) {
+		t.Fatal("the attacker's builds evicted the victim's environment")
+	}
+	if !gone(attacker[0]) {
+		t.Errorf("the attacker's least recently used environment is still there: nothing of its own was evicted")
+	}
+}
