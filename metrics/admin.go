@@ -78,7 +78,7 @@ func (m *Metrics) StartAdmin(ctx context.Context, cfg AdminConfig) (*Admin, erro
 		return nil, fmt.Errorf("listening on FROGNANO_METRICS_ADDR %s: %w", cfg.Addr, err)
 	}
 	a := &Admin{ln: ln, log: cfg.Logger, srv: &http.Server{
-		Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		Handler: sameOrigin(mux, cfg.Logger), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
 	}}
 	go func() {
@@ -98,6 +98,26 @@ func (a *Admin) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return a.srv.Shutdown(ctx)
+}
+
+// sameOrigin refuses, with 403, every request that may change something (any method but GET,
+// HEAD and OPTIONS) that a browser sends from another origin, whatever its credentials.
+// River's UI takes the admin token as a basic-auth password, which a browser keeps and then
+// sends by itself with every request to the listener, also with a form that another site's
+// page submits to it; and River's UI reads any POST body as JSON, so a form posting text/plain
+// shaped as JSON would cancel, delete or retry jobs. A browser says where a request comes
+// from: Sec-Fetch-Site (refused unless same-origin), else Origin (refused unless its host is
+// the Host asked for); a request with neither is not from another site's page (curl with the
+// token) and passes. Requiring Content-Type: application/json instead would break River's
+// UI itself, whose buttons post their JSON as text/plain.
+func sameOrigin(next http.Handler, log *slog.Logger) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		log.WarnContext(r.Context(), "refused a request from another site to the admin listener",
+			"method", r.Method, "path", r.URL.Path, "origin", r.Header.Get("Origin"), "sec_fetch_site", r.Header.Get("Sec-Fetch-Site"))
+		http.Error(w, "refused: this request comes from another site", http.StatusForbidden)
+	}))
+	return cop.Handler(next)
 }
 
 // RequireToken lets a request through only with the token, as a bearer token
