@@ -147,6 +147,20 @@ func TestNothingOfOtherWorkloadsLeaks(t *testing.T) {
 		})
 	}
 
+	// The engine's other answers that describe everything it holds are not served at all.
+	for _, path := range []string{"/v1.41/info", "/v1.41/system/df", "/v1.41/events?until=1", "/v1.41/networks",
+		"/v1.41/volumes", "/v1.41/containers/" + n.id + "/logs?stdout=1", "/v1.41/containers/" + mine.ID + "/top",
+		"/v1.41/containers/" + mine.ID + "/stats?stream=0", "/v1.41/images/" + sandbox.DefaultImage + "/history",
+		"/v1.41/images/search?term=x", "/v1.41/distribution/" + sandbox.DefaultImage + "/json", "/v1.41/plugins",
+		"/v1.41/swarm", "/v1.41/nodes", "/v1.41/services", "/v1.41/tasks", "/v1.41/secrets", "/v1.41/configs"} {
+		t.Run("Refused "+path, func(t *testing.T) {
+			status, body := b.doJSON(t, "GET", path, nil)
+			if status != 403 || !strings.Contains(body, "frognano docker-proxy refused") {
+				t.Errorf("GET %s answered %d, want the proxy's 403: %s", path, status, body)
+			}
+		})
+	}
+
 	// What frognano reads still comes: the network's name and ID (the setup preflight), its
 	// own sandbox in the list.
 	t.Run("PreflightStillServed", func(t *testing.T) {
