@@ -42,7 +42,8 @@ func TestBrowserOAuthRunPages(t *testing.T) {
 	t.Cleanup(srv.Close)
 	gh.SetOAuthCallback(srv.URL + "/oauth/callback")
 	a, err := auth.New(auth.Config{PublicURL: srv.URL, GitHubURL: gh.URL, ClientID: gh.OAuthClientID(),
-		ClientSecret: gh.OAuthClientSecret(), SessionKey: strings.Repeat("s", 32), HTTPClient: &http.Client{Timeout: time.Minute}})
+		ClientSecret: gh.OAuthClientSecret(), SessionKey: strings.Repeat("s", 32), HTTPClient: &http.Client{Timeout: time.Minute},
+		Pool: pool})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,7 @@ func (s *service) buildPages() error {
 	}
 	ac := wc.Auth
 	ac.Logger = s.log
+	ac.Pool = s.pool // sign-outs are recorded in the database, for every process
 	a, err := auth.New(ac)
 	if err != nil {
 		return fmt.Errorf("run pages: %w", err)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/metrics"
 )
@@ -69,6 +71,11 @@ type Config struct {
 	// authenticates the session cookies. Empty: a random key for this process, so sessions
 	// end when it restarts (and are not shared between several frognano processes).
 	SessionKey string
+
+	// Pool is frognano's database, required by New: sign-outs are recorded in its
+	// ended_sessions table (migration 0010), so that a signed-out session stays refused by
+	// every frognano process on the database, after restarts too, until it would have expired.
+	Pool *pgxpool.Pool
 
 	SessionTTL    time.Duration // default DefaultSessionTTL
 	ReadCacheTTL  time.Duration // default DefaultReadCacheTTL; how long a read check is remembered
@@ -183,6 +190,9 @@ func (c Config) withDefaults() Config {
 func New(cfg Config) (Authenticator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Pool == nil {
+		return nil, errors.New("sign-in needs the database (Config.Pool): sign-outs are recorded there")
 	}
 	cfg = cfg.withDefaults()
 	jar, err := newJar(cfg)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/frognano/frognano/migrations/dbtest"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -72,7 +74,7 @@ func TestGitHubEndpoints(t *testing.T) {
 func TestRandomSessionKeyIsLogged(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	_, err := New(Config{PublicURL: "https://f.example", Token: testToken, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	_, err := New(Config{PublicURL: "https://f.example", Token: testToken, Logger: slog.New(slog.NewTextHandler(&buf, nil)), Pool: dbtest.NewEmpty(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

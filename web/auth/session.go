@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 )
@@ -36,12 +37,11 @@ type jar struct {
 	// cross refuses cross-origin browser POSTs (Sec-Fetch-Site, else Origin against Host);
 	// the public URL's origin is trusted too, for proxies that rewrite Host.
 	cross *http.CrossOriginProtection
-	// ended holds the IDs of sessions signed out, until they would have expired, so that a
-	// copy of the cookie taken before the sign-out no longer signs anyone in. It is this
-	// process's memory: with several frognano processes behind one address, a copy stays
-	// valid on the others (and after a restart) until the session's expiry.
-	ended *expiring[struct{}]
-	ttl   time.Duration // the longest a session lasts: how long an ended ID is kept
+	// ended is the record of sessions signed out, in the database, so that a copy of the
+	// cookie taken before the sign-out signs nobody in, in any frognano process, until the
+	// session would have expired.
+	ended signOuts
+	log   *slog.Logger
 }
 
 func newJar(cfg Config) (*jar, error) {
@@ -72,7 +72,7 @@ func newJar(cfg Config) (*jar, error) {
 		return nil, fmt.Errorf("%s: %w", EnvPublicURL, err)
 	}
 	j := &jar{aead: aead, secure: pub.Scheme == "https", now: cfg.Now, cross: cross,
-		ended: newExpiring[struct{}](cfg.ReadCacheSize), ttl: cfg.SessionTTL}
+		ended: signOuts{pool: cfg.Pool}, log: cfg.Logger}
 	if j.secure {
 		j.prefix = "__Host-"
 	}
@@ -104,30 +104,37 @@ func (j *jar) set(w http.ResponseWriter, name string, v any, exp time.Time) erro
 
 // get opens cookie name into v; an error means no valid, unexpired cookie.
 func (j *jar) get(r *http.Request, name string, v any) error {
+	_, err := j.open(r, name, v)
+	return err
+}
+
+// open is get that also returns when the cookie stops being valid.
+func (j *jar) open(r *http.Request, name string, v any) (exp time.Time, err error) {
 	c, err := r.Cookie(j.prefix + name)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	if len(c.Value) > maxCookieValue {
-		return errors.New("cookie too long")
+		return time.Time{}, errors.New("cookie too long")
 	}
 	sealed, err := base64.RawURLEncoding.DecodeString(c.Value)
 	if err != nil || len(sealed) < j.aead.NonceSize() {
-		return errors.New("cookie not readable")
+		return time.Time{}, errors.New("cookie not readable")
 	}
 	n := j.aead.NonceSize()
 	plain, err := j.aead.Open(nil, sealed[:n], sealed[n:], []byte(name))
 	if err != nil {
-		return errors.New("cookie not authentic")
+		return time.Time{}, errors.New("cookie not authentic")
 	}
 	var e envelope
 	if err := json.Unmarshal(plain, &e); err != nil {
-		return errors.New("cookie not readable")
+		return time.Time{}, errors.New("cookie not readable")
 	}
-	if !j.now().Before(time.Unix(e.Exp, 0)) {
-		return errors.New("cookie expired")
+	exp = time.Unix(e.Exp, 0)
+	if !j.now().Before(exp) {
+		return time.Time{}, errors.New("cookie expired")
 	}
-	return json.Unmarshal(e.V, v)
+	return exp, json.Unmarshal(e.V, v)
 }
 
 // clear removes cookie name from the browser.
@@ -169,23 +176,36 @@ func (j *jar) startSession(w http.ResponseWriter, s session, exp time.Time) erro
 	return j.set(w, sessionCookie, s, exp)
 }
 
-// session opens the session cookie of r; ok is false without a valid, unexpired session or
-// for one that was signed out.
+// session opens the session cookie of r; ok is false without a valid, unexpired session, for
+// one that was signed out, and when the record of sign-outs cannot be read (a session that
+// may have been signed out is not taken on trust).
 func (j *jar) session(r *http.Request) (s session, ok bool) {
 	if err := j.get(r, sessionCookie, &s); err != nil || s.ID == "" {
 		return session{}, false
 	}
-	if _, gone := j.ended.get(s.ID, j.now()); gone {
+	gone, err := j.ended.ended(r.Context(), s.ID)
+	if err != nil {
+		j.log.ErrorContext(r.Context(), "refusing a run-page session: cannot tell whether it was signed out", "error", err)
+		return session{}, false
+	}
+	if gone {
 		return session{}, false
 	}
 	return s, true
 }
 
-// endSession ends r's session, the browser's cookie and every copy of it (in this process).
-func (j *jar) endSession(w http.ResponseWriter, r *http.Request) {
-	if s, ok := j.session(r); ok {
-		now := j.now()
-		j.ended.put(s.ID, struct{}{}, now.Add(j.ttl), now)
+// endSession ends r's session: the browser's cookie and every copy of it, in every frognano
+// process on the database, until the session would have expired. An error means the
+// sign-out could not be recorded: the session has not ended, and the browser keeps its
+// cookie to try again.
+func (j *jar) endSession(w http.ResponseWriter, r *http.Request) error {
+	var s session
+	// A sign-out already recorded is recorded again: harmless, and no read is needed.
+	if exp, err := j.open(r, sessionCookie, &s); err == nil && s.ID != "" {
+		if err := j.ended.end(r.Context(), s.ID, exp, j.now()); err != nil {
+			return err
+		}
 	}
 	j.clear(w, sessionCookie)
+	return nil
 }

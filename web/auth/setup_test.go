@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/frognano/frognano/githubapp/githubtest"
+	"github.com/frognano/frognano/migrations/dbtest"
 )
 
 // clock is a test clock that only moves when told.
@@ -91,7 +92,7 @@ func setup(t *testing.T, token string, opts ...option) *bundle {
 	t.Cleanup(b.srv.Close)
 	gh.SetOAuthCallback(b.srv.URL + "/oauth/callback")
 	cfg := Config{
-		PublicURL: b.srv.URL, GitHubURL: gh.URL, SessionKey: strings.Repeat("k", 32),
+		PublicURL: b.srv.URL, GitHubURL: gh.URL, SessionKey: strings.Repeat("k", 32), Pool: dbtest.New(t),
 		Logger: slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelDebug})), Now: b.clock.Now,
 	}
 	if token == "" {

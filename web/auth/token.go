@@ -147,13 +147,19 @@ func clientKey(r *http.Request) string {
 
 // mountLogout mounts GET /logout (a page with a sign-out button) and POST /logout, which
 // is cross-origin protected so another site cannot sign a person out. Sign-out ends the
-// session itself, not only the browser's cookie (jar.endSession).
+// session itself, not only the browser's cookie (jar.endSession), and says so only once
+// that is recorded.
 func mountLogout(r chi.Router, j *jar) {
 	r.Get("/logout", func(w http.ResponseWriter, r *http.Request) {
 		render(w, http.StatusOK, page{Title: "Sign out of frognano", Logout: true})
 	})
 	r.Method(http.MethodPost, "/logout", j.cross.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		j.endSession(w, r)
+		if err := j.endSession(w, r); err != nil {
+			j.log.ErrorContext(r.Context(), "signing out of the run pages", "error", err)
+			render(w, http.StatusServiceUnavailable, page{Title: "Not signed out", Logout: true,
+				Message: "The sign-out could not be recorded, so this session still works. Try again in a moment."})
+			return
+		}
 		render(w, http.StatusOK, page{Title: "Signed out", Message: "You are signed out of frognano.", Link: "/login", LinkTxt: "Sign in"})
 	})))
 }

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/frognano/frognano/migrations/dbtest"
 )
 
 const testToken = "correct-horse-battery-staple-42"
@@ -78,7 +80,7 @@ func TestSharedTokenSignIn(t *testing.T) {
 	}
 
 	// A new token ends the sessions of the old one.
-	b2, err := New(Config{PublicURL: b.srv.URL, Token: testToken + "-rotated", SessionKey: strings.Repeat("k", 32), Now: b.clock.Now})
+	b2, err := New(Config{PublicURL: b.srv.URL, Token: testToken + "-rotated", SessionKey: strings.Repeat("k", 32), Now: b.clock.Now, Pool: dbtest.New(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
