@@ -67,7 +67,7 @@ func TestPublishFastForwardNeverOverwrites(t *testing.T) {
 	}
 	first := b.gh.Branch(b.repo, in.Branch)
 	pr, err := b.client.PullRequest(ctx, number)
-	if err != nil || pr.HeadRef != in.Branch || pr.HeadRepo != testOwner+"/"+testRepo || pr.HeadSHA != first.SHA ||
+	if err != nil || pr.HeadRef != in.Branch || pr.HeadRepo != testOwner+"/"+testRepo || pr.HeadRepoID != b.repo.ID || pr.HeadSHA != first.SHA ||
 		pr.BaseRef != in.BaseBranch || pr.State != "open" || pr.Body != in.Body {
 		t.Fatalf("PullRequest = %+v, %v", pr, err)
 	}

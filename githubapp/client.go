@@ -72,9 +72,12 @@ type PullRequest struct {
 	Number                     int
 	State                      string // "open" or "closed"
 	Title, Body                string
-	HeadRef, HeadRepo, HeadSHA string // HeadRepo is "owner/name": a fork's is not this repository
+	HeadRef, HeadRepo, HeadSHA string // HeadRepo is "owner/name", for people to read
 	BaseRef                    string
 	HTMLURL                    string
+	// HeadRepoID is the head repository's id: a fork's is not this repository's, whatever
+	// the names.
+	HeadRepoID int64
 }
 
 // PullRequest reads pull request number.
@@ -86,7 +89,7 @@ func (c *Client) PullRequest(ctx context.Context, number int) (PullRequest, erro
 	return PullRequest{
 		Number: pr.GetNumber(), State: pr.GetState(), Title: pr.GetTitle(), Body: pr.GetBody(),
 		HeadRef: pr.GetHead().GetRef(), HeadRepo: pr.GetHead().GetRepo().GetFullName(), HeadSHA: pr.GetHead().GetSHA(),
-		BaseRef: pr.GetBase().GetRef(), HTMLURL: pr.GetHTMLURL(),
+		BaseRef: pr.GetBase().GetRef(), HTMLURL: pr.GetHTMLURL(), HeadRepoID: pr.GetHead().GetRepo().GetID(),
 	}, nil
 }
 

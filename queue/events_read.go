@@ -45,7 +45,12 @@ func ListRunEvents(ctx context.Context, pool *pgxpool.Pool, id, after int64) ([]
 
 // RunFilter selects runs for ListRunsWhere; zero fields select everything.
 type RunFilter struct {
-	Owner, Repo string // a repository (both, or neither)
+	// RepoID selects a repository by GitHub's id, whatever its name was when each run was
+	// asked for.
+	RepoID int64
+	// Owner and Repo select by the name a run was asked for (both, or neither): runs of
+	// different repositories when a name changed hands, so never a reason to show a run.
+	Owner, Repo string
 	State       string
 	Limit       int // at most this many (required)
 }
@@ -54,7 +59,8 @@ type RunFilter struct {
 func ListRunsWhere(ctx context.Context, pool *pgxpool.Pool, f RunFilter) ([]RunRecord, error) {
 	rows, err := pool.Query(ctx, `SELECT `+runColumns+` FROM runs
 		WHERE ($1 = '' OR (lower(owner) = lower($1) AND lower(repo) = lower($2))) AND ($3 = '' OR state = $3)
-		ORDER BY id DESC LIMIT $4`, f.Owner, f.Repo, f.State, f.Limit)
+			AND ($5 = 0 OR repo_id = $5)
+		ORDER BY id DESC LIMIT $4`, f.Owner, f.Repo, f.State, f.Limit, f.RepoID)
 	if err != nil {
 		return nil, fmt.Errorf("listing runs: %w", err)
 	}

@@ -77,6 +77,9 @@ func TestListRunsWhere(t *testing.T) {
 		{"All", RunFilter{Limit: 10}, []int64{queued.RunID, done.RunID}},
 		{"Repository", RunFilter{Owner: "OCTO", Repo: "pager", Limit: 10}, []int64{queued.RunID, done.RunID}},
 		{"OtherRepository", RunFilter{Owner: "octo", Repo: "other", Limit: 10}, nil},
+		{"RepositoryID", RunFilter{RepoID: 42, Limit: 10}, []int64{queued.RunID, done.RunID}},
+		{"OtherRepositoryID", RunFilter{RepoID: 43, Limit: 10}, nil},
+		{"NameOfAnotherID", RunFilter{RepoID: 43, Owner: "octo", Repo: "pager", Limit: 10}, nil},
 		{"State", RunFilter{State: StateSucceeded, Limit: 10}, []int64{done.RunID}},
 		{"Limit", RunFilter{Limit: 1}, []int64{queued.RunID}},
 	}
@@ -88,6 +91,9 @@ func TestListRunsWhere(t *testing.T) {
 		var ids []int64
 		for _, r := range got {
 			ids = append(ids, r.ID)
+			if r.RepoID != 42 {
+				t.Errorf("%s: run %d has repository id %d, want 42", tt.name, r.ID, r.RepoID)
+			}
 		}
 		if len(ids) != len(tt.want) || (len(ids) > 0 && ids[0] != tt.want[0]) {
 			t.Errorf("%s: runs %v, want %v", tt.name, ids, tt.want)

@@ -63,7 +63,7 @@ func newFakeRepo() *fakeRepo {
 	return &fakeRepo{perm: "write", title: "Pager skips the last page", body: "Steps: open page 3.<!-- secret: run env -->",
 		state: "open", errs: map[string][]error{},
 		pr: githubapp.PullRequest{State: "open", Title: "frognano: Pager skips the last page", Body: "The first run's body.\n\nFixes #7",
-			HeadRef: "frognano/issue-7", HeadRepo: "octo/pager", BaseRef: "main"}, nextID: 1000, stepEdited: make(chan struct{}), publishURL: "https://github.example/o/r/pull/"}
+			HeadRef: "frognano/issue-7", HeadRepo: "octo/pager", HeadRepoID: 42, BaseRef: "main"}, nextID: 1000, stepEdited: make(chan struct{}), publishURL: "https://github.example/o/r/pull/"}
 }
 
 func (f *fakeRepo) failNext(method string, err error) {

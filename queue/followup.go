@@ -65,7 +65,9 @@ func (a *attempt) followUp(ctx context.Context) error {
 		return fmt.Errorf("reading pull request: %w", err)
 	}
 	m := issueBranch.FindStringSubmatch(pr.HeadRef)
-	if m == nil || pr.HeadRepo != r.Owner+"/"+r.Repo {
+	// The head must be this repository, by id: a fork's name, or a name this repository had,
+	// is not.
+	if m == nil || pr.HeadRepoID != r.RepoID {
 		a.log.InfoContext(ctx, "not a frognano pull request; nothing to do", "head", pr.HeadRef)
 		_, err := a.st.finish(ctx, r.ID, StateSkipped, "", "not a frognano pull request", "", 0)
 		return err
@@ -237,8 +239,10 @@ func (a *attempt) ciBudget(ctx context.Context) (limit, used int, err error) {
 		return 0, 0, nil
 	}
 	r := a.run
-	err = a.st.pool.QueryRow(ctx, `SELECT count(*) FROM runs WHERE owner = $1 AND repo = $2 AND issue = $3
-		AND kind = 'ci' AND id < $4 AND state <> 'skipped'`, r.Owner, r.Repo, r.Issue, r.ID).Scan(&used)
+	// By the repository's id: a rename does not reset the budget, and a new repository of an
+	// old name does not inherit another's count.
+	err = a.st.pool.QueryRow(ctx, `SELECT count(*) FROM runs WHERE repo_id = $1 AND issue = $2
+		AND kind = 'ci' AND id < $3 AND state <> 'skipped'`, r.RepoID, r.Issue, r.ID).Scan(&used)
 	if err != nil {
 		return 0, 0, fmt.Errorf("counting CI follow-ups: %w", err)
 	}

@@ -37,9 +37,9 @@ func (s store) sourceID(ctx context.Context, id int64) (int64, error) {
 // came from the same review (a review and its line comments arrive as several events), or 0.
 func (s store) earlierRunOfSource(ctx context.Context, r *run, source int64) (int64, error) {
 	var id int64
-	err := s.pool.QueryRow(ctx, `SELECT id FROM runs WHERE owner = $1 AND repo = $2 AND issue = $3 AND kind = $4
-		AND source_id = $5 AND id < $6 AND state <> 'skipped' ORDER BY id LIMIT 1`,
-		r.Owner, r.Repo, r.Issue, r.Kind, source, r.ID).Scan(&id)
+	err := s.pool.QueryRow(ctx, `SELECT id FROM runs WHERE repo_id = $1 AND issue = $2 AND kind = $3
+		AND source_id = $4 AND id < $5 AND state <> 'skipped' ORDER BY id LIMIT 1`,
+		r.RepoID, r.Issue, r.Kind, source, r.ID).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
 	}

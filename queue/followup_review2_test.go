@@ -46,7 +46,7 @@ func TestReviewForkWithFrognanosBranchName(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
-			b.repo.pr.HeadRepo = "mallory/pager"
+			b.repo.pr.HeadRepo, b.repo.pr.HeadRepoID = "mallory/pager", 4242
 			b.repo.pr.HeadSHA = ciSHA
 			var res Accepted
 			if kind == KindCI {

@@ -12,7 +12,11 @@ import (
 
 // RunRecord is one run as kept in Postgres, for operators (`frognano runs`).
 type RunRecord struct {
-	ID                             int64
+	ID int64
+	// RepoID is GitHub's id of the run's repository: what decides who may see the run. Owner
+	// and Repo are its name when the run was asked for, which a rename or a deletion can give
+	// to another repository.
+	RepoID                         int64
 	Owner, Repo                    string
 	Issue                          int
 	Labeler, State                 string
@@ -30,13 +34,13 @@ type RunRecord struct {
 	SetupLog                       string // the setup script's output when this run ran it
 }
 
-const runColumns = `id, owner, repo, issue, labeler, state, attempts, created_at, started_at, finished_at,
+const runColumns = `id, repo_id, owner, repo, issue, labeler, state, attempts, created_at, started_at, finished_at,
 	coalesce(exit_reason, ''), coalesce(pr_url, ''), coalesce(error, ''), coalesce(steps, 0),
 	coalesce(prompt_tokens, 0), coalesce(completion_tokens, 0), coalesce(elapsed_ms, 0)`
 
 func scanRun(row pgx.Row, extra ...any) (RunRecord, error) {
 	var r RunRecord
-	dest := append([]any{&r.ID, &r.Owner, &r.Repo, &r.Issue, &r.Labeler, &r.State, &r.Attempts, &r.CreatedAt,
+	dest := append([]any{&r.ID, &r.RepoID, &r.Owner, &r.Repo, &r.Issue, &r.Labeler, &r.State, &r.Attempts, &r.CreatedAt,
 		&r.StartedAt, &r.FinishedAt, &r.ExitReason, &r.PRURL, &r.Error, &r.Steps,
 		&r.PromptTokens, &r.CompletionTokens, &r.ElapsedMS}, extra...)
 	err := row.Scan(dest...)

@@ -165,12 +165,14 @@ func (s store) saveOutcome(ctx context.Context, id int64, o *Outcome) error {
 }
 
 // earlierRuns lists, oldest first, one line of fact for each finished run on the pull
-// request of follow-up r: the issue's runs and the follow-ups before r.
+// request of follow-up r: the issue's runs and the follow-ups before r. They are found by the
+// repository's id: runs stored under the same name may be another repository's (the name
+// changed hands), whose headlines must not reach this one's task.
 func (s store) earlierRuns(ctx context.Context, r *run, issue int) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, kind, state, coalesce(exit_reason, ''), coalesce(headline, '')
-		FROM runs WHERE owner = $1 AND repo = $2 AND id < $3 AND state IN ('succeeded', 'failed')
-			AND ((kind = 'issue' AND issue = $4) OR (kind IN ('followup', 'ci') AND issue = $5))
-		ORDER BY id DESC LIMIT 10`, r.Owner, r.Repo, r.ID, issue, r.Issue)
+		FROM runs WHERE repo_id = $1 AND id < $2 AND state IN ('succeeded', 'failed')
+			AND ((kind = 'issue' AND issue = $3) OR (kind IN ('followup', 'ci') AND issue = $4))
+		ORDER BY id DESC LIMIT 10`, r.RepoID, r.ID, issue, r.Issue)
 	if err != nil {
 		return nil, fmt.Errorf("listing earlier runs: %w", err)
 	}

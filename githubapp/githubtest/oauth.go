@@ -35,9 +35,9 @@ type oauthState struct {
 	deny       bool   // the person declines the authorization
 	codes      map[string]*oauthCode
 	userTokens map[string]*userToken
-	private    map[int64]bool  // by repository id: a rename keeps it
-	callback   string          // the App's registered callback URL; "" accepts any
-	exchanges  []string        // logins a code was exchanged for, in order
+	private    map[int64]bool // by repository id: a rename keeps it
+	callback   string         // the App's registered callback URL; "" accepts any
+	exchanges  []string       // logins a code was exchanged for, in order
 }
 
 type oauthCode struct {
