@@ -1,7 +1,10 @@
 package githubapp
 
 import (
+	"bytes"
+	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -26,47 +29,107 @@ var tokenPatterns = []*regexp.Regexp{
 // runs to the last @ before the path, so one with a raw @ in it goes whole.
 var urlCredentials = regexp.MustCompile(`://[^/\s:@]+:[^/\s]*@`)
 
-// minSecretLen keeps RegisterSecret from turning short, common strings into redactions that
-// would mangle unrelated text.
-const minSecretLen = 8
+// MinSecretLen is the shortest secret Redact replaces. Shorter strings (a "1", a "true", a
+// port) are too common to replace without mangling unrelated text, and no real credential is
+// that short: RegisterSecret ignores them, and a configuration secret that short is refused
+// where one would be a password (SettingSecrets).
+const MinSecretLen = 8
 
-// maxSecrets bounds the registry: tokens are refreshed hourly, so a long-running process would
-// otherwise grow it without limit. The oldest entries go first; they have long expired.
+// maxSecrets bounds the tokens' registry: tokens are refreshed hourly, so a long-running
+// process would otherwise grow it without limit. The oldest entries go first; they have long
+// expired. The configuration's secrets are not counted: they never expire.
 const maxSecrets = 4096
 
 var secrets struct {
 	sync.RWMutex
-	list []string
+	config []string // RegisterConfigSecret's, for the process's life, longest first
+	tokens []string // RegisterSecret's, oldest first
 }
 
-// RegisterSecret makes Redact replace s wherever it appears. Strings shorter than 8 bytes are
-// ignored. Safe for concurrent use.
+// RegisterSecret makes Redact replace s wherever it appears, for as long as the registry has
+// room (the oldest of 4096 go first): for tokens, which expire. Strings shorter than
+// MinSecretLen are ignored. Safe for concurrent use.
 func RegisterSecret(s string) {
-	if len(s) < minSecretLen {
+	register(s, &secrets.tokens)
+}
+
+// RegisterConfigSecret makes Redact replace s wherever it appears for the rest of the
+// process, and HoldsSecret find it: for the secrets of frognano's configuration, such as the
+// operator's setup values (SettingSecrets), which never expire. Strings shorter than
+// MinSecretLen are ignored. Safe for concurrent use.
+func RegisterConfigSecret(s string) {
+	register(s, &secrets.config)
+}
+
+func register(s string, list *[]string) {
+	if len(s) < MinSecretLen {
 		return
 	}
 	secrets.Lock()
 	defer secrets.Unlock()
-	for _, have := range secrets.list {
-		if have == s {
-			return
+	for _, form := range jsonForms(s) {
+		if slices.Contains(secrets.config, form) || slices.Contains(secrets.tokens, form) {
+			continue
 		}
+		if list == &secrets.tokens && len(secrets.tokens) >= maxSecrets {
+			secrets.tokens = secrets.tokens[1:]
+		}
+		*list = append(*list, form)
 	}
-	if len(secrets.list) >= maxSecrets {
-		secrets.list = secrets.list[1:]
-	}
-	secrets.list = append(secrets.list, s)
+	// A secret that holds another (a proxy URL and its password) goes whole, not in pieces
+	// that leave the rest of it.
+	slices.SortStableFunc(secrets.config, func(a, b string) int { return len(b) - len(a) })
 }
 
-// Redact returns s with every GitHub token, every string given to RegisterSecret and the
-// credentials of every URL (user:password@) replaced by "[REDACTED]". It is frognano's one
-// redactor: use it on anything that leaves the process (logs, transcripts, PR bodies, comments,
-// stored errors, error messages that quote git's output). Redacting twice changes nothing.
+// jsonForms returns s and s as it is spelled inside a JSON string, by Go (which escapes <, >
+// and &) and by encoders that do not: a trajectory and a tool call's arguments are JSON, and a
+// secret in them must be found as they spell it.
+func jsonForms(s string) []string {
+	forms := []string{s}
+	for _, html := range []bool{true, false} {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(html)
+		if enc.Encode(s) != nil {
+			continue
+		}
+		q := strings.TrimSuffix(b.String(), "\n")
+		if q = q[1 : len(q)-1]; !slices.Contains(forms, q) {
+			forms = append(forms, q)
+		}
+	}
+	return forms
+}
+
+// HoldsSecret reports whether s holds a registered secret (a token, a secret of the
+// configuration), in any of the forms Redact replaces. It is for text that cannot be redacted
+// and must then not be published at all: a patch would be pushed with the secret in a file.
+func HoldsSecret(s string) bool {
+	secrets.RLock()
+	defer secrets.RUnlock()
+	for _, list := range [][]string{secrets.config, secrets.tokens} {
+		for _, secret := range list {
+			if strings.Contains(s, secret) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Redact returns s with every GitHub token, every string given to RegisterSecret or
+// RegisterConfigSecret (also as JSON spells it) and the credentials of every URL
+// (user:password@) replaced by "[REDACTED]". It is frognano's one redactor: use it on
+// anything that leaves the process (logs, transcripts, PR bodies, comments, stored errors,
+// error messages that quote git's output; RedactJSON for JSON documents, RedactLogs for a
+// logger). Redacting twice changes nothing.
 func Redact(s string) string {
 	secrets.RLock()
-	for _, secret := range secrets.list {
-		if strings.Contains(s, secret) {
-			s = strings.ReplaceAll(s, secret, Redacted)
+	for _, list := range [][]string{secrets.config, secrets.tokens} {
+		for _, secret := range list {
+			if strings.Contains(s, secret) {
+				s = strings.ReplaceAll(s, secret, Redacted)
+			}
 		}
 	}
 	secrets.RUnlock()

@@ -211,25 +211,31 @@ func outcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 	if err != nil {
 		return nil, fault.Permanent(fmt.Errorf("encoding the trajectory: %w", err))
 	}
+	// Every text stored or shown passes the one redactor here, whoever reads it later (the
+	// run pages, `frognano runs show`, a follow-up's task). The patch cannot be: the runner
+	// refused one that holds a secret, and Publish refuses it again.
+	if traj, err = githubapp.RedactJSON(traj); err != nil {
+		return nil, fault.Permanent(fmt.Errorf("redacting the trajectory: %w", err))
+	}
 	out := &Outcome{
 		Patch:       res.PatchBytes(),
 		ExitReason:  res.ExitReason(),
 		TestTime:    res.TestTime(),
 		Elapsed:     res.Elapsed,
-		Environment: res.EnvironmentLine(),
+		Environment: githubapp.Redact(res.EnvironmentLine()),
 		SetupLog:    githubapp.Redact(string(res.SetupLog())),
 		// The renderer is the one owner of the limits: it gets the final limit, what we
 		// add and the redaction that githubapp applies, and cuts where it knows how.
 		PRBody:     res.PRBody(runner.Fit{Suffix: pageLine(spec.PageURL) + fixesLine(spec.Issue), Redact: githubapp.Redact}),
 		Summary:    res.Summary(runner.Fit{Limit: runner.GitHubBodyLimit - statusReserve, Redact: githubapp.Redact}),
-		Headline:   res.Headline(),
+		Headline:   githubapp.Redact(res.Headline()),
 		Trajectory: traj,
-		Report:     res.Markdown(),
+		Report:     githubapp.Redact(res.Markdown()),
 		Check:      checkRunOf(res, spec.PageURL),
 	}
 	// A run whose setup failed ended before the model was called: no loop, no steps.
 	if lr := res.Leaf; lr != nil {
-		out.ModelTime, out.ToolTime, out.FinalMessage, out.Steps = lr.ModelTime, lr.ToolTime, lr.FinalMessage, len(lr.Steps)
+		out.ModelTime, out.ToolTime, out.FinalMessage, out.Steps = lr.ModelTime, lr.ToolTime, githubapp.Redact(lr.FinalMessage), len(lr.Steps)
 		out.PromptTokens, out.CompletionTokens = lr.PromptTokens, lr.CompletionTokens
 	}
 	return out, nil

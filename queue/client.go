@@ -15,7 +15,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
+	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/migrations"
 )
 
@@ -138,6 +140,8 @@ func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 		FetchCooldown:        cfg.FetchCooldown,
 		FetchPollInterval:    cfg.FetchPollInterval,
 		MaxAttempts:          MaxAttempts,
+		// River keeps each failed attempt's error text in river_job.errors.
+		Middleware: []rivertype.Middleware{river.WorkerMiddlewareFunc(redactJobError)},
 	}
 	if cfg.Workers > 0 {
 		if cfg.GitHub == nil || cfg.Runner == nil {
@@ -270,3 +274,18 @@ func (c *Client) removeStaleClones(ctx context.Context) {
 		c.cfg.Logger.InfoContext(ctx, "removed clones left by an earlier process", "count", len(stale))
 	}
 }
+
+// redactJobError makes the text River stores of a job's error pass the one redactor (an error
+// may quote what setup or the model printed); River still finds its cancel and snooze errors
+// inside it.
+func redactJobError(ctx context.Context, _ *rivertype.JobRow, doInner func(context.Context) error) error {
+	if err := doInner(ctx); err != nil {
+		return redactedError{err}
+	}
+	return nil
+}
+
+type redactedError struct{ err error }
+
+func (e redactedError) Error() string { return githubapp.Redact(e.err.Error()) }
+func (e redactedError) Unwrap() error { return e.err }

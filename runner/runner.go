@@ -55,6 +55,11 @@ type Config struct {
 	// Attempts configures RunAll: how many attempts each run makes (FROGNANO_ATTEMPTS), the
 	// process-wide model and sandbox limits they share (attempts.go).
 	Attempts AttemptOptions
+	// HoldsSecret reports whether text holds a value that must never be published (the one
+	// redactor's rule: githubapp.HoldsSecret, which knows the operator's setup values, that
+	// setup can leave where the model reads them). A patch that holds one is refused like an
+	// unsafe one, before its tests: a file cannot be redacted. nil: no patch is refused for it.
+	HoldsSecret func(text string) bool
 }
 
 // DefaultConfig returns the defaults the issue and docs/leaf-protocol.md name.
@@ -136,6 +141,10 @@ func New(docker *client.Client, cfg Config, log *slog.Logger) *Runner {
 
 // Environments is the runner's cache of environment images (for `frognano sandbox ls|prune`).
 func (r *Runner) Environments() *env.Manager { return r.envs }
+
+// errPatchHoldsSecret refuses a patch that Config.HoldsSecret finds a secret in; it never
+// shows the secret.
+var errPatchHoldsSecret = errors.New("it holds a value frognano keeps secret (a token, or one of the operator's FROGNANO_SETUP_ENV values that setup left where the model could read it), and would publish it")
 
 // SetupError is a broken setup (no repository, no image, no tool executor): the run could not
 // start at all, and retrying without a fix will not help.
@@ -335,6 +344,9 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (re
 			// The diff text may be entirely attacker-chosen: what counts is the tree git
 			// builds from it on the host's own clone.
 			_, perr = patch.ApplyToBase(ctx, patch.HostGit(spec.RepoDir), base, p.Diff, opt)
+		}
+		if perr == nil && r.cfg.HoldsSecret != nil && r.cfg.HoldsSecret(string(p.Diff)) {
+			perr = errPatchHoldsSecret
 		}
 		if perr != nil {
 			res.Notes = append(res.Notes, "The patch was refused: "+perr.Error())

@@ -62,7 +62,7 @@ func (p *Pages) handleEvents(w http.ResponseWriter, r *http.Request) {
 		if _, ok := p.cfg.Auth.Viewer(r); !ok {
 			return false
 		}
-		can, err := p.cfg.Auth.CanRead(ctx, v, run.Owner, run.Repo)
+		can, err := p.cfg.Auth.CanRead(ctx, v, run.RepoID)
 		return err == nil && can
 	}}
 	if err := s.follow(r.Context(), after); err != nil && r.Context().Err() == nil {

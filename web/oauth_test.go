@@ -56,7 +56,7 @@ func TestBrowserOAuthRunPages(t *testing.T) {
 	mu.Unlock()
 
 	b := &bundle{pool: pool, srv: srv}
-	id := b.run(t, seedRun{Owner: "octo", Repo: "secret", State: queue.StateSucceeded, Patch: samplePatch})
+	id := b.run(t, seedRun{RepoID: secret.ID, Owner: "octo", Repo: "secret", State: queue.StateSucceeded, Patch: samplePatch})
 	b.event(t, id, queue.EventStep, step(0, "cat a.txt", "a"))
 	page := fmt.Sprintf("%s/runs/%d", srv.URL, id)
 

@@ -61,8 +61,8 @@ func parseID(r *http.Request) (int64, bool) {
 	return id, err == nil && id > 0
 }
 
-// readableRun loads run id when v may read its repository; ok false means the request has
-// been answered (not found, sign in, or an error).
+// readableRun loads run id when v may read its repository, as GitHub's id for it names it;
+// ok false means the request has been answered (not found, sign in, or an error).
 func (p *Pages) readableRun(w http.ResponseWriter, r *http.Request, page bool) (queue.RunRecord, bool) {
 	v, ok := p.viewer(w, r, page)
 	if !ok {
@@ -83,7 +83,7 @@ func (p *Pages) readableRun(w http.ResponseWriter, r *http.Request, page bool) (
 		http.Error(w, "the run could not be read", http.StatusInternalServerError)
 		return queue.RunRecord{}, false
 	}
-	can, handled := p.canRead(w, r, v, run.Owner, run.Repo, page)
+	can, handled := p.canRead(w, r, v, run, page)
 	if handled {
 		return queue.RunRecord{}, false
 	}

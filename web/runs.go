@@ -56,14 +56,14 @@ func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusBadRequest, "runs", page{Title: "Runs", Viewer: v.Login, Data: view})
 		return
 	}
-	// Only runs of repositories the viewer can read; each repository is asked about once.
-	readable := map[string]bool{}
-	check := func(owner, repo string) (can, handled bool) {
-		key := strings.ToLower(owner + "/" + repo)
-		if can, seen := readable[key]; seen {
+	// Only runs of repositories the viewer can read, decided on each run's repository id (the
+	// name stored with a run may belong to another repository now); each is asked about once.
+	readable := map[int64]bool{}
+	check := func(run queue.RunRecord) (can, handled bool) {
+		if can, seen := readable[run.RepoID]; seen {
 			return can, false
 		}
-		can, err := p.cfg.Auth.CanRead(r.Context(), v, owner, repo)
+		can, err := p.cfg.Auth.CanRead(r.Context(), v, run.RepoID)
 		if errors.Is(err, auth.ErrSignedOut) {
 			p.signIn(w, r, true)
 			return false, true
@@ -71,24 +71,37 @@ func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			// Not shown, and said so: one repository GitHub could not answer for does not
 			// hide the others.
-			p.cfg.Logger.WarnContext(r.Context(), "checking read access", "viewer", v, "repo", owner+"/"+repo, "error", err.Error())
+			p.cfg.Logger.WarnContext(r.Context(), "checking read access", "viewer", v, "repo_id", run.RepoID, "error", err.Error())
 			view.Unchecked = true
 			can = false
 		}
-		readable[key] = can
+		readable[run.RepoID] = can
 		return can, false
 	}
-	// A repository asked for is checked before anything is read of it, whether it has runs
-	// or not: the answer (and the work behind it, which its time shows) must not tell a person
-	// who cannot read a private repository whether frognano ever ran on it.
+	// A repository asked for by name is found first: the one that has that name now, if the
+	// viewer may read it, before anything is read of it, whether it has runs or not. The
+	// answer (and the work behind it, which its time shows) must not tell a person who cannot
+	// read a private repository whether frognano ever ran on it. Its runs are then selected by
+	// its id, so runs stored under the name of a repository that had it before are not its.
 	if f.Owner != "" {
-		can, handled := check(f.Owner, f.Repo)
-		if handled {
+		id, can, err := p.cfg.Auth.FindRepo(r.Context(), v, f.Owner, f.Repo)
+		if errors.Is(err, auth.ErrSignedOut) {
+			p.signIn(w, r, true)
 			return
+		}
+		if err != nil {
+			p.cfg.Logger.WarnContext(r.Context(), "finding a repository", "viewer", v, "repo", f.Owner+"/"+f.Repo, "error", err.Error())
+			view.Unchecked = true
+			can = false
 		}
 		if !can {
 			p.render(w, r, http.StatusOK, "runs", page{Title: "Runs", Viewer: v.Login, Data: view})
 			return
+		}
+		if id != 0 {
+			// The shared token knows no ids (0): it reads every repository, and each run is
+			// still checked by its own id below.
+			f.RepoID, f.Owner, f.Repo = id, "", ""
 		}
 	}
 	runs, err := queue.ListRunsWhere(r.Context(), p.cfg.Pool, f)
@@ -101,7 +114,7 @@ func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
 		if len(view.Runs) >= p.cfg.ListLimit {
 			break
 		}
-		can, handled := check(run.Owner, run.Repo)
+		can, handled := check(run)
 		if handled {
 			return
 		}

@@ -22,33 +22,53 @@ import (
 
 // testAuth is the tests' Authenticator: GET /login?as=LOGIN&next=PATH signs LOGIN in with a
 // cookie (no password: the tests are about what the pages show to whom, web/auth tests
-// sign-in itself); readable says which repositories each login may read.
+// sign-in itself); readable says which repositories each login may read, by GitHub id, as
+// web/auth decides. Each repository name the tests use stands for one id (repoID).
 type testAuth struct {
 	mu       sync.Mutex
-	readable map[string]map[string]bool // login -> lower(owner/repo)
-	asked    int                        // CanRead calls
+	ids      map[string]int64          // lower(owner/repo) -> the repository's id
+	readable map[string]map[int64]bool // login -> repository ids
+	asked    int                       // CanRead and FindRepo calls
 }
 
 const sessionCookie = "test_session"
+
+// repoID is the id of the repository named owner/repo ("owner/repo" as one string).
+func (a *testAuth) repoID(name string) int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.idLocked(name)
+}
+
+func (a *testAuth) idLocked(name string) int64 {
+	if a.ids == nil {
+		a.ids = map[string]int64{}
+	}
+	key := strings.ToLower(name)
+	if _, ok := a.ids[key]; !ok {
+		a.ids[key] = int64(1000 + len(a.ids))
+	}
+	return a.ids[key]
+}
 
 func (a *testAuth) allow(login string, repos ...string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.readable == nil {
-		a.readable = map[string]map[string]bool{}
+		a.readable = map[string]map[int64]bool{}
 	}
 	if a.readable[login] == nil {
-		a.readable[login] = map[string]bool{}
+		a.readable[login] = map[int64]bool{}
 	}
 	for _, r := range repos {
-		a.readable[login][strings.ToLower(r)] = true
+		a.readable[login][a.idLocked(r)] = true
 	}
 }
 
 func (a *testAuth) revoke(login, repo string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.readable[login], strings.ToLower(repo))
+	delete(a.readable[login], a.idLocked(repo))
 }
 
 func (a *testAuth) Viewer(r *http.Request) (auth.Viewer, bool) {
@@ -64,11 +84,22 @@ func (a *testAuth) Viewer(r *http.Request) (auth.Viewer, bool) {
 	return auth.Viewer{Login: c.Value, Token: "user-token-of-" + c.Value}, true
 }
 
-func (a *testAuth) CanRead(_ context.Context, v auth.Viewer, owner, repo string) (bool, error) {
+func (a *testAuth) CanRead(_ context.Context, v auth.Viewer, repoID int64) (bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked++
-	return a.readable[v.Login][strings.ToLower(owner+"/"+repo)], nil
+	return a.readable[v.Login][repoID], nil
+}
+
+func (a *testAuth) FindRepo(_ context.Context, v auth.Viewer, owner, repo string) (int64, bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked++
+	id, ok := a.ids[strings.ToLower(owner+"/"+repo)]
+	if !ok || !a.readable[v.Login][id] {
+		return 0, false, nil
+	}
+	return id, true, nil
 }
 
 func (a *testAuth) Routes(r chi.Router) {
@@ -123,6 +154,7 @@ func setupWith(t testing.TB, edit func(*Config)) *bundle {
 
 // seedRun is a runs row; zero fields keep the column's default.
 type seedRun struct {
+	RepoID      int64 // GitHub's id of the repository; 0: one of the bundle's own
 	Owner, Repo string
 	Issue       int
 	State       string
@@ -142,6 +174,12 @@ func (b *bundle) run(t testing.TB, s seedRun) int64 {
 	if s.State == "" {
 		s.State = queue.StateQueued
 	}
+	if s.RepoID == 0 {
+		if b.auth == nil {
+			t.Fatal("seeding a run: give the repository's GitHub id (seedRun.RepoID)")
+		}
+		s.RepoID = b.auth.repoID(s.Owner + "/" + s.Repo)
+	}
 	var id int64
 	err := b.pool.QueryRow(context.Background(), `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id,
 			owner, repo, issue, labeler, state, patch, pr_url, exit_reason, steps, prompt_tokens, completion_tokens,
@@ -150,7 +188,7 @@ func (b *bundle) run(t testing.TB, s seedRun) int64 {
 			nullif($9, ''), $10, 3000, 400, 40000, 5000, 3000, 50000, now(),
 			CASE WHEN $6 IN ('waiting', 'queued', 'running') THEN NULL ELSE now() END, nullif($11, '')::jsonb, 1)
 		RETURNING id`,
-		"guid-"+strings.Repeat("x", b.seq), int64(40+b.seq), s.Owner, s.Repo, s.Issue, s.State, s.Patch, s.PRURL,
+		"guid-"+strings.Repeat("x", b.seq), s.RepoID, s.Owner, s.Repo, s.Issue, s.State, s.Patch, s.PRURL,
 		s.ExitReason, s.Steps, s.Trajectory).Scan(&id)
 	if err != nil {
 		t.Fatalf("seeding a run: %v", err)

@@ -23,6 +23,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/frognano/frognano/queue"
 	"github.com/frognano/frognano/web/auth"
 )
 
@@ -191,16 +192,17 @@ func (p *Pages) signIn(w http.ResponseWriter, r *http.Request, page bool) {
 	http.Redirect(w, r, auth.LoginPath(r.URL.RequestURI()), http.StatusSeeOther)
 }
 
-// canRead asks the Authenticator; an error refuses, and a sign-in that stopped working
-// sends the person to sign in again (reported by ok false, handled true).
-func (p *Pages) canRead(w http.ResponseWriter, r *http.Request, v auth.Viewer, owner, repo string, page bool) (ok, handled bool) {
-	can, err := p.cfg.Auth.CanRead(r.Context(), v, owner, repo)
+// canRead asks the Authenticator about the run's repository by its id (never its stored
+// name, which another repository may have taken since); an error refuses, and a sign-in that
+// stopped working sends the person to sign in again (reported by ok false, handled true).
+func (p *Pages) canRead(w http.ResponseWriter, r *http.Request, v auth.Viewer, run queue.RunRecord, page bool) (ok, handled bool) {
+	can, err := p.cfg.Auth.CanRead(r.Context(), v, run.RepoID)
 	if errors.Is(err, auth.ErrSignedOut) {
 		p.signIn(w, r, page)
 		return false, true
 	}
 	if err != nil {
-		p.cfg.Logger.WarnContext(r.Context(), "checking read access", "viewer", v, "repo", owner+"/"+repo, "error", err.Error())
+		p.cfg.Logger.WarnContext(r.Context(), "checking read access", "viewer", v, "run_id", run.ID, "repo_id", run.RepoID, "error", err.Error())
 		http.Error(w, "could not check your access to this repository; try again later", http.StatusBadGateway)
 		return false, true
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/runner"
 	envpkg "github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
@@ -26,6 +28,9 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return usageError{err.Error()}
 	}
+	// What the run prints (the model's calls, setup's lines, test names) passes the one
+	// redactor, which runnerConfig gave the configuration's secrets.
+	stdout, stderr = redactingWriter{stdout}, redactingWriter{stderr}
 	fs := newFlagSet("run", stderr)
 	repo := fs.String("repo", "", "the git checkout to work on (read, never modified)")
 	task := fs.String("task", "", "the task, as text")
@@ -178,15 +183,25 @@ func progressLine(s leaf.Step, maxSteps int) string {
 	return fmt.Sprintf("step %3d/%d  %-60s  %6.1fs", s.Index+1, maxSteps, what, s.Elapsed.Seconds())
 }
 
+// writeOutputs writes the run's three files, through the one redactor like everything
+// frognano publishes. The patch cannot be redacted: the runner refused one that holds a secret
+// (Config.HoldsSecret), and its note says so.
 func writeOutputs(dir string, res *runner.Result) error {
-	traj, err := json.MarshalIndent(res.Trajectory(), "", "  ")
+	traj, err := json.Marshal(res.Trajectory())
 	if err != nil {
 		return fmt.Errorf("encoding the trajectory: %w", err)
 	}
+	if traj, err = githubapp.RedactJSON(traj); err != nil {
+		return fmt.Errorf("redacting the trajectory: %w", err)
+	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, traj, "", "  "); err != nil {
+		return fmt.Errorf("indenting the trajectory: %w", err)
+	}
 	files := map[string][]byte{
 		"patch.diff":      res.PatchBytes(),
-		"trajectory.json": append(traj, '\n'),
-		"report.md":       []byte(res.Markdown()),
+		"trajectory.json": append(indented.Bytes(), '\n'),
+		"report.md":       []byte(githubapp.Redact(res.Markdown())),
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
@@ -259,4 +274,15 @@ func testLine(t *runner.TestRun) string {
 		return fmt.Sprintf("timed out after %s", t.Duration.Round(time.Second))
 	}
 	return fmt.Sprintf("exit %d in %s", t.ExitCode, t.Duration.Round(100*time.Millisecond))
+}
+
+// redactingWriter passes what it writes through the one redactor. `frognano run` writes whole
+// lines at a time, so a secret is never split between two writes.
+type redactingWriter struct{ w io.Writer }
+
+func (r redactingWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, githubapp.Redact(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -197,6 +197,9 @@ type service struct {
 // newService builds everything from cfg: the pool (migrated when AutoMigrate), and with
 // workers the Docker client, the runner and the GitHub App; then the queue and the server.
 func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWeb bool) (svc *service, err error) {
+	// Every line the service logs, River's and the runner's included, passes the one
+	// redactor: an error may quote what setup or the model printed.
+	log = slog.New(githubapp.RedactLogs(log.Handler()))
 	pool, err := openPool(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return nil, setupError{err}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/runner"
 	envpkg "github.com/frognano/frognano/runner/env"
 )
@@ -154,6 +155,7 @@ func runnerConfig(getenv func(string) string) (runner.Config, error) {
 	cfg.Env.CacheSize = e.bytes("FROGNANO_ENV_CACHE_SIZE", envpkg.DefaultCacheSize)
 	cfg.Env.Disk = e.bytes("FROGNANO_SETUP_DISK", envpkg.DefaultDisk)
 	cfg.Env.Env = e.setupEnv("FROGNANO_SETUP_ENV")
+	e.protectSecrets(&cfg)
 	cfg.Images = e.imageMap("FROGNANO_SANDBOX_IMAGES")
 	e.attemptsConfig(&cfg)
 	return cfg, e.err()
@@ -183,6 +185,23 @@ func (e *env) setupEnv(name string) []string {
 }
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// protectSecrets hands the configuration's secrets to frognano's one redactor
+// (githubapp.Redact, which every published, stored and logged text passes), for the life of
+// the process, as the configuration is read: every command that runs agents reads it first.
+// Setup's values are among them, since setup can write them where the model reads them
+// (githubapp.SettingSecrets says which, and refuses a URL password too short to redact); the
+// runner refuses a patch that holds one, since a file cannot be redacted.
+func (e *env) protectSecrets(cfg *runner.Config) {
+	secrets, err := githubapp.SettingSecrets(cfg.Env.Env)
+	if err != nil {
+		e.errs = append(e.errs, fmt.Errorf("FROGNANO_SETUP_ENV: %w", err))
+	}
+	for _, s := range append(secrets, cfg.Leaf.APIKey) {
+		githubapp.RegisterConfigSecret(s)
+	}
+	cfg.HoldsSecret = githubapp.HoldsSecret
+}
 
 // imageMap reads FROGNANO_SANDBOX_IMAGES (see runner/env ParseImageMap).
 func (e *env) imageMap(name string) envpkg.ImageMap {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/frognano/frognano/githubapp"
 )
 
 func main() {
@@ -16,7 +18,7 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "frognano:", err)
+		fmt.Fprintln(os.Stderr, "frognano:", githubapp.Redact(err.Error()))
 		os.Exit(exitCode(err))
 	}
 }

@@ -2,7 +2,8 @@
 // GitHub App's own user-to-server OAuth flow against the configured GitHub (github.com or GHES)
 // or, on small installs without OAuth, with one shared access token; it keeps the session in a
 // cookie that is encrypted and authenticated (AES-256-GCM); and it answers whether a person may
-// read a repository, by asking GitHub with that person's own token.
+// read a repository, by asking GitHub with that person's own token about the repository's
+// immutable id.
 //
 // auth never renders, logs or stores a token anywhere but inside the encrypted session cookie,
 // never grants read access when GitHub cannot be asked, and never redirects a browser to
@@ -26,9 +27,18 @@ import (
 type Authenticator interface {
 	// Viewer returns the signed-in person; ok is false without a valid, unexpired session.
 	Viewer(r *http.Request) (v Viewer, ok bool)
-	// CanRead reports whether v may read owner/repo. An error means it could not be decided
-	// (the caller refuses access); ErrSignedOut means v's GitHub token no longer works.
-	CanRead(ctx context.Context, v Viewer, owner, repo string) (bool, error)
+	// CanRead reports whether v may read the repository whose GitHub id is repoID. Access is
+	// decided on the id, never on a name: a name is freed when a repository or its owner is
+	// renamed, or the repository deleted, and whoever takes it gets a repository with another
+	// id. An error means it could not be decided (the caller refuses access); ErrSignedOut
+	// means v's GitHub token no longer works.
+	CanRead(ctx context.Context, v Viewer, repoID int64) (bool, error)
+	// FindRepo returns the id of the repository now named owner/repo, with ok true, when v may
+	// read it; ok false when v may not or there is none. A name means only the repository it
+	// names now, so runs stored under that name are not for that reason that repository's. id
+	// is 0 with ok true when v may read every repository and the Authenticator knows no ids
+	// (the shared token). Errors are CanRead's.
+	FindRepo(ctx context.Context, v Viewer, owner, repo string) (id int64, ok bool, err error)
 	// Routes mounts GET /login, GET /oauth/callback (OAuth), GET and POST /logout, and POST
 	// /login (shared token).
 	Routes(r chi.Router)

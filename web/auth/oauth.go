@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -242,54 +243,120 @@ var (
 	validRepo  = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
 )
 
-// CanRead asks GitHub, with v's own token, whether v may read owner/repo (permissions.pull of
-// GET /repos/{owner}/{repo}); 404 or 403 mean no. Answers are remembered for ReadCacheTTL.
-// A token GitHub refuses (401) ends v's session: ErrSignedOut. Any other failure is an error,
-// never a yes, and is not remembered.
-func (o *OAuth) CanRead(ctx context.Context, v Viewer, owner, repo string) (bool, error) {
-	if !validOwner.MatchString(owner) || !validRepo.MatchString(repo) || repo == "." || repo == ".." {
-		return false, fmt.Errorf("checking read access: %q/%q is not a repository name", owner, repo)
-	}
-	if v.Token == "" {
-		return false, ErrSignedOut
+// CanRead asks GitHub, with v's own token, whether v may read the repository whose id is
+// repoID: permissions.pull of GET /repositories/{id}, which follows the repository through
+// renames and transfers, is 404 once it is deleted, and never answers for another repository
+// that took its name. 404 or 403 mean no. Answers are remembered for ReadCacheTTL, by token and
+// id. A token GitHub refuses (401) ends v's session: ErrSignedOut. Any other failure is an
+// error, never a yes, and is not remembered.
+func (o *OAuth) CanRead(ctx context.Context, v Viewer, repoID int64) (bool, error) {
+	if repoID <= 0 {
+		return false, fmt.Errorf("checking read access: %d is not a repository id", repoID)
 	}
 	now := o.cfg.Now()
-	tk := tokenKey(v.Token)
-	if _, gone := o.revoked.get(tk, now); gone {
-		return false, ErrSignedOut
+	tk, err := o.liveToken(v, now)
+	if err != nil {
+		return false, err
 	}
-	key := tk + " " + strings.ToLower(owner+"/"+repo)
+	key := readKey(tk, repoID)
 	if ok, hit := o.reads.get(key, now); hit {
 		return ok, nil
 	}
-	resp, err := o.apiGet(ctx, v.Token, "repos/"+url.PathEscape(owner)+"/"+url.PathEscape(repo))
+	ans, err := o.askRepo(ctx, v, tk, "repositories/"+strconv.FormatInt(repoID, 10))
 	if err != nil {
-		return false, fmt.Errorf("checking read access to %s/%s: %w", owner, repo, err)
+		return false, fmt.Errorf("checking read access to repository %d: %w", repoID, err)
+	}
+	if ans.found && ans.id != repoID {
+		return false, fmt.Errorf("checking read access to repository %d: GitHub answered for repository %d", repoID, ans.id)
+	}
+	if ans.final {
+		o.reads.put(key, ans.pull, now.Add(o.cfg.ReadCacheTTL), now)
+	}
+	return ans.pull, nil
+}
+
+// FindRepo asks GitHub, with v's own token, which repository is named owner/repo now
+// (GET /repos/{owner}/{repo}; a name a repository had before a rename, and nobody took since,
+// redirects to it) and whether v may read it. What v may read of it is remembered by id, as
+// CanRead's answers are; the name's meaning is not remembered, since a name can change hands.
+func (o *OAuth) FindRepo(ctx context.Context, v Viewer, owner, repo string) (int64, bool, error) {
+	if !validOwner.MatchString(owner) || !validRepo.MatchString(repo) || repo == "." || repo == ".." {
+		return 0, false, fmt.Errorf("finding a repository: %q/%q is not a repository name", owner, repo)
+	}
+	now := o.cfg.Now()
+	tk, err := o.liveToken(v, now)
+	if err != nil {
+		return 0, false, err
+	}
+	ans, err := o.askRepo(ctx, v, tk, "repos/"+url.PathEscape(owner)+"/"+url.PathEscape(repo))
+	if err != nil {
+		return 0, false, fmt.Errorf("finding the repository %s/%s: %w", owner, repo, err)
+	}
+	if !ans.found {
+		return 0, false, nil
+	}
+	o.reads.put(readKey(tk, ans.id), ans.pull, now.Add(o.cfg.ReadCacheTTL), now)
+	return ans.id, ans.pull, nil
+}
+
+// liveToken returns the key of v's token, or ErrSignedOut when v holds none or GitHub
+// refused it.
+func (o *OAuth) liveToken(v Viewer, now time.Time) (string, error) {
+	if v.Token == "" {
+		return "", ErrSignedOut
+	}
+	tk := tokenKey(v.Token)
+	if _, gone := o.revoked.get(tk, now); gone {
+		return "", ErrSignedOut
+	}
+	return tk, nil
+}
+
+// readKey is a read cache entry's key: the token's key and the repository's id, never a name.
+func readKey(tk string, repoID int64) string { return tk + " " + strconv.FormatInt(repoID, 10) }
+
+// repoAnswer is what GitHub said of one repository to a person.
+type repoAnswer struct {
+	found bool  // 200: the repository, which the person can see
+	id    int64 // its id, when found
+	pull  bool  // the person may read it
+	final bool  // found, or 404: an answer to remember (a 403 may be a rate limit that passes)
+}
+
+// askRepo asks GitHub's API for a repository (path: repos/{owner}/{repo} or
+// repositories/{id}) with v's token. 404 and 403 are a no; 401 ends v's session
+// (ErrSignedOut); anything else is an error.
+func (o *OAuth) askRepo(ctx context.Context, v Viewer, tk, path string) (repoAnswer, error) {
+	resp, err := o.apiGet(ctx, v.Token, path)
+	if err != nil {
+		return repoAnswer{}, err
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {
 	case http.StatusOK:
 	case http.StatusNotFound:
-		o.reads.put(key, false, now.Add(o.cfg.ReadCacheTTL), now)
-		return false, nil
+		return repoAnswer{final: true}, nil
 	case http.StatusForbidden:
-		// Not remembered: a 403 may also be a rate limit that passes.
-		return false, nil
+		return repoAnswer{}, nil
 	case http.StatusUnauthorized:
+		now := o.cfg.Now()
 		o.revoked.put(tk, struct{}{}, now.Add(o.cfg.SessionTTL), now)
 		o.log.InfoContext(ctx, "a run-page session ended: GitHub no longer accepts its token", "login", v.Login)
-		return false, ErrSignedOut
+		return repoAnswer{}, ErrSignedOut
 	default:
-		return false, fmt.Errorf("checking read access to %s/%s: GitHub answered %d", owner, repo, resp.StatusCode)
+		return repoAnswer{}, fmt.Errorf("GitHub answered %d", resp.StatusCode)
 	}
 	var out struct {
+		ID          int64 `json:"id"`
 		Permissions struct {
 			Pull bool `json:"pull"`
 		} `json:"permissions"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxGitHubAnswer)).Decode(&out); err != nil {
-		return false, fmt.Errorf("checking read access to %s/%s: reading GitHub's answer: %w", owner, repo, err)
+		return repoAnswer{}, fmt.Errorf("reading GitHub's answer: %w", err)
 	}
-	o.reads.put(key, out.Permissions.Pull, now.Add(o.cfg.ReadCacheTTL), now)
-	return out.Permissions.Pull, nil
+	if out.ID <= 0 {
+		return repoAnswer{}, errors.New("GitHub's answer holds no repository id")
+	}
+	return repoAnswer{found: true, id: out.ID, pull: out.Permissions.Pull, final: true}, nil
 }

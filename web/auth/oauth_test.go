@@ -5,9 +5,12 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/frognano/frognano/githubapp/githubtest"
 )
 
 func TestOAuthSignInAndReadAccess(t *testing.T) {
@@ -277,10 +280,12 @@ func TestReadCache(t *testing.T) {
 		t.Fatal("not signed in")
 	}
 	ctx := context.Background()
-	asked := func() int { return b.gh.CountRequests("GET", "/repos/octo/secret") }
+	byID := func(r *githubtest.Repo) string { return "/repositories/" + strconv.FormatInt(r.ID, 10) }
+	asked := func() int { return b.gh.CountRequests("GET", byID(b.secret)) }
+	// The sign-in's page found octo/secret by its name, which remembered alice's access by id.
 	n0 := asked()
 	for range 3 {
-		if ok, err := b.auth.CanRead(ctx, v, "octo", "secret"); !ok || err != nil {
+		if ok, err := b.auth.CanRead(ctx, v, b.secret.ID); !ok || err != nil {
 			t.Fatalf("CanRead: %v %v", ok, err)
 		}
 	}
@@ -289,41 +294,87 @@ func TestReadCache(t *testing.T) {
 	}
 	// Access removed on GitHub: remembered until the entry expires, then refused.
 	b.gh.SetPermission(b.secret, "alice", "none")
-	if ok, _ := b.auth.CanRead(ctx, v, "octo", "secret"); !ok {
+	if ok, _ := b.auth.CanRead(ctx, v, b.secret.ID); !ok {
 		t.Errorf("the cached answer was not used")
 	}
 	b.clock.Add(DefaultReadCacheTTL + time.Second)
-	if ok, err := b.auth.CanRead(ctx, v, "octo", "secret"); ok || err != nil {
+	if ok, err := b.auth.CanRead(ctx, v, b.secret.ID); ok || err != nil {
 		t.Errorf("after the cache expired: %v %v, want false", ok, err)
 	}
 	if asked() != n0+1 {
 		t.Errorf("GitHub asked %d times, want once more", asked()-n0)
 	}
 	// Bounded: a third repository pushes one out.
-	b.gh.AddRepo("octo", "third", nil)
-	_, _ = b.auth.CanRead(ctx, v, "octo", "public")
-	_, _ = b.auth.CanRead(ctx, v, "octo", "third")
+	third := b.gh.AddRepo("octo", "third", nil)
+	_, _ = b.auth.CanRead(ctx, v, b.public.ID)
+	_, _ = b.auth.CanRead(ctx, v, third.ID)
 	if n := b.auth.(*OAuth).reads.len(); n > 2 {
 		t.Errorf("read cache holds %d entries, bound 2", n)
 	}
 	// Errors are never a yes and never remembered.
-	b.gh.FailNext("GET", "/repos/octo/public", http.StatusBadGateway, nil, 1)
+	b.gh.FailNext("GET", byID(b.public), http.StatusBadGateway, nil, 1)
 	b.clock.Add(DefaultReadCacheTTL + time.Second)
-	if ok, err := b.auth.CanRead(ctx, v, "octo", "public"); ok || err == nil {
+	if ok, err := b.auth.CanRead(ctx, v, b.public.ID); ok || err == nil {
 		t.Errorf("GitHub failing: %v %v, want false and an error", ok, err)
 	}
-	if ok, err := b.auth.CanRead(ctx, v, "octo", "public"); !ok || err != nil {
+	if ok, err := b.auth.CanRead(ctx, v, b.public.ID); !ok || err != nil {
 		t.Errorf("after the failure: %v %v", ok, err)
 	}
-	// Names that are not repository names never reach GitHub.
+	// Names that are not repository names, and ids that are not ids, never reach GitHub.
 	before := len(b.gh.Requests())
 	for _, bad := range [][2]string{{"octo", ".."}, {"../x", "y"}, {"octo", "a/b"}, {"", "x"}, {"octo", "a?b"}} {
-		if ok, err := b.auth.CanRead(ctx, v, bad[0], bad[1]); ok || err == nil {
-			t.Errorf("CanRead(%q, %q) = %v, %v", bad[0], bad[1], ok, err)
+		if id, ok, err := b.auth.FindRepo(ctx, v, bad[0], bad[1]); ok || id != 0 || err == nil {
+			t.Errorf("FindRepo(%q, %q) = %d, %v, %v", bad[0], bad[1], id, ok, err)
+		}
+	}
+	for _, bad := range []int64{0, -1} {
+		if ok, err := b.auth.CanRead(ctx, v, bad); ok || err == nil {
+			t.Errorf("CanRead(%d) = %v, %v", bad, ok, err)
 		}
 	}
 	if len(b.gh.Requests()) != before {
-		t.Errorf("an invalid name reached GitHub")
+		t.Errorf("an invalid name or id reached GitHub")
+	}
+}
+
+// TestFindRepoRemembersIDsNotNames: a name is asked of GitHub each time (it can change hands),
+// and what it named is remembered by id only; once octo/secret is renamed and someone else's
+// repository takes the name, the name finds the new repository, and the old one is still
+// readable by its id.
+func TestFindRepoRemembersIDsNotNames(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "")
+	c := b.browser(t, true)
+	if status, _ := b.signIn(t, c, "alice", "/runs/octo/public"); status != http.StatusOK {
+		t.Fatalf("sign-in: %d", status)
+	}
+	v, ok := b.auth.Viewer(reqWithCookies(t, c, b.srv.URL))
+	if !ok {
+		t.Fatal("not signed in")
+	}
+	ctx := context.Background()
+	if id, ok, err := b.auth.FindRepo(ctx, v, "octo", "secret"); id != b.secret.ID || !ok || err != nil {
+		t.Fatalf("FindRepo(octo/secret) = %d, %v, %v; want %d", id, ok, err, b.secret.ID)
+	}
+	b.gh.RenameRepo(b.secret, "octo", "vault")
+	// Not taken yet: GitHub redirects the old name to the repository, which is still alice's.
+	if id, ok, err := b.auth.FindRepo(ctx, v, "octo", "secret"); id != b.secret.ID || !ok || err != nil {
+		t.Errorf("the old name, free: %d, %v, %v; want %d", id, ok, err, b.secret.ID)
+	}
+	squat := b.gh.AddRepo("octo", "secret", nil)
+	b.gh.AddInstallation(7, squat)
+	b.gh.SetPrivate(squat, true)
+	if id, ok, err := b.auth.FindRepo(ctx, v, "octo", "secret"); ok || id != 0 || err != nil {
+		t.Errorf("the old name, taken by a repository alice cannot see: %d, %v, %v; want none", id, ok, err)
+	}
+	if n := b.gh.CountRequests("GET", "/repos/octo/secret"); n != 3 {
+		t.Errorf("GitHub was asked about the name %d times, want each time (3)", n)
+	}
+	if ok, err := b.auth.CanRead(ctx, v, b.secret.ID); !ok || err != nil {
+		t.Errorf("the renamed repository by id: %v, %v", ok, err)
+	}
+	if ok, err := b.auth.CanRead(ctx, v, squat.ID); ok || err != nil {
+		t.Errorf("the new repository of the old name by id: %v, %v; want false", ok, err)
 	}
 }
 
@@ -337,7 +388,7 @@ func TestRevokedTokenSignsOut(t *testing.T) {
 	r := reqWithCookies(t, c, b.srv.URL)
 	v, _ := b.auth.Viewer(r)
 	b.gh.RevokeUserTokens("alice")
-	if ok, err := b.auth.CanRead(context.Background(), v, "octo", "public"); ok || !errors.Is(err, ErrSignedOut) {
+	if ok, err := b.auth.CanRead(context.Background(), v, b.public.ID); ok || !errors.Is(err, ErrSignedOut) {
 		t.Errorf("revoked token: %v %v, want ErrSignedOut", ok, err)
 	}
 	if _, ok := b.auth.Viewer(r); ok {

@@ -117,7 +117,7 @@ func setup(t *testing.T, token string, opts ...option) *bundle {
 			return
 		}
 		owner, repo := chi.URLParam(r, "owner"), chi.URLParam(r, "repo")
-		can, err := a.CanRead(r.Context(), v, owner, repo)
+		_, can, err := a.FindRepo(r.Context(), v, owner, repo)
 		switch {
 		case errors.Is(err, ErrSignedOut):
 			http.Redirect(w, r, LoginPath(r.URL.Path), http.StatusSeeOther)

@@ -59,12 +59,22 @@ func (s *SharedToken) Viewer(r *http.Request) (Viewer, bool) {
 	return Viewer{Login: SharedTokenLogin}, true
 }
 
-// CanRead is true for every valid repository name: the token holder may read everything.
-func (s *SharedToken) CanRead(_ context.Context, v Viewer, owner, repo string) (bool, error) {
+// CanRead is true for every repository id: the token holder may read everything.
+func (s *SharedToken) CanRead(_ context.Context, v Viewer, repoID int64) (bool, error) {
 	if v.Login != SharedTokenLogin {
 		return false, ErrSignedOut
 	}
-	return validOwner.MatchString(owner) && validRepo.MatchString(repo), nil
+	return repoID > 0, nil
+}
+
+// FindRepo is id 0 and true for every valid repository name: the token holder may read
+// everything, and without a GitHub token of its own the shared token knows no ids, so the
+// caller selects by the stored name (and still asks CanRead of each run's id).
+func (s *SharedToken) FindRepo(_ context.Context, v Viewer, owner, repo string) (int64, bool, error) {
+	if v.Login != SharedTokenLogin {
+		return 0, false, ErrSignedOut
+	}
+	return 0, validOwner.MatchString(owner) && validRepo.MatchString(repo) && repo != "." && repo != "..", nil
 }
 
 // handleForm shows the sign-in form, with a fresh CSRF value in a cookie and in the form.

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/frognano/frognano/githubapp"
+)
+
+// TestSetupEnvSecretsRule: reading the configuration hands the operator's setup values to the
+// one redactor (whole, and a proxy URL's password alone) and the runner the rule that refuses
+// a patch holding one; values under 8 bytes are settings, not secrets; a URL password under 8
+// bytes stops the start with a line that names the variable and never the password.
+func TestSetupEnvSecretsRule(t *testing.T) {
+	t.Parallel()
+	const proxy = "http://mirror-user:cfgtest-pass-0042@proxy.invalid:3128"
+	cfg, err := runnerConfig(envMap(map[string]string{
+		"FROGNANO_SETUP_ENV": "MIRROR_TOKEN=cfgtest-token-0042 HTTPS_PROXY PIP_NO_CACHE_DIR=1",
+		"HTTPS_PROXY":        proxy,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"cfgtest-token-0042", proxy, "cfgtest-pass-0042"} {
+		if got := githubapp.Redact("x " + v + " y"); got != "x "+githubapp.Redacted+" y" {
+			t.Errorf("Redact kept %q: %q", v, got)
+		}
+	}
+	if cfg.HoldsSecret == nil || !cfg.HoldsSecret("+token = cfgtest-token-0042\n") || cfg.HoldsSecret("+no cache: 1\n") {
+		t.Error("the runner does not refuse patches by the redactor's rule")
+	}
+
+	_, err = runnerConfig(envMap(map[string]string{
+		"FROGNANO_SETUP_ENV": "HTTPS_PROXY",
+		"HTTPS_PROXY":        "http://mirror-user:tiny42@proxy.invalid:3128",
+	}))
+	if err == nil || !strings.Contains(err.Error(), "FROGNANO_SETUP_ENV: the password in HTTPS_PROXY's URL is shorter than 8 bytes") ||
+		strings.Contains(err.Error(), "tiny42") {
+		t.Errorf("err = %v, want a refusal naming HTTPS_PROXY without its password", err)
+	}
+}

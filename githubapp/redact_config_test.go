@@ -1,0 +1,137 @@
+package githubapp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/frognano/frognano/fault"
+)
+
+func TestSettingSecrets(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		entries []string
+		want    []string
+		err     string // a part of the error; "" for none
+	}{
+		{"LongValue", []string{"MIRROR_TOKEN=s3cr3t-canary-value-1234"}, []string{"s3cr3t-canary-value-1234"}, ""},
+		{"ShortValuesAreSettings", []string{"PIP_NO_CACHE_DIR=1", "CI=true", "PORT=3128"}, nil, ""},
+		{"ProxyWithPassword", []string{"HTTPS_PROXY=http://user:proxy-pass-5678@proxy:3128"},
+			[]string{"http://user:proxy-pass-5678@proxy:3128", "proxy-pass-5678"}, ""},
+		{"PasswordAsTheURLSpellsIt", []string{"HTTPS_PROXY=http://user:p%40ss-w%3Ard@proxy:3128/"},
+			[]string{"http://user:p%40ss-w%3Ard@proxy:3128/", "p@ss-w:rd", "p%40ss-w%3Ard"}, ""},
+		{"URLWithoutPassword", []string{"PIP_INDEX_URL=http://mirror.internal/simple/"}, []string{"http://mirror.internal/simple/"}, ""},
+		{"ShortPasswordIsRefused", []string{"NO_PROXY=localhost,127.0.0.1", "HTTPS_PROXY=http://user:hunter2@proxy:3128"}, nil,
+			"the password in HTTPS_PROXY's URL is shorter than 8 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := SettingSecrets(tt.entries)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || strings.Contains(err.Error(), "hunter2") {
+					t.Fatalf("err = %v, want one that says %q and never shows the password", err, tt.err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got, tt.want) {
+				t.Errorf("SettingSecrets(%q) = %q, %v; want %q", tt.entries, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestConfigSecretsInEveryForm: a configuration secret is replaced as written and as JSON
+// spells it (a trajectory, a tool call's arguments), HoldsSecret finds each form, and a secret
+// that holds another (a URL and its password) goes whole.
+func TestConfigSecretsInEveryForm(t *testing.T) {
+	t.Parallel()
+	const odd = `cfg-<odd>&"quoted"\back`
+	RegisterConfigSecret(odd)
+	RegisterConfigSecret("http://user:cfg-pass-4242@proxy:3128")
+	RegisterConfigSecret("cfg-pass-4242")
+	args, _ := json.Marshal(map[string]string{"command": "echo " + odd}) // Go escapes <, > and &
+	var plain bytes.Buffer                                               // other encoders do not
+	enc := json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(map[string]string{"command": "echo " + odd}); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{odd, string(args), plain.String()} {
+		if out := Redact(text); strings.Contains(out, "odd") || !strings.Contains(out, Redacted) {
+			t.Errorf("Redact(%q) = %q", text, out)
+		}
+		if !HoldsSecret(text) {
+			t.Errorf("HoldsSecret(%q) = false", text)
+		}
+	}
+	if got := Redact("proxy http://user:cfg-pass-4242@proxy:3128 and cfg-pass-4242"); got != "proxy "+Redacted+" and "+Redacted {
+		t.Errorf("got %q", got)
+	}
+	if HoldsSecret("nothing of the configuration") {
+		t.Error("HoldsSecret found a secret in plain text")
+	}
+}
+
+func TestRedactJSON(t *testing.T) {
+	t.Parallel()
+	RegisterConfigSecret("json-secret-31337")
+	in := `{"z":1.50,"a":[true,null,"json-secret-31337",{"k\u006Aey":"\u006Ason-secret-31337 tail"}],` +
+		`"json-secret-31337":{},"arguments":"{\"command\":\"echo json-secret-31337\"}","e":[]}`
+	got, err := RedactJSON([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"z":1.50,"a":[true,null,"[REDACTED]",{"kjey":"[REDACTED] tail"}],"[REDACTED]":{},` +
+		`"arguments":"{\"command\":\"echo [REDACTED]\"}","e":[]}`
+	if string(got) != want {
+		t.Errorf("RedactJSON =\n%s\nwant\n%s", got, want)
+	}
+	if _, err := RedactJSON([]byte(`{"a":`)); err == nil {
+		t.Error("a broken document was accepted")
+	}
+}
+
+type leakyStringer struct{}
+
+func (leakyStringer) String() string { return "stringer log-secret-2718" }
+
+func TestRedactLogs(t *testing.T) {
+	t.Parallel()
+	const secret = "log-secret-2718"
+	RegisterConfigSecret(secret)
+	var buf bytes.Buffer
+	log := slog.New(RedactLogs(slog.NewJSONHandler(&buf, nil))).With("setup", "with "+secret)
+	log.WithGroup("g").Info("message "+secret,
+		"string", secret, "error", errors.New("git said "+secret), "stringer", leakyStringer{},
+		slog.Group("group", "inner", secret), "map", map[string]string{"k": secret}, "count", 3)
+	out := buf.String()
+	if strings.Contains(out, secret) || strings.Count(out, Redacted) != 7 || !strings.Contains(out, `"count":3`) {
+		t.Errorf("log line: %s", out)
+	}
+}
+
+// TestPublishRefusesAPatchHoldingASecret: a patch whose file holds a configuration secret (the
+// model wrote what setup left in the image into the repository) is never pushed: Publish
+// refuses it for good, asks GitHub for nothing, and its error does not show the value.
+func TestPublishRefusesAPatchHoldingASecret(t *testing.T) {
+	t.Parallel()
+	const secret = "publish-secret-1618"
+	RegisterConfigSecret(secret)
+	b, in := cloned(t)
+	in.Patch = []byte(strings.Replace(fixPatch, "return a + b }", "return a + b } // "+secret, 1))
+	_, _, err := b.client.Publish(context.Background(), in)
+	if !errors.Is(err, ErrPatchHoldsSecret) || fault.IsTransient(err) || strings.Contains(err.Error(), secret) {
+		t.Fatalf("Publish err = %v, want a permanent ErrPatchHoldsSecret without the value", err)
+	}
+	if br := b.gh.Branch(b.repo, in.Branch); br != nil || len(b.gh.PRs(b.repo)) != 0 {
+		t.Errorf("the patch was published: branch %v, %d PRs", br, len(b.gh.PRs(b.repo)))
+	}
+}
