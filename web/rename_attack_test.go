@@ -59,7 +59,7 @@ func setupOAuth(t *testing.T) *oauthBundle {
 	clock := &testClock{now: time.Now()}
 	a, err := auth.New(auth.Config{PublicURL: srv.URL, GitHubURL: gh.URL, ClientID: gh.OAuthClientID(),
 		ClientSecret: gh.OAuthClientSecret(), SessionKey: strings.Repeat("s", 32), Now: clock.Now,
-		HTTPClient: &http.Client{Timeout: time.Minute}})
+		HTTPClient: &http.Client{Timeout: time.Minute}, Pool: pool})
 	if err != nil {
 		t.Fatal(err)
 	}
