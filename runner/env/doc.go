@@ -1,9 +1,9 @@
 // Package env owns a run's environment: the image its sandboxes are made from. A repository
 // may hold .frognano/setup.sh; env runs it once, with network and without any credential, in a
 // setup container made from the operator's sandbox image (runner/sandbox NewSetup), and keeps
-// what it installed as an environment image, keyed by a content hash of the base image, the
-// script and the files it reads (Key). Later runs with the same key reuse the image and start
-// with no setup and no network. Images are kept within a size bound, least recently used first,
+// what it installed as an environment image, keyed by the repository's scope, the base image,
+// the script and what setup saw of the repository (Key). Later runs of the same repository with
+// the same key reuse the image and start with no setup and no network. Images are kept within a size bound, least recently used first,
 // and never one a run still needs (a run pins its image, and the engine refuses to remove an
 // image a container uses).
 //
@@ -12,6 +12,13 @@
 //   - The script is read from the base commit of the run on the host (ScriptAt), never from a
 //     working tree, and never from anything a sandbox wrote: a model that edits setup.sh
 //     changes its patch, not what runs with network.
+//   - Everything setup sees of the repository, and everything the key hashes, comes from the
+//     setup commit's tree in git's objects (ReadInputs, sandbox.PackCommit): the whole commit,
+//     or only the files .frognano/setup-inputs lists. A working tree (a pull request branch a
+//     follow-up checked out, a local edit) never reaches setup.
+//   - An environment belongs to one repository (Scope: the installation and the repository's
+//     immutable id, or `frognano run`'s checkout): two repositories never share one, and the
+//     cache evicts the largest tenant's images first, so no tenant evicts another's at will.
 //   - Setup gets no credential: its environment holds the names env sets and what the operator
 //     put in Config.Env, nothing of frognano's own environment.
 //   - What setup writes in the working tree is not part of the environment: the workspace is a
