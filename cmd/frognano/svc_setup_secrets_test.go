@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/frognano/frognano/runner/sandbox"
 )
 
 // TestServiceKeepsOperatorValuesSecret is security issue 17, item 3, against the whole service
@@ -34,8 +37,15 @@ func TestServiceKeepsOperatorValuesSecret(t *testing.T) {
 	if err := p.stop(); err != nil { // flush the shutdown's log lines too
 		t.Fatal(err)
 	}
-	if ref := envRefRE.FindString(e.dump(t)); ref != "" {
-		_, _ = e.docker.ImageRemove(context.Background(), ref, image.RemoveOptions{PruneChildren: true})
+	// The environment image carries the sandbox labels of the setup that made it.
+	images, err := e.docker.ImageList(context.Background(), image.ListOptions{Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelOwner+"="+e.owner))})
+	if err != nil {
+		t.Fatalf("listing the test's environment images: %v", err)
+	}
+	for _, img := range images {
+		if _, err := e.docker.ImageRemove(context.Background(), img.ID, image.RemoveOptions{Force: true, PruneChildren: true}); err != nil {
+			t.Errorf("removing the test's environment image: %v", err)
+		}
 	}
 
 	// The attack was real: the model read both values from the image, and its transcript
