@@ -54,6 +54,7 @@ func (s *Server) oauthRoutes() {
 	s.web.HandleFunc("GET /login/oauth/authorize", s.handleAuthorize)
 	s.web.HandleFunc("POST /login/oauth/access_token", s.handleOAuthToken)
 	s.api.HandleFunc("GET "+apiPrefix+"/user", s.handleGetUser)
+	s.api.HandleFunc("DELETE "+apiPrefix+"/applications/{client_id}/token", s.handleRevokeUserToken)
 }
 
 // OAuthClientID is the fake App's OAuth client id (what GET /app reports as client_id).
@@ -135,6 +136,38 @@ func (s *Server) RevokeUserTokens(login string) {
 			delete(s.oauth.userTokens, v)
 		}
 	}
+}
+
+// handleRevokeUserToken is DELETE /applications/{client_id}/token: the App revokes one user
+// token, authenticating with its client id and secret (basic authentication) and naming the
+// token in a JSON body ({"access_token": …}). 204 when revoked; 404 for other credentials or a
+// token the fake does not know (GitHub does not say which), 422 without a token.
+func (s *Server) handleRevokeUserToken(w http.ResponseWriter, r *http.Request) {
+	id, secret, ok := r.BasicAuth()
+	var body struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		writeError(w, http.StatusBadRequest, "Problems parsing JSON")
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !ok || id != s.OAuthClientID() || r.PathValue("client_id") != id ||
+		subtle.ConstantTimeCompare([]byte(secret), []byte(s.oauthSecretLocked())) != 1 {
+		writeError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	if body.AccessToken == "" {
+		writeError(w, http.StatusUnprocessableEntity, "Validation Failed")
+		return
+	}
+	if _, known := s.oauth.userTokens[body.AccessToken]; !known {
+		writeError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	delete(s.oauth.userTokens, body.AccessToken)
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func randomHex(n int) string {

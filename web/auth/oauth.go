@@ -62,7 +62,7 @@ func newOAuth(cfg Config, j *jar) (*OAuth, error) {
 func (o *OAuth) Routes(r chi.Router) {
 	r.Get("/login", o.handleLogin)
 	r.Get("/oauth/callback", o.handleCallback)
-	mountLogout(r, o.jar)
+	mountLogout(r, o.jar, o.revokeToken)
 }
 
 // Viewer returns the person of a valid session whose token GitHub has not refused.

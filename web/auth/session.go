@@ -195,17 +195,19 @@ func (j *jar) session(r *http.Request) (s session, ok bool) {
 }
 
 // endSession ends r's session: the browser's cookie and every copy of it, in every frognano
-// process on the database, until the session would have expired. An error means the
-// sign-out could not be recorded: the session has not ended, and the browser keeps its
-// cookie to try again.
-func (j *jar) endSession(w http.ResponseWriter, r *http.Request) error {
+// process on the database, until the session would have expired. It returns the session it
+// ended (zero without a valid cookie). An error means the sign-out could not be recorded: the
+// session has not ended, and the browser keeps its cookie to try again.
+func (j *jar) endSession(w http.ResponseWriter, r *http.Request) (session, error) {
 	var s session
 	// A sign-out already recorded is recorded again: harmless, and no read is needed.
 	if exp, err := j.open(r, sessionCookie, &s); err == nil && s.ID != "" {
 		if err := j.ended.end(r.Context(), s.ID, exp, j.now()); err != nil {
-			return err
+			return session{}, err
 		}
+	} else {
+		s = session{}
 	}
 	j.clear(w, sessionCookie)
-	return nil
+	return s, nil
 }

@@ -1,9 +1,13 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -58,4 +62,42 @@ func (s signOuts) ended(ctx context.Context, id string) (bool, error) {
 		return false, fmt.Errorf("reading ended_sessions: %w", err)
 	}
 	return gone, nil
+}
+
+// revokeToken asks GitHub to revoke the GitHub token of a session that was just signed out
+// (DELETE /applications/{client_id}/token, as the App), so that the token inside every copy of
+// the cookie is dead at GitHub too, not only refused here. The recorded sign-out is what ends
+// the session; a revocation that fails is logged, and the token then lasts until its own
+// expiry, inside cookies that frognano refuses.
+func (o *OAuth) revokeToken(ctx context.Context, s session) {
+	if s.Mode != "oauth" || s.Token == "" {
+		return
+	}
+	// The person may close the page at once: the request still goes.
+	ctx = context.WithoutCancel(ctx)
+	body, err := json.Marshal(map[string]string{"access_token": s.Token})
+	if err != nil {
+		o.log.WarnContext(ctx, "signed out; the GitHub token could not be revoked", "login", s.Login, "error", err.Error())
+		return
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, o.api+"applications/"+url.PathEscape(o.cfg.ClientID)+"/token", bytes.NewReader(body))
+	if err != nil {
+		o.log.WarnContext(ctx, "signed out; the GitHub token could not be revoked", "login", s.Login, "error", err.Error())
+		return
+	}
+	req.SetBasicAuth(o.cfg.ClientID, o.cfg.ClientSecret)
+	req.Header.Set("Accept", "application/vnd.github+json")
+	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := o.cfg.HTTPClient.Do(req)
+	if err != nil {
+		o.log.WarnContext(ctx, "signed out; asking GitHub to revoke the GitHub token", "login", s.Login, "error", err.Error())
+		return
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		o.log.WarnContext(ctx, "signed out; GitHub did not revoke the GitHub token", "login", s.Login, "status", resp.StatusCode)
+		return
+	}
+	o.log.InfoContext(ctx, "signed out of the run pages; GitHub revoked the session's token", "login", s.Login)
 }

@@ -255,3 +255,50 @@ func TestNewNeedsTheDatabase(t *testing.T) {
 		t.Errorf("New without a pool: %v, want an error naming Config.Pool", err)
 	}
 }
+
+// TestSignOutRevokesTheGitHubToken: signing out also has GitHub revoke the token inside the
+// session, so a copy of the cookie carries a dead token; when GitHub does not revoke it, the
+// sign-out still holds and the log says so.
+func TestSignOutRevokesTheGitHubToken(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "")
+	alice := b.browser(t, true)
+	if status, _ := b.signIn(t, alice, "alice", "/runs/octo/secret"); status != http.StatusOK {
+		t.Fatalf("sign-in: %d", status)
+	}
+	tokens := b.gh.UserTokens()
+	if len(tokens) != 1 {
+		t.Fatalf("GitHub issued %d tokens, want 1", len(tokens))
+	}
+	signOut(t, alice, b.srv.URL)
+	if left := b.gh.UserTokens(); len(left) != 0 {
+		t.Errorf("GitHub still accepts %d tokens after the sign-out", len(left))
+	}
+	req, _ := http.NewRequest("GET", b.gh.URL+"/api/v3/user", nil)
+	req.Header.Set("Authorization", "Bearer "+tokens[0])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /user with the signed-out token: %d, want 401", resp.StatusCode)
+	}
+
+	// GitHub no longer knows the token (the person revoked the App): the sign-out holds.
+	if status, _ := b.signIn(t, alice, "alice", "/runs/octo/secret"); status != http.StatusOK {
+		t.Fatalf("second sign-in: %d", status)
+	}
+	copied := reqWithCookies(t, alice, b.srv.URL)
+	b.gh.RevokeUserTokens("alice")
+	signOut(t, alice, b.srv.URL)
+	if _, ok := b.auth.Viewer(copied); ok {
+		t.Error("the session outlived a sign-out whose token GitHub did not revoke")
+	}
+	if !strings.Contains(b.log.String(), "GitHub did not revoke the GitHub token") {
+		t.Errorf("the log does not say the revocation failed:\n%s", b.log.String())
+	}
+	if strings.Contains(b.log.String(), tokens[0]) {
+		t.Error("the log holds a token")
+	}
+}

@@ -47,7 +47,7 @@ func newSharedToken(cfg Config, j *jar) *SharedToken {
 func (s *SharedToken) Routes(r chi.Router) {
 	r.Get("/login", s.handleForm)
 	r.Method(http.MethodPost, "/login", s.jar.cross.Handler(http.HandlerFunc(s.handleSubmit)))
-	mountLogout(r, s.jar)
+	mountLogout(r, s.jar, nil)
 }
 
 // Viewer returns the token holder of a valid session signed in with the current token.
@@ -158,17 +158,21 @@ func clientKey(r *http.Request) string {
 // mountLogout mounts GET /logout (a page with a sign-out button) and POST /logout, which
 // is cross-origin protected so another site cannot sign a person out. Sign-out ends the
 // session itself, not only the browser's cookie (jar.endSession), and says so only once
-// that is recorded.
-func mountLogout(r chi.Router, j *jar) {
+// that is recorded; then ended, when set, is given the session that ended.
+func mountLogout(r chi.Router, j *jar, ended func(context.Context, session)) {
 	r.Get("/logout", func(w http.ResponseWriter, r *http.Request) {
 		render(w, http.StatusOK, page{Title: "Sign out of frognano", Logout: true})
 	})
 	r.Method(http.MethodPost, "/logout", j.cross.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := j.endSession(w, r); err != nil {
+		s, err := j.endSession(w, r)
+		if err != nil {
 			j.log.ErrorContext(r.Context(), "signing out of the run pages", "error", err)
 			render(w, http.StatusServiceUnavailable, page{Title: "Not signed out", Logout: true,
 				Message: "The sign-out could not be recorded, so this session still works. Try again in a moment."})
 			return
+		}
+		if ended != nil && s.ID != "" {
+			ended(r.Context(), s)
 		}
 		render(w, http.StatusOK, page{Title: "Signed out", Message: "You are signed out of frognano.", Link: "/login", LinkTxt: "Sign in"})
 	})))
