@@ -1,12 +1,15 @@
 // Package auth decides who may see frognano's run pages. It signs people in, either with the
 // GitHub App's own user-to-server OAuth flow against the configured GitHub (github.com or GHES)
 // or, on small installs without OAuth, with one shared access token; it keeps the session in a
-// cookie that is encrypted and authenticated (AES-256-GCM); and it answers whether a person may
+// cookie that is encrypted and authenticated (AES-256-GCM), and records sign-outs in PostgreSQL
+// (the SHA-256 of the session's random id) so that a signed-out session stays refused by every
+// frognano process until it would have expired; and it answers whether a person may
 // read a repository, by asking GitHub with that person's own token about the repository's
 // immutable id.
 //
 // auth never renders, logs or stores a token anywhere but inside the encrypted session cookie,
-// never grants read access when GitHub cannot be asked, and never redirects a browser to
+// never grants read access when GitHub cannot be asked, never takes a session it cannot check
+// against the sign-outs, and never redirects a browser to
 // another site after sign-in. It does not know what a run is; package web uses it through the
 // Authenticator interface.
 package auth
