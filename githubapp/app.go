@@ -2,6 +2,7 @@ package githubapp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v66/github"
+
+	"github.com/frognano/frognano/fault"
 )
 
 // App is the GitHub App identity. It is safe for concurrent use; create one per process.
@@ -63,25 +66,43 @@ type Client struct {
 	owner, repo    string
 	tokens         *ghinstallation.Transport
 	gh             *github.Client
+	grants         Grants
 	log            *slog.Logger
 }
 
 // ForRepo returns a Client whose installation tokens can reach only owner/repo, with only the
-// permissions a run needs (contents, pull requests and issues: write; metadata: read; checks:
-// write when Config.ChecksWrite). It fetches the first token now, so an installation that lost
-// access to the repository fails here, before any work is done.
+// permissions a run needs and the installation has granted (Grants.tokenPermissions: the core
+// permissions, and checks: write when Config.ChecksWrite and granted). It reads the
+// installation's grants each time, so an installation that approves the App's new permissions
+// gets what they allow on its next run, without a restart. It fetches the first token now, so an
+// installation that lost access to the repository fails here, before any work is done; a token
+// request refused because the grants changed meanwhile (422) is asked again once with the new
+// ones. A client is returned even when a core permission is missing (Grants.MissingCore), so the
+// caller can still say so where the installation allows.
 func (a *App) ForRepo(ctx context.Context, installationID int64, owner, repo string) (*Client, error) {
 	if installationID <= 0 || owner == "" || repo == "" {
 		return nil, fmt.Errorf("creating client: installation %d, repository %q/%q: all are required", installationID, owner, repo)
 	}
-	perms := &github.InstallationPermissions{
-		Contents:     github.String("write"),
-		PullRequests: github.String("write"),
-		Issues:       github.String("write"),
-		Metadata:     github.String("read"),
+	for try := 0; ; try++ {
+		c, err := a.forRepo(ctx, installationID, owner, repo)
+		if errors.Is(err, errPermissionsChanged) && try == 0 {
+			continue
+		}
+		return c, err
 	}
-	if a.cfg.ChecksWrite {
-		perms.Checks = github.String("write")
+}
+
+func (a *App) forRepo(ctx context.Context, installationID int64, owner, repo string) (*Client, error) {
+	grants, err := a.Installation(ctx, installationID)
+	if err != nil {
+		return nil, err
+	}
+	if grants.Suspended {
+		return nil, fault.Permanent(&SuspendedError{Installation: installationID, Account: grants.Account})
+	}
+	perms, err := installationPermissions(grants.tokenPermissions(a.cfg.ChecksWrite))
+	if err != nil {
+		return nil, err
 	}
 	tokens := ghinstallation.NewFromAppsTransport(a.apps, installationID)
 	tokens.BaseURL = a.endpoints.AppsAPI
@@ -91,7 +112,6 @@ func (a *App) ForRepo(ctx context.Context, installationID int64, owner, repo str
 	}
 	rt := &retryTransport{next: tokens, cfg: a.cfg, writes: a.bucket(installationID)}
 	gh := github.NewClient(&http.Client{Transport: rt, CheckRedirect: sameHostRedirect})
-	var err error
 	if gh.BaseURL, err = url.Parse(a.endpoints.API); err != nil {
 		return nil, fmt.Errorf("creating client: parsing API URL: %w", err)
 	}
@@ -100,13 +120,51 @@ func (a *App) ForRepo(ctx context.Context, installationID int64, owner, repo str
 	}
 	c := &Client{
 		app: a, installationID: installationID, owner: owner, repo: repo,
-		tokens: tokens, gh: gh,
+		tokens: tokens, gh: gh, grants: grants,
 		log: a.cfg.Logger.With(slog.Int64("installation_id", installationID), slog.String("repo", owner+"/"+repo)),
 	}
 	if _, err := c.token(ctx); err != nil {
+		var he *ghinstallation.HTTPError
+		if errors.As(err, &he) && he.Response != nil && he.Response.StatusCode == http.StatusUnprocessableEntity {
+			err = fmt.Errorf("%w: %w", errPermissionsChanged, err)
+		}
 		return nil, mark(fmt.Errorf("creating client for %s/%s: %w", owner, repo, err))
 	}
 	return c, nil
+}
+
+// Grants returns what the client's installation granted when the client was made.
+func (c *Client) Grants() Grants { return c.grants }
+
+// ChecksOn reports whether the client reports check runs: the operator wants them
+// (Config.ChecksWrite) and the installation granted checks: write.
+func (c *Client) ChecksOn() bool { return c.app.cfg.ChecksWrite && c.grants.Has("checks", "write") }
+
+// ChecksWanted reports whether the operator wants check runs (Config.ChecksWrite), granted or not.
+func (c *Client) ChecksWanted() bool { return c.app.cfg.ChecksWrite }
+
+// installationPermissions turns a permission map into go-github's request struct.
+func installationPermissions(m map[string]string) (*github.InstallationPermissions, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	p := &github.InstallationPermissions{}
+	if err := json.Unmarshal(b, p); err != nil {
+		return nil, fmt.Errorf("asking for permissions %v: %w", m, err)
+	}
+	return p, nil
+}
+
+// SuspendedError: the App is suspended on the installation (by its owner or by GitHub); nothing
+// can be done there until it is unsuspended.
+type SuspendedError struct {
+	Installation int64
+	Account      string
+}
+
+func (e *SuspendedError) Error() string {
+	return fmt.Sprintf("the App is suspended on installation %d (%s): unsuspend it in the account's settings, under GitHub Apps", e.Installation, e.Account)
 }
 
 // token returns a valid installation token (ghinstallation refreshes it a minute before expiry)

@@ -25,7 +25,8 @@ func TestForRepoRestrictsToken(t *testing.T) {
 		if got.InstallationID != testInstallation || !slices.Equal(got.Repositories, []string{testRepo}) {
 			t.Errorf("token request = installation %d repos %v, want %d [%s]", got.InstallationID, got.Repositories, testInstallation, testRepo)
 		}
-		want := map[string]string{"contents": "write", "pull_requests": "write", "issues": "write", "metadata": "read"}
+		// checks: read without check runs, for a CI follow-up's failed checks.
+		want := map[string]string{"contents": "write", "pull_requests": "write", "issues": "write", "metadata": "read", "checks": "read"}
 		if checks {
 			want["checks"] = "write"
 		}

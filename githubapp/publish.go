@@ -32,7 +32,7 @@ type PublishInput struct {
 	// no longer points there (someone pushed meanwhile) the push is refused with
 	// ErrBranchMoved instead of overwriting their commits. Follow-up runs set it.
 	FastForward bool
-	// Check, when set and the App may write checks (Config.ChecksWrite), is reported on the
+	// Check, when set and the client reports check runs (ChecksOn), is reported on the
 	// pushed commit once the pull request exists. A failure to report it is logged: the
 	// pull request is what counts.
 	Check *CheckRun
@@ -84,7 +84,7 @@ func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, err
 	if err != nil {
 		return "", 0, mark(fmt.Errorf("publishing pull request for %s on %s/%s: %w", in.Branch, c.owner, c.repo, err))
 	}
-	if in.Check != nil && c.app.cfg.ChecksWrite {
+	if in.Check != nil && c.ChecksOn() {
 		if _, err := c.CreateCheckRun(ctx, commit, *in.Check); err != nil {
 			c.log.WarnContext(ctx, "reporting the check run", "commit", commit, "error", Redact(err.Error()))
 		}

@@ -226,7 +226,7 @@ func outcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 		SetupLog:    githubapp.Redact(string(res.SetupLog())),
 		// The renderer is the one owner of the limits: it gets the final limit, what we
 		// add and the redaction that githubapp applies, and cuts where it knows how.
-		PRBody:     res.PRBody(runner.Fit{Suffix: pageLine(spec.PageURL) + fixesLine(spec.Issue), Redact: githubapp.Redact}),
+		PRBody:     res.PRBody(runner.Fit{Suffix: noticeLines(spec.Notices) + pageLine(spec.PageURL) + fixesLine(spec.Issue), Redact: githubapp.Redact}),
 		Summary:    res.Summary(runner.Fit{Limit: runner.GitHubBodyLimit - statusReserve, Redact: githubapp.Redact}),
 		Headline:   githubapp.Redact(res.Headline()),
 		Trajectory: traj,

@@ -52,6 +52,8 @@ type fakeRepo struct {
 	permAsked     []string
 	reviewer      fakeReviewer // review comments and failed checks (followup_context_test.go)
 	errs          map[string][]error
+	grants        *githubapp.Grants // nil: every permission a run can use
+	checksWanted  bool
 	nextID        int64
 	publishURL    string
 	// stepEdited is closed at the first edit showing agent progress.
@@ -362,3 +364,21 @@ func (b *bundle) row(t *testing.T, id int64) runRow {
 	}
 	return r
 }
+
+func (f *fakeRepo) Grants() githubapp.Grants {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.grants != nil {
+		return *f.grants
+	}
+	return githubapp.Grants{Installation: 1, Account: "octo", Permissions: map[string]string{
+		"contents": "write", "issues": "write", "pull_requests": "write", "metadata": "read", "checks": "write", "actions": "read"}}
+}
+
+func (f *fakeRepo) ChecksWanted() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.checksWanted || f.grants == nil
+}
+
+func (f *fakeRepo) ChecksOn() bool { return f.ChecksWanted() && f.Grants().Has("checks", "write") }

@@ -58,6 +58,13 @@ type Repo interface {
 	// FailedChecks reads the failed check runs of check suite suiteID with their output,
 	// annotations and Actions logs (at most githubapp.MaxFailedChecks of total).
 	FailedChecks(ctx context.Context, suiteID int64) (checks []githubapp.FailedCheck, total int, err error)
+	// Grants are what the installation granted when the Repo was made: a run needs the core
+	// permissions (Grants.MissingCore) and skips, saying why, what needs more.
+	Grants() githubapp.Grants
+	// ChecksWanted: the operator wants check runs (FROGNANO_CHECK_RUNS); ChecksOn: and the
+	// installation granted checks: write, so Publish reports them.
+	ChecksWanted() bool
+	ChecksOn() bool
 }
 
 var _ Repo = (*githubapp.Client)(nil)
@@ -85,6 +92,9 @@ type RunSpec struct {
 	// PageURL is the run's page (RunPageURL); the pull request body and the check run link to
 	// it. "": AgentRunner takes it from the worker's context.
 	PageURL string
+	// Notices are lines the pull request body carries about what this run skips and why
+	// (check runs off for want of a permission): frognano's own text.
+	Notices []string
 }
 
 // Progress is reported by the Runner after each agent step, and when the run starts or

@@ -36,6 +36,8 @@ type statusView struct {
 	ExtraRequests int
 	FollowUp      bool   // a follow-up on a pull request: the comment is a reply there
 	Page          string // the run's page (RunPageURL); "": no link
+	// Notices say what the run skips and why (check runs off for want of a permission).
+	Notices []string
 }
 
 // renderStatus renders the status comment, redacted, within GitHub's comment limit. It
@@ -77,6 +79,9 @@ func composeStatus(v statusView) string {
 	}
 	if v.Note != "" {
 		b.WriteString("\n\n" + v.Note)
+	}
+	for _, n := range v.Notices {
+		b.WriteString("\n\nℹ️ " + n)
 	}
 	if v.ExitReason != "" || v.Steps > 0 {
 		fmt.Fprintf(&b, "\n\nExit reason: %s; steps: %d; time: %s.", runner.CodeSpan(v.ExitReason, 40), v.Steps, v.Elapsed.Round(time.Second))

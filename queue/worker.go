@@ -111,6 +111,10 @@ func (a *attempt) do(ctx context.Context) error {
 		return fmt.Errorf("opening repository %s/%s: %w", r.Owner, r.Repo, err)
 	}
 	a.repo = repo
+	// Without a core permission nothing can be done here: say which, where one can (no retry).
+	if missing := repo.Grants().MissingCore(); len(missing) > 0 {
+		return a.lacksPermissions(ctx, &githubapp.MissingPermissionsError{Grants: repo.Grants(), Missing: missing})
+	}
 	if r.Kind == KindFollowUp || r.Kind == KindCI {
 		return a.followUp(ctx)
 	}
@@ -177,7 +181,7 @@ func (a *attempt) do(ctx context.Context) error {
 	}
 	if !r.AgentDone {
 		if err := a.runAgent(ctx, headSHA, defaultBranch, RunSpec{RunID: r.ID, RepoDir: dir, Task: task, Owner: r.Owner, Repo: r.Repo,
-			InstallationID: r.InstallationID, RepoID: r.RepoID, Issue: r.Issue}); err != nil {
+			InstallationID: r.InstallationID, RepoID: r.RepoID, Issue: r.Issue, Notices: a.notices()}); err != nil {
 			return err
 		}
 	} else {
@@ -251,7 +255,7 @@ func (a *attempt) runAgent(ctx context.Context, baseSHA, baseBranch string, spec
 func (a *attempt) view(state, note string) statusView {
 	r := a.run
 	v := statusView{RunID: r.ID, State: state, Note: note, ExtraRequests: r.ExtraRequests, FollowUp: r.Kind != "" && r.Kind != KindIssue,
-		Page: RunPageURL(a.w.cfg.PublicURL, r.ID)}
+		Page: RunPageURL(a.w.cfg.PublicURL, r.ID), Notices: a.notices()}
 	if state != StateRunning && state != StateQueued {
 		v.ExitReason, v.Steps, v.Elapsed = r.ExitReason, r.Steps, time.Duration(r.ElapsedMS)*time.Millisecond
 	}

@@ -91,14 +91,7 @@ func (s *Server) handleRepoInstallation(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	id := repo.installationID
-	writeJSON(w, http.StatusOK, map[string]any{
-		"id": id, "app_id": s.AppID, "app_slug": AppSlug, "target_id": 1, "target_type": "Organization",
-		"account": s.userJSON(repo.Owner, 1, "Organization"), "repository_selection": "selected",
-		"access_tokens_url": s.apiURL("/app/installations/%d/access_tokens", id),
-		"repositories_url":  s.apiURL("/installation/repositories"), "html_url": s.URL + "/settings/installations/" + strconv.FormatInt(id, 10),
-		"permissions": appPermissions, "events": []string{"issues", "issue_comment"}, "single_file_name": nil,
-		"created_at": timestamp(epoch), "updated_at": timestamp(epoch), "suspended_by": nil, "suspended_at": nil,
-	})
+	writeJSON(w, http.StatusOK, s.installationJSON(id, repo.Owner))
 }
 
 func (s *Server) handleGetRepo(w http.ResponseWriter, r *http.Request) {

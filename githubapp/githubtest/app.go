@@ -26,6 +26,7 @@ type appState struct {
 func (s *Server) appRoutes() {
 	s.api.HandleFunc("GET "+apiPrefix+"/app", s.handleGetApp)
 	s.api.HandleFunc("GET "+apiPrefix+"/app/installations", s.handleListInstallations)
+	s.api.HandleFunc("GET "+apiPrefix+"/app/installations/{installation_id}", s.handleGetInstallation)
 	s.api.HandleFunc("POST "+apiPrefix+"/app-manifests/{code}/conversions", s.handleManifestConversion)
 	s.web = http.NewServeMux()
 	s.web.HandleFunc("POST /settings/apps/new", s.handleNewAppFromManifest)
@@ -110,18 +111,7 @@ func (s *Server) handleListInstallations(w http.ResponseWriter, r *http.Request)
 	ids := slices.Sorted(maps.Keys(s.installations))
 	out := []any{}
 	for _, id := range ids {
-		owner := "octo-org"
-		if repos := s.installations[id]; len(repos) > 0 {
-			owner = repos[0].Owner
-		}
-		out = append(out, map[string]any{
-			"id": id, "app_id": s.AppID, "app_slug": AppSlug, "target_id": 1, "target_type": "Organization",
-			"account": s.userJSON(owner, 1, "Organization"), "repository_selection": "selected",
-			"access_tokens_url": s.apiURL("/app/installations/%d/access_tokens", id),
-			"repositories_url":  s.apiURL("/installation/repositories"), "html_url": fmt.Sprintf("%s/settings/installations/%d", s.URL, id),
-			"permissions": s.appPerms(), "events": s.appEvents(), "single_file_name": nil,
-			"created_at": timestamp(epoch), "updated_at": timestamp(epoch), "suspended_by": nil, "suspended_at": nil,
-		})
+		out = append(out, s.installationJSON(id, s.installationOwner(id)))
 	}
 	writeJSON(w, http.StatusOK, out)
 }

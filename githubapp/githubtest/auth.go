@@ -184,9 +184,14 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found")
 		return
 	}
-	var granted []*Repo
+	if st := s.inst[id]; st != nil && st.suspended {
+		writeError(w, http.StatusForbidden, "This installation has been suspended")
+		return
+	}
+	granted := s.installPerms(id)
+	var repos []*Repo
 	if len(req.Repositories) == 0 && len(req.RepositoryIDs) == 0 {
-		granted = installed
+		repos = installed
 	}
 	for _, name := range req.Repositories {
 		i := slices.IndexFunc(installed, func(r *Repo) bool { return r.Name == name })
@@ -194,7 +199,7 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request) {
 			writeValidation(w, "Installation", "repositories", "invalid", "There is at least one repository that does not exist or is not accessible to the parent installation.")
 			return
 		}
-		granted = append(granted, installed[i])
+		repos = append(repos, installed[i])
 	}
 	for _, rid := range req.RepositoryIDs {
 		i := slices.IndexFunc(installed, func(r *Repo) bool { return r.ID == rid })
@@ -202,16 +207,16 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request) {
 			writeValidation(w, "Installation", "repository_ids", "invalid", "There is at least one repository that does not exist or is not accessible to the parent installation.")
 			return
 		}
-		granted = append(granted, installed[i])
+		repos = append(repos, installed[i])
 	}
 	perms := map[string]string{}
-	for k, v := range appPermissions {
+	for k, v := range granted {
 		perms[k] = v
 	}
 	if len(req.Permissions) > 0 {
 		perms = map[string]string{}
 		for k, v := range req.Permissions {
-			have, ok := appPermissions[k]
+			have, ok := granted[k]
 			if !ok || levels[v] > levels[have] || (v != "read" && v != "write" && v != "admin") {
 				writeValidation(w, "Installation", "permissions", "invalid", "The permissions requested are not granted to this installation.")
 				return
@@ -220,10 +225,10 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	tk := &token{value: newTokenValue(), installationID: id, permissions: perms, expires: time.Now().Add(time.Hour)}
-	repos := []any{}
-	for _, rp := range granted {
+	reposJSON := []any{}
+	for _, rp := range repos {
 		tk.repos = append(tk.repos, rp.ID)
-		repos = append(repos, s.repoJSON(rp))
+		reposJSON = append(reposJSON, s.repoJSON(rp))
 	}
 	s.tokens[tk.value] = tk
 	s.issued = append(s.issued, tk.value)
@@ -236,7 +241,7 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{
 		"token": tk.value, "expires_at": timestamp(tk.expires), "permissions": perms,
-		"repository_selection": selection, "repositories": repos,
+		"repository_selection": selection, "repositories": reposJSON,
 	})
 }
 

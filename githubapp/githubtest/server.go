@@ -72,6 +72,7 @@ type Server struct {
 	repos         map[string]*Repo // "owner/name"
 	moved         map[string]int64 // a name a repository had before a rename -> its id (rename.go)
 	installations map[int64][]*Repo
+	inst          map[int64]*installState // installation.go
 	tokens        map[string]*token
 	issued        []string
 	tokenRequests []TokenRequest
