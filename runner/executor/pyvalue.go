@@ -86,7 +86,7 @@ func pyStr(v any) string {
 	return pyRepr(v)
 }
 
-// pyRepr is Python's repr(v) for the JSON types.
+// pyRepr is Python's repr(v) for the JSON values of the model's arguments.
 func pyRepr(v any) string {
 	switch t := v.(type) {
 	case nil:
@@ -101,7 +101,7 @@ func pyRepr(v any) string {
 	case float64:
 		return pyFloatRepr(t)
 	case string:
-		return pyStrRepr(t)
+		return pyArgRepr(t)
 	case []any:
 		parts := make([]string, len(t))
 		for i, e := range t {
@@ -111,18 +111,26 @@ func pyRepr(v any) string {
 	case *pyDict:
 		parts := make([]string, len(t.keys))
 		for i, k := range t.keys {
-			parts[i] = pyStrRepr(k) + ": " + pyRepr(t.vals[k])
+			parts[i] = pyArgRepr(k) + ": " + pyRepr(t.vals[k])
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	}
 	return fmt.Sprint(v)
 }
 
-// pyStrRepr is repr(str): single quotes unless the text has a single quote and no double
-// quote; characters Python 3.11 calls printable kept, others escaped as \xNN, \uNNNN or
-// \UNNNNNNNN. A byte that is not UTF-8 (a file name read from disk) is shown as Python's
-// surrogateescape decoding shows it, \udcNN.
-func pyStrRepr(s string) string {
+// pyStrRepr is repr(str) of text from the system (a file name, a path): single quotes
+// unless the text has a single quote and no double quote; characters Python 3.11 calls
+// printable kept, others escaped as \xNN, \uNNNN or \UNNNNNNNN. A byte that is not UTF-8 (a
+// file name read from disk) is shown as Python's surrogateescape decoding shows it, \udcNN.
+func pyStrRepr(s string) string { return strRepr(s, false) }
+
+// pyArgRepr is repr(str) of a string from the model's arguments. There the parser keeps a
+// lone surrogate escape ("\ud800") as its three WTF-8 bytes (pyjson.go), and Python's
+// string holds that one code point, so its repr is '\ud800', not the three \udcNN that the
+// same bytes read from disk would give.
+func pyArgRepr(s string) string { return strRepr(s, true) }
+
+func strRepr(s string, wtf8 bool) string {
 	quote := byte('\'')
 	if strings.IndexByte(s, '\'') >= 0 && strings.IndexByte(s, '"') < 0 {
 		quote = '"'
@@ -131,6 +139,12 @@ func pyStrRepr(s string) string {
 	b.WriteByte(quote)
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 && wtf8 && isWTF8Surrogate(s[i:]) {
+			// A surrogate is never printable, and below U+10000.
+			fmt.Fprintf(&b, `\u%04x`, rune(s[i+1]&0x3F)<<6|rune(s[i+2]&0x3F)|0xD000)
+			i += 3
+			continue
+		}
 		if r == utf8.RuneError && size == 1 {
 			fmt.Fprintf(&b, `\udc%02x`, s[i])
 			i++
@@ -163,9 +177,10 @@ func pyStrRepr(s string) string {
 	return b.String()
 }
 
-// pyReprCut is "%.200R": the repr cut after n characters, as int()'s error message shows it.
+// pyReprCut is "%.200R" of an argument string: the repr cut after n characters, as int()'s
+// error message shows it.
 func pyReprCut(s string, n int) string {
-	return prefixRunes(pyStrRepr(s), n)
+	return prefixRunes(pyArgRepr(s), n)
 }
 
 // pyFloatRepr is repr(float): the shortest round-tripping digits, positional notation for
@@ -341,7 +356,7 @@ func pyFloatValue(v any) (float64, error) {
 			return math.NaN(), nil
 		}
 		if !floatLiteral.MatchString(s) {
-			return 0, pyError("ValueError", "could not convert string to float: "+pyStrRepr(t))
+			return 0, pyError("ValueError", "could not convert string to float: "+pyArgRepr(t))
 		}
 		// Out of range is ±inf or ±0.0, as in Python.
 		f, _ := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64)

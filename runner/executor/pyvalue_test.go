@@ -185,3 +185,21 @@ func FuzzStreamDecoder(f *testing.F) {
 		}
 	})
 }
+
+// TestPyArgRepr: the same three bytes are one lone surrogate in a string the model sent
+// (json.loads keeps "\ud800") and three undecodable bytes in a file name read from disk
+// (os.fsdecode's surrogateescape); repr() shows each as Python holds it.
+func TestPyArgRepr(t *testing.T) {
+	t.Parallel()
+	lone := wtf8Surrogate(0xD800)
+	if got, want := pyArgRepr("a"+lone+wtf8Surrogate(0xDC80)+"é"), `'a\ud800\udc80é'`; got != want {
+		t.Errorf("pyArgRepr = %s, want %s", got, want)
+	}
+	if got, want := pyStrRepr(lone), `'\udced\udca0\udc80'`; got != want {
+		t.Errorf("pyStrRepr = %s, want %s", got, want)
+	}
+	// An invalid byte that is not a WTF-8 surrogate stays \udcNN in both.
+	if got, want := pyArgRepr("\xff"), `'\udcff'`; got != want {
+		t.Errorf("pyArgRepr(\\xff) = %s, want %s", got, want)
+	}
+}
