@@ -113,7 +113,7 @@ func listSandboxes(ctx context.Context, getenv func(string) string, stdout io.Wr
 	}
 	fmt.Fprintln(stdout)
 	tw = tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "ENVIRONMENT\tREPOSITORY\tBASE IMAGE\tSIZE\tLAST USED\tIN USE")
+	fmt.Fprintln(tw, "ENVIRONMENT\tREPOSITORY\tTENANT\tBASE IMAGE\tSIZE\tLAST USED\tIN USE")
 	var total int64
 	for _, e := range envs {
 		total += e.Size
@@ -124,7 +124,11 @@ func listSandboxes(ctx context.Context, getenv func(string) string, stdout io.Wr
 		if len(name) > 32 {
 			name = name[:32] + "…"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", name, e.Repo, e.Base, sandbox.FormatBytes(e.Size), e.LastUsed.Local().Format(time.DateTime), e.InUse)
+		tenant := e.Tenant
+		if tenant == "" {
+			tenant = "(none: made before environments had one; removed first)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", name, e.Repo, tenant, e.Base, sandbox.FormatBytes(e.Size), e.LastUsed.Local().Format(time.DateTime), e.InUse)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

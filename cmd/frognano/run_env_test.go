@@ -121,7 +121,8 @@ func TestRunCommandSetup(t *testing.T) {
 	if err := run(context.Background(), []string{"sandbox", "ls"}, envMap(nil), &ls, &lsErr); err != nil {
 		t.Fatalf("sandbox ls: %v\n%s", err, lsErr.String())
 	}
-	if ref == "" || !strings.Contains(ls.String(), ref[:32]+"…") || !strings.Contains(ls.String(), "of FROGNANO_ENV_CACHE_SIZE 20.0 GiB") {
+	// Its line names its tenant: frognano run's checkouts are "local".
+	if ref == "" || !regexp.MustCompile(regexp.QuoteMeta(ref[:32]+"…")+`\s+\S*\s+local\s`).MatchString(ls.String()) || !strings.Contains(ls.String(), "of FROGNANO_ENV_CACHE_SIZE 20.0 GiB") {
 		t.Errorf("sandbox ls does not list %s:\n%s", ref, ls.String())
 	}
 	log, err = frognano(finish)
