@@ -182,7 +182,8 @@ func ConvertManifest(ctx context.Context, c Config, code string) (ManifestApp, e
 	if app.ID <= 0 || app.PEM == "" || app.WebhookSecret == "" {
 		return ManifestApp{}, fmt.Errorf("converting the App manifest: GitHub's answer lacks the App id, key or webhook secret")
 	}
-	RegisterSecret(app.ClientSecret)
-	RegisterSecret(app.WebhookSecret)
+	// Secrets for the process's life, never evicted like tokens.
+	RegisterConfigSecret(app.ClientSecret)
+	RegisterConfigSecret(app.WebhookSecret)
 	return app, nil
 }

@@ -139,8 +139,23 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 		errs = append(errs, err)
 	}
 	cfg.Queue.PublicURL = cfg.Web.PublicURL // links from comments, bodies and check runs
+	protectServiceSecrets(cfg)
 	errs = append(errs, e.errs...)
 	return cfg, errors.Join(errs...)
+}
+
+// protectServiceSecrets makes the service's own secrets secrets of the one redactor too (the
+// runner's, setup's values and the model API key, are registered by runnerConfig): none of them
+// ever enters a sandbox, but an error that quoted one (a database URL with its password, a
+// token in a refused request) must not reach a log, a comment or a stored error either.
+func protectServiceSecrets(cfg serviceConfig) {
+	secrets := []string{string(cfg.WebhookSecret), cfg.Admin.AdminToken, cfg.Web.Auth.ClientSecret, cfg.Web.Auth.Token, cfg.Web.Auth.SessionKey}
+	if pc, err := pgxpool.ParseConfig(cfg.DatabaseURL); err == nil {
+		secrets = append(secrets, pc.ConnConfig.Password)
+	}
+	for _, s := range secrets {
+		githubapp.RegisterConfigSecret(s)
+	}
 }
 
 // serveCmd is `frognano serve` (web and workers) and `frognano worker` (workers only).

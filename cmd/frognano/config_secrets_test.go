@@ -39,3 +39,22 @@ func TestSetupEnvSecretsRule(t *testing.T) {
 		t.Errorf("err = %v, want a refusal naming HTTPS_PROXY without its password", err)
 	}
 }
+
+// The service's own secrets are the one redactor's too: an error or a log line that quoted one
+// shows [REDACTED] instead.
+func TestServiceSecretsAreRedacted(t *testing.T) {
+	t.Parallel()
+	webhook, admin, dbPassword := "webhook-secret-"+svcRandom(t), "admin-token-"+svcRandom(t), "db-password-"+svcRandom(t)
+	env := map[string]string{
+		"DATABASE_URL":          "postgres://frognano:" + dbPassword + "@127.0.0.1:5432/frognano?sslmode=disable",
+		"GITHUB_WEBHOOK_SECRET": webhook,
+		"FROGNANO_ADMIN_TOKEN":  admin,
+		"FROGNANO_METRICS_ADDR": "127.0.0.1:0",
+	}
+	loadServiceConfig(func(k string) string { return env[k] }, true) // errors (no App) do not matter here
+	for _, s := range []string{webhook, admin, dbPassword} {
+		if out := githubapp.Redact("the error said " + s); strings.Contains(out, s) {
+			t.Errorf("%q is not redacted: %q", s, out)
+		}
+	}
+}
