@@ -22,6 +22,7 @@ type checkSuitePayload struct {
 			Number int `json:"number"`
 		} `json:"pull_requests"`
 		App *struct {
+			ID   int64  `json:"id"`
 			Slug string `json:"slug"`
 			Name string `json:"name"`
 		} `json:"app"`
@@ -44,7 +45,7 @@ func (s *Server) checkSuite(ctx context.Context, d queue.Delivery, body []byte) 
 	}
 	cs := p.CheckSuite
 	if p.Action != "completed" || cs == nil || (cs.Conclusion != "failure" && cs.Conclusion != "timed_out") ||
-		cs.App == nil || strings.EqualFold(cs.App.Slug, s.cfg.AppSlug) || !frognanoBranch.MatchString(cs.HeadBranch) ||
+		cs.App == nil || s.ownApp(cs.App.ID, cs.App.Slug) || !frognanoBranch.MatchString(cs.HeadBranch) ||
 		len(cs.PullRequests) != 1 || cs.PullRequests[0].Number <= 0 {
 		return ignored(), nil
 	}
@@ -67,4 +68,14 @@ func (s *Server) checkSuite(ctx context.Context, d queue.Delivery, body []byte) 
 		return response{}, err
 	}
 	return accepted(ctx, logWith(ctx, t), res, "", "CI follow-up queued", "app", cs.App.Slug), nil
+}
+
+// ownApp says whether the App of a check suite is frognano's own: by its immutable id when
+// Config.AppID is known (a slug is a name: after the App is renamed, its old slug may be taken
+// by another App, and frognano's own failed suites would count as CI); by slug otherwise.
+func (s *Server) ownApp(id int64, slug string) bool {
+	if s.cfg.AppID > 0 {
+		return id == s.cfg.AppID
+	}
+	return strings.EqualFold(slug, s.cfg.AppSlug)
 }

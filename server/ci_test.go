@@ -7,10 +7,37 @@ import (
 )
 
 func suite(conclusion, branch, appSlug string) func(map[string]any) {
+	return suiteOf(conclusion, branch, appSlug, 29310)
+}
+
+// suiteOf is suite by an App of the given id.
+func suiteOf(conclusion, branch, appSlug string, appID int64) func(map[string]any) {
 	return func(m map[string]any) {
 		cs := m["check_suite"].(map[string]any)
 		cs["conclusion"], cs["head_branch"] = conclusion, branch
 		cs["app"].(map[string]any)["slug"] = appSlug
+		cs["app"].(map[string]any)["id"] = appID
+	}
+}
+
+// frognano's own check suite is known by the App's id, not its slug: after frognano's App is
+// renamed, its suites (new slug) are still its own, and another App that took the old slug is
+// CI like any other.
+func TestOwnCheckSuiteByAppID(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *Config) { c.AppID = 4242 })
+	for _, tt := range []struct {
+		name, slug string
+		id         int64
+		status     string
+	}{
+		{"OwnRenamed", "frognano-renamed", 4242, "ignored"},
+		{"OldSlugTakenByAnother", testSlug, 5151, "queued"},
+	} {
+		raw := fixture(t, "check_suite/completed.payload.json", installation(5), suiteOf("failure", "frognano/issue-3", tt.slug, tt.id))
+		if got := decodeResponse(t, b.send(t, "check_suite", raw)).Status; got != tt.status {
+			t.Errorf("%s: %s, want %s", tt.name, got, tt.status)
+		}
 	}
 }
 

@@ -52,6 +52,9 @@ type Config struct {
 	// AppSlug is the App's slug (GET /app): a comment on a pull request that mentions
 	// @AppSlug asks for a follow-up run. "" ignores comments.
 	AppSlug string
+	// AppID is the App's id (GITHUB_APP_ID): a check suite is frognano's own by this id, never
+	// by its slug, a name. 0: by slug.
+	AppID int64
 	Logger  *slog.Logger
 	// ReadyCheck is an optional extra readiness check (e.g. Docker reachable
 	// when this process also runs workers).

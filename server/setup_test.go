@@ -30,20 +30,24 @@ type bundle struct {
 	seq  atomic.Int64
 }
 
-func setup(t testing.TB) *bundle {
+func setup(t testing.TB, edit ...func(*Config)) *bundle {
 	t.Helper()
 	pool := dbtest.New(t)
-	return setupWithPool(t, pool, nil)
+	return setupWithPool(t, pool, nil, edit...)
 }
 
-func setupWithPool(t testing.TB, pool *pgxpool.Pool, ready func(context.Context) error) *bundle {
+func setupWithPool(t testing.TB, pool *pgxpool.Pool, ready func(context.Context) error, edit ...func(*Config)) *bundle {
 	t.Helper()
 	qc, err := queue.NewClient(pool, queue.Config{}) // insert-only, as in a web-only process
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Intake: qc, Secret: testSecret, Label: testLabel, AppSlug: testSlug,
-		Logger: slog.New(slog.DiscardHandler), ReadyCheck: ready})
+	cfg := Config{Intake: qc, Secret: testSecret, Label: testLabel, AppSlug: testSlug,
+		Logger: slog.New(slog.DiscardHandler), ReadyCheck: ready}
+	for _, e := range edit {
+		e(&cfg)
+	}
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

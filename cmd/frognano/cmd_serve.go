@@ -286,7 +286,7 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 	svc.queue = qc
 	if withWeb {
 		web, err := server.New(server.Config{
-			Intake: qc, Secret: cfg.WebhookSecret, Label: cfg.Label, AppSlug: appSlug(ctx, cfg, log), Logger: log,
+			Intake: qc, Secret: cfg.WebhookSecret, Label: cfg.Label, AppSlug: appSlug(ctx, cfg, log), AppID: cfg.GitHub.AppID, Logger: log,
 			ReadyCheck: svc.readyCheck,
 		})
 		if err != nil {
