@@ -21,8 +21,13 @@ import (
 // MinDockerAPI is the oldest Engine API version frognano is tested with (Docker 20.10).
 const MinDockerAPI = "1.41"
 
-// Database connects to url, and checks that River's migrations and frognano's are applied.
-func Database(ctx context.Context, url string) Result {
+// Database connects to url and checks that River's migrations and frognano's are applied.
+// When some are not, what counts is whether the process will apply them: with autoMigrate
+// (FROGNANO_AUTO_MIGRATE, on by default) `frognano starter` (serve or worker) applies them
+// at start, so a fresh database passes and the detail names what will be applied, provided
+// the connection has a schema it may create tables in; without autoMigrate the process
+// refuses to start, so the check fails and names `frognano migrate`.
+func Database(ctx context.Context, url string, autoMigrate bool, starter string) Result {
 	const name = "database"
 	return timed(ctx, 15*time.Second, func(ctx context.Context) Result {
 		pcfg, err := pgxpool.ParseConfig(url)
@@ -41,11 +46,74 @@ func Database(ctx context.Context, url string) Result {
 			return fail(name, fmt.Sprintf("PostgreSQL at %s:%d does not answer: %s", host, pcfg.ConnConfig.Port, clip(rootCause(err), 200)),
 				"start PostgreSQL (make serve starts a local one), or fix DATABASE_URL")
 		}
-		if err := migrations.Check(ctx, pool); err != nil {
-			return fail(name, fmt.Sprintf("PostgreSQL %s answers, but: %v", version, err), "run `frognano migrate` (serve and worker also migrate at start unless FROGNANO_AUTO_MIGRATE=false)")
+		pending, err := migrations.PendingMigrations(ctx, pool)
+		if err != nil {
+			return fail(name, fmt.Sprintf("PostgreSQL %s answers, but reading its migrations: %v", version, err), "check that DATABASE_URL's user may read its schema")
 		}
-		return pass(name, fmt.Sprintf("PostgreSQL %s, migrations applied (frognano schema version %d)", version, migrations.Latest()))
+		if pending.None() {
+			return pass(name, fmt.Sprintf("PostgreSQL %s, migrations applied (frognano schema version %d)", version, migrations.Latest()))
+		}
+		what := pendingText(pending)
+		if !autoMigrate {
+			return fail(name, fmt.Sprintf("PostgreSQL %s answers, but %s are not applied, and with FROGNANO_AUTO_MIGRATE=false `frognano %s` does not apply them: it refuses to start", version, what, starter),
+				"run `frognano migrate` (or leave FROGNANO_AUTO_MIGRATE on)")
+		}
+		// Up creates its tables in current_schema(); serve would fail at start without one
+		// it may create in, so that is the failure to report now.
+		var schema *string
+		var canCreate bool
+		if err := pool.QueryRow(ctx, `SELECT current_schema(), coalesce(has_schema_privilege(current_schema(), 'CREATE'), false)`).Scan(&schema, &canCreate); err != nil {
+			return fail(name, fmt.Sprintf("PostgreSQL %s answers, but reading the current schema: %v", version, err), "check DATABASE_URL")
+		}
+		switch {
+		case schema == nil:
+			return fail(name, fmt.Sprintf("PostgreSQL %s answers, but %s are to be applied and the search_path names no existing schema to create them in", version, what),
+				"create the schema, or fix search_path in DATABASE_URL")
+		case !canCreate:
+			return fail(name, fmt.Sprintf("PostgreSQL %s answers, but %s are to be applied and this user may not create tables in schema %s", version, what, *schema),
+				fmt.Sprintf("GRANT CREATE ON SCHEMA %s to DATABASE_URL's user, or run `frognano migrate` as one who may", *schema))
+		}
+		return pass(name, fmt.Sprintf("PostgreSQL %s, not migrated yet: `frognano %s` applies %s at start (FROGNANO_AUTO_MIGRATE)", version, starter, what))
 	})
+}
+
+// pendingText names what Up would apply: "River's migrations 1-6 and frognano's 0001_init,
+// 0002_run_headline".
+func pendingText(p migrations.Pending) string {
+	var parts []string
+	if len(p.River) > 0 {
+		parts = append(parts, "River's migrations "+versionRanges(p.River))
+	}
+	if len(p.Ours) > 0 {
+		names := make([]string, len(p.Ours))
+		for i, m := range p.Ours {
+			names[i] = fmt.Sprintf("%04d_%s", m.Version, m.Name)
+		}
+		prefix := "frognano's migrations "
+		if len(parts) > 0 {
+			prefix = "frognano's "
+		}
+		parts = append(parts, prefix+strings.Join(names, ", "))
+	}
+	return strings.Join(parts, " and ")
+}
+
+// versionRanges writes ascending versions with runs joined: [1 2 3 5] is "1-3, 5".
+func versionRanges(vs []int) string {
+	var parts []string
+	for i := 0; i < len(vs); {
+		j := i
+		for j+1 < len(vs) && vs[j+1] == vs[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(vs[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", vs[i], vs[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 func rootCause(err error) string {

@@ -242,7 +242,68 @@ func Check(ctx context.Context, pool *pgxpool.Pool) error {
 	return nil
 }
 
-func appliedVersions(ctx context.Context, tx pgx.Tx) (map[int]bool, error) {
+// Pending is what Up would apply to a database.
+type Pending struct {
+	// River holds River's migration versions that are not applied, in order.
+	River []int
+	// Ours holds frognano's migrations that are not applied, in version order.
+	Ours []Migration
+}
+
+// None reports whether Up has nothing to apply.
+func (p Pending) None() bool { return len(p.River) == 0 && len(p.Ours) == 0 }
+
+// PendingMigrations reports what Up would apply now, by the same rule Up applies them (every
+// version not recorded as applied). It only reads: a missing River or schema_migrations
+// table means all of that side is pending, and nothing is created.
+func PendingMigrations(ctx context.Context, pool *pgxpool.Pool) (Pending, error) {
+	all, err := All()
+	if err != nil {
+		return Pending{}, err
+	}
+	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	if err != nil {
+		return Pending{}, fmt.Errorf("creating River migrator: %w", err)
+	}
+	existing, err := migrator.ExistingVersions(ctx)
+	if err != nil {
+		return Pending{}, fmt.Errorf("reading River's applied migrations: %w", err)
+	}
+	riverApplied := make(map[int]bool, len(existing))
+	for _, m := range existing {
+		riverApplied[m.Version] = true
+	}
+	var p Pending
+	for _, m := range migrator.AllVersions() {
+		if !riverApplied[m.Version] {
+			p.River = append(p.River, m.Version)
+		}
+	}
+	var exists bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL`).Scan(&exists); err != nil {
+		return Pending{}, fmt.Errorf("looking for schema_migrations: %w", err)
+	}
+	applied := map[int]bool{}
+	if exists {
+		if applied, err = appliedVersions(ctx, pool); err != nil {
+			return Pending{}, err
+		}
+	}
+	for _, m := range all {
+		if !applied[m.Version] {
+			p.Ours = append(p.Ours, m)
+		}
+	}
+	return p, nil
+}
+
+// querier is what appliedVersions reads with: a transaction in Up and Down, the pool in
+// PendingMigrations.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func appliedVersions(ctx context.Context, tx querier) (map[int]bool, error) {
 	rows, err := tx.Query(ctx, `SELECT version FROM schema_migrations`)
 	if err != nil {
 		return nil, fmt.Errorf("reading applied migrations: %w", err)

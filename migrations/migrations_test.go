@@ -65,6 +65,52 @@ func TestUpIsIdempotentAndCheckFollowsIt(t *testing.T) {
 	}
 }
 
+// TestPendingMigrationsIsWhatUpApplies: everything on an empty schema (which it leaves
+// empty), nothing after Up, and exactly the reverted ones after Down.
+func TestPendingMigrationsIsWhatUpApplies(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := dbtest.NewEmpty(t)
+	all, err := migrations.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	p, err := migrations.PendingMigrations(ctx, pool)
+	if err != nil {
+		t.Fatalf("PendingMigrations on an empty schema: %v", err)
+	}
+	if len(p.River) == 0 || p.River[0] != 1 || len(p.Ours) != len(all) || p.None() {
+		t.Errorf("empty schema: River %v, ours %d of %d", p.River, len(p.Ours), len(all))
+	}
+	var tables int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()`).Scan(&tables); err != nil {
+		t.Fatal(err)
+	}
+	if tables != 0 {
+		t.Errorf("PendingMigrations created %d tables", tables)
+	}
+
+	if err := migrations.Up(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := migrations.PendingMigrations(ctx, pool); err != nil || !p.None() {
+		t.Errorf("after Up: %+v, %v; want none", p, err)
+	}
+
+	latest := migrations.Latest()
+	if err := migrations.Down(ctx, pool, latest-2); err != nil {
+		t.Fatal(err)
+	}
+	p, err = migrations.PendingMigrations(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.River) != 0 || len(p.Ours) != 2 || p.Ours[0].Version != latest-1 || p.Ours[1].Version != latest {
+		t.Errorf("after Down to %d: River %v, ours %+v", latest-2, p.River, p.Ours)
+	}
+}
+
 func TestUpFromManyProcessesAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

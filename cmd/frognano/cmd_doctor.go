@@ -35,7 +35,13 @@ func doctorCmd(ctx context.Context, args []string, getenv func(string) string, s
 	if cfg.DatabaseURL == "" {
 		results = append(results, doctor.Result{Name: "database", Status: doctor.Skip, Detail: "DATABASE_URL is not set"})
 	} else {
-		results = append(results, doctor.Database(ctx, cfg.DatabaseURL))
+		// A database that is not migrated yet is fine when the process doctor checks for
+		// migrates it at start, as it does unless FROGNANO_AUTO_MIGRATE=false.
+		starter := "serve"
+		if *worker {
+			starter = "worker"
+		}
+		results = append(results, doctor.Database(ctx, cfg.DatabaseURL, cfg.AutoMigrate, starter))
 	}
 
 	dr, docker := doctor.Docker(ctx)

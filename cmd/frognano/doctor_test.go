@@ -163,6 +163,31 @@ func TestDoctorHealthy(t *testing.T) {
 	}
 }
 
+// doctorEmptyDatabase is a DATABASE_URL naming a fresh, empty schema.
+func doctorEmptyDatabase(t *testing.T) string {
+	t.Helper()
+	empty := dbtest.NewEmpty(t)
+	var schema string
+	if err := empty.QueryRow(context.Background(), `SELECT current_schema()`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	return svcDatabaseURL(t, schema)
+}
+
+// TestDoctorFreshDatabase: with FROGNANO_AUTO_MIGRATE on (the default), a database that was
+// never migrated is ready, because serve migrates it at start; doctor says what it will apply.
+func TestDoctorFreshDatabase(t *testing.T) {
+	t.Parallel()
+	w := doctorSetup(t, doctorScriptToolCall)
+	w.env["DATABASE_URL"] = doctorEmptyDatabase(t)
+	out, err := w.run(t)
+	doctorExpect(t, out, err, nil)
+	if l := doctorLine(t, out, "database"); !strings.Contains(l, "not migrated yet: `frognano serve` applies River's migrations 1-") ||
+		!strings.Contains(l, "frognano's 0001_init, ") || !strings.HasSuffix(l, " at start (FROGNANO_AUTO_MIGRATE)") {
+		t.Errorf("database line = %q", l)
+	}
+}
+
 func TestDoctorBroken(t *testing.T) {
 	t.Parallel()
 	t.Run("PostgreSQLStopped", func(t *testing.T) {
@@ -172,17 +197,13 @@ func TestDoctorBroken(t *testing.T) {
 		out, err := w.run(t)
 		doctorExpect(t, out, err, map[string]string{"database": "does not answer"})
 	})
-	t.Run("NotMigrated", func(t *testing.T) {
+	t.Run("NotMigratedWithoutAutoMigrate", func(t *testing.T) {
 		t.Parallel()
 		w := doctorSetup(t, doctorScriptToolCall)
-		empty := dbtest.NewEmpty(t)
-		var schema string
-		if err := empty.QueryRow(context.Background(), `SELECT current_schema()`).Scan(&schema); err != nil {
-			t.Fatal(err)
-		}
-		w.env["DATABASE_URL"] = svcDatabaseURL(t, schema)
+		w.env["DATABASE_URL"] = doctorEmptyDatabase(t)
+		w.env["FROGNANO_AUTO_MIGRATE"] = "false"
 		out, err := w.run(t)
-		doctorExpect(t, out, err, map[string]string{"database": "frognano migrate"})
+		doctorExpect(t, out, err, map[string]string{"database": "fix: run `frognano migrate`"})
 	})
 	t.Run("ImageMissing", func(t *testing.T) {
 		t.Parallel()
