@@ -25,6 +25,7 @@ const (
 	Pass Status = iota
 	Fail
 	Skip // not run, because a check it depends on failed
+	Warn // works, with something a person may want to change (not a failure)
 )
 
 func (s Status) String() string {
@@ -33,6 +34,8 @@ func (s Status) String() string {
 		return "ok"
 	case Fail:
 		return "FAIL"
+	case Warn:
+		return "warn"
 	}
 	return "skip"
 }
@@ -54,6 +57,10 @@ func fail(name, detail, fix string) Result {
 
 func skip(name, why string) Result { return Result{Name: name, Status: Skip, Detail: why} }
 
+func warn(name, detail, fix string) Result {
+	return Result{Name: name, Status: Warn, Detail: detail, Fix: fix}
+}
+
 // timed runs fn with a timeout and records how long it took.
 func timed(ctx context.Context, d time.Duration, fn func(context.Context) Result) Result {
 	ctx, cancel := context.WithTimeout(ctx, d)
@@ -64,8 +71,8 @@ func timed(ctx context.Context, d time.Duration, fn func(context.Context) Result
 	return r
 }
 
-// Write prints one line per result ("ok   name  detail", "FAIL name  detail; fix: …") and
-// returns how many failed.
+// Write prints one line per result ("ok   name  detail", "FAIL name  detail; fix: …", "warn
+// name  detail; fix: …") and returns how many failed (a warning is not a failure).
 func Write(w io.Writer, results []Result) (failed int) {
 	width := 0
 	for _, r := range results {
@@ -75,9 +82,9 @@ func Write(w io.Writer, results []Result) (failed int) {
 		line := fmt.Sprintf("%-4s %-*s  %s", r.Status, width, r.Name, oneLine(r.Detail))
 		if r.Status == Fail {
 			failed++
-			if r.Fix != "" {
-				line += "; fix: " + oneLine(r.Fix)
-			}
+		}
+		if (r.Status == Fail || r.Status == Warn) && r.Fix != "" {
+			line += "; fix: " + oneLine(r.Fix)
 		}
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}

@@ -56,6 +56,7 @@ func GitHub(ctx context.Context, cfg githubapp.Config) []Result {
 		perms = pass(perms.Name, fmt.Sprintf("%s; events %s", formatPermissions(githubapp.RequiredPermissions(cfg.ChecksWrite)), strings.Join(githubapp.RequiredEvents(), ", ")))
 	}
 	results = append(results, perms)
+	var installs []githubapp.Installation
 	results = append(results, timed(ctx, 45*time.Second, func(ctx context.Context) Result {
 		list, err := app.Installations(ctx)
 		if err != nil {
@@ -71,10 +72,49 @@ func GitHub(ctx context.Context, cfg githubapp.Config) []Result {
 				n += " (suspended)"
 			}
 			names = append(names, n)
+			installs = append(installs, in)
 		}
 		return pass("github-installations", fmt.Sprintf("%d: %s", len(list), clip(strings.Join(names, ", "), 200)))
 	}))
+	for _, in := range installs {
+		results = append(results, installationResult(in, cfg.ChecksWrite))
+	}
 	return results
+}
+
+// optionalPermissions are what a run uses when an installation grants it and skips, saying
+// so, when it does not (githubapp.Grants).
+func optionalPermissions(checks bool) map[string]string {
+	p := map[string]string{"actions": "read"}
+	if checks {
+		p["checks"] = "write"
+	}
+	return p
+}
+
+// installationResult judges what one installation granted: without a core permission no run
+// can work there (a failure); without an optional permission or event, runs skip what needs
+// it and say so (a warning).
+func installationResult(in githubapp.Installation, checks bool) Result {
+	name := "github-installation " + in.Account.Login
+	approve := "an owner of " + in.Account.Login + " approves the App's requested permissions and events in the account's settings, under GitHub Apps"
+	if core := githubapp.MissingPermissions(in.Permissions, githubapp.CorePermissions()); len(core) > 0 {
+		return fail(name, fmt.Sprintf("installation %d lacks %s: no run can work there", in.ID, strings.Join(core, ", ")), approve)
+	}
+	var lacks []string
+	if in.SuspendedAt != nil {
+		lacks = append(lacks, "the App is suspended there (no run starts)")
+	}
+	if opt := githubapp.MissingPermissions(in.Permissions, optionalPermissions(checks)); len(opt) > 0 {
+		lacks = append(lacks, "permissions "+strings.Join(opt, ", ")+" (runs skip check runs or CI logs and say so)")
+	}
+	if events := githubapp.MissingEvents(in.Events, githubapp.RequiredEvents()); len(events) > 0 {
+		lacks = append(lacks, "events "+strings.Join(events, ", ")+" (those webhooks start nothing)")
+	}
+	if len(lacks) > 0 {
+		return warn(name, fmt.Sprintf("installation %d lacks %s", in.ID, strings.Join(lacks, "; ")), approve)
+	}
+	return pass(name, fmt.Sprintf("installation %d grants every permission and event frognano uses", in.ID))
 }
 
 func formatPermissions(p map[string]string) string {
