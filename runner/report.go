@@ -184,6 +184,9 @@ func (r *Result) Headline() string {
 		parts = append(parts, "**The test result may not be trustworthy:** the patch changes files that can change what the tests report without changing the code under test: "+
 			strings.Join(files, "; ")+".")
 	}
+	if list := r.renderer(nil, 0).newTestList(5, 100); list != "" {
+		parts = append(parts, "New test files: "+list+".")
+	}
 	if r.Patch != nil {
 		if n := len(r.Patch.Dropped); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d path(s) were left out of the patch (listed in the pull request).", n))
@@ -211,6 +214,42 @@ func (r *Result) TestTrust() []patch.TestInfluence {
 		}
 	}
 	return out
+}
+
+// NewTests returns the test files the patch adds that only add tests (patch.Trust): they
+// raise no doubt about the result and are listed as new tests, to be read with the change.
+func (r *Result) NewTests() []patch.NewTest {
+	if r == nil || r.Patch == nil {
+		return nil
+	}
+	_, tests := patch.Trust(r.Patch.Files)
+	return tests
+}
+
+// newTestList names the new test files, at most limit of them, with what each defines.
+func (x *render) newTestList(limit, width int) string {
+	t := x.r.NewTests()
+	var parts []string
+	for i, f := range t {
+		if i == limit {
+			parts = append(parts, fmt.Sprintf("and %d more", len(t)-i))
+			break
+		}
+		n := "1 test function"
+		if f.Tests != 1 {
+			n = fmt.Sprintf("%d test functions", f.Tests)
+		}
+		parts = append(parts, codeSpan(x.redact(f.Path), width)+" ("+n+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeNewTests is the neutral line that lists the new test files that only add tests.
+func (x *render) writeNewTests(b *strings.Builder) {
+	if list := x.newTestList(x.d.trust, 200); list != "" {
+		b.WriteString("New test files: " + list + ". They only define tests (frognano read them: nothing runs at import " +
+			"or reaches beyond the tests), so they cast no doubt on the result; read them with the change.\n\n")
+	}
 }
 
 func testState(t *TestRun) string {
@@ -297,6 +336,7 @@ func (x *render) writeTests(b *strings.Builder) {
 	b.WriteString("## Tests\n\n")
 	if r.TestCommand == "" {
 		b.WriteString("No test command was given or detected; the change was not verified by tests.\n\n")
+		x.writeNewTests(b)
 		return
 	}
 	fmt.Fprintf(b, "Command: %s (run by frognano in fresh sandboxes; the model never saw these runs)\n\n", codeSpan(r.TestCommand, 200))
@@ -338,6 +378,7 @@ func (x *render) writeTests(b *strings.Builder) {
 		list("Removed", c.Removed)
 		b.WriteString("\n")
 	}
+	x.writeNewTests(b)
 	if x.d.tail == 0 {
 		return
 	}

@@ -64,6 +64,19 @@ index 4444444..5555555 100644
 @@ -1 +1 @@
 -x = 1
 +x = 2
+diff --git a/tests/test_average.py b/tests/test_average.py
+new file mode 100644
+index 0000000..7777777
+--- /dev/null
++++ b/tests/test_average.py
+@@ -0,0 +1,7 @@
++import pytest
++from app import average
++
++
++def test_empty():
++    with pytest.raises(ValueError):
++        average([])
 diff --git a/docs/<script>|a.md b/docs/<script>|a.md
 new file mode 100755
 index 0000000..6666666
@@ -273,6 +286,52 @@ func TestHeadlineFlagsTestConfiguration(t *testing.T) {
 	// A patch that only changes code raises no doubt.
 	if h := longResult(1, "x").Headline(); strings.Contains(h, "trustworthy") {
 		t.Errorf("headline of a code-only patch: %q", h)
+	}
+}
+
+// Issue 18: a new test file that only adds tests is listed as new tests, in plain words,
+// in every rendering, and raises no warning; one that runs code at import keeps it.
+func TestNewTestFileIsListedNotFlagged(t *testing.T) {
+	t.Parallel()
+	const plain = "diff --git a/tests/test_average.py b/tests/test_average.py\nnew file mode 100644\nindex 0000000..1111111\n" +
+		"--- /dev/null\n+++ b/tests/test_average.py\n@@ -0,0 +1,6 @@\n+import pytest\n+from app import average\n+def test_empty():\n" +
+		"+    with pytest.raises(ValueError):\n+        average([])\n+def test_one(): assert average([1]) == 1\n"
+	const sideEffect = "diff --git a/tests/test_env.py b/tests/test_env.py\nnew file mode 100644\nindex 0000000..2222222\n" +
+		"--- /dev/null\n+++ b/tests/test_env.py\n@@ -0,0 +1,3 @@\n+import os\n+os.environ[\"PYTEST_ADDOPTS\"] = \"-p no:x\"\n+def test_env(): pass\n"
+	render := func(t *testing.T, diff string) map[string]string {
+		p, err := patch.Sanitize([]byte(diff), patch.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := longResult(1, "x")
+		r.Patch = p
+		r.Comparison = &verify.Comparison{PerTest: true, Fixed: []string{"tests/test_a.py::test_x"}, New: []string{"tests/test_average.py::test_empty"}}
+		out := map[string]string{"PR body": r.PRBody(Fit{}), "report": r.Markdown(), "headline": r.Headline(), "summary": r.Summary(Fit{})}
+		c := r.Check(nil)
+		out["check run"] = c.Summary
+		for name, text := range out {
+			out[name] = githubtest.VisibleText(githubtest.ShowAsGitHub(text))
+		}
+		return out
+	}
+	for name, shown := range render(t, plain) {
+		if strings.Contains(shown, "trustworthy") {
+			t.Errorf("%s warns about a plain new test file:\n%s", name, shown)
+		}
+		if !strings.Contains(shown, "New test files: tests/test_average.py (2 test functions)") {
+			t.Errorf("%s does not list the new test file:\n%s", name, shown)
+		}
+	}
+	for name, shown := range render(t, plain+sideEffect) {
+		if !strings.Contains(shown, "The test result may not be trustworthy") || !strings.Contains(shown, "tests/test_env.py") {
+			t.Errorf("%s does not warn about a new test module with an import-time side effect:\n%s", name, shown)
+		}
+		if name != "headline" && !strings.Contains(shown, `it imports "os"`) {
+			t.Errorf("%s does not say why tests/test_env.py keeps the warning:\n%s", name, shown)
+		}
+		if !strings.Contains(shown, "New test files: tests/test_average.py (2 test functions)") {
+			t.Errorf("%s does not list the plain new test file beside the warning:\n%s", name, shown)
+		}
 	}
 }
 

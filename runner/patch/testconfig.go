@@ -16,15 +16,11 @@ type TestInfluence struct {
 	Why  string
 }
 
-// TestInfluences returns the files that AffectsTests flags, in patch order. A renamed
-// file is judged under its new name, then its old one.
+// TestInfluences returns the files that AffectsTests flags, in patch order, but for the
+// new test files that only add tests (Trust lists those). A renamed file is judged under
+// its new name, then its old one.
 func TestInfluences(files []File) []TestInfluence {
-	var out []TestInfluence
-	for _, f := range files {
-		if why, ok := f.AffectsTests(); ok {
-			out = append(out, TestInfluence{Path: f.Path(), Why: why})
-		}
-	}
+	out, _ := Trust(files)
 	return out
 }
 
@@ -66,6 +62,9 @@ func (f File) AffectsTests() (why string, ok bool) {
 // package.json and vite.config.* when a changed hunk mentions a test runner; any Go file
 // whose added lines define TestMain. When the diff cannot tell (no diff, a binary change,
 // a hunk whose section is not in view), these files are flagged too, saying so.
+//
+// A new test file is flagged here, by its path; Trust, which reads its whole text and the
+// rest of the patch, lists it as a new test instead when it only adds tests.
 func AffectsTests(p string, diff []byte) (why string, ok bool) {
 	lp := strings.ToLower(p)
 	base := path.Base(lp)

@@ -147,7 +147,8 @@ func TestAffectsTestsWithoutDiff(t *testing.T) {
 
 func TestTestInfluencesKeepsPatchOrder(t *testing.T) {
 	t.Parallel()
-	diff := modDiff("src/a.py", 1, " x", "+y") + addDiff("conftest.py", "import pytest") + addDiff("tests/test_b.py", "def test_b(): pass")
+	diff := modDiff("src/a.py", 1, " x", "+y") + addDiff("conftest.py", "import pytest") +
+		addDiff("tests/test_b.py", "import os", "def test_b(): pass") + addDiff("tests/test_c.py", "def test_c(): pass")
 	p, err := Parse([]byte(diff))
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +156,9 @@ func TestTestInfluencesKeepsPatchOrder(t *testing.T) {
 	got := TestInfluences(p.Files)
 	if len(got) != 2 || got[0].Path != "conftest.py" || got[1].Path != "tests/test_b.py" {
 		t.Errorf("TestInfluences = %+v, want conftest.py then tests/test_b.py", got)
+	}
+	if _, tests := Trust(p.Files); len(tests) != 1 || tests[0] != (NewTest{Path: "tests/test_c.py", Tests: 1}) {
+		t.Errorf("Trust's new tests = %+v, want tests/test_c.py with 1 test", tests)
 	}
 }
 
