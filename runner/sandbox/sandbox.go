@@ -136,6 +136,7 @@ func DefaultConfig() Config {
 		PidsLimit: DefaultPidsLimit,
 		TmpfsSize: DefaultTmpfsSize,
 		Disk:      DefaultDisk,
+		Files:     DefaultFiles,
 		Owner:     host,
 	}
 }
