@@ -80,11 +80,20 @@ type Client struct {
 // ones. A client is returned even when a core permission is missing (Grants.MissingCore), so the
 // caller can still say so where the installation allows.
 func (a *App) ForRepo(ctx context.Context, installationID int64, owner, repo string) (*Client, error) {
+	return a.ForRepository(ctx, installationID, 0, owner, repo)
+}
+
+// ForRepository is ForRepo for the repository with id repoID (0: by its name alone). Its
+// tokens are asked for by id, and the client acts on the repository's current name (GET
+// /repositories/{id}): a repository renamed or transferred between the label and the run is
+// the same repository, and its run goes ahead under the new name, where asking by the old name
+// would be refused (422) and git, which follows no redirect, would find nothing there.
+func (a *App) ForRepository(ctx context.Context, installationID, repoID int64, owner, repo string) (*Client, error) {
 	if installationID <= 0 || owner == "" || repo == "" {
 		return nil, fmt.Errorf("creating client: installation %d, repository %q/%q: all are required", installationID, owner, repo)
 	}
 	for try := 0; ; try++ {
-		c, err := a.forRepo(ctx, installationID, owner, repo)
+		c, err := a.forRepo(ctx, installationID, repoID, owner, repo)
 		if errors.Is(err, errPermissionsChanged) && try == 0 {
 			continue
 		}
@@ -92,7 +101,7 @@ func (a *App) ForRepo(ctx context.Context, installationID int64, owner, repo str
 	}
 }
 
-func (a *App) forRepo(ctx context.Context, installationID int64, owner, repo string) (*Client, error) {
+func (a *App) forRepo(ctx context.Context, installationID, repoID int64, owner, repo string) (*Client, error) {
 	grants, err := a.Installation(ctx, installationID)
 	if err != nil {
 		return nil, err
@@ -109,6 +118,10 @@ func (a *App) forRepo(ctx context.Context, installationID int64, owner, repo str
 	tokens.InstallationTokenOptions = &github.InstallationTokenOptions{
 		Repositories: []string{repo},
 		Permissions:  perms,
+	}
+	if repoID > 0 {
+		tokens.InstallationTokenOptions.Repositories = nil
+		tokens.InstallationTokenOptions.RepositoryIDs = []int64{repoID}
 	}
 	rt := &retryTransport{next: tokens, cfg: a.cfg, writes: a.bucket(installationID)}
 	gh := github.NewClient(&http.Client{Transport: rt, CheckRedirect: sameHostRedirect})
@@ -130,7 +143,29 @@ func (a *App) forRepo(ctx context.Context, installationID int64, owner, repo str
 		}
 		return nil, mark(fmt.Errorf("creating client for %s/%s: %w", owner, repo, err))
 	}
+	if repoID > 0 {
+		if err := c.followRename(ctx, repoID); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// followRename points c at repository repoID's current name, when it was renamed or transferred
+// since its owner and name were recorded.
+func (c *Client) followRename(ctx context.Context, repoID int64) error {
+	ctx, cancel := context.WithTimeout(ctx, c.app.cfg.HTTPTimeout)
+	defer cancel()
+	r, _, err := c.gh.Repositories.GetByID(ctx, repoID)
+	if err != nil {
+		return mark(fmt.Errorf("reading repository %d (%s/%s): %w", repoID, c.owner, c.repo, err))
+	}
+	if owner, name := r.GetOwner().GetLogin(), r.GetName(); owner != "" && name != "" && (owner != c.owner || name != c.repo) {
+		c.log.InfoContext(ctx, "the repository was renamed or transferred; acting on its current name", "now", owner+"/"+name)
+		c.owner, c.repo = owner, name
+		c.log = c.app.cfg.Logger.With(slog.Int64("installation_id", c.installationID), slog.String("repo", owner+"/"+name))
+	}
+	return nil
 }
 
 // Grants returns what the client's installation granted when the client was made.
@@ -174,7 +209,7 @@ func (c *Client) token(ctx context.Context) (string, error) {
 	defer cancel()
 	tok, err := c.tokens.Token(ctx)
 	if err != nil {
-		return "", fmt.Errorf("getting installation token: %w", err)
+		return "", fmt.Errorf("getting installation token: %w", tokenRefusal(c.installationID, err))
 	}
 	RegisterSecret(tok)
 	return tok, nil

@@ -92,9 +92,29 @@ func (c *Client) git(ctx context.Context, r gitRun) (string, error) {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%w)", err, ctx.Err())
 		}
-		return "", fmt.Errorf("git %s: %w: %s", r.args[0], err, strings.TrimSpace(Redact(msg)))
+		return "", &gitError{cmd: r.args[0], err: err, stderr: strings.TrimSpace(Redact(msg))}
 	}
 	return strings.TrimSpace(stdout.String()), nil
+}
+
+// gitError is a git invocation that failed, with the end of its stderr (redacted): where
+// GitHub's git server says why it refused (its "remote:" lines), read by pushRefusal.
+type gitError struct {
+	cmd    string
+	err    error
+	stderr string
+}
+
+func (e *gitError) Error() string { return fmt.Sprintf("git %s: %v: %s", e.cmd, e.err, e.stderr) }
+func (e *gitError) Unwrap() error { return e.err }
+
+// gitStderr is the stderr of the git invocation err comes from, or "".
+func gitStderr(err error) string {
+	var ge *gitError
+	if errors.As(err, &ge) {
+		return ge.stderr
+	}
+	return ""
 }
 
 // remote is the clone URL of the Client's repository on the configured host, without credentials.
@@ -117,6 +137,10 @@ func (c *Client) CloneBranch(ctx context.Context, dir, branch, baseBranch string
 		return "", "", fault.Permanent(fmt.Errorf("cloning %s/%s: branch %q or %q is not a valid branch name", c.owner, c.repo, branch, baseBranch))
 	}
 	if headSHA, _, err = c.clone(ctx, dir, branch); err != nil {
+		// git's own words (LC_ALL=C): the branch is not on GitHub, which no retry changes.
+		if strings.Contains(gitStderr(err), "Remote branch "+branch+" not found") {
+			return "", "", fault.Permanent(&BranchGoneError{Branch: branch, err: err})
+		}
 		return "", "", err
 	}
 	tok, err := c.token(ctx)

@@ -77,6 +77,11 @@ func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, err
 		if in.FastForward && strings.Contains(err.Error(), "[rejected]") {
 			return "", 0, fault.Permanent(fmt.Errorf("pushing %s to %s/%s: %w", in.Branch, c.owner, c.repo, ErrBranchMoved))
 		}
+		// GitHub said why (a ruleset, branch protection, an archived repository): pushing again
+		// gets the same answer until someone changes that setting.
+		if refused := pushRefusal(in.Branch, gitStderr(err), err); refused != nil {
+			return "", 0, fault.Permanent(fmt.Errorf("pushing %s to %s/%s: %w", in.Branch, c.owner, c.repo, refused))
+		}
 		return "", 0, fault.Transient(fmt.Errorf("pushing %s to %s/%s: %w", in.Branch, c.owner, c.repo, err))
 	}
 	c.log.InfoContext(ctx, "pushed branch", "branch", in.Branch, "commit", commit)

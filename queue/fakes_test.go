@@ -198,7 +198,9 @@ func (f *fakeRepo) lastEdit() edit {
 
 type fakeGitHub struct{ repo *fakeRepo }
 
-func (g fakeGitHub) ForRepo(context.Context, int64, string, string) (Repo, error) { return g.repo, nil }
+func (g fakeGitHub) ForRepo(context.Context, int64, int64, string, string) (Repo, error) {
+	return g.repo, nil
+}
 
 // fakeRunner calls fn, counting calls.
 type fakeRunner struct {

@@ -13,7 +13,9 @@ import (
 
 // GitHub gives access to one repository as one App installation.
 type GitHub interface {
-	ForRepo(ctx context.Context, installationID int64, owner, repo string) (Repo, error)
+	// ForRepo opens repository repoID (its owner and name as recorded; the repository's
+	// current name is used when it was renamed since).
+	ForRepo(ctx context.Context, installationID, repoID int64, owner, repo string) (Repo, error)
 }
 
 // GitHubApp is the worker's GitHub for a real App: ForRepo returns its *githubapp.Client.
@@ -21,8 +23,8 @@ func GitHubApp(app *githubapp.App) GitHub { return ghApp{app} }
 
 type ghApp struct{ app *githubapp.App }
 
-func (g ghApp) ForRepo(ctx context.Context, installationID int64, owner, repo string) (Repo, error) {
-	c, err := g.app.ForRepo(ctx, installationID, owner, repo)
+func (g ghApp) ForRepo(ctx context.Context, installationID, repoID int64, owner, repo string) (Repo, error) {
+	c, err := g.app.ForRepository(ctx, installationID, repoID, owner, repo)
 	if err != nil {
 		return nil, err // not a typed nil *githubapp.Client in a non-nil Repo
 	}

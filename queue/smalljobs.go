@@ -87,7 +87,7 @@ func (w *statusWorker) Work(ctx context.Context, job *river.Job[StatusArgs]) err
 	if r.CommentID == 0 {
 		return nil
 	}
-	repo, err := w.gh.ForRepo(ctx, r.InstallationID, r.Owner, r.Repo)
+	repo, err := w.gh.ForRepo(ctx, r.InstallationID, r.RepoID, r.Owner, r.Repo)
 	if err != nil {
 		return fmt.Errorf("opening repository %s/%s: %w", r.Owner, r.Repo, err)
 	}

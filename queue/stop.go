@@ -73,7 +73,7 @@ func (w *stopWorker) Timeout(*river.Job[StopArgs]) time.Duration { return 2 * ti
 // it stopped by the tag it left in their error, and answers again.
 func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 	a := job.Args
-	repo, err := w.gh.ForRepo(ctx, a.InstallationID, a.Owner, a.Repo)
+	repo, err := w.gh.ForRepo(ctx, a.InstallationID, a.RepoID, a.Owner, a.Repo)
 	if err != nil {
 		return fmt.Errorf("opening repository %s/%s: %w", a.Owner, a.Repo, err)
 	}

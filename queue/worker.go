@@ -106,7 +106,7 @@ type attempt struct {
 
 func (a *attempt) do(ctx context.Context) error {
 	r := a.run
-	repo, err := a.w.cfg.GitHub.ForRepo(ctx, r.InstallationID, r.Owner, r.Repo)
+	repo, err := a.w.cfg.GitHub.ForRepo(ctx, r.InstallationID, r.RepoID, r.Owner, r.Repo)
 	if err != nil {
 		return fmt.Errorf("opening repository %s/%s: %w", r.Owner, r.Repo, err)
 	}
@@ -349,6 +349,7 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 	}
 	r, cause := a.run, context.Cause(ctx)
 	msg := githubapp.Redact(err.Error())
+	limitNote := a.rateLimitNote(err)
 	switch {
 	case errors.Is(err, errRunCancelled) || errors.Is(cause, rivertype.ErrJobCancelledRemotely):
 		a.log.InfoContext(bg, "run cancelled")
@@ -379,6 +380,11 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 		a.finalComment(bg, a.view(StateQueued, "The worker restarted; this run will resume."))
 		return fmt.Errorf("run interrupted: %w", ctx.Err())
 
+	case limitNote != "":
+		// A retry would meet the same limit: say so once instead of retrying into it.
+		a.refused(bg, ExitGitHubRateLimited, limitNote, msg)
+		return river.JobCancel(err)
+
 	case fault.IsTransient(err) && a.job.Attempt < a.job.MaxAttempts:
 		a.log.WarnContext(bg, "transient failure; will retry", "error", msg, "attempt", a.job.Attempt)
 		if err := a.st.requeue(bg, r.ID, msg); err != nil {
@@ -387,11 +393,23 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 		a.finalComment(bg, a.view(StateQueued, fmt.Sprintf("Attempt %d of %d hit a temporary infrastructure problem; retrying.", a.job.Attempt, a.job.MaxAttempts)))
 		return err
 
+	case !fault.IsTransient(err) && explained(err):
+		// GitHub refused for good: its answer, worded once (githubapp.Explain), is the note.
+		reason, _ := githubapp.Explain(err)
+		a.refused(bg, ExitGitHubRefused, reason, msg)
+		return river.JobCancel(err)
+
 	default:
 		a.log.ErrorContext(bg, "run failed", "error", msg, "attempt", a.job.Attempt)
 		a.failed(bg, "", "The run failed because of an infrastructure error (details are in the service log and the run record).", msg)
 		return river.JobCancel(err)
 	}
+}
+
+// explained reports whether err holds an answer of GitHub's that githubapp.Explain words.
+func explained(err error) bool {
+	_, ok := githubapp.Explain(err)
+	return ok
 }
 
 func (a *attempt) failed(ctx context.Context, exitReason, note, errText string) {

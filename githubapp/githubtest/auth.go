@@ -120,8 +120,11 @@ func (s *Server) verifyJWT(r *http.Request) error {
 		return errors.New("malformed JWT signature")
 	}
 	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if err := rsa.VerifyPKCS1v15(&s.key.PublicKey, crypto.SHA256, sum[:], sig); err != nil {
-		return errors.New("'Authorization' JWT could not be decoded (signature)")
+	s.mu.Lock()
+	key := s.key // RotateAppKey replaces it
+	s.mu.Unlock()
+	if err := rsa.VerifyPKCS1v15(&key.PublicKey, crypto.SHA256, sum[:], sig); err != nil {
+		return errors.New(badJWTMessage) // GitHub's words for a JWT it cannot verify
 	}
 	var claims struct {
 		Iss json.RawMessage `json:"iss"`
@@ -196,7 +199,7 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request) {
 	for _, name := range req.Repositories {
 		i := slices.IndexFunc(installed, func(r *Repo) bool { return r.Name == name })
 		if i < 0 {
-			writeValidation(w, "Installation", "repositories", "invalid", "There is at least one repository that does not exist or is not accessible to the parent installation.")
+			writeTokenRefusal(w, "There is at least one repository that does not exist or is not accessible to the parent installation.")
 			return
 		}
 		repos = append(repos, installed[i])
@@ -204,7 +207,7 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request) {
 	for _, rid := range req.RepositoryIDs {
 		i := slices.IndexFunc(installed, func(r *Repo) bool { return r.ID == rid })
 		if i < 0 {
-			writeValidation(w, "Installation", "repository_ids", "invalid", "There is at least one repository that does not exist or is not accessible to the parent installation.")
+			writeTokenRefusal(w, "There is at least one repository that does not exist or is not accessible to the parent installation.")
 			return
 		}
 		repos = append(repos, installed[i])
@@ -218,7 +221,7 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request) {
 		for k, v := range req.Permissions {
 			have, ok := granted[k]
 			if !ok || levels[v] > levels[have] || (v != "read" && v != "write" && v != "admin") {
-				writeValidation(w, "Installation", "permissions", "invalid", "The permissions requested are not granted to this installation.")
+				writeTokenRefusal(w, "The permissions requested are not granted to this installation.")
 				return
 			}
 			perms[k] = v
@@ -273,9 +276,19 @@ func (s *Server) authRepo(w http.ResponseWriter, r *http.Request, perm, level st
 		writeError(w, http.StatusNotFound, "Not Found")
 		return nil
 	}
+	if s.refuseRepo(w, r, repo) {
+		return nil
+	}
 	if !tk.allows(repo, perm, level) {
 		writeError(w, http.StatusForbidden, "Resource not accessible by integration")
 		return nil
 	}
 	return repo
+}
+
+// writeTokenRefusal answers a token request GitHub cannot grant as GitHub does: 422 with the
+// reason as the message itself, not in a validation error's list.
+func writeTokenRefusal(w http.ResponseWriter, message string) {
+	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": message,
+		"documentation_url": "https://docs.github.com/rest/apps/apps#create-an-installation-access-token-for-an-app", "status": "422"})
 }

@@ -28,6 +28,8 @@ type Repo struct {
 	comments       []*Comment
 	reactions      []Reaction
 	checkRuns      map[int64]map[string]any
+	archived       bool // refuse.go
+	disabled       bool
 }
 
 // FullName is "owner/name".
@@ -151,6 +153,9 @@ func (s *Server) serveGit(w http.ResponseWriter, r *http.Request) {
 	}
 	if !tk.allows(repo, "contents", level) {
 		http.Error(w, "Permission to "+repo.FullName()+".git denied to "+AppSlug+"[bot].", http.StatusForbidden)
+		return
+	}
+	if s.refusePush(w, repo, push) {
 		return
 	}
 	execPath, err := s.git("", nil, "--exec-path")

@@ -14,6 +14,9 @@ type issue struct {
 	state       string
 	labels      []string
 	author      string
+	deleted     bool   // refuse.go: 410
+	movedTo     string // refuse.go: the API URL it was transferred to
+	locked      bool   // refuse.go: the App's comments are refused
 }
 
 // Comment is a comment as the fake stored it.
@@ -125,7 +128,11 @@ func (s *Server) authIssue(w http.ResponseWriter, r *http.Request, perm string) 
 	if repo == nil {
 		return nil, nil
 	}
-	return repo, s.issueFor(w, r, repo)
+	is := s.issueFor(w, r, repo)
+	if is != nil && s.refuseIssue(w, r, is) {
+		return nil, nil
+	}
+	return repo, is
 }
 
 func (s *Server) handleGetIssue(w http.ResponseWriter, r *http.Request) {
@@ -142,7 +149,7 @@ func (s *Server) handleGetIssue(w http.ResponseWriter, r *http.Request) {
 	base := s.apiURL("/repos/%s/issues/%d", repo.FullName(), is.number)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": int64(is.number) + 5000, "node_id": fmt.Sprintf("I_%d", is.number), "number": is.number,
-		"title": is.title, "body": is.body, "state": is.state, "locked": false, "labels": labels,
+		"title": is.title, "body": is.body, "state": is.state, "locked": is.locked, "labels": labels,
 		"user": s.userJSON(is.author, 1, "User"), "assignee": nil, "milestone": nil, "comments": 0, "closed_at": nil,
 		"url": base, "comments_url": base + "/comments", "events_url": base + "/events", "labels_url": base + "/labels{/name}",
 		"html_url":       fmt.Sprintf("%s/%s/issues/%d", s.URL, repo.FullName(), is.number),

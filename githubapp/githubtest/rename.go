@@ -164,5 +164,8 @@ func (s *Server) handleGetRepoByID(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found")
 		return
 	}
+	if s.refuseRepo(w, r, repo) {
+		return
+	}
 	writeJSON(w, http.StatusOK, s.repoJSON(repo))
 }

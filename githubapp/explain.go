@@ -1,0 +1,330 @@
+package githubapp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/bradleyfalzon/ghinstallation/v2"
+	"github.com/google/go-github/v66/github"
+)
+
+// Explain turns an error holding GitHub's refusal into one factual paragraph a person can act
+// on: what GitHub refused (the request, or the push), its own answer (status, message,
+// documentation_url, or git's remote lines), and, for the refusals frognano knows, which
+// setting to change. It is the one place that words GitHub's refusals: the worker puts the same
+// text in the run's comment, its record (run page, `frognano runs show`) and its log. ok is
+// false when err holds no answer from GitHub (a network error, a bug of ours): then there is
+// nothing of GitHub's to report.
+func Explain(err error) (reason string, ok bool) {
+	var (
+		push    *PushRefusedError
+		token   *TokenRefusedError
+		susp    *SuspendedError
+		abuse   *github.AbuseRateLimitError
+		primary *github.RateLimitError
+		resp    *github.ErrorResponse
+		branch  *BranchGoneError
+	)
+	switch {
+	case errors.As(err, &push):
+		return push.explain(), true
+	case errors.As(err, &branch):
+		return fmt.Sprintf("The branch %s no longer exists on GitHub (someone deleted it, or the pull request's branch was removed when it was closed), "+
+			"so frognano had nothing to add a commit to. Restore the branch (the pull request's \"Restore branch\" button), then ask again.", code(branch.Branch)), true
+	case errors.As(err, &susp):
+		return fmt.Sprintf("GitHub refused every request of this run: the App is suspended on this installation (%s). "+
+			"An owner of the account can unsuspend it in the account's settings, under GitHub Apps (Installed GitHub Apps), then add the label again.", accountOf(susp.Account)), true
+	case errors.As(err, &token):
+		return token.explain(), true
+	case errors.As(err, &abuse):
+		wait := "no time"
+		if d := abuse.GetRetryAfter(); d > 0 {
+			wait = d.String()
+		}
+		return fmt.Sprintf("GitHub's secondary rate limit refused %s (%s) and asked frognano to wait %s (Retry-After).",
+			requestOf(abuse.Response), quote(abuse.Message), wait), true
+	case errors.As(err, &primary):
+		return fmt.Sprintf("GitHub's rate limit for this installation is used up: it refused %s (%s) until %s.",
+			requestOf(primary.Response), quote(primary.Message), primary.Rate.Reset.UTC().Format(time.RFC3339)), true
+	case errors.As(err, &resp) && resp.Response != nil:
+		return explainResponse(resp), true
+	}
+	return "", false
+}
+
+// RateLimitWait reports how long GitHub asked to wait when err is a rate limit frognano did not
+// wait out (longer than Config.MaxRateLimitWait): the worker ends a run whose budget it outlasts.
+func RateLimitWait(err error, now time.Time) (time.Duration, bool) {
+	var abuse *github.AbuseRateLimitError
+	var primary *github.RateLimitError
+	switch {
+	case errors.As(err, &abuse):
+		return abuse.GetRetryAfter(), true
+	case errors.As(err, &primary):
+		return max(primary.Rate.Reset.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// explainResponse words an API answer: GitHub's own first, then what a person can do for the
+// answers frognano knows.
+func explainResponse(e *github.ErrorResponse) string {
+	status := e.Response.StatusCode
+	said := fmt.Sprintf("GitHub answered %s with %d %s", requestOf(e.Response), status, quote(e.Message))
+	if e.DocumentationURL != "" {
+		said += " (" + e.DocumentationURL + ")"
+	}
+	said += "."
+	msg := strings.ToLower(e.Message)
+	asApp := e.Response.Request != nil && strings.Contains(e.Response.Request.URL.Path, "/app/installations/")
+	switch {
+	case status == http.StatusUnauthorized:
+		return said + keyAdvice
+	case asApp && status == http.StatusNotFound:
+		return said + uninstalledAdvice
+	case strings.Contains(msg, "archived"):
+		return said + " The repository is archived, so GitHub refuses every change to it (comments, branches, pull requests). " +
+			"To let frognano work on it, an admin can unarchive it (Settings → General → Danger Zone → Unarchive this repository), then add the label again."
+	case strings.Contains(msg, "repository access blocked") || e.Block != nil:
+		reason := ""
+		if e.Block != nil && e.Block.Reason != "" {
+			reason = " (reason: " + code(e.Block.Reason) + ")"
+		}
+		return said + " GitHub has disabled access to this repository" + reason + "; only GitHub (its support, or the owner's account standing) can lift it, and frognano cannot work on it until then."
+	case status == http.StatusGone:
+		return said + " The issue was deleted, so there is nothing left to answer; no pull request was opened."
+	case strings.Contains(msg, "locked"):
+		return said + " The conversation is locked, so the App cannot comment there. Someone with write access can unlock it (\"Unlock conversation\"), then add the label again."
+	case status == http.StatusNotFound && redirected(e.Response):
+		return said + " The issue or repository was moved (transferred or renamed) to a place this installation cannot reach. Label the issue again where it lives now, with the App installed on that repository."
+	case status == http.StatusUnprocessableEntity && invalidField(e, "PullRequest", "base"):
+		return said + " The base branch no longer exists on GitHub: the default branch was renamed or deleted while the run worked. Add the label again to start from the current default branch."
+	case status == http.StatusForbidden && strings.Contains(msg, "not accessible by integration"):
+		return said + " The App's installation lacks the permission this request needs; an owner of the account can review the App's permissions in the account's settings, under GitHub Apps."
+	}
+	return said
+}
+
+func invalidField(e *github.ErrorResponse, resource, field string) bool {
+	for _, x := range e.Errors {
+		if x.Resource == resource && x.Field == field {
+			return true
+		}
+	}
+	return false
+}
+
+// redirected reports whether GitHub answered a request it had redirected (a 301 or 307 for a
+// transferred issue or a renamed repository, followed on the same host).
+func redirected(resp *http.Response) bool {
+	return resp.Request != nil && resp.Request.Response != nil
+}
+
+// requestOf names the request GitHub answered, as `METHOD /path` (the API prefix of a GitHub
+// Enterprise Server kept): never its query or headers.
+func requestOf(resp *http.Response) string {
+	if resp == nil || resp.Request == nil || resp.Request.URL == nil {
+		return "a request"
+	}
+	req := resp.Request
+	for req.Response != nil && req.Response.Request != nil { // the request the client made, before redirects
+		req = req.Response.Request
+	}
+	return code(req.Method + " " + req.URL.Path)
+}
+
+// TokenRefusedError: GitHub refused to issue an installation token (POST
+// /app/installations/{id}/access_tokens), or refused the App's own JWT, with this answer.
+type TokenRefusedError struct {
+	Installation int64
+	Status       int
+	Message      string // GitHub's message
+	DocURL       string // GitHub's documentation_url
+	err          error  // ghinstallation's error, for the status and errors.As
+}
+
+func (e *TokenRefusedError) Error() string {
+	return fmt.Sprintf("%v: %d %s", e.err, e.Status, e.Message)
+}
+
+func (e *TokenRefusedError) Unwrap() error { return e.err }
+
+func (e *TokenRefusedError) explain() string {
+	said := fmt.Sprintf("GitHub refused the App's request for an installation token (installation %d) with %d %s", e.Installation, e.Status, quote(e.Message))
+	if e.DocURL != "" {
+		said += " (" + e.DocURL + ")"
+	}
+	said += "."
+	msg := strings.ToLower(e.Message)
+	switch {
+	case e.Status == http.StatusUnauthorized:
+		return said + keyAdvice
+	case strings.Contains(msg, "suspended"):
+		return said + " The App is suspended on this installation. An owner of the account can unsuspend it in the account's settings, under GitHub Apps (Installed GitHub Apps), then add the label again."
+	case e.Status == http.StatusNotFound:
+		return said + uninstalledAdvice
+	case e.Status == http.StatusUnprocessableEntity && strings.Contains(msg, "repository"):
+		return said + " The installation no longer includes this repository (it was removed from the App's repository access, transferred elsewhere or deleted). " +
+			"An owner of the account can add it back under GitHub Apps → the App → Repository access, then add the label again."
+	}
+	return said
+}
+
+// keyAdvice follows GitHub's 401 to a request signed as the App (its JWT).
+var keyAdvice = " GitHub did not accept the App's own signature: the private key frognano signs with is no longer one of the App's keys (it was rotated or deleted), or the App id is wrong. " +
+	"Put the App's current private key in " + code(EnvPrivateKey) + " (or " + code(EnvPrivateKeyFile) + ") and restart frognano, then add the label again."
+
+// uninstalledAdvice follows GitHub's 404 to a request about the installation.
+const uninstalledAdvice = " The App is no longer installed on this account. An owner can install it again on the repository, then add the label again."
+
+// tokenRefusal reads GitHub's answer to a refused token request (ghinstallation leaves its body
+// unread) into a TokenRefusedError; other errors are returned as they are.
+func tokenRefusal(installation int64, err error) error {
+	var he *ghinstallation.HTTPError
+	if !errors.As(err, &he) || he.Response == nil || he.Response.StatusCode < 400 {
+		return err
+	}
+	e := &TokenRefusedError{Installation: installation, Status: he.Response.StatusCode, err: err}
+	if he.Response.Body != nil {
+		var body struct {
+			Message          string `json:"message"`
+			DocumentationURL string `json:"documentation_url"`
+		}
+		// The body is GitHub's basic-error JSON; a body that is not still leaves the status.
+		_ = decodeLimited(he.Response.Body, &body)
+		e.Message, e.DocURL = body.Message, body.DocumentationURL
+	}
+	if e.Message == "" {
+		e.Message = http.StatusText(e.Status)
+	}
+	return e
+}
+
+// PushRefusedError: GitHub's git server refused a push with a reason of its own (a ruleset, a
+// branch protection rule, an archived or disabled repository): pushing again is refused the
+// same way until someone changes the setting, so it is permanent.
+type PushRefusedError struct {
+	Branch string
+	Kind   string   // one of the PushRefused* constants
+	Lines  []string // GitHub's remote lines, as git printed them without "remote: "
+	err    error
+}
+
+// What GitHub's git server refuses a push for.
+const (
+	PushRefusedRuleset       = "ruleset"        // GH013: a repository ruleset
+	PushRefusedProtection    = "protection"     // GH006: a branch protection rule
+	PushRefusedSignedCommits = "signed_commits" // "Commits must have verified signatures", by either
+	PushRefusedArchived      = "archived"       // the repository is archived
+	PushRefusedDisabled      = "disabled"       // GitHub disabled the repository
+	PushRefusedOther         = "other"          // refused with remote lines frognano does not know
+)
+
+func (e *PushRefusedError) Error() string {
+	return fmt.Sprintf("GitHub refused the push of %s (%s): %v", e.Branch, e.Kind, e.err)
+}
+
+func (e *PushRefusedError) Unwrap() error { return e.err }
+
+func (e *PushRefusedError) explain() string {
+	said := fmt.Sprintf("GitHub refused the push of %s", code(e.Branch))
+	if len(e.Lines) > 0 {
+		said += ": " + quote(strings.Join(e.Lines, " "))
+	}
+	said += "."
+	switch e.Kind {
+	case PushRefusedSignedCommits:
+		return said + " A \"Require signed commits\" rule covers this branch, and frognano's commits are not signed. " +
+			"To let frognano push its branches, exclude " + code("frognano/*") + " from that rule (Settings → Rules → Rulesets, or Settings → Branches for a branch protection rule), then add the label again."
+	case PushRefusedRuleset:
+		return said + " A repository ruleset covers frognano's branches. To let frognano push them, exclude " + code("frognano/*") +
+			" from the ruleset's target branches (Settings → Rules → Rulesets), or add the App to its bypass list, then add the label again."
+	case PushRefusedProtection:
+		return said + " A branch protection rule matches frognano's branches. To let frognano push them, change the rule's branch name pattern so that it does not match " +
+			code("frognano/*") + " (Settings → Branches), then add the label again."
+	case PushRefusedArchived:
+		return said + " The repository is archived, so GitHub refuses every change to it. To let frognano work on it, an admin can unarchive it (Settings → General → Danger Zone → Unarchive this repository), then add the label again."
+	case PushRefusedDisabled:
+		return said + " GitHub has disabled this repository; only GitHub can lift it, and frognano cannot push there until then."
+	}
+	return said + " Nothing more was done; GitHub's lines above say what it requires."
+}
+
+// remoteLine is one line of GitHub's git server, as git prints it on stderr.
+var remoteLine = regexp.MustCompile(`(?m)^remote: ?(.*)$`)
+
+// pushRefusal reads git's stderr of a failed push (run with LC_ALL=C) for GitHub's own reason.
+// It returns nil when GitHub gave none (a network error, a timeout): that is worth retrying.
+func pushRefusal(branch, stderr string, err error) *PushRefusedError {
+	// GitHub's reason starts at its first error line; git's progress ("Resolving deltas")
+	// before it says nothing.
+	var lines []string
+	for _, m := range remoteLine.FindAllStringSubmatch(stderr, -1) {
+		l := strings.TrimSpace(m[1])
+		if len(lines) == 0 && !strings.HasPrefix(l, "error:") && !strings.Contains(l, "archived") && !strings.Contains(l, "disabled") && !strings.Contains(l, "blocked") {
+			continue
+		}
+		if l = strings.TrimSpace(strings.TrimPrefix(l, "error: ")); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	text := strings.Join(lines, "\n")
+	kind := ""
+	switch {
+	case strings.Contains(text, "Commits must have verified signatures"):
+		kind = PushRefusedSignedCommits
+	case strings.Contains(text, "GH013"):
+		kind = PushRefusedRuleset
+	case strings.Contains(text, "GH006"):
+		kind = PushRefusedProtection
+	case strings.Contains(text, "archived so it is read-only"):
+		kind = PushRefusedArchived
+	case strings.Contains(text, "is disabled") || strings.Contains(text, "access blocked"):
+		kind = PushRefusedDisabled
+	case len(lines) > 0 && strings.Contains(stderr, "[remote rejected]"):
+		kind = PushRefusedOther
+	default:
+		return nil
+	}
+	return &PushRefusedError{Branch: branch, Kind: kind, Lines: lines, err: err}
+}
+
+// BranchGoneError: a branch frognano was to clone (a follow-up's pull request branch) is not on
+// GitHub: someone deleted it.
+type BranchGoneError struct {
+	Branch string
+	err    error
+}
+
+func (e *BranchGoneError) Error() string {
+	return fmt.Sprintf("branch %s is gone: %v", e.Branch, e.err)
+}
+func (e *BranchGoneError) Unwrap() error { return e.err }
+
+func code(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }
+
+func quote(s string) string {
+	if s == "" {
+		return "(no message)"
+	}
+	return "“" + strings.TrimSpace(s) + "”"
+}
+
+func accountOf(account string) string {
+	if account == "" {
+		return "its account"
+	}
+	return "account " + account
+}
+
+// decodeLimited decodes at most maxErrorBody bytes of JSON from r and closes it.
+func decodeLimited(r io.ReadCloser, v any) error {
+	defer r.Close()
+	return json.NewDecoder(io.LimitReader(r, maxErrorBody)).Decode(v)
+}

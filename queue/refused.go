@@ -1,0 +1,67 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/frognano/frognano/githubapp"
+)
+
+// Exit reasons of runs GitHub refused; like ExitPermissions, they say what happened.
+const (
+	// ExitGitHubRefused: GitHub refused a request or a push for good (a ruleset, an archived
+	// repository, a deleted issue, a suspended App...): asking again gets the same answer
+	// until a person changes something, which the run's note names.
+	ExitGitHubRefused = "github_refused"
+	// ExitGitHubRateLimited: GitHub's rate limit asked to wait longer than the run's budget.
+	ExitGitHubRateLimited = "github_rate_limited"
+)
+
+// refused ends a run GitHub refused: the same reason (githubapp.Explain's, one paragraph) goes
+// to the log, the run's record (its page, `frognano runs show`, and by its exit reason the
+// frognano_runs_finished_total metric) and GitHub. There it edits the status comment or the
+// follow-up's reply; when none exists yet (GitHub refused before it was posted) and the
+// installation can comment (issues: write), it posts one comment instead of staying silent. A
+// comment GitHub refuses too is logged: the record keeps the reason. Nothing is retried.
+func (a *attempt) refused(ctx context.Context, exitReason, note, errText string) {
+	r := a.run
+	r.ExitReason = exitReason
+	a.log.ErrorContext(ctx, "GitHub refused the run; it ends", "exit_reason", exitReason, "reason", note, "error", errText)
+	if ok, err := a.st.finish(ctx, r.ID, StateFailed, exitReason, note, "", 0); err != nil {
+		a.log.ErrorContext(ctx, "recording the refusal", "error", err)
+		return
+	} else if !ok {
+		return // cancelled meanwhile: its own note stands
+	}
+	a.removeLabel(ctx)
+	if r.CommentID != 0 {
+		a.finalComment(ctx, a.view(StateFailed, note))
+		return
+	}
+	if a.repo == nil || !a.repo.Grants().Has("issues", "write") {
+		a.log.WarnContext(ctx, "the App cannot comment there; the reason is on the run's page and in its record")
+		return
+	}
+	id, err := a.repo.Comment(ctx, r.Issue, renderStatus(a.view(StateFailed, note)))
+	if err != nil {
+		a.log.WarnContext(ctx, "saying on GitHub why the run ended", "error", githubapp.Redact(err.Error()))
+		return
+	}
+	r.CommentID = id
+	if err := a.st.setComment(ctx, r.ID, id); err != nil {
+		a.log.WarnContext(ctx, "recording the comment", "error", err)
+	}
+}
+
+// rateLimitNote says why a run ends on a rate limit, when the wait GitHub asked for is longer
+// than the job's whole budget (a retry would meet the same limit); "" otherwise.
+func (a *attempt) rateLimitNote(err error) string {
+	wait, limited := githubapp.RateLimitWait(err, time.Now())
+	if !limited || wait <= a.w.cfg.JobTimeout {
+		return ""
+	}
+	reason, _ := githubapp.Explain(err)
+	return reason + fmt.Sprintf(" That is longer than the run's time budget of %s (`FROGNANO_JOB_TIMEOUT`), so the run ends here "+
+		"instead of retrying into the same limit. Add the label again once the limit has passed.", a.w.cfg.JobTimeout)
+}
