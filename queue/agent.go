@@ -46,16 +46,7 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 		Repo:        spec.Owner + "/" + spec.Repo, // picks the base image (FROGNANO_SANDBOX_IMAGES)
 		SetupCommit: spec.SetupCommit,
 		Scope:       env.ServiceScope(spec.InstallationID, spec.RepoID),
-		OnModelWait: pr.wait,
-		OnSandboxWait: func(k int, w sandbox.SlotWait) {
-			pr.sandboxWait(k, w)
-			if w.Waiting() {
-				ev.add(ctx, EventSandboxWait, SandboxWaitEvent{Attempt: attempt(k), For: w.For(), InUse: w.InUse, Cap: w.Cap})
-			}
-		},
-		OnTestsStart: func(k int, after bool) {
-			ev.add(ctx, EventTestsStart, TestsStartEvent{Attempt: attempt(k), After: after})
-		},
+		Observer:    runObserver{ctx: ctx, ev: ev, pr: pr, attempt: attempt},
 	}, func(k int, s leaf.Step) {
 		ev.add(ctx, EventStep, stepEvent(k, s))
 		pr.step(s)
@@ -239,4 +230,27 @@ func outcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 		out.PromptTokens, out.CompletionTokens = lr.PromptTokens, lr.CompletionTokens
 	}
 	return out, nil
+}
+
+// runObserver shows a run's waits in its status comment (progressOf) and records them, and the
+// start of its test runs, as the run page's events.
+type runObserver struct {
+	runner.NoObserver // setup's lines are kept with the run's setup log, not streamed
+	ctx               context.Context
+	ev                *eventLog
+	pr                *progressOf
+	attempt           func(k int) int // the events' Attempt
+}
+
+func (o runObserver) ModelWait(k int, w leaf.ModelWait) { o.pr.wait(k, w) }
+
+func (o runObserver) SandboxWait(k int, w sandbox.SlotWait) {
+	o.pr.sandboxWait(k, w)
+	if w.Waiting() {
+		o.ev.add(o.ctx, EventSandboxWait, SandboxWaitEvent{Attempt: o.attempt(k), For: w.For(), InUse: w.InUse, Cap: w.Cap})
+	}
+}
+
+func (o runObserver) TestsStart(k int, after bool) {
+	o.ev.add(o.ctx, EventTestsStart, TestsStartEvent{Attempt: o.attempt(k), After: after})
 }

@@ -136,15 +136,16 @@ func (a *attemptSpec) number() int {
 	return a.k
 }
 
-// leafConfig is the attempt's model settings (def for a plain Run), with spec's OnModelWait
+// leafConfig is the attempt's model settings (def for a plain Run), with spec's Observer
 // told the attempt's number.
 func (a *attemptSpec) leafConfig(def leaf.Config, spec Spec) leaf.Config {
 	lc, k := def, a.number()
 	if a != nil {
 		lc = a.leaf
 	}
-	if spec.OnModelWait != nil {
-		lc.OnWait = func(w leaf.ModelWait) { spec.OnModelWait(k, w) }
+	if spec.Observer != nil {
+		o := spec.Observer
+		lc.OnWait = func(w leaf.ModelWait) { o.ModelWait(k, w) }
 	}
 	return lc
 }
@@ -228,8 +229,8 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 		a := spec
 		a.RunID = fmt.Sprintf("%s-a%d", spec.RunID, k)
 		a.attempt = &attemptSpec{k: k, leaf: leafFor(k), before: shared, shared: once}
-		if k > 1 {
-			a.OnSetup = nil // the environment is prepared once; its log shows once
+		if k > 1 && a.Observer != nil {
+			a.Observer = withoutSetupLines{a.Observer} // the environment is prepared once; its log shows once
 		}
 		wg.Add(1)
 		go func() {

@@ -56,7 +56,7 @@ func TestRunPythonEnvironment(t *testing.T) {
 	var setupLines []string
 	b = envBundle(t, dir, leaftest.LoadModel(t, "env-pyslug.json"), sandbox.DefaultImage, envCfg)
 	b.spec.Repo = "test/pyslug"
-	b.spec.OnSetup = func(l string) { setupLines = append(setupLines, l) }
+	b.spec.Observer = setupLines_(func(l string) { setupLines = append(setupLines, l) })
 	res, err = b.runner.Run(ctx, b.spec, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -129,3 +129,11 @@ func TestRunPythonEnvironment(t *testing.T) {
 		t.Error("the report does not say the environment was cached")
 	}
 }
+
+// setupLines_ observes setup's lines only.
+type setupLines_ func(string)
+
+func (f setupLines_) SetupLine(l string)              { f(l) }
+func (setupLines_) ModelWait(int, leaf.ModelWait)     {}
+func (setupLines_) SandboxWait(int, sandbox.SlotWait) {}
+func (setupLines_) TestsStart(int, bool)              {}

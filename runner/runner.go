@@ -9,16 +9,13 @@
 package runner
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/docker/docker/client"
@@ -88,23 +85,9 @@ type Spec struct {
 	// the environment; empty: the checkout's HEAD. A follow-up run on a pull request's branch
 	// sets its base branch's head, so that nothing a model committed ever runs with network.
 	SetupCommit string
-	// OnSetup, when set, receives each line of the setup script's output (redacted) while the
-	// environment is built.
-	OnSetup func(line string)
-	// OnModelWait, when set, is told when attempt k (from 1; 1 for a plain Run) starts
-	// waiting on the model server and, with a zero ModelWait, when it stops (leaf.Config.OnWait:
-	// any goroutine, must not block).
-	OnModelWait func(k int, w leaf.ModelWait)
-	// OnSandboxWait, when set, is told when a sandbox of attempt k (setup, agent, tests) starts
-	// waiting for a free slot (Config.Sandbox.Slots, FROGNANO_MAX_SANDBOXES) and, with a
-	// SlotWait of the same Purpose and Cap 0, when it has one or gave up; several sandboxes of
-	// one attempt may wait at once (sandbox.Config.OnSlotWait: must not block for long).
-	OnSandboxWait func(k int, w sandbox.SlotWait)
-	// OnTestsStart, when set, is told when the tests before (after false) or after (true)
-	// start running in their sandbox, for attempt k. The before-run shared by several attempts
-	// is told once, with the number of the attempt that started it; a tests-after run shared
-	// by attempts with the same patch, once.
-	OnTestsStart func(k int, after bool)
+	// Observer, when set, is told what the run does as it goes: setup's lines, waits for the
+	// model server and for sandboxes, the start of each test run (observer.go).
+	Observer Observer
 
 	// attempt is set when the run is one attempt of RunAttempts: its own model settings and
 	// the before-run it shares with the other attempts (attempts.go).
@@ -161,226 +144,6 @@ type InfraError struct{ Err error }
 func (e *InfraError) Error() string { return e.Err.Error() }
 func (e *InfraError) Unwrap() error { return e.Err }
 
-// Run performs one run. It returns a Result whenever the agent loop ran, whatever the agent
-// achieved (the exit reason says how it ended); an error means the run could not be carried
-// out (a *SetupError, an *InfraError, or the context's error when cancelled before the loop).
-// Every sandbox it creates is removed before it returns, on every path.
-func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (res *Result, err error) {
-	start := time.Now()
-	if spec.RunID == "" {
-		spec.RunID = fmt.Sprintf("local-%d", start.UnixNano())
-	}
-	if spec.InstanceID == "" {
-		spec.InstanceID = filepath.Base(spec.RepoDir)
-	}
-	base, err := HeadCommit(ctx, spec.RepoDir)
-	if err != nil {
-		return nil, &SetupError{err}
-	}
-	// The repository's own settings: a broken one is reported and ignored, never half-used.
-	// They come from the setup commit when it is not the checkout's (a follow-up's branch holds
-	// an earlier model's work, which must not pick its test command or write its instructions).
-	settingsDir := spec.RepoDir
-	if spec.SetupCommit != "" && spec.SetupCommit != base {
-		view, done, err := settingsView(ctx, spec.RepoDir, spec.SetupCommit)
-		if err != nil {
-			return nil, &SetupError{err}
-		}
-		defer done()
-		settingsDir = view
-	}
-	repoCfg, cfgErr := LoadRepoConfig(settingsDir)
-	testCmd := r.cfg.TestCmd
-	if testCmd == "" {
-		testCmd = repoCfg.TestCommand
-	}
-	if testCmd == "" {
-		testCmd = verify.Detect(settingsDir)
-	}
-	if testCmd == "none" {
-		testCmd = ""
-	}
-	log := r.log.With("run_id", spec.RunID)
-	task := withInstructions(spec.Task, repoCfg)
-
-	res = &Result{
-		RunID: spec.RunID, InstanceID: spec.InstanceID, Task: task, BaseCommit: base,
-		Model: r.cfg.Leaf.Model, TestCommand: testCmd, StartedAt: start, MaxPatchBytes: r.cfg.MaxPatchBytes,
-	}
-	if cfgErr != nil {
-		res.Notes = append(res.Notes, "The repository's frognano settings were ignored: "+cfgErr.Error())
-	}
-	if settingsDir != spec.RepoDir {
-		earlier, err := earlierTestInfluences(ctx, spec.RepoDir, spec.SetupCommit, base)
-		if err != nil {
-			res.Notes = append(res.Notes, "The earlier commits on this pull request could not be checked for changes to tests or test settings: "+err.Error())
-		}
-		res.EarlierTestInfluences = earlier
-	}
-	if note := agentsCutNote(repoCfg); note != "" {
-		res.Notes = append(res.Notes, note)
-	}
-
-	// The checkout is packed once for every sandbox of the run (the agent's, both test runs),
-	// in the background while the environment is prepared and the agent's sandbox is made.
-	// The attempts of a run share one pack (attempts.go).
-	repo, closeRepo, err := spec.attempt.snapshot(func(ctx context.Context) (*sandbox.Snapshot, error) {
-		return sandbox.Pack(ctx, spec.RepoDir, r.cfg.Sandbox.User, "")
-	}, ctx)
-	if err != nil {
-		return nil, classify("packing the repository", err)
-	}
-	defer closeRepo()
-
-	// The environment: the operator's image for this repository, plus what the repository's
-	// setup script installed (with network, before any model call). A failed setup ends the
-	// run here; the model is never called.
-	baseImage := r.cfg.Images.For(spec.Repo, r.cfg.Sandbox.Image)
-	sbCfg := r.cfg.Sandbox
-	sbCfg.Image = baseImage
-	if spec.OnSandboxWait != nil {
-		k := spec.attempt.number()
-		sbCfg.OnSlotWait = func(w sandbox.SlotWait) { spec.OnSandboxWait(k, w) }
-	}
-	scope := spec.Scope
-	if scope.Repo == "" {
-		if scope, err = env.LocalScope(spec.RepoDir); err != nil {
-			return nil, &SetupError{err}
-		}
-	}
-	environment, err := r.envs.Prepare(ctx, env.Request{
-		RunID: spec.RunID, RepoDir: spec.RepoDir, Commit: cmp.Or(spec.SetupCommit, base), Repo: spec.Repo, Scope: scope,
-		Sandbox: sbCfg, Progress: spec.OnSetup,
-	})
-	var setupErr *env.SetupError
-	var missing *env.MissingImageError
-	switch {
-	case errors.As(err, &setupErr):
-		log.Info("setup failed; the run ends before the model is called", "reason", setupErr.Reason)
-		res.Environment, res.SetupFailed = setupErr.Env, setupErr.Reason
-		res.Elapsed = time.Since(start)
-		return res, nil
-	case errors.As(err, &missing):
-		return nil, &SetupError{err}
-	case err != nil:
-		return nil, classify("preparing the environment", err)
-	}
-	defer func() {
-		if err := environment.Release(); err != nil {
-			log.Warn("releasing the environment", "error", err)
-		}
-	}()
-	res.Environment = environment
-	sbCfg.Image, sbCfg.BaseImage = environment.Image, baseImage
-
-	// The agent's sandbox is made while the model writes its first turn (agentBox).
-	loopCtx, cancelLoop := context.WithCancel(ctx)
-	defer cancelLoop()
-	box := startAgentBox(ctx, func(ctx context.Context) (*sandbox.Sandbox, error) {
-		return sandbox.NewFrom(ctx, r.docker, sbCfg, repo, spec.RunID, "agent")
-	}, cancelLoop)
-	defer box.Close()
-
-	// The baseline runs on the untouched checkout while the agent works; the model never sees it.
-	// It starts once the agent's sandbox is made, which comes first when sandboxes are few
-	// (FROGNANO_MAX_SANDBOXES): the agent's work is what the run waits for, the before-run only
-	// has to be done by the comparison. It writes its own variable: res is nil when Run
-	// returns an error.
-	var before sync.WaitGroup
-	var testsBefore *TestRun
-	if testCmd != "" {
-		before.Add(1)
-		go func() {
-			defer before.Done()
-			if _, err := box.wait(); err != nil {
-				return
-			}
-			testsBefore = spec.attempt.testsBefore(func(ctx context.Context) *TestRun {
-				return r.runTests(ctx, sbCfg, repo, spec, "tests-before", testCmd, nil)
-			}, ctx)
-		}()
-	}
-	defer func() {
-		before.Wait()
-		if res != nil {
-			res.TestsBefore = testsBefore
-		}
-	}()
-
-	log.Info("agent loop starting", "model", r.cfg.Leaf.Model, "test_cmd", testCmd)
-	res.Leaf = leaf.Run(loopCtx, spec.attempt.leafConfig(r.cfg.Leaf, spec), task, box, onStep)
-	sb, err := box.wait()
-	if err != nil {
-		return nil, err
-	}
-	// OOM kills are told by OOMKillsNote below, with their number; a tool error says itself
-	// what ended the executor (sandbox.brokenError). A note of "the sandbox" being killed
-	// here would claim it for any tool error after any OOM kill (a stopped executor, one
-	// killed by a command).
-	if n := sb.LeftoversKilled(); n > 0 {
-		res.Notes = append(res.Notes, leftoversNote(n))
-	}
-	if note := sb.OOMKillsNote(context.WithoutCancel(ctx)); note != "" {
-		res.Notes = append(res.Notes, note)
-	}
-	if why := sb.StopReason(context.WithoutCancel(ctx)); why != "" {
-		res.Notes = append(res.Notes, why)
-	}
-	if res.Leaf.ExitReason == leaf.ExitCancelled || ctx.Err() != nil {
-		res.Cancelled = true
-		res.Elapsed = time.Since(start)
-		return res, nil
-	}
-
-	raw, err := takeDiff(ctx, sb, base)
-	sb.Close() // the agent's sandbox has served its purpose; free its memory for the tests
-	if err != nil {
-		res.Notes = append(res.Notes, "The patch could not be taken out of the sandbox: "+err.Error())
-	} else {
-		res.RawPatchBytes = int64(len(raw))
-		opt := patch.Options{AllowWorkflowChanges: r.cfg.AllowWorkflowChanges, MaxBytes: r.cfg.MaxPatchBytes}
-		p, perr := patch.Sanitize(raw, opt)
-		if perr == nil && len(p.Diff) > 0 {
-			// The diff text may be entirely attacker-chosen: what counts is the tree git
-			// builds from it on the host's own clone.
-			_, perr = patch.ApplyToBase(ctx, patch.HostGit(spec.RepoDir), base, p.Diff, opt)
-		}
-		if perr == nil && r.cfg.HoldsSecret != nil && r.cfg.HoldsSecret(string(p.Diff)) {
-			perr = errPatchHoldsSecret
-		}
-		if perr != nil {
-			res.Notes = append(res.Notes, "The patch was refused: "+perr.Error())
-		} else {
-			res.Patch = p
-			res.Notes = append(res.Notes, setupChangeNotes(p)...)
-		}
-	}
-
-	// The after-run does not wait for the before-run (shared by the attempts, it may still run
-	// on a busy host): only their comparison does. The agent's sandbox is gone, so a run still
-	// holds two sandboxes at most.
-	if testCmd != "" && res.Patch != nil && len(res.Patch.Diff) > 0 {
-		var note string
-		res.TestsAfter, note = spec.attempt.testsAfter(res.Patch.Diff, func() *TestRun {
-			return r.runTests(ctx, sbCfg, repo, spec, "tests-after", testCmd, res.Patch.Diff)
-		})
-		if note != "" {
-			res.Notes = append(res.Notes, note)
-		}
-	}
-	before.Wait()
-	res.TestsBefore = testsBefore
-	if res.TestsBefore != nil && res.TestsAfter != nil {
-		cmp := verify.Compare(res.TestsBefore.Outcome, res.TestsAfter.Outcome)
-		res.Comparison = &cmp
-	}
-	res.Elapsed = time.Since(start)
-	if ctx.Err() != nil {
-		res.Cancelled = true
-	}
-	return res, nil
-}
-
 // TestRun is one run of the repository's tests in a fresh sandbox.
 type TestRun struct {
 	verify.Outcome
@@ -403,9 +166,7 @@ func (r *Runner) runTests(ctx context.Context, sbCfg sandbox.Config, repo *sandb
 		return fail("creating the test sandbox", err)
 	}
 	defer sb.Close()
-	if spec.OnTestsStart != nil {
-		spec.OnTestsStart(spec.attempt.number(), diff != nil)
-	}
+	spec.observer().TestsStart(spec.attempt.number(), diff != nil)
 	if diff != nil {
 		res, err := sb.Exec(ctx, []string{"git", "-c", "core.hooksPath=/dev/null", "apply", "--whitespace=nowarn", "-"},
 			strings.NewReader(string(diff)), 2*time.Minute, 1<<20)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -43,24 +44,26 @@ func TestRunReportsSandboxWaitsAndTestStarts(t *testing.T) {
 	var waits []sandbox.SlotWait
 	var started []bool
 	var waitedOnce sync.Once
-	b.spec.OnSandboxWait = func(k int, w sandbox.SlotWait) {
-		mu.Lock()
-		defer mu.Unlock()
-		if k != 1 {
-			t.Errorf("a sandbox wait told for attempt %d of a plain run", k)
-		}
-		waits = append(waits, w)
-		if w.Purpose == "tests-before" {
-			waitedOnce.Do(func() { close(waited) })
-		}
-	}
-	b.spec.OnTestsStart = func(k int, after bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if k != 1 {
-			t.Errorf("tests start told for attempt %d of a plain run", k)
-		}
-		started = append(started, after)
+	b.spec.Observer = waitsObserver{
+		sandbox: func(k int, w sandbox.SlotWait) {
+			mu.Lock()
+			defer mu.Unlock()
+			if k != 1 {
+				t.Errorf("a sandbox wait told for attempt %d of a plain run", k)
+			}
+			waits = append(waits, w)
+			if w.Purpose == "tests-before" {
+				waitedOnce.Do(func() { close(waited) })
+			}
+		},
+		tests: func(k int, after bool) {
+			mu.Lock()
+			defer mu.Unlock()
+			if k != 1 {
+				t.Errorf("tests start told for attempt %d of a plain run", k)
+			}
+			started = append(started, after)
+		},
 	}
 	base := b.opt.Leaf
 	b.opt.Leaf = func(k int, c leaf.Config) leaf.Config {
@@ -101,3 +104,13 @@ func TestRunReportsSandboxWaitsAndTestStarts(t *testing.T) {
 		t.Errorf("%d container(s) left after the run", len(left))
 	}
 }
+
+// waitsObserver observes sandbox waits and test starts.
+type waitsObserver struct {
+	runner.NoObserver
+	sandbox func(int, sandbox.SlotWait)
+	tests   func(int, bool)
+}
+
+func (o waitsObserver) SandboxWait(k int, w sandbox.SlotWait) { o.sandbox(k, w) }
+func (o waitsObserver) TestsStart(k int, after bool)          { o.tests(k, after) }

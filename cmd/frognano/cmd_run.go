@@ -103,31 +103,10 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 		return ""
 	}
-	var printMu sync.Mutex // the model's waits are told from other goroutines
-	spec := runner.Spec{RepoDir: repoDir, Task: text, OnSetup: func(line string) {
-		// The repository's text, shown as it comes: without terminal control characters.
-		fmt.Fprintf(stderr, "setup | %s\n", runner.Visible(line))
-	}, OnModelWait: func(k int, w leaf.ModelWait) {
-		printMu.Lock()
-		defer printMu.Unlock()
-		if w.Waiting() {
-			fmt.Fprintf(stderr, "%swaiting for the model server: %s\n", prefix(k), w)
-		} else {
-			fmt.Fprintf(stderr, "%sthe model server answers again\n", prefix(k))
-		}
-	}, OnSandboxWait: func(k int, w sandbox.SlotWait) {
-		printMu.Lock()
-		defer printMu.Unlock()
-		if w.Waiting() {
-			fmt.Fprintf(stderr, "%swaiting for a free sandbox for %s (%d of %d in use, FROGNANO_MAX_SANDBOXES)\n", prefix(k), w.For(), w.InUse, w.Cap)
-		} else {
-			fmt.Fprintf(stderr, "%sa sandbox is free for %s\n", prefix(k), w.For())
-		}
-	}}
+	term := &terminal{out: stderr, prefix: prefix}
+	spec := runner.Spec{RepoDir: repoDir, Task: text, Observer: term}
 	res, err := r.RunAll(ctx, spec, func(k int, s leaf.Step) {
-		printMu.Lock()
-		defer printMu.Unlock()
-		fmt.Fprintln(stderr, prefix(k)+progressLine(s, cfg.Leaf.MaxSteps))
+		term.println(prefix(k) + progressLine(s, cfg.Leaf.MaxSteps))
 	})
 	if err != nil {
 		var se *runner.SetupError
@@ -286,3 +265,39 @@ func (r redactingWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// terminal shows a run's progress on `frognano run`'s standard error: setup's lines as they
+// come, and the waits for the model server and for sandboxes. Calls come from several
+// goroutines at once.
+type terminal struct {
+	mu     sync.Mutex
+	out    io.Writer
+	prefix func(k int) string // "attempt k | " when the run makes several attempts
+}
+
+func (t *terminal) println(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintln(t.out, line)
+}
+
+// SetupLine shows the repository's text as it comes, without terminal control characters.
+func (t *terminal) SetupLine(line string) { t.println("setup | " + runner.Visible(line)) }
+
+func (t *terminal) ModelWait(k int, w leaf.ModelWait) {
+	if w.Waiting() {
+		t.println(fmt.Sprintf("%swaiting for the model server: %s", t.prefix(k), w))
+	} else {
+		t.println(t.prefix(k) + "the model server answers again")
+	}
+}
+
+func (t *terminal) SandboxWait(k int, w sandbox.SlotWait) {
+	if w.Waiting() {
+		t.println(fmt.Sprintf("%swaiting for a free sandbox for %s (%d of %d in use, FROGNANO_MAX_SANDBOXES)", t.prefix(k), w.For(), w.InUse, w.Cap))
+	} else {
+		t.println(fmt.Sprintf("%sa sandbox is free for %s", t.prefix(k), w.For()))
+	}
+}
+
+func (t *terminal) TestsStart(int, bool) {}
