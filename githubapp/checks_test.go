@@ -108,3 +108,35 @@ func TestPublishFastForwardNeverOverwrites(t *testing.T) {
 		t.Errorf("the branch is at %s, not the reviewer's %s", tip.SHA, reviewer)
 	}
 }
+
+// A follow-up publishes to its own pull request only while it is open: once a person closed it
+// during the run, nothing is pushed and no second pull request is opened (the branch without
+// an open pull request would otherwise get a new one).
+func TestPublishFollowUpToAClosedPullRequest(t *testing.T) {
+	t.Parallel()
+	b, in := cloned(t)
+	ctx := context.Background()
+	_, number, err := b.client.Publish(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := b.gh.Branch(b.repo, in.Branch)
+	dir := filepath.Join(t.TempDir(), "clone")
+	head, _, err := b.client.CloneBranch(ctx, dir, in.Branch, in.BaseBranch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := PublishInput{Dir: dir, BaseSHA: head, Branch: in.Branch, BaseBranch: in.BaseBranch, Title: in.Title, Body: "again",
+		Patch: []byte(testPatch), IssueNumber: 12, FastForward: true, PullRequest: number}
+	b.gh.ClosePR(b.repo, number)
+	_, _, err = b.client.Publish(ctx, f)
+	if !errors.Is(err, ErrPullRequestClosed) || fault.IsTransient(err) {
+		t.Fatalf("Publish to a closed pull request: %v, want a permanent ErrPullRequestClosed", err)
+	}
+	if tip := b.gh.Branch(b.repo, in.Branch); tip.SHA != first.SHA {
+		t.Errorf("the branch moved to %s: something was pushed", tip.SHA)
+	}
+	if prs := b.gh.PRs(b.repo); len(prs) != 1 {
+		t.Errorf("%d pull requests, want the one closed", len(prs))
+	}
+}

@@ -32,6 +32,10 @@ type PublishInput struct {
 	// no longer points there (someone pushed meanwhile) the push is refused with
 	// ErrBranchMoved instead of overwriting their commits. Follow-up runs set it.
 	FastForward bool
+	// PullRequest, when set (a follow-up), is the pull request Branch belongs to: Publish
+	// pushes only while it is open (else ErrPullRequestClosed, nothing pushed) and updates it,
+	// never opening another; a person who closed it meant it.
+	PullRequest int
 	// Check, when set and the client reports check runs (ChecksOn), is reported on the
 	// pushed commit once the pull request exists. A failure to report it is logged: the
 	// pull request is what counts.
@@ -45,6 +49,10 @@ var ErrPatchHoldsSecret = errors.New("the patch holds a value frognano keeps sec
 // ErrBranchMoved: a fast-forward push was refused because the branch moved since BaseSHA.
 var ErrBranchMoved = errors.New("the branch moved since the run started")
 
+// ErrPullRequestClosed: a follow-up's pull request (PublishInput.PullRequest) was closed while
+// the run worked; nothing was pushed.
+var ErrPullRequestClosed = errors.New("the pull request was closed while the run worked")
+
 var shaPattern = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 
 // Publish commits Patch on top of BaseSHA as the App's bot identity, force-pushes it to Branch,
@@ -55,6 +63,17 @@ var shaPattern = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, error) {
 	if err := in.validate(); err != nil {
 		return "", 0, fault.Permanent(fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err))
+	}
+	var existing *github.PullRequest
+	if in.PullRequest != 0 {
+		pr, _, err := c.gh.PullRequests.Get(ctx, c.owner, c.repo, in.PullRequest)
+		if err != nil {
+			return "", 0, mark(fmt.Errorf("reading pull request #%d on %s/%s: %w", in.PullRequest, c.owner, c.repo, err))
+		}
+		if pr.GetState() != "open" || pr.GetHead().GetRef() != in.Branch {
+			return "", 0, fault.Permanent(fmt.Errorf("publishing to %s/%s: pull request #%d: %w", c.owner, c.repo, in.PullRequest, ErrPullRequestClosed))
+		}
+		existing = pr
 	}
 	commit, err := c.commitPatch(ctx, in)
 	if err != nil {
@@ -85,7 +104,12 @@ func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, err
 		return "", 0, fault.Transient(fmt.Errorf("pushing %s to %s/%s: %w", in.Branch, c.owner, c.repo, err))
 	}
 	c.log.InfoContext(ctx, "pushed branch", "branch", in.Branch, "commit", commit)
-	pr, err := c.upsertPR(ctx, in)
+	var pr *github.PullRequest
+	if existing != nil {
+		pr, err = c.updatePR(ctx, existing, Redact(in.Title), Redact(in.Body))
+	} else {
+		pr, err = c.upsertPR(ctx, in)
+	}
 	if err != nil {
 		return "", 0, mark(fmt.Errorf("publishing pull request for %s on %s/%s: %w", in.Branch, c.owner, c.repo, err))
 	}

@@ -176,8 +176,11 @@ func (a *attempt) followUp(ctx context.Context) error {
 		Title:         pr.Title,
 		Body:          followUpBody(pr.Body, r),
 		CommitMessage: followUpMessage(issue, r),
-		Patch:         r.Patch, IssueNumber: issue, Check: r.Check,
+		Patch:         r.Patch, IssueNumber: issue, Check: r.Check, PullRequest: r.Issue,
 	})
+	if errors.Is(err, githubapp.ErrPullRequestClosed) {
+		return a.end(ctx, StateSkipped, r.ExitReason, a.ciNote("The pull request was closed while the run worked, so nothing was pushed."), "", 0)
+	}
 	if errors.Is(err, githubapp.ErrBranchMoved) {
 		note := "Someone pushed to this pull request's branch while the run worked, so nothing was pushed " +
 			"(frognano never overwrites a reviewer's commits). Ask again to start from the branch's new head."

@@ -32,6 +32,19 @@ func (s *Server) PRs(repo *Repo) []PR {
 	return out
 }
 
+// ClosePR closes pull request number of repo, as a person does on GitHub.
+func (s *Server) ClosePR(repo *Repo, number int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, pr := range repo.pulls {
+		if pr.Number == number {
+			pr.State = "closed"
+			return
+		}
+	}
+	s.t.Errorf("fake GitHub: ClosePR: no pull request #%d in %s", number, repo.FullName())
+}
+
 // nextNumber is the next issue/PR number of repo: they share one sequence on GitHub.
 func (repo *Repo) nextNumber() int {
 	n := 0
