@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	textclip "github.com/frognano/frognano/clip"
+	textclip "github.com/frognano/frognano/internal/clip"
 )
 
 // Status is the outcome of one check.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 // TestPublishReportsCheckRun: with checks: write, the check run lands on the pushed commit,

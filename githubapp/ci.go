@@ -12,7 +12,7 @@ import (
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v66/github"
 
-	"github.com/frognano/frognano/clip"
+	"github.com/frognano/frognano/internal/clip"
 )
 
 // Limits of what FailedChecks reads of a failed check suite: enough for the model to see why CI

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/githubapp/githubtest"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 func TestForRepoRestrictsToken(t *testing.T) {

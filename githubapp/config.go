@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 // Defaults for Config fields left zero.

@@ -7,7 +7,7 @@ import (
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v66/github"
 
-	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 // mark translates GitHub's answers into the one failure rule (package fault): a 5xx, 429 or 408,

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 // passEnv lists the only variables of our own environment a git child sees: what it needs to

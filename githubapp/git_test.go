@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 // hostGit runs git in dir the way a test inspects results, isolated from the machine's config.

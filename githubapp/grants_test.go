@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/githubapp/githubtest"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 // oldPermissions are what an installation made before check runs existed has granted: the core

@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
-	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/runner/patch"
 )
 

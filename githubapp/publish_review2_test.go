@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 // TestReviewFastForwardOnlyFromItsBase: a follow-up's push must land only on the commit the

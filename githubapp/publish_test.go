@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/githubapp/githubtest"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 const fixPatch = `diff --git a/calc/add.go b/calc/add.go

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 func TestSettingSecrets(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 // retryTransport sits between go-github and ghinstallation. It gives every attempt its own

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 // GitHubTransport counts every attempt that reaches GitHub through next (default

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"

@@ -11,8 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/frognano/frognano/clip"
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/verify"

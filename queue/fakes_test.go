@@ -19,8 +19,8 @@ import (
 	"github.com/riverqueue/river/rivertest"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/migrations/dbtest"
 )
 

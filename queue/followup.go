@@ -10,9 +10,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/frognano/frognano/clip"
-	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/clip"
+	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/runner"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/frognano/frognano/clip"
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/clip"
 )
 
 // What a follow-up's task may hold besides the request: a review's line comments, or what

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/internal/golden"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 func checkedOutcome() *Outcome {

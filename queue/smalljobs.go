@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 // This file holds the two small jobs beside the run: the periodic delivery

@@ -15,9 +15,9 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/frognano/frognano/clip"
-	"github.com/frognano/frognano/fault"
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/clip"
+	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/runner"
 )
 

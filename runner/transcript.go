@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/frognano/frognano/clip"
+	"github.com/frognano/frognano/internal/clip"
 )
 
 // knownTools are Leaf's five tools; any other name the model writes is shown as an

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 // Errors the webhook handler returns; statusOf maps them to HTTP statuses.

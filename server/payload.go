@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/frognano/frognano/clip"
+	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/queue"
 )
 

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/frognano/frognano/clip"
+	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/queue"
 )
 

@@ -54,8 +54,8 @@ type Config struct {
 	AppSlug string
 	// AppID is the App's id (GITHUB_APP_ID): a check suite is frognano's own by this id, never
 	// by its slug, a name. 0: by slug.
-	AppID int64
-	Logger  *slog.Logger
+	AppID  int64
+	Logger *slog.Logger
 	// ReadyCheck is an optional extra readiness check (e.g. Docker reachable
 	// when this process also runs workers).
 	ReadyCheck   func(context.Context) error

@@ -11,7 +11,7 @@ import (
 
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/migrations/dbtest"
 	"github.com/frognano/frognano/queue"
 )

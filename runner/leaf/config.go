@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 // Exit reasons, as the reference harness names them.

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 // Limiter bounds the model requests in flight for a whole process (FROGNANO_MODEL_CONCURRENCY):

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/frognano/frognano/clip"
+	"github.com/frognano/frognano/internal/clip"
 )
 
 func TestPrefixNeverSplitsACharacter(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/frognano/frognano/fault"
+	"github.com/frognano/frognano/internal/fault"
 )
 
 func TestWait(t *testing.T) {
