@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // App is the GitHub App identity. It is safe for concurrent use; create one per process.
@@ -134,7 +135,7 @@ func (a *App) forRepo(ctx context.Context, installationID, repoID int64, owner, 
 	c := &Client{
 		app: a, installationID: installationID, owner: owner, repo: repo,
 		tokens: tokens, gh: gh, grants: grants,
-		log: a.cfg.Logger.With(slog.Int64("installation_id", installationID), slog.String("repo", owner+"/"+repo)),
+		log: a.cfg.Logger.With(logging.InstallationID(installationID), logging.Repo(owner, repo)),
 	}
 	if _, err := c.token(ctx); err != nil {
 		var he *ghinstallation.HTTPError
@@ -163,7 +164,7 @@ func (c *Client) followRename(ctx context.Context, repoID int64) error {
 	if owner, name := r.GetOwner().GetLogin(), r.GetName(); owner != "" && name != "" && (owner != c.owner || name != c.repo) {
 		c.log.InfoContext(ctx, "the repository was renamed or transferred; acting on its current name", "now", owner+"/"+name)
 		c.owner, c.repo = owner, name
-		c.log = c.app.cfg.Logger.With(slog.Int64("installation_id", c.installationID), slog.String("repo", owner+"/"+name))
+		c.log = c.app.cfg.Logger.With(logging.InstallationID(c.installationID), logging.Repo(owner, name))
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/frognano/frognano/internal/clip"
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // Limits of what FailedChecks reads of a failed check suite: enough for the model to see why CI
@@ -125,7 +126,7 @@ func (c *Client) annotations(ctx context.Context, id int64) (list []Annotation, 
 	for {
 		page, resp, err := c.gh.Checks.ListCheckRunAnnotations(ctx, c.owner, c.repo, id, opts)
 		if err != nil {
-			c.log.WarnContext(ctx, "reading a check run's annotations", "check_run", id, "error", Redact(err.Error()))
+			c.log.WarnContext(ctx, "reading a check run's annotations", "check_run", id, logging.Err(err))
 			return list, false
 		}
 		for _, a := range page {

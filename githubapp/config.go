@@ -72,7 +72,9 @@ type Config struct {
 
 	// Transport is the base transport for API calls (default http.DefaultTransport).
 	Transport http.RoundTripper
-	Logger    *slog.Logger
+	// Logger receives githubapp's log lines (default slog.Default()), always through
+	// RedactLogs: a plain logger is wrapped.
+	Logger *slog.Logger
 
 	// Now and Sleep are the clock; tests replace them to observe waits without waiting.
 	// Sleep must return ctx.Err() when ctx ends first.
@@ -264,6 +266,9 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	// Whatever logger it is given, githubapp logs through the redactor: its lines quote
+	// GitHub's answers and git's errors, and it is handed plain loggers too (tests, doctor).
+	c.Logger = slog.New(RedactLogs(c.Logger.Handler()))
 	if c.Now == nil {
 		c.Now = time.Now
 	}

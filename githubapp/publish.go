@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/runner/patch"
 )
 
@@ -90,15 +91,17 @@ func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, err
 		// older) during the run, putting back the commits they removed. The server checks the
 		// branch's old value in the same update.
 		lease := "--force-with-lease=refs/heads/" + in.Branch + ":" + in.BaseSHA
-		push = []string{"push", "--no-verify", lease, "--", c.remote(), commit + ":refs/heads/" + in.Branch}
+		push = []string{"push", "--no-verify", "--porcelain", lease, "--", c.remote(), commit + ":refs/heads/" + in.Branch}
 	}
 	if _, err := c.git(ctx, gitRun{dir: in.Dir, args: push, token: tok}); err != nil {
-		if in.FastForward && strings.Contains(err.Error(), "[rejected]") {
+		// How the ref went comes from git's --porcelain report, never from the error's text.
+		rejected, remoteRejected := pushOutcome(err)
+		if in.FastForward && rejected {
 			return "", 0, fault.Permanent(fmt.Errorf("pushing %s to %s/%s: %w", in.Branch, c.owner, c.repo, ErrBranchMoved))
 		}
 		// GitHub said why (a ruleset, branch protection, an archived repository): pushing again
 		// gets the same answer until someone changes that setting.
-		if refused := pushRefusal(in.Branch, gitStderr(err), err); refused != nil {
+		if refused := pushRefusal(in.Branch, gitStderr(err), remoteRejected, err); refused != nil {
 			return "", 0, fault.Permanent(fmt.Errorf("pushing %s to %s/%s: %w", in.Branch, c.owner, c.repo, refused))
 		}
 		return "", 0, fault.Transient(fmt.Errorf("pushing %s to %s/%s: %w", in.Branch, c.owner, c.repo, err))
@@ -115,7 +118,7 @@ func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, err
 	}
 	if in.Check != nil && c.ChecksOn() {
 		if _, err := c.CreateCheckRun(ctx, commit, *in.Check); err != nil {
-			c.log.WarnContext(ctx, "reporting the check run", "commit", commit, "error", Redact(err.Error()))
+			c.log.WarnContext(ctx, "reporting the check run", "commit", commit, logging.Err(err))
 		}
 	}
 	return pr.GetHTMLURL(), pr.GetNumber(), nil
@@ -237,7 +240,7 @@ func (c *Client) upsertPR(ctx context.Context, in PublishInput) (*github.PullReq
 		case prAlreadyExists(err) && !last:
 			continue // someone else made it in between: the next findPR returns it
 		case fault.IsTransient(mark(err)) && !last:
-			c.log.WarnContext(ctx, "creating pull request failed, will look for it and retry", "err", Redact(err.Error()))
+			c.log.WarnContext(ctx, "creating pull request failed, will look for it and retry", logging.Err(err))
 			if err := c.app.cfg.Sleep(ctx, backoff(attempt)); err != nil {
 				return nil, fmt.Errorf("waiting to retry creating the pull request: %w", err)
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -115,6 +116,69 @@ func TestRedactLogs(t *testing.T) {
 	out := buf.String()
 	if strings.Contains(out, secret) || strings.Count(out, Redacted) != 7 || !strings.Contains(out, `"count":3`) {
 		t.Errorf("log line: %s", out)
+	}
+}
+
+type leakyValuer struct{}
+
+func (leakyValuer) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("inner", "valuer log-secret-3141"), slog.Int("n", 1))
+}
+
+// TestRedactLogsEverywhere: a secret anywhere in a record (the message, an attribute, an
+// error value wrapped or in a group nested in a group, a byte slice, a LogValuer, an attribute
+// added by With under a group) never reaches the output through the service's handler (JSON,
+// as serve's) nor the text handler, and the line keeps its shape: only the secret goes.
+func TestRedactLogsEverywhere(t *testing.T) {
+	t.Parallel()
+	const secret = "log-secret-3141"
+	RegisterConfigSecret(secret)
+	token := "ghs_" + strings.Repeat("Q", 36) // never registered: its pattern is enough
+	for name, handler := range map[string]func(*bytes.Buffer) slog.Handler{
+		"JSON": func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, nil) },
+		"Text": func(b *bytes.Buffer) slog.Handler { return slog.NewTextHandler(b, nil) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var buf bytes.Buffer
+			log := slog.New(RedactLogs(handler(&buf)))
+			wrapped := fmt.Errorf("pushing: %w", errors.New("git said https://x-access-token:"+token+"@ghe.example/o/r.git"))
+			log.WithGroup("run").With("early", secret).Warn("message "+secret+" and "+token,
+				"error", wrapped, "bytes", []byte("stdout "+secret), "valuer", leakyValuer{},
+				slog.Group("outer", slog.Group("inner", slog.Any("error", errors.New("deep "+secret)), "token", token)),
+				"count", 3)
+			out := buf.String()
+			if strings.Contains(out, secret) || strings.Contains(out, token) {
+				t.Fatalf("a secret reached the log: %s", out)
+			}
+			for _, want := range []string{"message " + Redacted, "pushing: git said https://" + Redacted + "@ghe.example", "stdout " + Redacted, "deep " + Redacted, "count"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("log line lacks %q: %s", want, out)
+				}
+			}
+		})
+	}
+}
+
+// TestAppLogsThroughTheRedactor: githubapp wraps whatever logger it is given (a plain one in
+// tests and doctor), so its log calls never redact by hand; a logger that already redacts is
+// not wrapped twice.
+func TestAppLogsThroughTheRedactor(t *testing.T) {
+	t.Parallel()
+	const secret = "log-secret-1414"
+	RegisterConfigSecret(secret)
+	var buf bytes.Buffer
+	plain := slog.New(slog.NewTextHandler(&buf, nil))
+	cfg := Config{Logger: plain}.withDefaults()
+	cfg.Logger.With("repo", "o/r").Warn("reporting the check run", "error", errors.New("GitHub said "+secret))
+	if out := buf.String(); strings.Contains(out, secret) || !strings.Contains(out, "GitHub said "+Redacted) {
+		t.Errorf("log line: %s", out)
+	}
+	again := Config{Logger: cfg.Logger}.withDefaults()
+	if h, ok := again.Logger.Handler().(redactingHandler); !ok {
+		t.Errorf("handler %T, want a redactingHandler", again.Logger.Handler())
+	} else if _, twice := h.h.(redactingHandler); twice {
+		t.Errorf("a redacting logger was wrapped twice")
 	}
 }
 

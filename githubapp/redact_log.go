@@ -7,9 +7,16 @@ import (
 )
 
 // RedactLogs returns a handler that hands every record to h with Redact applied to its
-// message and to the text of each attribute (strings, errors, Stringers, groups and whatever
-// else prints), so that no log line carries a secret, whatever a caller put in it.
-func RedactLogs(h slog.Handler) slog.Handler { return redactingHandler{h} }
+// message and to the text of each attribute (strings, errors, Stringers, byte slices, groups
+// and whatever else prints), so that no log line carries a secret, whatever a caller put in
+// it. It is the one place log lines are redacted: a log call never calls Redact itself. A
+// handler RedactLogs already made is returned as it is (its records are not redacted twice).
+func RedactLogs(h slog.Handler) slog.Handler {
+	if r, ok := h.(redactingHandler); ok {
+		return r
+	}
+	return redactingHandler{h}
+}
 
 type redactingHandler struct{ h slog.Handler }
 
@@ -55,6 +62,8 @@ func redactAttr(a slog.Attr) slog.Attr {
 			return slog.String(a.Key, Redact(x.Error()))
 		case fmt.Stringer:
 			return slog.String(a.Key, Redact(x.String()))
+		case []byte:
+			s = string(x) // the text handler prints a byte slice as its text
 		default:
 			s = fmt.Sprintf("%+v", x)
 		}

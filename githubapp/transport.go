@@ -49,7 +49,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if last || !idempotent(req.Method) || !fault.IsTransient(mark(err)) || ctx.Err() != nil {
 				return nil, err
 			}
-			if err := t.pause(ctx, req, backoff(attempt), "network error", Redact(err.Error())); err != nil {
+			if err := t.pause(ctx, req, backoff(attempt), "network error", err.Error()); err != nil {
 				return nil, err
 			}
 			continue
