@@ -1,6 +1,6 @@
 # The frognano service image: the frognano binary and the static tool executor on Debian, with
 # git (the service clones and pushes on the host side of the trust boundary). It creates sandboxes
-# through a Docker engine (DOCKER_HOST; see README.md, "Containers", for which engine); the
+# through a Docker engine (DOCKER_HOST; see docs/operations.md, "Containers", for which engine); the
 # sandboxes themselves never see that engine.
 #
 # Both base images are build arguments whose defaults are the public images:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make serve`: runs frognano on this machine with everything it needs, from a fresh checkout.
-#   1. reads ./.env when present (the GitHub App settings; see README.md, "Configuration");
+#   1. reads ./.env when present (the GitHub App settings; see docs/configuration.md);
 #   2. builds bin/frognano and bin/frognano-executor;
 #   3. builds the sandbox image when missing (offline when no registry answers);
 #   4. when DATABASE_URL is not set, starts (or reuses) a local PostgreSQL cluster that keeps its

@@ -117,7 +117,7 @@ func ModelToolCall(ctx context.Context, cfg leaf.Config) Result {
 		}
 		if len(msg.ToolCalls) == 0 {
 			return fail(name, fmt.Sprintf("no tool call in %s (finish_reason %q, %s)", took, out.Choices[0].FinishReason, reasoning),
-				"start vLLM with --enable-auto-tool-choice --tool-call-parser hermes (SGLang: --tool-call-parser), see README")
+				"start vLLM with --enable-auto-tool-choice --tool-call-parser hermes (SGLang: --tool-call-parser), see docs/operations.md")
 		}
 		call := msg.ToolCalls[0].Function
 		var args map[string]any

@@ -36,7 +36,7 @@ Usage:
   frognano version
 
 Run "frognano COMMAND -h" for the flags of a command. Configuration is read from
-FROGNANO_* environment variables (see README.md); flags override them.
+FROGNANO_* environment variables (see docs/configuration.md); flags override them.
 `
 
 // usageError is a mistake on the command line; it exits with status 2.

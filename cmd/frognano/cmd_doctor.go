@@ -25,7 +25,7 @@ func doctorCmd(ctx context.Context, args []string, getenv func(string) string, s
 	var results []doctor.Result
 	if cfgErr != nil {
 		results = append(results, doctor.Result{Name: "config", Status: doctor.Fail,
-			Detail: strings.ReplaceAll(cfgErr.Error(), "\n", "; "), Fix: "set them in the environment or .env (README.md, Configuration)"})
+			Detail: strings.ReplaceAll(cfgErr.Error(), "\n", "; "), Fix: "set them in the environment or .env (docs/configuration.md)"})
 	} else {
 		results = append(results, doctor.Result{Name: "config", Status: doctor.Pass,
 			Detail: fmt.Sprintf("complete: App %d at %s, model %s, %d worker(s), owner %s",

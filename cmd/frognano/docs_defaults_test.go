@@ -20,7 +20,7 @@ import (
 
 // TestDocumentedDefaults holds what the documents say of frognano's settings against the code,
 // so that they cannot drift apart (issue 18, section 3):
-//   - every variable of a settings table (README's configuration, docs/operations.md's sign-in)
+//   - every variable of a settings table (docs/configuration.md, docs/operations.md's sign-in)
 //     is one the service reads, and every FROGNANO_* or GITHUB_* name the code reads, or that
 //     the module's code spells, is in a settings table or listed below with a reason;
 //   - a table's default written as a value, set explicitly, gives exactly the configuration
@@ -363,9 +363,9 @@ var composeOwn = map[string]string{
 // service, so no settings table lists them.
 var notSettings = map[string]string{
 	"FROGNANO_EXEC_ID":        "marks each command frognano runs inside a sandbox (runner/sandbox); never read from frognano's environment",
-	"FROGNANO_SETUP":          "given to the repository's setup.sh (README, Environments); not read",
-	"FROGNANO_BASE_COMMIT":    "given to the repository's setup.sh (README, Environments); not read",
-	"FROGNANO_ENV":            "given to the repository's setup.sh (README, Environments); not read",
+	"FROGNANO_SETUP":          "given to the repository's setup.sh (docs/environments.md); not read",
+	"FROGNANO_BASE_COMMIT":    "given to the repository's setup.sh (docs/environments.md); not read",
+	"FROGNANO_ENV":            "given to the repository's setup.sh (docs/environments.md); not read",
 	"FROGNANO_CHROMIUM":       "read by the tests' browser (web/webtest), documented in CONTRIBUTING.md",
 	"FROGNANO_TEST_ARTIFACTS": "read by the tests' browser (web/webtest), documented in CONTRIBUTING.md",
 }
