@@ -8,9 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/frognano/frognano/internal/hostgit"
 )
 
 // settingsPaths are the paths a run's settings are read from: the repository's own files
@@ -96,8 +97,7 @@ func writeSettingsEntry(ctx context.Context, dir, view, entry string) error {
 	if top, _, _ := strings.Cut(path, "/"); top == "tests" || top == "test" {
 		return w.Close()
 	}
-	cmd := exec.CommandContext(ctx, "git", "-C", dir, "cat-file", "blob", oid)
-	cmd.Env = settingsGitEnv()
+	cmd := hostgit.Command(ctx, dir, "cat-file", "blob", oid)
 	r, err := cmd.StdoutPipe()
 	if err != nil {
 		w.Close()
@@ -111,10 +111,4 @@ func writeSettingsEntry(ctx context.Context, dir, view, entry string) error {
 	io.Copy(io.Discard, r) // let git finish a larger blob
 	waitErr := cmd.Wait()
 	return errors.Join(copyErr, waitErr, w.Close())
-}
-
-func settingsGitEnv() []string {
-	// No system or global configuration (as every host git of frognano's): only the clone's own.
-	return append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1",
-		"GIT_TERMINAL_PROMPT=0", "GIT_LITERAL_PATHSPECS=1")
 }

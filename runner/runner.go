@@ -21,6 +21,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/internal/hostgit"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
@@ -274,8 +275,8 @@ func shellQuoteAll(ss []string) string {
 }
 
 // HeadCommit returns the commit checked out in dir, or an error saying dir is not a git
-// checkout. It runs git on the host, so it is only ever called on a host-side checkout the
-// sandbox cannot write.
+// checkout. It runs git on the host (internal/hostgit), so it is only ever called on a
+// host-side checkout the sandbox cannot write.
 func HeadCommit(ctx context.Context, dir string) (string, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -284,9 +285,7 @@ func HeadCommit(ctx context.Context, dir string) (string, error) {
 	if !st.IsDir() {
 		return "", fmt.Errorf("repository %s is not a directory", dir)
 	}
-	cmd := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
-	out, err := cmd.Output()
+	out, err := hostgit.Run(ctx, dir, nil, nil, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

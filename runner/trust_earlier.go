@@ -3,11 +3,9 @@ package runner
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"io"
-	"os/exec"
 	"strings"
 
+	"github.com/frognano/frognano/internal/hostgit"
 	"github.com/frognano/frognano/runner/patch"
 )
 
@@ -71,30 +69,9 @@ func uncheckedEarlier(error) []patch.TestInfluence {
 		Why: "could not be read whole, so they were not checked for changes to tests or test settings"}}
 }
 
-// gitLimited runs git in dir and returns its output, or an error when it is over limit bytes
+// gitLimited runs git in dir under the rule of every host git (internal/hostgit), with
+// pathspecs read literally, and returns its output, or an error when it is over limit bytes
 // (git is stopped then, not read to its end).
 func gitLimited(ctx context.Context, dir string, limit int64, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = settingsGitEnv()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	b, readErr := io.ReadAll(io.LimitReader(out, limit+1))
-	if int64(len(b)) > limit {
-		cancel()
-		cmd.Wait()
-		return nil, fmt.Errorf("git %s gives more than %d bytes", args[0], limit)
-	}
-	if err := cmd.Wait(); err != nil {
-		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
-	}
-	return b, readErr
+	return hostgit.RunLimited(ctx, dir, limit, append([]string{"--literal-pathspecs"}, args...)...)
 }

@@ -35,6 +35,30 @@ func Prefix(s string, max int) string {
 	return s[:cut]
 }
 
+// Suffix returns the longest suffix of s that is at most max bytes long and does not start
+// inside a character: the end of a program's error output, where it says what went wrong. A
+// max of 0 or less gives "".
+func Suffix(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	if max <= 0 {
+		return ""
+	}
+	// Only a character that starts in the utf8.UTFMax-1 bytes before the cut can reach past
+	// it. Bytes that are not part of a valid character are cut where they stand.
+	cut := len(s) - max
+	for j := cut - 1; j >= 0 && j > cut-utf8.UTFMax; j-- {
+		if utf8.RuneStart(s[j]) {
+			if r, size := utf8.DecodeRuneInString(s[j:]); !(r == utf8.RuneError && size <= 1) && j+size > cut {
+				cut = j + size
+			}
+			break
+		}
+	}
+	return s[cut:]
+}
+
 // Bytes returns s when it is at most max bytes long; otherwise the longest prefix that leaves
 // room for Ellipsis, and Ellipsis: at most max bytes in all, never a split character. Below
 // len(Ellipsis) bytes there is no room for it, and Bytes is Prefix.

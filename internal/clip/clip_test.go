@@ -42,6 +42,43 @@ func TestPrefixNeverSplitsACharacter(t *testing.T) {
 	}
 }
 
+func TestSuffixNeverSplitsACharacter(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		s    string
+		max  int
+		want string
+	}{
+		{"Short", "abc", 5, "abc"},
+		{"Exact", "abc", 3, "abc"},
+		{"ASCII", "abcdef", 4, "cdef"},
+		{"Zero", "abc", 0, ""},
+		{"Negative", "abc", -1, ""},
+		{"TwoByteAtTheCut", "éa", 2, "a"},     // the cut falls after é's first byte: it moves past é
+		{"ThreeByteAtTheCut", "€ab", 4, "ab"}, // € is 3 bytes
+		{"ThreeByteFits", "x€ab", 5, "€ab"},   // exactly
+		{"FourByteAtEachCut1", "😀x", 2, "x"},  // 😀 is 4 bytes
+		{"FourByteAtEachCut2", "😀x", 3, "x"},  //
+		{"FourByteAtEachCut3", "😀x", 4, "x"},  //
+		{"OnlyMultiByte", "😀😀", 7, "😀"},       //
+		{"InvalidBytesCutWhereTheyStand", "\x80\x80\x80\x80\x80", 2, "\x80\x80"},
+		{"InvalidBeforeValid", "\x80\x80\x80\x80é", 3, "\x80é"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := clip.Suffix(tt.s, tt.max)
+			if got != tt.want {
+				t.Errorf("Suffix(%q, %d) = %q, want %q", tt.s, tt.max, got, tt.want)
+			}
+			if !strings.HasSuffix(tt.s, got) || len(got) > max(tt.max, 0) {
+				t.Errorf("Suffix(%q, %d) = %q is not a suffix of at most %d bytes", tt.s, tt.max, got, tt.max)
+			}
+		})
+	}
+}
+
 func TestBytes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/frognano/frognano/internal/hostgit"
 )
 
 // The checks in this file do not trust the diff text at all. The parser above decides what a
@@ -22,28 +23,17 @@ import (
 // returns its standard output. env holds extra KEY=VALUE settings for this call.
 type Git func(ctx context.Context, env []string, stdin []byte, args ...string) ([]byte, error)
 
-// HostGit returns a Git that runs the git CLI in dir with no system, global or user
-// configuration or attributes, no hooks, no fsmonitor and no prompt. dir is the host's clone.
+// HostGit returns a Git that runs the git CLI in dir under the rule of every host git
+// (internal/hostgit: no system, global or user configuration or attributes, no hooks, no
+// fsmonitor, no prompt). dir is the host's clone.
 func HostGit(dir string) Git {
 	return func(ctx context.Context, env []string, stdin []byte, args ...string) ([]byte, error) {
-		argv := append([]string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"}, args...)
-		cmd := exec.CommandContext(ctx, "git", argv...)
-		cmd.Dir = dir
-		cmd.Env = append([]string{
-			"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent", "XDG_CONFIG_HOME=/nonexistent",
-			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_ATTR_NOSYSTEM=1",
-			"GIT_TERMINAL_PROMPT=0", "LC_ALL=C",
-		}, env...)
-		if stdin != nil {
-			cmd.Stdin = bytes.NewReader(stdin)
+		out, err := hostgit.Run(ctx, dir, env, stdin, args...)
+		var ge *hostgit.Error
+		if errors.As(err, &ge) {
+			return out, fmt.Errorf("git %s: %w: %s", ge.Cmd, ge.Err, quote(ge.Stderr))
 		}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return out, fmt.Errorf("git %s: %w: %s", args[0], err, quote(strings.TrimSpace(stderr.String())))
-		}
-		return out, nil
+		return out, err
 	}
 }
 

@@ -9,10 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/frognano/frognano/internal/hostgit"
 )
 
 // TreeEntry is one entry of a commit's tree as `git ls-tree -r -l` lists it.
@@ -88,8 +89,7 @@ func EachBlob(ctx context.Context, dir string, entries []TreeEntry, fn func(e Tr
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-C", dir, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "cat-file", "--batch")
-	cmd.Env = gitEnv()
+	cmd := hostgit.Command(ctx, dir, "cat-file", "--batch")
 	var stdin bytes.Buffer
 	for _, e := range blobs {
 		stdin.WriteString(e.OID + "\n")
@@ -143,18 +143,6 @@ func readBatch(r *bufio.Reader, blobs []TreeEntry, fn func(e TreeEntry, r io.Rea
 		}
 	}
 	return nil
-}
-
-// gitEnv is this process's environment without GIT_* variables, with no system or global git
-// configuration and no prompt.
-func gitEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			env = append(env, kv)
-		}
-	}
-	return append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
 }
 
 // PackCommit packs commit of the host checkout hostDir, for sandboxes whose user is user, the

@@ -14,6 +14,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/frognano/frognano/internal/hostgit"
 )
 
 // CopyRepo copies hostDir, a git checkout, into the workspace as a tar whose every entry is
@@ -73,32 +75,24 @@ func packRepo(ctx context.Context, w io.Writer, hostDir string, uid, gid int) er
 }
 
 // trackedFiles lists the paths (slash-separated, relative to root, sorted, each once) that git
-// tracks under root, or nil when root is in no git work tree. Git runs with the system config
-// ignored and none of this process's GIT_* variables, so that it reads root's own repository,
-// and with fsmonitor off, so that listing runs no hook.
+// tracks under root, or nil when root is in no git work tree. Git runs under the rule of every
+// host git (internal/hostgit), so that it reads root's own repository and listing runs no hook.
 func trackedFiles(ctx context.Context, root string) ([]string, error) {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			env = append(env, kv)
-		}
-	}
-	// LC_ALL=C keeps git's messages in English, which the "not a git repository" test reads.
-	env = append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	cmd := exec.CommandContext(ctx, "git", "-C", root, "-c", "core.fsmonitor=false", "ls-files", "-z")
-	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := hostgit.Run(ctx, root, nil, nil, "ls-files", "-z")
 	if err != nil {
+		var ge *hostgit.Error
+		if !errors.As(err, &ge) {
+			return nil, fmt.Errorf("listing the files git tracks in %s: %w", root, err)
+		}
+		// The rule's LC_ALL=C keeps git's messages in English, which this reads.
 		var ee *exec.ExitError
-		if errors.As(err, &ee) && strings.Contains(stderr.String(), "not a git repository") {
+		if errors.As(err, &ee) && strings.Contains(ge.Stderr, "not a git repository") {
 			if _, err := os.Stat(filepath.Join(root, ".git")); err == nil {
-				return nil, fmt.Errorf("git does not read %s/.git as a repository: %s", root, strings.TrimSpace(stderr.String()))
+				return nil, fmt.Errorf("git does not read %s/.git as a repository: %s", root, ge.Stderr)
 			}
 			return nil, nil
 		}
-		return nil, fmt.Errorf("listing the files git tracks in %s: %v: %s", root, err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("listing the files git tracks in %s: %v: %s", root, ge.Err, ge.Stderr)
 	}
 	var paths []string
 	for _, p := range strings.Split(string(out), "\x00") {

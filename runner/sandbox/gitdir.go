@@ -1,14 +1,14 @@
 package sandbox
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/frognano/frognano/internal/hostgit"
 )
 
 // freshGitDir makes, in a temporary folder, a repository that holds only what the sandbox
@@ -88,17 +88,18 @@ func freshGitDirOf(ctx context.Context, root, head, branch string) (dir string, 
 // workspace what their content takes. allowAnySHA1InWant lets the fetch name HEAD's commit.
 const uploadPack = "git -c pack.window=0 -c pack.compression=0 -c uploadpack.allowAnySHA1InWant=true upload-pack"
 
-// gitIn runs git in dir with no system or global configuration and none of this process's
-// GIT_* variables, and returns its trimmed output.
+// gitIn runs git in dir under the rule of every host git (internal/hostgit), and returns its
+// trimmed output. On top of the rule, visibly: the local fetch of freshGitDirOf needs the file
+// protocol, and may name HEAD's commit (uploadPack gives its upload-pack the same setting).
 func gitIn(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+	out, err := hostgit.Run(ctx, dir, nil, nil, append([]string{
 		"-c", "protocol.file.allow=always", "-c", "uploadpack.allowAnySHA1InWant=true"}, args...)...)
-	cmd.Env = gitEnv()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	var ge *hostgit.Error
+	if errors.As(err, &ge) {
+		return "", fmt.Errorf("git %s in %s: %v: %s", args[0], filepath.Base(dir), ge.Err, ge.Stderr)
+	}
 	if err != nil {
-		return "", fmt.Errorf("git %s in %s: %v: %s", args[0], filepath.Base(dir), err, strings.TrimSpace(stderr.String()))
+		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
 }
