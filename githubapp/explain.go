@@ -259,9 +259,11 @@ func (e *PushRefusedError) explain() string {
 // remoteLine is one line of GitHub's git server, as git prints it on stderr.
 var remoteLine = regexp.MustCompile(`(?m)^remote: ?(.*)$`)
 
-// pushRefusal reads git's stderr of a failed push (run with LC_ALL=C) for GitHub's own reason.
-// It returns nil when GitHub gave none (a network error, a timeout): that is worth retrying.
-func pushRefusal(branch, stderr string, err error) *PushRefusedError {
+// pushRefusal reads git's stderr of a failed push (run with LC_ALL=C) for GitHub's own reason,
+// its "remote:" lines; remoteRejected is whether git's report says the server refused a ref
+// (pushOutcome). It returns nil when GitHub gave no reason (a network error, a timeout): that
+// is worth retrying.
+func pushRefusal(branch, stderr string, remoteRejected bool, err error) *PushRefusedError {
 	// GitHub's reason starts at its first error line; git's progress ("Resolving deltas")
 	// before it says nothing.
 	var lines []string
@@ -287,7 +289,7 @@ func pushRefusal(branch, stderr string, err error) *PushRefusedError {
 		kind = PushRefusedArchived
 	case strings.Contains(text, "is disabled") || strings.Contains(text, "access blocked"):
 		kind = PushRefusedDisabled
-	case len(lines) > 0 && strings.Contains(stderr, "[remote rejected]"):
+	case len(lines) > 0 && remoteRejected:
 		kind = PushRefusedOther
 	default:
 		return nil

@@ -8,25 +8,24 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/internal/hostgit"
 )
 
-// passEnv lists the only variables of our own environment a git child sees: what it needs to
-// find programs and to reach GitHub through a proxy or a private CA. Nothing else leaks in, so
-// no secret of the service can reach git, its helpers or its error messages.
-var passEnv = []string{
-	"PATH", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
-	"SSL_CERT_FILE", "SSL_CERT_DIR", "GIT_SSL_CAINFO", "TMPDIR",
+// netEnv lists the variables of our own environment a git child sees on top of what every
+// host git sees (internal/hostgit: PATH, TMPDIR): what it needs to reach GitHub through a
+// proxy or a private CA. Nothing else leaks in, so no secret of the service can reach git, its
+// helpers or its error messages.
+var netEnv = []string{
+	"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "GIT_SSL_CAINFO",
 }
-
-// maxGitOutput bounds the stderr quoted in an error.
-const maxGitOutput = 4 << 10
 
 // gitRun is one git invocation on the host.
 type gitRun struct {
@@ -37,10 +36,12 @@ type gitRun struct {
 	token string   // when set, sent as an Authorization header to the configured git host only
 }
 
-// git runs git with a configuration that ignores the machine's and the user's git config,
-// disables hooks, fsmonitor, credential helpers and prompts, allows only the configured host's
-// scheme, refuses redirects, and passes the token (if any) in the child's environment as an
-// http.<git host>.extraHeader: never in argv, a URL or a file.
+// git runs git under the rule of every host git (internal/hostgit: no system or global
+// configuration, hooks, fsmonitor or prompt) with, on top of it, what talking to GitHub
+// needs: no credential helper or askpass, only the configured host's scheme, no redirects,
+// this process's proxy and CA settings, and the token (if any) as an
+// http.<git host>.extraHeader in the child's environment: never in argv, a URL or a file. It
+// returns the trimmed standard output; a failure is a *gitError.
 func (c *Client) git(ctx context.Context, r gitRun) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.app.cfg.GitTimeout)
 	defer cancel()
@@ -49,8 +50,6 @@ func (c *Client) git(ctx context.Context, r gitRun) (string, error) {
 		return "", fmt.Errorf("parsing git URL: %w", err)
 	}
 	config := [][2]string{
-		{"core.hooksPath", "/dev/null"},
-		{"core.fsmonitor", "false"},
 		{"credential.helper", ""},
 		{"protocol.allow", "never"},
 		{"protocol." + gitURL.Scheme + ".allow", "always"},
@@ -63,46 +62,40 @@ func (c *Client) git(ctx context.Context, r gitRun) (string, error) {
 		config = append(config, [2]string{"http." + c.app.endpoints.Git + ".extraHeader", "Authorization: Basic " + basic})
 	}
 	env := []string{
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0",
 		"GIT_ASKPASS=", "SSH_ASKPASS=", "GCM_INTERACTIVE=never", "GIT_PROTOCOL_FROM_USER=0",
-		"LC_ALL=C", "GIT_CONFIG_COUNT=" + strconv.Itoa(len(config)),
+		"GIT_CONFIG_COUNT=" + strconv.Itoa(len(config)),
 	}
 	for i, kv := range config {
 		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
 	}
-	for _, name := range passEnv {
+	for _, name := range netEnv {
 		if v, ok := os.LookupEnv(name); ok {
 			env = append(env, name+"="+v)
 		}
 	}
-	cmd := exec.CommandContext(ctx, "git", r.args...)
-	cmd.Dir = r.dir
-	cmd.Env = append(env, r.env...)
-	cmd.WaitDelay = 5 * time.Second
-	if r.stdin != nil {
-		cmd.Stdin = bytes.NewReader(r.stdin)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := stderr.String()
-		if len(msg) > maxGitOutput {
-			msg = msg[len(msg)-maxGitOutput:]
+	out, err := hostgit.Run(ctx, r.dir, append(env, r.env...), r.stdin, r.args...)
+	if err != nil {
+		var he *hostgit.Error
+		if !errors.As(err, &he) {
+			return "", err
 		}
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%w (%w)", err, ctx.Err())
+		ge := &gitError{cmd: he.Cmd, err: he.Err, stderr: strings.TrimSpace(Redact(he.Stderr))}
+		if he.Cmd == "push" && slices.Contains(r.args, "--porcelain") {
+			ge.refs = parsePushReport(out)
 		}
-		return "", &gitError{cmd: r.args[0], err: err, stderr: strings.TrimSpace(Redact(msg))}
+		return "", ge
 	}
-	return strings.TrimSpace(stdout.String()), nil
+	return strings.TrimSpace(string(out)), nil
 }
 
 // gitError is a git invocation that failed, with the end of its stderr (redacted): where
-// GitHub's git server says why it refused (its "remote:" lines), read by pushRefusal.
+// GitHub's git server says why it refused (its "remote:" lines), read by pushRefusal. A
+// `push --porcelain` adds how each ref went, from git's report (refs).
 type gitError struct {
 	cmd    string
 	err    error
 	stderr string
+	refs   []refUpdate
 }
 
 func (e *gitError) Error() string { return fmt.Sprintf("git %s: %v: %s", e.cmd, e.err, e.stderr) }
