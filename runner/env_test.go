@@ -1,8 +1,10 @@
 package runner_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 
 	"github.com/frognano/frognano/internal/gittest"
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/env/envtest"
@@ -94,7 +97,9 @@ func keepImage(t *testing.T, image string) {
 }
 
 // A failing setup ends the run before the model is called (the scripted model accepts no
-// request): the result says setup failed, with its exit status and the end of its log.
+// request): the result says setup failed, with its exit status and the end of its log. The
+// runner and env log through the logger the caller's context carries, with the run's
+// sandbox_run added to the caller's run_id.
 func TestRunSetupFailedEndsBeforeTheModel(t *testing.T) {
 	t.Parallel()
 	dir := checkout(t, "pyaverage")
@@ -108,9 +113,17 @@ func TestRunSetupFailedEndsBeforeTheModel(t *testing.T) {
 	gittest.Git(t, dir, "add", "-A")
 	gittest.Git(t, dir, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", "setup")
 	b := envBundle(t, dir, leaftest.Script{}, sandbox.DefaultImage, env.Config{Network: env.NoNetwork})
-	res, err := b.runner.Run(context.Background(), b.spec, nil)
+	var logs bytes.Buffer // slog's handler serializes the writes; read after Run returns
+	ctx := logging.WithLogger(context.Background(), slog.New(slog.NewTextHandler(&logs, nil)).With(logging.RunID(12)))
+	res, err := b.runner.Run(ctx, b.spec, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, msg := range []string{"environment setup starting", "setup failed; the run ends before the model is called"} {
+		want := fmt.Sprintf("msg=%q run_id=12 sandbox_run=%s ", msg, b.spec.RunID)
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the run's log lacks %q:\n%s", want, logs.String())
+		}
 	}
 	if res.ExitReason() != runner.ExitSetupFailed || res.Leaf != nil || res.TestsBefore != nil || len(b.model.Requests()) != 0 {
 		t.Fatalf("exit reason %q, leaf %v, tests %v, %d model requests", res.ExitReason(), res.Leaf != nil, res.TestsBefore != nil, len(b.model.Requests()))

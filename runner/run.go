@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
@@ -29,6 +30,7 @@ import (
 func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (*Result, error) {
 	x := &run{r: r, spec: spec, start: time.Now()}
 	defer x.close()
+	ctx = x.identify(ctx)
 	if ended, err := x.prepare(ctx); err != nil {
 		return nil, err
 	} else if ended { // setup failed: no loop, no tests
@@ -79,17 +81,26 @@ func (x *run) close() {
 	}
 }
 
-// prepare reads the checkout's settings, starts packing it and prepares the environment. It
-// reports ended when the repository's setup failed: the run ends there, before any model call.
-func (x *run) prepare(ctx context.Context) (ended bool, err error) {
-	r, spec := x.r, &x.spec
+// identify names the run (its sandbox id and instance, made up for a local run) and makes its
+// logger: the one ctx carries (the caller's, naming the run as the database does) or else the
+// runner's, with the run's id as sandbox_run (never run_id: see internal/logging). The
+// returned context carries that logger to env and leaf.
+func (x *run) identify(ctx context.Context) context.Context {
+	spec := &x.spec
 	if spec.RunID == "" {
 		spec.RunID = fmt.Sprintf("local-%d", x.start.UnixNano())
 	}
 	if spec.InstanceID == "" {
 		spec.InstanceID = filepath.Base(spec.RepoDir)
 	}
-	x.log = r.log.With("run_id", spec.RunID)
+	x.log = logging.FromContextOr(ctx, x.r.log).With(logging.SandboxRun(spec.RunID))
+	return logging.WithLogger(ctx, x.log)
+}
+
+// prepare reads the checkout's settings, starts packing it and prepares the environment. It
+// reports ended when the repository's setup failed: the run ends there, before any model call.
+func (x *run) prepare(ctx context.Context) (ended bool, err error) {
+	r, spec := x.r, &x.spec
 	if x.base, err = HeadCommit(ctx, spec.RepoDir); err != nil {
 		return false, &SetupError{err}
 	}
@@ -191,7 +202,7 @@ func (x *run) environment(ctx context.Context) (ended bool, err error) {
 	}
 	x.defer_(func() {
 		if err := environment.Release(); err != nil {
-			x.log.Warn("releasing the environment", "error", err)
+			x.log.Warn("releasing the environment", logging.Err(err))
 		}
 	})
 	x.res.Environment = environment

@@ -56,7 +56,7 @@ func (m *Manager) build(ctx context.Context, req Request, env *Environment, base
 		return fmt.Errorf("writing the setup script into the setup container: %w", err)
 	}
 	log.Note(fmt.Sprintf("running %s of commit %.12s on network %s (time limit %s)", ScriptFile, req.Commit, m.cfg.Network, m.cfg.Timeout))
-	m.log.Info("environment setup starting", "run_id", req.RunID, "key", env.Key, "network", m.cfg.Network)
+	m.runLog(ctx, req).Info("environment setup starting", "key", env.Key, "network", m.cfg.Network)
 	res, err := sb.Run(ctx, sandbox.ExecSpec{
 		// A login shell, like the agent's Bash and the test runs: the image's profile applies.
 		// Its stderr goes into its stdout there, so that the log keeps the order of lines.
@@ -110,7 +110,7 @@ func (m *Manager) build(ctx context.Context, req Request, env *Environment, base
 	}
 	finish()
 	env.Image, env.release = id, release
-	m.log.Info("environment built", "run_id", req.RunID, "key", env.Key, "image", id, "elapsed", run.Duration)
+	m.runLog(ctx, req).Info("environment built", "key", env.Key, "image", id, "elapsed", run.Duration)
 	return nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
+
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // Cached is one environment image on the engine.
@@ -84,7 +86,8 @@ func (m *Manager) List(ctx context.Context) ([]Cached, error) {
 // holds the most, so that one tenant's builds only ever push out its own environments while it
 // holds more than another: an installation cannot evict another's at will by building large
 // environments. An image that a container uses (a run's sandbox or pin) is never removed: the
-// engine refuses, and Evict moves on. It returns the removed images.
+// engine refuses, and Evict moves on. It returns the removed images, and logs each through the
+// logger ctx carries (a run's, when a build made room), else the manager's.
 func (m *Manager) Evict(ctx context.Context) ([]Cached, error) {
 	list, err := m.List(ctx)
 	if err != nil {
@@ -99,7 +102,7 @@ func (m *Manager) Evict(ctx context.Context) ([]Cached, error) {
 		}
 		if ok {
 			removed = append(removed, c)
-			m.log.Info("environment image removed", "image", c.ID, "key", c.Key, "tenant", c.Tenant, "bytes", c.Size)
+			logging.FromContextOr(ctx, m.log).Info("environment image removed", "image", c.ID, "key", c.Key, "tenant", c.Tenant, "bytes", c.Size)
 		}
 		return ok
 	}

@@ -13,6 +13,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/client"
 
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/runner/sandbox"
 )
 
@@ -273,7 +274,7 @@ func (m *Manager) Prepare(ctx context.Context, req Request) (*Environment, error
 	if !cached {
 		// Keep the cache within its bound; the new image is pinned, so it stays.
 		if _, err := m.Evict(context.WithoutCancel(ctx)); err != nil {
-			m.log.Warn("keeping the environment cache within its bound", "error", err)
+			m.runLog(ctx, req).Warn("keeping the environment cache within its bound", logging.Err(err))
 		}
 	}
 	return env, nil
@@ -312,15 +313,21 @@ func (m *Manager) useCached(ctx context.Context, req Request, env *Environment) 
 		}
 		return false, err
 	}
-	m.touch(ctx, env.Ref)
+	m.touch(ctx, req, env.Ref)
 	env.Image, env.Cached, env.release = info.ID, true, release
 	return true, nil
 }
 
 // touch marks an environment as used now: the engine records the time of the last tag, and
 // the cache removes the least recently tagged first.
-func (m *Manager) touch(ctx context.Context, ref string) {
+func (m *Manager) touch(ctx context.Context, req Request, ref string) {
 	if err := m.docker.ImageTag(ctx, ref, ref); err != nil {
-		m.log.Warn("marking the environment as used", "image", ref, "error", err)
+		m.runLog(ctx, req).Warn("marking the environment as used", "image", ref, logging.Err(err))
 	}
+}
+
+// runLog is the logger of req's run: the one ctx carries (the runner puts the run's there,
+// naming it), else the manager's, with req's run id as sandbox_run.
+func (m *Manager) runLog(ctx context.Context, req Request) *slog.Logger {
+	return logging.FromContextOr(ctx, m.log.With(logging.SandboxRun(req.RunID)))
 }

@@ -69,7 +69,8 @@ type Config struct {
 	HTTPClient *http.Client
 	// RetryBaseDelay is the first backoff delay; it doubles per attempt up to MaxRetryDelay.
 	RetryBaseDelay time.Duration
-	// Logger receives retry and exit events (never message text); nil: slog.Default().
+	// Logger receives retry and exit events (never message text); nil: slog.Default(). A
+	// logger the context of Run carries (internal/logging) is used instead: the run's own.
 	Logger *slog.Logger
 	// OnWait, when set, is told when a model request starts waiting on the model server (a
 	// 429 or 503 being waited out, a failed connection being retried, no answer for

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // Tools executes one tool call. A non-nil error means the sandbox itself broke (exit
@@ -25,6 +27,7 @@ var lengthFinishReasons = map[string]bool{"length": true, "max_tokens": true, "m
 // aborted through its context); MaxTime bounds the whole run (exit max_time).
 func Run(ctx context.Context, cfg Config, task string, tools Tools, onStep func(Step)) *Result {
 	cfg = cfg.withDefaults()
+	cfg.Logger = logging.FromContextOr(ctx, cfg.Logger) // the run's, when the caller put it there
 	started := time.Now()
 	runCtx := ctx
 	if cfg.MaxTime > 0 {
@@ -64,7 +67,7 @@ func Run(ctx context.Context, cfg Config, task string, tools Tools, onStep func(
 				r.ExitReason = reason
 			} else if isContextOverflow(err) {
 				r.ExitReason = ExitMaxContext
-				cfg.Logger.WarnContext(ctx, "leaf reached the model context limit", "error", truncate(err.Error(), 300))
+				cfg.Logger.WarnContext(ctx, "leaf reached the model context limit", logging.ErrorKey, truncate(err.Error(), 300))
 			} else {
 				r.ExitReason = ExitLLMError
 				r.Error = err.Error()
@@ -147,7 +150,7 @@ func callTool(ctx context.Context, tools Tools, call ToolCall) (string, error) {
 	if tools == nil {
 		return "", errors.New("running tool: no tool executor")
 	}
-	obs, err := tools.Call(ctx, call.Function.Name, call.Function.toolArguments())
+	obs, err := tools.Call(ctx, call.Function.Name, call.Function.ToolArguments())
 	if err != nil {
 		return "", fmt.Errorf("running tool %s: %w", call.Function.Name, err)
 	}
