@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 
 	sandboximage "github.com/frognano/frognano/deploy/sandbox"
+	"github.com/frognano/frognano/internal/clip"
 	envpkg "github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/sandbox"
 )
@@ -122,7 +123,7 @@ func listSandboxes(ctx context.Context, getenv func(string) string, stdout io.Wr
 			name = "(untagged) " + e.ID
 		}
 		if len(name) > 32 {
-			name = name[:32] + "…"
+			name = clip.Prefix(name, 32) + clip.Ellipsis
 		}
 		tenant := e.Tenant
 		if tenant == "" {

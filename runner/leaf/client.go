@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/frognano/frognano/internal/clip"
 )
 
 // maxErrorBody caps how much of an error reply we read and keep in an error text.
@@ -371,9 +373,10 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	return min(d, MaxRetryAfter), true
 }
 
+// truncate is s cut to n bytes, never inside a character, with an ellipsis when cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
+	return clip.Prefix(s, n) + clip.Ellipsis
 }

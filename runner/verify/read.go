@@ -4,7 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/frognano/frognano/internal/clip"
 )
 
 // Status is one test's result.
@@ -130,11 +131,8 @@ func cleanLine(line string) string {
 		return -1 // other control characters, including stray carriage returns
 	}, line)
 	if len(line) > MaxLineLen {
-		cut := MaxLineLen
-		for cut > 0 && !utf8.RuneStart(line[cut]) {
-			cut--
-		}
-		line = line[:cut] + " [" + strconv.Itoa(len(line)-cut) + " bytes cut]"
+		head := clip.Prefix(line, MaxLineLen)
+		line = head + " [" + strconv.Itoa(len(line)-len(head)) + " bytes cut]"
 	}
 	return line
 }
@@ -189,7 +187,7 @@ func worse(a, b Status) Status {
 // record sets tests[key], merging with an earlier result, within the size limits.
 func record(tests map[string]Status, key string, s Status) {
 	if len(key) > maxNameLen {
-		key = strings.ToValidUTF8(key[:maxNameLen], "") + "..."
+		key = clip.Prefix(key, maxNameLen) + "..."
 	}
 	if old, ok := tests[key]; ok {
 		tests[key] = worse(old, s)

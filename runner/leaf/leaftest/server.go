@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	textclip "github.com/frognano/frognano/internal/clip"
 )
 
 // Request is one request the server received, decoded for assertions.
@@ -345,7 +347,7 @@ func (e *Expect) check(req Request, server string) []string {
 
 func clip(s string) string {
 	if len(s) > 500 {
-		return s[:500] + "…"
+		return textclip.Prefix(s, 500) + textclip.Ellipsis
 	}
 	return s
 }
