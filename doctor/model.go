@@ -91,37 +91,22 @@ func ModelToolCall(ctx context.Context, cfg leaf.Config) Result {
 		if status != http.StatusOK {
 			return fail(name, fmt.Sprintf("the probe request answered %d: %s", status, clip(string(body), 200)), "check the server's log; tool calling needs vLLM --enable-auto-tool-choice --tool-call-parser")
 		}
-		var out struct {
-			Choices []struct {
-				Message struct {
-					Content          *string `json:"content"`
-					ReasoningContent *string `json:"reasoning_content"`
-					Reasoning        *string `json:"reasoning"`
-					ToolCalls        []struct {
-						Function struct {
-							Name      string `json:"name"`
-							Arguments string `json:"arguments"`
-						} `json:"function"`
-					} `json:"tool_calls"`
-				} `json:"message"`
-				FinishReason string `json:"finish_reason"`
-			} `json:"choices"`
-		}
-		if err := json.Unmarshal(body, &out); err != nil || len(out.Choices) == 0 {
+		// Read as a run reads every turn: what passes here is what the loop gets.
+		msg, finishReason, err := leaf.DecodeResponse(body)
+		if err != nil {
 			return fail(name, "the probe's answer is not a chat completion", "point FROGNANO_MODEL_URL at an OpenAI-compatible server")
 		}
-		msg := out.Choices[0].Message
 		reasoning := "no reasoning_content"
-		if (msg.ReasoningContent != nil && *msg.ReasoningContent != "") || (msg.Reasoning != nil && *msg.Reasoning != "") {
+		if msg.ReasoningContent != "" { // reasoning_content, or vLLM's newer "reasoning"
 			reasoning = "reasoning_content came back"
 		}
 		if len(msg.ToolCalls) == 0 {
-			return fail(name, fmt.Sprintf("no tool call in %s (finish_reason %q, %s)", took, out.Choices[0].FinishReason, reasoning),
+			return fail(name, fmt.Sprintf("no tool call in %s (finish_reason %q, %s)", took, finishReason, reasoning),
 				"start vLLM with --enable-auto-tool-choice --tool-call-parser hermes (SGLang: --tool-call-parser), see docs/operations.md")
 		}
 		call := msg.ToolCalls[0].Function
 		var args map[string]any
-		if call.Name != "Bash" || json.Unmarshal([]byte(call.Arguments), &args) != nil || args["command"] == nil {
+		if call.Name != "Bash" || json.Unmarshal([]byte(call.ToolArguments()), &args) != nil || args["command"] == nil {
 			return fail(name, fmt.Sprintf("the tool call is %s(%s), not Bash with a command", clip(call.Name, 40), clip(call.Arguments, 80)), "check the server's tool-call parser")
 		}
 		return pass(name, fmt.Sprintf("tool call Bash in %s, %s", took, reasoning))

@@ -121,6 +121,15 @@ type wireResponse struct {
 	Error json.RawMessage `json:"error"`
 }
 
+// DecodeResponse reads a chat-completion body as the loop reads every model turn: the
+// assistant message the reference would append (role, content, tool calls, the reasoning under
+// either of its names) and the finish reason. It fails when the body is no chat completion or
+// has no choice. It is the one reader of the model server's answer (doctor's probe uses it).
+func DecodeResponse(body []byte) (msg Message, finishReason string, err error) {
+	c, err := decodeResponse(body)
+	return c.Assistant, c.FinishReason, err
+}
+
 // decodeResponse parses an untrusted chat-completion body into the assistant message
 // the reference would append: role, content (null kept), tool_calls when any (type
 // always "function"), the reasoning when non-empty (reasoning_content, or vLLM's newer

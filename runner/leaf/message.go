@@ -49,13 +49,13 @@ type FunctionCall struct {
 	Arguments string `json:"arguments"`
 	// notText: the server sent the arguments as a JSON value other than a string (kept
 	// in Arguments as compact JSON). The reference's json.loads raises TypeError on such
-	// a value and calls the tool with {}; so does the loop (toolArguments).
+	// a value and calls the tool with {}; so does the loop (ToolArguments).
 	notText bool
 }
 
-// toolArguments is the arguments string the tool receives: what the model produced, or
+// ToolArguments is the arguments string the tool receives: what the model produced, or
 // "" (which the executor reads as {}) when the server did not send a string.
-func (f FunctionCall) toolArguments() string {
+func (f FunctionCall) ToolArguments() string {
 	if f.notText {
 		return ""
 	}
