@@ -19,6 +19,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/queue"
 )
 
@@ -140,7 +141,7 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		err := c.fn(ctx)
 		cancel()
 		if err != nil {
-			s.cfg.Logger.WarnContext(r.Context(), "not ready", "check", c.name, "error", err)
+			s.cfg.Logger.WarnContext(r.Context(), "not ready", "check", c.name, logging.Err(err))
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "not ready", "check": c.name})
 			return
 		}

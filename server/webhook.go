@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/frognano/frognano/internal/clip"
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/queue"
 )
 
@@ -23,9 +24,9 @@ type response struct {
 
 func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 	log := s.cfg.Logger.With(
-		slog.String(queue.AttrDeliveryID, clip.Prefix(r.Header.Get("X-GitHub-Delivery"), 100)),
+		logging.DeliveryID(clip.Prefix(r.Header.Get("X-GitHub-Delivery"), 100)),
 		slog.String("event", clip.Prefix(r.Header.Get("X-GitHub-Event"), 100)))
-	ctx := queue.WithLogger(r.Context(), log)
+	ctx := logging.WithLogger(r.Context(), log)
 
 	res, err := s.webhook(ctx, w, r)
 	if err != nil {
@@ -34,11 +35,11 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 		if status >= 500 {
 			level = slog.LevelError
 		}
-		log.Log(ctx, level, "webhook refused", "status", status, "error", err)
+		log.Log(ctx, level, "webhook refused", "status", status, logging.Err(err))
 		writeJSON(w, status, map[string]string{"error": publicMessage(status)})
 		return
 	}
-	log.InfoContext(ctx, "webhook handled", "status", res.code, "outcome", res.Status, "run_ids", res.RunIDs)
+	log.InfoContext(ctx, "webhook handled", "status", res.code, "outcome", res.Status, logging.RunIDs(res.RunIDs))
 	writeJSON(w, res.code, res)
 }
 
@@ -153,7 +154,7 @@ func (s *Server) issues(ctx context.Context, d queue.Delivery, body []byte) (res
 		if err != nil {
 			return response{}, err
 		}
-		return accepted(ctx, logWith(ctx, t), res, "issue already has an active run", "run queued", queue.AttrJobID, res.JobID), nil
+		return accepted(ctx, logWith(ctx, t), res, "issue already has an active run", "run queued", logging.JobID(res.JobID)), nil
 
 	case (p.Action == "unlabeled" && ours) || p.Action == "closed" || p.Action == "deleted" || p.Action == "transferred":
 		t, err := p.target(false)
@@ -169,7 +170,7 @@ func (s *Server) issues(ctx context.Context, d queue.Delivery, body []byte) (res
 			return response{Status: "duplicate", code: http.StatusOK}, nil
 		}
 		if len(res.RunIDs) > 0 {
-			logWith(ctx, t).InfoContext(ctx, "run cancelled", "reason", p.Action, "run_ids", res.RunIDs)
+			logWith(ctx, t).InfoContext(ctx, "run cancelled", "reason", p.Action, logging.RunIDs(res.RunIDs))
 		}
 		return response{Status: pick(len(res.RunIDs) == 0, "nothing_to_cancel", "cancelled"), RunIDs: res.RunIDs, code: http.StatusOK}, nil
 
@@ -192,22 +193,22 @@ func accepted(ctx context.Context, log *slog.Logger, res queue.Accepted, activeM
 	case res.Duplicate:
 		return response{Status: "duplicate", code: http.StatusOK}
 	case res.Waiting:
-		log.InfoContext(ctx, "request waits for the active run to end", queue.AttrRunID, res.RunID)
+		log.InfoContext(ctx, "request waits for the active run to end", logging.RunID(res.RunID))
 		return response{Status: "waiting", RunIDs: []int64{res.RunID}, code: http.StatusOK}
 	case res.AlreadyActive:
 		if activeMsg != "" {
-			log.InfoContext(ctx, activeMsg, queue.AttrRunID, res.RunID)
+			log.InfoContext(ctx, activeMsg, logging.RunID(res.RunID))
 		}
 		return response{Status: "already_active", RunIDs: []int64{res.RunID}, code: http.StatusOK}
 	default:
-		log.InfoContext(ctx, queuedMsg, append([]any{queue.AttrRunID, res.RunID}, attrs...)...)
+		log.InfoContext(ctx, queuedMsg, append([]any{logging.RunID(res.RunID)}, attrs...)...)
 		return response{Status: "queued", RunIDs: []int64{res.RunID}, code: http.StatusOK}
 	}
 }
 
 func logWith(ctx context.Context, t target) *slog.Logger {
-	return queue.Logger(ctx).With(slog.Int64(queue.AttrInstallationID, t.installationID),
-		slog.String(queue.AttrRepo, t.owner+"/"+t.repo), slog.Int(queue.AttrIssue, t.issue))
+	return logging.FromContext(ctx).With(logging.InstallationID(t.installationID),
+		logging.Repo(t.owner, t.repo), logging.Issue(t.issue))
 }
 
 func pick(cond bool, yes, no string) string {
