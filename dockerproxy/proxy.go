@@ -27,6 +27,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // DefaultNetworks are the networks a container may join besides "none" when Config.Networks
@@ -107,7 +109,7 @@ func New(cfg Config) (*Proxy, error) {
 		Transport:     tr,
 		FlushInterval: -1, // wait, logs and archives stream
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			p.log.Warn("docker-proxy: the engine did not answer", "method", r.Method, "path", r.URL.Path, "error", err)
+			p.log.Warn("docker-proxy: the engine did not answer", "method", r.Method, "path", r.URL.Path, logging.Err(err))
 			writeError(w, http.StatusBadGateway, "frognano docker-proxy: the Docker engine did not answer: "+err.Error())
 		},
 	}
@@ -185,7 +187,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var ref *Refusal
 		if !errors.As(err, &ref) {
-			p.log.Warn("docker-proxy: checking a request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+			p.log.Warn("docker-proxy: checking a request failed", "method", r.Method, "path", r.URL.Path, logging.Err(err))
 			writeError(w, http.StatusBadGateway, "frognano docker-proxy: checking the request: "+err.Error())
 			return
 		}

@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"riverqueue.com/riverui"
+
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // MinTokenLength is the shortest access token accepted for River's UI.
@@ -83,7 +85,7 @@ func (m *Metrics) StartAdmin(ctx context.Context, cfg AdminConfig) (*Admin, erro
 	}}
 	go func() {
 		if err := a.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.log.Error("metrics listener stopped", "error", err.Error())
+			a.log.Error("metrics listener stopped", logging.Err(err))
 		}
 	}()
 	cfg.Logger.Info("metrics listening", "addr", ln.Addr().String(), "riverui", cfg.River != nil && cfg.Token != "")

@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // dbTimeout bounds the queries of one scrape.
@@ -84,7 +86,7 @@ func (d *Database) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)
 	defer cancel()
 	if err := d.collect(ctx, ch); err != nil {
-		d.log.Warn("metrics: reading runs and jobs from PostgreSQL", "error", err.Error())
+		d.log.Warn("metrics: reading runs and jobs from PostgreSQL", logging.Err(err))
 		ch <- prometheus.MustNewConstMetric(d.up, prometheus.GaugeValue, 0)
 		return
 	}

@@ -20,11 +20,13 @@ import (
 )
 
 func main() {
-	// Diagnostics go to stderr; the protocol runs on the streams Harden returns.
+	// Diagnostics go to stderr; the protocol runs on the streams Harden returns. Their error
+	// key is internal/logging's ErrorKey, spelled out: the executor depends on nothing of
+	// frognano but runner/executor (TestStaticStandardLibraryOnly).
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	in, out, err := executor.Harden()
 	if err != nil {
-		log.Error("hardening the executor", "err", err)
+		log.Error("hardening the executor", "error", err)
 		os.Exit(1)
 	}
 	executor.ReserveThreads(executor.ReservedThreads)
@@ -35,7 +37,7 @@ func main() {
 	defer stop()
 	err = executor.Serve(ctx, in, out, *workdir, executor.Options{KillLeftovers: *killLeftovers})
 	if err != nil && !errors.Is(err, context.Canceled) {
-		log.Error("serving tool calls", "err", err)
+		log.Error("serving tool calls", "error", err)
 		stop()
 		os.Exit(1)
 	}

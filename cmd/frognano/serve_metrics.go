@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/metrics"
 )
 
@@ -62,7 +63,7 @@ func (s *service) startAdmin(ctx context.Context) error {
 func (s *service) stopAdmin() {
 	if s.admin != nil {
 		if err := s.admin.Close(); err != nil {
-			s.log.Warn("stopping the metrics listener", "error", err.Error())
+			s.log.Warn("stopping the metrics listener", logging.Err(err))
 		}
 	}
 }
