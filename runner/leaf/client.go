@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/internal/clip"
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // maxErrorBody caps how much of an error reply we read and keep in an error text.
@@ -295,7 +296,7 @@ func complete(ctx context.Context, cfg Config, msgs []Message) (completion, erro
 			waits.report(ModelWait{Unreachable: true, RetryIn: delay})
 		}
 		cfg.Logger.WarnContext(ctx, "retrying model request",
-			"attempt", attempt+1, "delay", delay, "retry_after", fromServer, "error", truncate(err.Error(), 300))
+			"attempt", attempt+1, "delay", delay, "retry_after", fromServer, logging.ErrorKey, truncate(err.Error(), 300))
 		if err := cfg.sleep(ctx, delay); err != nil {
 			return completion{}, fmt.Errorf("waiting to retry the model request: %w", err)
 		}
