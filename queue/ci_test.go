@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/frognano/frognano/run"
 )
 
 const ciSHA = "0000000000000000000000000000000000000abc"
@@ -11,7 +13,7 @@ const ciSHA = "0000000000000000000000000000000000000abc"
 func (b *bundle) acceptCI(t *testing.T, sha string) Accepted {
 	t.Helper()
 	req := RunRequest{InstallationID: 5, RepoID: 42, Owner: "octo", Repo: "pager", Issue: 77, Labeler: "github-actions",
-		Kind: KindCI, Request: "The check suite of GitHub Actions (github-actions) concluded failure on commit " + sha + ".", CISHA: sha}
+		Kind: run.KindCI, Request: "The check suite of GitHub Actions (github-actions) concluded failure on commit " + sha + ".", CISHA: sha}
 	res, err := b.client.Accept(context.Background(), b.delivery("check_suite", "completed"), req)
 	if err != nil || res.RunID == 0 {
 		t.Fatalf("Accept = %+v, %v", res, err)
@@ -27,7 +29,7 @@ func TestCIFollowUpOnceAndNotASecond(t *testing.T) {
 	b := setup(t)
 	b.repo.pr.HeadSHA = ciSHA
 	res := b.acceptCI(t, ciSHA)
-	if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != StateSucceeded {
+	if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != run.StateSucceeded {
 		t.Fatalf("CI follow-up: %v %s", r, b.row(t, res.RunID).State)
 	}
 	spec := b.runner.specs[0]
@@ -51,7 +53,7 @@ func TestCIFollowUpOnceAndNotASecond(t *testing.T) {
 	// The follow-up's commit fails CI too: no second run.
 	b.repo.pr.HeadSHA = strings.Replace(ciSHA, "abc", "def", 1)
 	again := b.acceptCI(t, b.repo.pr.HeadSHA)
-	if r := b.work(t, again, 1); !r.completed() || b.row(t, again.RunID).State != StateSkipped {
+	if r := b.work(t, again, 1); !r.completed() || b.row(t, again.RunID).State != run.StateSkipped {
 		t.Fatalf("second CI follow-up: %v %s", r, b.row(t, again.RunID).State)
 	}
 	if n := b.runner.calls.Load(); n != 1 || len(b.repo.comments) != 1 {
@@ -74,7 +76,7 @@ func TestCIFollowUpSkips(t *testing.T) {
 			b.worker.cfg.CIFollowUps = tt.limit
 			b.repo.pr.HeadSHA = tt.head
 			res := b.acceptCI(t, ciSHA)
-			if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != StateSkipped {
+			if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != run.StateSkipped {
 				t.Fatalf("%v %s", r, b.row(t, res.RunID).State)
 			}
 			if b.runner.calls.Load() != 0 || len(b.repo.comments) != 0 || len(b.repo.publishes) != 0 {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/migrations"
+	"github.com/frognano/frognano/run"
 )
 
 // Defaults for Config. River's own defaults bite here: a 1 minute job
@@ -47,8 +48,8 @@ type Config struct {
 	// Workers is how many runs this process works at once; 0 makes an
 	// insert-only client (a web-only process), which needs no GitHub/Runner.
 	Workers int
-	GitHub  GitHub
-	Runner  Runner
+	GitHub  run.GitHub
+	Runner  run.Runner
 
 	JobTimeout           time.Duration // whole-run budget, enforced by River
 	PerInstallationLimit int           // running runs per installation before snoozing
@@ -72,7 +73,7 @@ type Config struct {
 	// adding it again retries. "" leaves labels alone.
 	Label string
 	// CIFollowUps is how many follow-up runs the repository's failed CI may start on one pull
-	// request: 0 means DefaultCIFollowUps, a negative value none.
+	// request: 0 means run.DefaultCIFollowUps, a negative value none.
 	CIFollowUps int
 	// PublicURL is the base address of the run pages (FROGNANO_PUBLIC_URL): the status
 	// comment, the pull request body and the check run link to PublicURL/runs/ID. "" : no links.

@@ -1,13 +1,17 @@
-// Package queue owns the durable work queue (River on PostgreSQL): the job
-// arguments, the intake transactions the webhook server calls, and the worker
-// that orchestrates one run from the labeler's permission check to the draft
-// pull request and the final status comment.
+// Package queue owns River's side of frognano's work (River on PostgreSQL): the job
+// arguments, the client with its documented Config, the intake transactions the webhook
+// server calls (Accept, Cancel, CancelInstallation, RequestStop, Record), the runs that wait
+// for their pull request's active run (waiting.go), the small jobs beside a run (the stop
+// request, the status rewrite, the periodic cleanup), the environment lock across hosts and
+// the logger carried in the context.
 //
-// The worker uses githubapp (as the labeler's installation) and runner directly,
-// through three small interfaces (GitHub, Repo, Runner) that its tests fill
-// with fakes. queue never holds a credential itself (githubapp keeps the App
-// key and the tokens) and never passes one to the runner. It must never start
-// a second active run for an issue, never publish anything but a draft pull
-// request on the issue's own branch (frognano/issue-N), and never retry a
-// failure that is not transient (fault.IsTransient).
+// A run itself (its record, states, events, status comment and the pipeline that works it) is
+// the run package's: the River worker calls run.Pipeline and maps what an attempt returns to
+// River's outcomes (run.ErrBusy: JobSnooze; a run.FinalError: JobCancel; anything else:
+// River's retry). River's types never leave this package.
+//
+// queue never holds a credential itself (githubapp keeps the App key and the tokens). It must
+// never start a second active run for an issue or pull request, never insert the job of a
+// waiting run outside the transaction that ended the active one, and never retry a failure
+// that is not transient (fault.IsTransient).
 package queue

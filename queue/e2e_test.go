@@ -11,6 +11,8 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/frognano/frognano/run"
 )
 
 // startWorkers starts a working client on b's schema with b's fakes.
@@ -65,7 +67,7 @@ func TestEndToEndRunCompletes(t *testing.T) {
 	if ev.Kind != river.EventKindJobCompleted {
 		t.Fatalf("job event = %s, want completed", ev.Kind)
 	}
-	if r := b.row(t, res.RunID); r.State != StateSucceeded || len(b.repo.publishes) != 1 {
+	if r := b.row(t, res.RunID); r.State != run.StateSucceeded || len(b.repo.publishes) != 1 {
 		t.Errorf("run = %+v, publishes %d", r, len(b.repo.publishes))
 	}
 }
@@ -75,7 +77,7 @@ func TestEndToEndUnlabelCancelsRunningJob(t *testing.T) {
 	b := setup(t)
 	started := make(chan struct{})
 	causes := make(chan error, 1)
-	b.runner.set(func(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
+	b.runner.set(func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
 		close(started)
 		<-ctx.Done()
 		causes <- context.Cause(ctx)
@@ -101,7 +103,7 @@ func TestEndToEndUnlabelCancelsRunningJob(t *testing.T) {
 	if cause := <-causes; !errors.Is(cause, rivertype.ErrJobCancelledRemotely) {
 		t.Errorf("runner context cause = %v, want River's remote cancel", cause)
 	}
-	if r := b.row(t, res.RunID); r.State != StateCancelled {
+	if r := b.row(t, res.RunID); r.State != run.StateCancelled {
 		t.Errorf("run state = %s", r.State)
 	}
 	if body := b.repo.lastEdit().body; !strings.Contains(body, "was cancelled") {
@@ -116,7 +118,7 @@ func TestStopInterruptsRunAndANewWorkerResumesIt(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	started := make(chan struct{}, 1)
-	b.runner.set(func(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
+	b.runner.set(func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
 		started <- struct{}{}
 		<-ctx.Done() // an agent that outlives the soft stop
 		return nil, ctx.Err()
@@ -140,7 +142,7 @@ func TestStopInterruptsRunAndANewWorkerResumesIt(t *testing.T) {
 	if err := first.Stop(ctx); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
-	if r := b.row(t, res.RunID); r.State != StateQueued {
+	if r := b.row(t, res.RunID); r.State != run.StateQueued {
 		t.Fatalf("after stop the run is %s, want queued", r.State)
 	}
 	job, err := first.River().JobGet(ctx, res.JobID)
@@ -151,7 +153,9 @@ func TestStopInterruptsRunAndANewWorkerResumesIt(t *testing.T) {
 		t.Errorf("after stop the job is %s at attempt %d, want available without a spent attempt", job.State, job.Attempt)
 	}
 
-	b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) { return goodOutcome(), nil })
+	b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+		return goodOutcome(), nil
+	})
 	second := b.startWorkers(t, time.Second)
 	events, unsubscribe := second.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobCancelled, river.EventKindJobFailed)
 	defer unsubscribe()
@@ -161,7 +165,7 @@ func TestStopInterruptsRunAndANewWorkerResumesIt(t *testing.T) {
 	if ev := waitJob(t, events, res.JobID); ev.Kind != river.EventKindJobCompleted {
 		t.Fatalf("resumed job = %s", ev.Kind)
 	}
-	if r := b.row(t, res.RunID); r.State != StateSucceeded || len(b.repo.publishes) != 1 || len(b.repo.comments) != 1 {
+	if r := b.row(t, res.RunID); r.State != run.StateSucceeded || len(b.repo.publishes) != 1 || len(b.repo.comments) != 1 {
 		t.Errorf("resumed run = %+v, publishes %d, comments %d", r, len(b.repo.publishes), len(b.repo.comments))
 	}
 }

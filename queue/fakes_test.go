@@ -22,6 +22,7 @@ import (
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/migrations/dbtest"
+	"github.com/frognano/frognano/run"
 )
 
 // flaky is a transient infrastructure error, marked as githubapp and runner mark theirs.
@@ -198,7 +199,7 @@ func (f *fakeRepo) lastEdit() edit {
 
 type fakeGitHub struct{ repo *fakeRepo }
 
-func (g fakeGitHub) ForRepo(context.Context, int64, int64, string, string) (Repo, error) {
+func (g fakeGitHub) ForRepo(context.Context, int64, int64, string, string) (run.Repo, error) {
 	return g.repo, nil
 }
 
@@ -206,11 +207,11 @@ func (g fakeGitHub) ForRepo(context.Context, int64, int64, string, string) (Repo
 type fakeRunner struct {
 	calls atomic.Int32
 	mu    sync.Mutex
-	specs []RunSpec
-	fn    func(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error)
+	specs []run.RunSpec
+	fn    func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error)
 }
 
-func (r *fakeRunner) Run(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
+func (r *fakeRunner) Run(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
 	r.calls.Add(1)
 	r.mu.Lock()
 	r.specs = append(r.specs, spec)
@@ -219,14 +220,14 @@ func (r *fakeRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 	return fn(ctx, spec, progress)
 }
 
-func (r *fakeRunner) set(fn func(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error)) {
+func (r *fakeRunner) set(fn func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.fn = fn
 }
 
-func goodOutcome() *Outcome {
-	return &Outcome{
+func goodOutcome() *run.Outcome {
+	return &run.Outcome{
 		Patch:      []byte("diff --git a/pager.go b/pager.go\n--- a/pager.go\n+++ b/pager.go\n@@ -1 +1 @@\n-a\n+b\n"),
 		ExitReason: "agent", FinalMessage: "Fixed.", Steps: 12, PromptTokens: 3000, CompletionTokens: 400,
 		ModelTime: 40 * time.Second, ToolTime: 5 * time.Second, TestTime: 3 * time.Second, Elapsed: 50 * time.Second,
@@ -256,7 +257,9 @@ func setup(t testing.TB) *bundle {
 		t.Fatal(err)
 	}
 	b := &bundle{pool: pool, client: client, repo: newFakeRepo(), runner: &fakeRunner{}}
-	b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) { return goodOutcome(), nil })
+	b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+		return goodOutcome(), nil
+	})
 	cfg := Config{Workers: 1, GitHub: fakeGitHub{b.repo}, Runner: b.runner, StatusEditInterval: -1, WorkDir: t.TempDir(), Label: "frognano", Logger: slog.New(slog.DiscardHandler)}
 	b.worker = &runWorker{pool: pool, cfg: cfg.withDefaults()}
 	return b

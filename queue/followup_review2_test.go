@@ -4,57 +4,27 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/run"
 )
-
-// TestReviewCIOutputRedactedAfterHiddenTextGoes: CI's output is the patch's (the model's)
-// doing. A token that CI prints with invisible characters inside it is not one to the
-// redactor; the task then removes the invisible characters, and the whole token would reach
-// the model (and through it the patch). Redaction must come after the text is cleaned, as
-// oneLine and the review comments do.
-func TestReviewCIOutputRedactedAfterHiddenTextGoes(t *testing.T) {
-	t.Parallel()
-	token := "ghs_" + strings.Repeat("A1b2C3d4E5", 4)
-	split := token[:20] + "\u200b" + token[20:]
-	// What githubapp.FailedChecks hands over: already redacted, which misses the split token.
-	in := githubapp.Redact(split)
-	if in != split {
-		t.Fatalf("the redactor already sees the split token: %q", in)
-	}
-	checks := []githubapp.FailedCheck{{
-		Name: "test", App: "github-actions", Conclusion: "failure",
-		Summary: "summary " + in, Text: "text " + in, Log: "log " + in,
-		Annotations: []githubapp.Annotation{{Path: "a.py", StartLine: 1, Level: "failure", Message: "message " + in, RawDetails: "details " + in}},
-	}}
-	out := RenderFailedChecks(strings.Repeat("a", 40), checks, 1)
-	if strings.Contains(out, token) {
-		t.Errorf("a whole token reached the task:\n%s", out)
-	}
-	for _, where := range []string{"summary", "text", "log", "message", "details"} {
-		if !strings.Contains(out, where+" "+githubapp.Redacted) {
-			t.Errorf("the %s's token is not redacted:\n%s", where, out)
-		}
-	}
-}
 
 // TestReviewForkWithFrognanosBranchName: a pull request from a fork whose branch is named
 // frognano/issue-N (anyone can open one) is not frognano's: neither a writer's request on it
 // nor its failed CI clones, runs or pushes anything, and nothing is said on it.
 func TestReviewForkWithFrognanosBranchName(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []string{KindFollowUp, KindCI} {
+	for _, kind := range []string{run.KindFollowUp, run.KindCI} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			b.repo.pr.HeadRepo, b.repo.pr.HeadRepoID = "mallory/pager", 4242
 			b.repo.pr.HeadSHA = ciSHA
 			var res Accepted
-			if kind == KindCI {
+			if kind == run.KindCI {
 				res = b.acceptCI(t, ciSHA)
 			} else {
 				res = b.acceptFollowUp(t, "reviewer", "@frognano fix this")
 			}
-			if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != StateSkipped {
+			if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != run.StateSkipped {
 				t.Fatalf("%v %s", r, b.row(t, res.RunID).State)
 			}
 			if b.runner.calls.Load() != 0 || b.repo.clones != 0 || len(b.repo.publishes) != 0 || len(b.repo.comments) != 0 {
@@ -79,17 +49,17 @@ func TestReviewReaderRequestSwallowsNoWritersRequestSilently(t *testing.T) {
 	if !w.Waiting || w.RunID == res.RunID || w.JobID != 0 {
 		t.Fatalf("the writer's request: %+v, want a waiting run of its own", w)
 	}
-	if got := b.row(t, w.RunID).State; got != StateWaiting {
+	if got := b.row(t, w.RunID).State; got != run.StateWaiting {
 		t.Fatalf("the writer's run is %s, want waiting", got)
 	}
-	if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != StateSkipped {
+	if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != run.StateSkipped {
 		t.Fatalf("%v %s", r, b.row(t, res.RunID).State)
 	}
 	if b.runner.calls.Load() != 0 {
 		t.Error("the reader's request reached the model")
 	}
 	b.requirePromoted(t, w.RunID)
-	if r := b.work(t, w, 1); !r.completed() || b.row(t, w.RunID).State != StateSucceeded {
+	if r := b.work(t, w, 1); !r.completed() || b.row(t, w.RunID).State != run.StateSucceeded {
 		t.Fatalf("the writer's run: %v %s", r, b.row(t, w.RunID).State)
 	}
 	if b.runner.calls.Load() != 1 || !strings.Contains(b.runner.specs[0].Task, "please rename x") {

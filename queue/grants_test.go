@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/run"
 )
 
 // An installation without checks: write still gets its run and pull request; the status
@@ -21,7 +22,7 @@ func TestWorkerWithoutChecksWriteSaysChecksAreOff(t *testing.T) {
 	if r := b.work(t, res, 1); !r.completed() {
 		t.Fatalf("Work: %v", r)
 	}
-	if r := b.row(t, res.RunID); r.State != StateSucceeded || r.PRNumber != 77 {
+	if r := b.row(t, res.RunID); r.State != run.StateSucceeded || r.PRNumber != 77 {
 		t.Fatalf("run row = %+v, want succeeded with its pull request", r)
 	}
 	want := "Check runs are off: the App's installation has not granted `checks: write`"
@@ -45,8 +46,8 @@ func TestWorkerWithoutACorePermissionSaysWhich(t *testing.T) {
 		t.Fatalf("Work: %v (want the job completed: no retry)", r)
 	}
 	r := b.row(t, res.RunID)
-	if r.State != StateFailed || r.ExitReason != ExitPermissions || r.Attempts != 1 {
-		t.Errorf("run = %+v, want failed as %s after one attempt", r, ExitPermissions)
+	if r.State != run.StateFailed || r.ExitReason != run.ExitPermissions || r.Attempts != 1 {
+		t.Errorf("run = %+v, want failed as %s after one attempt", r, run.ExitPermissions)
 	}
 	if len(b.repo.comments) != 1 || len(b.repo.reactions) != 0 || b.repo.clones != 0 || len(b.runner.specs) != 0 {
 		t.Fatalf("comments %d, reactions %v, clones %d, runs %d: want one comment and nothing else",
@@ -57,7 +58,7 @@ func TestWorkerWithoutACorePermissionSaysWhich(t *testing.T) {
 			t.Errorf("comment lacks %q:\n%s", want, b.repo.comments[0])
 		}
 	}
-	kept, err := GetRun(context.Background(), b.pool, res.RunID)
+	kept, err := run.NewStore(b.pool, nil).Run(context.Background(), res.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +77,11 @@ func TestWorkerWithoutACorePermissionSaysWhich(t *testing.T) {
 		if len(b.repo.comments) != 0 {
 			t.Errorf("commented %q without issues: write", b.repo.comments)
 		}
-		kept, err := GetRun(context.Background(), b.pool, res.RunID)
+		kept, err := run.NewStore(b.pool, nil).Run(context.Background(), res.RunID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if kept.State != StateFailed || kept.ExitReason != ExitPermissions || !strings.Contains(kept.Error, "issues: none, needs write") {
+		if kept.State != run.StateFailed || kept.ExitReason != run.ExitPermissions || !strings.Contains(kept.Error, "issues: none, needs write") {
 			t.Errorf("run record %+v", kept)
 		}
 	})

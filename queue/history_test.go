@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/frognano/frognano/run"
 )
 
 func TestRunHistory(t *testing.T) {
@@ -15,28 +17,28 @@ func TestRunHistory(t *testing.T) {
 	}
 	queued := b.accept(t, 8)
 
-	list, err := ListRuns(context.Background(), b.pool, 10)
+	list, err := run.NewStore(b.pool, nil).Runs(context.Background(), run.Filter{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list) != 2 || list[0].ID != queued.RunID || list[1].ID != done.RunID {
 		t.Fatalf("ListRuns = %+v, want the two runs, newest first", list)
 	}
-	if list[1].State != StateSucceeded || list[1].PRURL == "" || list[1].Steps != 12 || list[0].State != StateQueued {
+	if list[1].State != run.StateSucceeded || list[1].PRURL == "" || list[1].Steps != 12 || list[0].State != run.StateQueued {
 		t.Errorf("list = %+v", list)
 	}
-	if one, err := ListRuns(context.Background(), b.pool, 1); err != nil || len(one) != 1 {
+	if one, err := run.NewStore(b.pool, nil).Runs(context.Background(), run.Filter{Limit: 1}); err != nil || len(one) != 1 {
 		t.Errorf("limit 1: %d runs, %v", len(one), err)
 	}
 
-	r, err := GetRun(context.Background(), b.pool, done.RunID)
+	r, err := run.NewStore(b.pool, nil).Run(context.Background(), done.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Report != "reporttext" || len(r.Trajectory) == 0 || len(r.Patch) == 0 || r.FinishedAt == nil {
 		t.Errorf("GetRun = report %q, trajectory %d bytes, patch %d bytes, finished %v", r.Report, len(r.Trajectory), len(r.Patch), r.FinishedAt)
 	}
-	if _, err := GetRun(context.Background(), b.pool, 999999); !errors.Is(err, ErrNoRun) {
-		t.Errorf("GetRun of a missing run: %v, want ErrNoRun", err)
+	if _, err := run.NewStore(b.pool, nil).Run(context.Background(), 999999); !errors.Is(err, run.ErrNoRun) {
+		t.Errorf("GetRun of a missing run: %v, want run.ErrNoRun", err)
 	}
 }

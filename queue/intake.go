@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/frognano/frognano/run"
 )
 
 // Delivery identifies one webhook delivery. HookTarget says which hook or App
@@ -20,21 +22,21 @@ type Delivery struct {
 	InstallationID int64
 }
 
-// RunRequest is a labeled issue that should get a run, or (Kind KindFollowUp) a reviewer's
-// request on a frognano pull request.
+// RunRequest is a labeled issue that should get a run, or (Kind run.KindFollowUp) a reviewer's
+// request on a frognano pull request, or (run.KindCI) a CI failure on one.
 type RunRequest struct {
 	InstallationID int64
 	RepoID         int64
 	Owner, Repo    string
 	Issue          int    // the issue, or the pull request of a follow-up
 	Labeler        string // who labelled, or who asked for the follow-up
-	// Kind is KindIssue ("" too) or KindFollowUp.
+	// Kind is run.KindIssue ("" too), run.KindFollowUp or run.KindCI.
 	Kind string
 	// Request is the reviewer's text and RequestURL the comment or review that holds it
 	// (follow-ups only). The worker shows it to the model only after it has checked that
 	// Labeler may write.
 	Request, RequestURL string
-	// CISHA is the commit whose CI failed (Kind KindCI).
+	// CISHA is the commit whose CI failed (Kind run.KindCI).
 	CISHA string
 	// SourceID is what the worker reads on the host once the request is checked: the review
 	// whose line comments come with a follow-up, or the failed check suite of a CI follow-up
@@ -91,7 +93,7 @@ func (c *Client) Accept(ctx context.Context, d Delivery, req RunRequest) (Accept
 			SELECT EXISTS (SELECT 1 FROM d), (SELECT id FROM r)`,
 			d.HookTarget, d.ID, d.Event, d.Action, req.InstallationID,
 			req.RepoID, req.Owner, req.Repo, req.Issue, req.Labeler,
-			cmp.Or(req.Kind, KindIssue), cleanText(req.Request), req.RequestURL, req.CISHA, req.SourceID).Scan(&fresh, &runID)
+			cmp.Or(req.Kind, run.KindIssue), run.CleanText(req.Request), req.RequestURL, req.CISHA, req.SourceID).Scan(&fresh, &runID)
 		if err != nil {
 			return fmt.Errorf("recording delivery and run: %w", err)
 		}
@@ -100,7 +102,7 @@ func (c *Client) Accept(ctx context.Context, d Delivery, req RunRequest) (Accept
 			return nil
 		}
 		if runID == nil {
-			res, err = waitOrCount(ctx, tx, d, req, cmp.Or(req.Kind, KindIssue))
+			res, err = waitOrCount(ctx, tx, d, req, cmp.Or(req.Kind, run.KindIssue))
 			return err
 		}
 		res.RunID = *runID

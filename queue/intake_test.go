@@ -9,6 +9,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertest"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/frognano/frognano/run"
 )
 
 func (b *bundle) count(t *testing.T, sql string, args ...any) int {
@@ -28,7 +30,7 @@ func TestAcceptInsertsRunAndJob(t *testing.T) {
 	if job.Args.RunID != res.RunID || job.ID != res.JobID || job.Queue != QueueName || job.MaxAttempts != MaxAttempts {
 		t.Errorf("job = %+v args %+v, want run %d on queue %s", job.JobRow, job.Args, res.RunID, QueueName)
 	}
-	if got := b.row(t, res.RunID).State; got != StateQueued {
+	if got := b.row(t, res.RunID).State; got != run.StateQueued {
 		t.Errorf("state = %s", got)
 	}
 	if n := b.count(t, `SELECT count(*) FROM deliveries WHERE run_id = $1 AND outcome = 'queued'`, res.RunID); n != 1 {
@@ -154,7 +156,7 @@ func TestCancelQueuedRun(t *testing.T) {
 	if len(c.RunIDs) != 1 || c.RunIDs[0] != res.RunID {
 		t.Errorf("Cancel = %+v, want run %d", c, res.RunID)
 	}
-	if got := b.row(t, res.RunID).State; got != StateCancelled {
+	if got := b.row(t, res.RunID).State; got != run.StateCancelled {
 		t.Errorf("state = %s, want cancelled", got)
 	}
 	job, err := b.client.River().JobGet(ctx, res.JobID)

@@ -12,6 +12,7 @@ import (
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/golden"
+	"github.com/frognano/frognano/run"
 )
 
 // ghBundle is a bundle whose worker talks to a fake GitHub through the real githubapp client:
@@ -41,7 +42,7 @@ func setupGitHub(t *testing.T) *ghBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.worker.cfg.GitHub = GitHubApp(app)
+	b.worker.cfg.GitHub = run.GitHubApp(app)
 	return &ghBundle{bundle: b, gh: gh, hub: hub, app: app}
 }
 
@@ -87,11 +88,11 @@ func (g *ghBundle) checkRecord(t *testing.T, res Accepted, r attemptResult, name
 	if !r.cancelled() {
 		t.Fatalf("attempt = %v, want the job ended for good (no retry)", r)
 	}
-	kept, err := GetRun(context.Background(), g.pool, res.RunID)
+	kept, err := run.NewStore(g.pool, nil).Run(context.Background(), res.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kept.State != StateFailed || kept.ExitReason != exitReason || kept.Attempts != 1 {
+	if kept.State != run.StateFailed || kept.ExitReason != exitReason || kept.Attempts != 1 {
 		t.Errorf("run %+v, want failed as %s after one attempt", kept, exitReason)
 	}
 	reason := g.normalize(kept.Error)
@@ -142,7 +143,7 @@ func TestRefusedPush(t *testing.T) {
 			g.gh.RefusePushes(g.hub, tt.rule)
 			res := g.acceptIssue(t)
 			r := g.work(t, res, 1)
-			g.checkRefusal(t, res, r, "push-"+string(tt.rule), ExitGitHubRefused, true, tt.wants...)
+			g.checkRefusal(t, res, r, "push-"+string(tt.rule), run.ExitGitHubRefused, true, tt.wants...)
 			if n := g.gh.CountRequests("POST", "/octo/pager.git/git-receive-pack"); n != 1 {
 				t.Errorf("%d pushes, want 1 (a refusal is not retried)", n)
 			}
@@ -166,18 +167,18 @@ func TestRefusedRepository(t *testing.T) {
 		g.gh.ArchiveRepo(g.hub)
 		res := g.acceptIssue(t)
 		// The reaction is the first write: 403, and GitHub refuses the comment saying so too.
-		g.checkRefusal(t, res, g.work(t, res, 1), "archived", ExitGitHubRefused, false,
+		g.checkRefusal(t, res, g.work(t, res, 1), "archived", run.ExitGitHubRefused, false,
 			"403 “Repository was archived so is read-only.”", "unarchive it")
 	})
 	t.Run("ArchivedWhileItWorks", func(t *testing.T) {
 		t.Parallel()
 		g := setupGitHub(t)
-		g.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) {
+		g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 			g.gh.ArchiveRepo(g.hub)
 			return goodOutcome(), nil
 		})
 		res := g.acceptIssue(t)
-		g.checkRecord(t, res, g.work(t, res, 1), "archived-push", ExitGitHubRefused,
+		g.checkRecord(t, res, g.work(t, res, 1), "archived-push", run.ExitGitHubRefused,
 			"“This repository was archived so it is read-only.”", "unarchive it")
 		// GitHub refuses the edit of the status comment too (403, archived): one try, no more.
 		if n := g.gh.CountRequests("PATCH", "/repos/octo/pager/issues/comments/*"); n != 1 {
@@ -189,7 +190,7 @@ func TestRefusedRepository(t *testing.T) {
 		g := setupGitHub(t)
 		g.gh.DisableRepo(g.hub)
 		res := g.acceptIssue(t)
-		g.checkRefusal(t, res, g.work(t, res, 1), "disabled", ExitGitHubRefused, false,
+		g.checkRefusal(t, res, g.work(t, res, 1), "disabled", run.ExitGitHubRefused, false,
 			"403 “Repository access blocked”", "(reason: `tos`)")
 	})
 	t.Run("RenamedBeforeTheRun", func(t *testing.T) {
@@ -200,7 +201,7 @@ func TestRefusedRepository(t *testing.T) {
 		if r := g.work(t, res, 1); !r.completed() {
 			t.Fatalf("attempt = %v, want the run to go ahead under the new name", r)
 		}
-		if row := g.row(t, res.RunID); row.State != StateSucceeded {
+		if row := g.row(t, res.RunID); row.State != run.StateSucceeded {
 			t.Fatalf("run %+v", row)
 		}
 		if prs := g.gh.PRs(g.hub); len(prs) != 1 || !prs[0].Draft {
@@ -228,12 +229,12 @@ func TestDefaultBranchRenamed(t *testing.T) {
 	t.Run("WhileItWorks", func(t *testing.T) {
 		t.Parallel()
 		g := setupGitHub(t)
-		g.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) {
+		g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 			g.gh.RenameBranch(g.hub, "main", "trunk")
 			return goodOutcome(), nil
 		})
 		res := g.acceptIssue(t)
-		g.checkRefusal(t, res, g.work(t, res, 1), "base-renamed", ExitGitHubRefused, true,
+		g.checkRefusal(t, res, g.work(t, res, 1), "base-renamed", run.ExitGitHubRefused, true,
 			"422 “Validation Failed”", "The base branch no longer exists")
 	})
 }
@@ -247,7 +248,7 @@ func TestRefusedIssue(t *testing.T) {
 		g := setupGitHub(t)
 		g.gh.DeleteIssue(g.hub, 7)
 		res := g.acceptIssue(t)
-		g.checkRefusal(t, res, g.work(t, res, 1), "issue-deleted", ExitGitHubRefused, false,
+		g.checkRefusal(t, res, g.work(t, res, 1), "issue-deleted", run.ExitGitHubRefused, false,
 			"410 “This issue was deleted”", "The issue was deleted")
 	})
 	t.Run("Transferred", func(t *testing.T) {
@@ -256,7 +257,7 @@ func TestRefusedIssue(t *testing.T) {
 		elsewhere := g.gh.AddRepo("octo", "elsewhere", map[string]string{"x": "y\n"})
 		g.gh.TransferIssue(g.hub, 7, elsewhere, 3)
 		res := g.acceptIssue(t)
-		g.checkRefusal(t, res, g.work(t, res, 1), "issue-transferred", ExitGitHubRefused, false,
+		g.checkRefusal(t, res, g.work(t, res, 1), "issue-transferred", run.ExitGitHubRefused, false,
 			"`POST /api/v3/repos/octo/pager/issues/7/reactions` with 404", "was moved (transferred or renamed)")
 	})
 	t.Run("Locked", func(t *testing.T) {
@@ -264,13 +265,13 @@ func TestRefusedIssue(t *testing.T) {
 		g := setupGitHub(t)
 		g.gh.LockIssue(g.hub, 7)
 		res := g.acceptIssue(t)
-		g.checkRefusal(t, res, g.work(t, res, 1), "issue-locked", ExitGitHubRefused, false,
+		g.checkRefusal(t, res, g.work(t, res, 1), "issue-locked", run.ExitGitHubRefused, false,
 			"403 “Unable to create comment because issue is locked.”", "unlock it")
 	})
 	t.Run("LabelDeleted", func(t *testing.T) {
 		t.Parallel()
 		g := setupGitHub(t)
-		g.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) {
+		g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 			out := goodOutcome()
 			out.Patch, out.ExitReason = nil, "max_turns"
 			return out, nil
@@ -281,7 +282,7 @@ func TestRefusedIssue(t *testing.T) {
 		if r := g.work(t, res, 1); !r.completed() {
 			t.Fatalf("attempt = %v: a label that is already gone must not fail the run", r)
 		}
-		if row := g.row(t, res.RunID); row.State != StateFailed || row.ExitReason != "max_turns" || row.Error == "" {
+		if row := g.row(t, res.RunID); row.State != run.StateFailed || row.ExitReason != "max_turns" || row.Error == "" {
 			t.Errorf("run %+v, want failed for the agent's own reason", row)
 		}
 		var refused int
@@ -317,7 +318,7 @@ func TestRefusedApp(t *testing.T) {
 			g := setupGitHub(t)
 			res := g.acceptIssue(t)
 			tt.do(g)
-			g.checkRefusal(t, res, g.work(t, res, 1), "app-"+tt.name, ExitGitHubRefused, false, tt.wants...)
+			g.checkRefusal(t, res, g.work(t, res, 1), "app-"+tt.name, run.ExitGitHubRefused, false, tt.wants...)
 			if n := g.gh.CountRequests("POST", "/app/installations/5/access_tokens"); n > 2 {
 				t.Errorf("%d token requests: a refusal is asked again at most once (a 422 after a change of grants)", n)
 			}
@@ -335,7 +336,7 @@ func TestSecondaryRateLimitOutlastsTheBudget(t *testing.T) {
 	g.worker.cfg.JobTimeout = time.Hour
 	g.gh.FailNext("POST", "/repos/*/*/issues/*/reactions", http.StatusForbidden, map[string]string{"Retry-After": "7200"}, 1)
 	res := g.acceptIssue(t)
-	g.checkRefusal(t, res, g.work(t, res, 1), "rate-limited", ExitGitHubRateLimited, false,
+	g.checkRefusal(t, res, g.work(t, res, 1), "rate-limited", run.ExitGitHubRateLimited, false,
 		"You have exceeded a secondary rate limit", "wait 2h0m0s (Retry-After)", "longer than the run's time budget of 1h0m0s")
 	if n := len(g.gh.Requests()); n != 5 {
 		t.Errorf("%d requests: want the installation, the token, the repository, the permission, the refused reaction and nothing after it:\n%+v", n, g.gh.Requests())

@@ -9,9 +9,10 @@ import (
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/run"
 )
 
-func checkedOutcome() *Outcome {
+func checkedOutcome() *run.Outcome {
 	o := goodOutcome()
 	o.Check = &githubapp.CheckRun{Name: "frognano / tests", Status: "completed", Conclusion: "success",
 		Title: "All 3 test(s) pass with the patch; 1 fixed.", Summary: "| before | after |", Text: "",
@@ -24,7 +25,9 @@ func checkedOutcome() *Outcome {
 func TestWorkerReportsTheCheckRunEvenOnARetry(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) { return checkedOutcome(), nil })
+	b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+		return checkedOutcome(), nil
+	})
 	res := b.accept(t, 7)
 	b.repo.failNext("Publish", flaky("pushing"))
 	if r := b.work(t, res, 1); !r.retried() {
@@ -48,7 +51,7 @@ func TestWorkerFailedRunRemovesTheLabel(t *testing.T) {
 	t.Run("NoPatch", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) {
+		b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 			o := goodOutcome()
 			o.Patch = nil
 			return o, nil
@@ -89,22 +92,24 @@ func TestWorkerFailedRunRemovesTheLabel(t *testing.T) {
 func TestWorkerRelabelAfterTheRunEndedUpdatesTheSamePR(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) {
+	b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 		o := goodOutcome()
 		o.Patch = nil
 		return o, nil
 	})
 	first := b.accept(t, 7)
-	if r := b.work(t, first, 1); !r.completed() || b.row(t, first.RunID).State != StateFailed {
+	if r := b.work(t, first, 1); !r.completed() || b.row(t, first.RunID).State != run.StateFailed {
 		t.Fatalf("first run: %v", r)
 	}
-	b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) { return goodOutcome(), nil })
+	b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+		return goodOutcome(), nil
+	})
 	for i := 0; i < 2; i++ {
 		res := b.accept(t, 7)
 		if res.AlreadyActive || res.RunID == first.RunID {
 			t.Fatalf("relabel %d: %+v, want a new run", i+1, res)
 		}
-		if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != StateSucceeded {
+		if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != run.StateSucceeded {
 			t.Fatalf("relabel %d: %v", i+1, r)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/frognano/frognano/run"
 )
 
 // TestFollowUpSeesOnlyItsRepositorysEarlierRuns: runs stored under this repository's name
@@ -27,7 +29,7 @@ func TestFollowUpSeesOnlyItsRepositorysEarlierRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	ci := request(77)
-	ci.RepoID, ci.Kind, ci.Labeler, ci.CISHA, ci.SourceID = 4242, KindCI, "ci-app", ciSHA, 1
+	ci.RepoID, ci.Kind, ci.Labeler, ci.CISHA, ci.SourceID = 4242, run.KindCI, "ci-app", ciSHA, 1
 	if _, err := b.client.Accept(ctx, b.delivery("check_suite", "completed"), ci); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +38,9 @@ func TestFollowUpSeesOnlyItsRepositorysEarlierRuns(t *testing.T) {
 	if r := b.work(t, first, 1); !r.completed() {
 		t.Fatal(r)
 	}
-	b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) { return checkedOutcome(), nil })
+	b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+		return checkedOutcome(), nil
+	})
 	res := b.acceptFollowUp(t, "reviewer", "@frognano please also handle page 0")
 	if r := b.work(t, res, 1); !r.completed() {
 		t.Fatal(r)
@@ -55,7 +59,7 @@ func TestFollowUpSeesOnlyItsRepositorysEarlierRuns(t *testing.T) {
 	if r := b.work(t, mine, 1); !r.completed() {
 		t.Fatal(r)
 	}
-	if got := b.row(t, mine.RunID).State; got == StateSkipped {
+	if got := b.row(t, mine.RunID).State; got == run.StateSkipped {
 		t.Errorf("this pull request's first CI follow-up was skipped: another repository's was counted")
 	}
 }

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -10,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/run"
 )
 
 // This file holds the two small jobs beside the run: the periodic delivery
@@ -55,48 +56,20 @@ func DeleteOldDeliveries(ctx context.Context, pool *pgxpool.Pool, retention time
 	return tag.RowsAffected(), nil
 }
 
-// statusWorker performs StatusArgs jobs.
+// statusWorker performs StatusArgs jobs (run.Pipeline.RewriteStatus).
 type statusWorker struct {
 	river.WorkerDefaults[StatusArgs]
 	pool *pgxpool.Pool
-	gh   GitHub
+	gh   run.GitHub
 }
 
 func (w *statusWorker) Timeout(*river.Job[StatusArgs]) time.Duration { return 2 * time.Minute }
 
 func (w *statusWorker) Work(ctx context.Context, job *river.Job[StatusArgs]) error {
-	r, err := store{pool: w.pool}.get(ctx, job.Args.RunID)
-	if err != nil {
-		return err
+	err := run.NewPipeline(run.Config{GitHub: w.gh, Store: store(w.pool)}).RewriteStatus(ctx, job.Args.RunID, job.Args.Dead)
+	var final *run.FinalError
+	if errors.As(err, &final) {
+		return river.JobCancel(final.Err)
 	}
-	// Two kinds of runs end with nobody to rewrite their status comment: a run cancelled
-	// while it waited for a retry (intake.go), and one the cleanup ended because its job
-	// had ended without it (endDead).
-	var note string
-	switch r.State {
-	case StateCancelled:
-		note = "The label was removed or the issue was closed."
-	case StateFailed:
-		if !job.Args.Dead {
-			return nil
-		}
-		note = deadRunNote
-	default:
-		return nil
-	}
-	if r.CommentID == 0 {
-		return nil
-	}
-	repo, err := w.gh.ForRepo(ctx, r.InstallationID, r.RepoID, r.Owner, r.Repo)
-	if err != nil {
-		return fmt.Errorf("opening repository %s/%s: %w", r.Owner, r.Repo, err)
-	}
-	body := renderStatus(statusView{RunID: r.ID, State: r.State, Note: note, ExtraRequests: r.ExtraRequests})
-	if err := repo.EditComment(ctx, r.CommentID, body); err != nil {
-		if fault.IsTransient(err) {
-			return fmt.Errorf("editing status comment: %w", err)
-		}
-		return river.JobCancel(fmt.Errorf("editing status comment: %w", err))
-	}
-	return nil
+	return err
 }

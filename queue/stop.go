@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/run"
 )
 
 // StopArgs is a reviewer's `@APP stop` on a pull request: the job checks that they may write,
@@ -59,7 +59,7 @@ func (c *Client) RequestStop(ctx context.Context, d Delivery, req StopArgs) (dup
 type stopWorker struct {
 	river.WorkerDefaults[StopArgs]
 	pool *pgxpool.Pool
-	gh   GitHub
+	gh   run.GitHub
 	log  *slog.Logger
 }
 
@@ -81,7 +81,7 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 	if err != nil {
 		return fmt.Errorf("checking permission of %s: %w", a.Requester, err)
 	}
-	if !allowedPermissions[perm] {
+	if !run.MayStart(perm) {
 		w.log.InfoContext(ctx, "stop request from someone who may not write; ignored", "requester", a.Requester, "permission", perm)
 		return nil
 	}
@@ -166,13 +166,21 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 		if s.running || s.comment == 0 {
 			continue
 		}
-		body := renderStatus(statusView{RunID: s.run, State: StateCancelled, FollowUp: true, ExtraRequests: s.extra,
+		body := run.RenderStatus(run.Status{RunID: s.run, State: run.StateCancelled, FollowUp: true, ExtraRequests: s.extra,
 			Note: fmt.Sprintf("Stopped before it started: @%s asked frognano to stop.", a.Requester)})
 		if err := repo.EditComment(ctx, s.comment, body); err != nil {
 			w.log.WarnContext(ctx, "editing the reply of a stopped run", AttrRunID, s.run, "error", githubapp.Redact(err.Error()))
 		}
 	}
-	if _, err := repo.Comment(ctx, a.PR, stopReply(a.Requester, stopped)); err != nil {
+	var active, waiting []int64
+	for _, s := range stopped {
+		if s.waiting {
+			waiting = append(waiting, s.run)
+		} else {
+			active = append(active, s.run)
+		}
+	}
+	if _, err := repo.Comment(ctx, a.PR, run.StopReply(a.Requester, active, waiting)); err != nil {
 		return fmt.Errorf("answering the stop request: %w", err)
 	}
 	return nil
@@ -184,28 +192,4 @@ type stoppedRun struct {
 	extra             int
 	running           bool
 	waiting           bool // a request that waited for the active run (waiting.go)
-}
-
-// stopReply answers `@APP stop`: which runs were stopped, or that there was none.
-func stopReply(requester string, stopped []stoppedRun) string {
-	if len(stopped) == 0 {
-		return fmt.Sprintf("@%s: there is no waiting, queued or running frognano follow-up on this pull request, so there was nothing to stop.", requester)
-	}
-	var active, waiting []string
-	for _, s := range stopped {
-		if s.waiting {
-			waiting = append(waiting, fmt.Sprintf("run %d", s.run))
-		} else {
-			active = append(active, fmt.Sprintf("run %d", s.run))
-		}
-	}
-	what := strings.Join(active, " and ")
-	if len(waiting) > 0 {
-		if what != "" {
-			what += ", and "
-		}
-		what += fmt.Sprintf("%s that waited for %s (%s)", plural(len(waiting), "request"), pick(len(active) > 0, "it", "an earlier run"), strings.Join(waiting, ", "))
-	}
-	return fmt.Sprintf("🛑 @%s: frognano stopped %s at your request; nothing more will be pushed for it. "+
-		"Ask again with a new comment when you want another follow-up.", requester, what)
 }

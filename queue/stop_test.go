@@ -8,6 +8,8 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/frognano/frognano/run"
 )
 
 // workStop works a stop request of who on PR 77 the way River would (see work).
@@ -41,14 +43,14 @@ func TestStopCancelsAQueuedFollowUp(t *testing.T) {
 		if r := b.workStop(t, "stranger"); !r.completed() {
 			t.Fatal(r)
 		}
-		if got := b.row(t, res.RunID).State; got != StateQueued || len(b.repo.comments) != 0 {
+		if got := b.row(t, res.RunID).State; got != run.StateQueued || len(b.repo.comments) != 0 {
 			t.Fatalf("after a reader's stop: %s, comments %q", got, b.repo.comments)
 		}
 		b.repo.perm = "maintain"
 		if r := b.workStop(t, "reviewer"); !r.completed() {
 			t.Fatal(r)
 		}
-		if got := b.row(t, res.RunID); got.State != StateCancelled || !strings.Contains(got.Error, "stopped by reviewer") {
+		if got := b.row(t, res.RunID); got.State != run.StateCancelled || !strings.Contains(got.Error, "stopped by reviewer") {
 			t.Errorf("run = %+v", got)
 		}
 		if st := b.jobState(t, res.JobID); st != rivertype.JobStateCancelled {
@@ -78,7 +80,7 @@ func TestStopCancelsAQueuedFollowUp(t *testing.T) {
 		if r := b.workStop(t, "reviewer"); !r.completed() {
 			t.Fatal(r)
 		}
-		if got := b.row(t, res.RunID).State; got != StateCancelled {
+		if got := b.row(t, res.RunID).State; got != run.StateCancelled {
 			t.Errorf("CI follow-up %s", got)
 		}
 		if last := b.repo.lastEdit(); last.id != 4242 || !strings.Contains(last.body, "was cancelled") || !strings.Contains(last.body, "@reviewer asked frognano to stop") {
@@ -93,7 +95,7 @@ func TestStopCancelsAQueuedFollowUp(t *testing.T) {
 		if r := b.workStop(t, "reviewer"); !r.retried() {
 			t.Fatalf("a failed reply: %v", r)
 		}
-		if got := b.row(t, res.RunID).State; got != StateCancelled {
+		if got := b.row(t, res.RunID).State; got != run.StateCancelled {
 			t.Errorf("run %s", got)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/run"
 )
 
 // This file owns the waiting runs of a pull request (migration 0009). A pull request has at
@@ -24,9 +25,10 @@ import (
 //     waits. A person's further request is counted on the run they already have waiting
 //     (extra_requests); one that comes when MaxWaitingRuns runs already wait, or after the
 //     active run has passed its check, is counted on the active run as before.
-//   - promoteWaiting: whatever ends an active run (store.finish, store.cancel) makes the oldest
-//     waiting run of its pull request queued and inserts its job, in the same transaction.
-//   - pass: when a run passes its check, checked_at records it. When that run is one that
+//   - promoteWaiting: whatever ends an active run (run.Store.End: the pipeline's ends and
+//     endDead's) makes the oldest waiting run of its pull request queued and inserts its job, in
+//     the same transaction.
+//   - run.Store's pass: when a run passes its check, checked_at records it. When that run is one that
 //     waited (promoted_at), the runs still waiting on its pull request are folded into it
 //     (skipped, counted in its extra_requests with the requests counted on them), as requests
 //     during an active run always were: the requests that came while one run was being checked
@@ -37,17 +39,6 @@ import (
 //
 // Row locks are always taken on the active run first and on the waiting runs after it, so
 // that these transactions serialise on the active run and never deadlock.
-
-// MaxWaitingRuns bounds the waiting runs of one pull request. Requests beyond it are counted on
-// the active run, so people who may not write cannot make the worker post more than this many
-// refusals by flooding a pull request with requests while one is being checked; one person
-// has at most one waiting run there, their later requests being counted on it.
-const MaxWaitingRuns = 5
-
-// Unfinished reports whether a run in state may still run: waiting, queued or running.
-func Unfinished(state string) bool {
-	return state == StateWaiting || state == StateQueued || state == StateRunning
-}
 
 // promoteWaiting makes the oldest waiting run of pull request (repoID, issue) queued and
 // inserts its job, in tx, which has just ended the pull request's active run. It returns the
@@ -75,40 +66,6 @@ func promoteWaiting(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], re
 		return 0, fmt.Errorf("linking promoted run %d to its job: %w", args.RunID, err)
 	}
 	return args.RunID, nil
-}
-
-// pass records that running run r passed its check (the requester may write, or the CI
-// follow-up may go ahead) and, when r is a run that waited, folds the runs still waiting on its
-// pull request into it, in one transaction. It returns errRunCancelled when the run is no
-// longer running.
-func (s store) pass(ctx context.Context, r *run) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var repoID int64
-		var waited bool
-		err := tx.QueryRow(ctx, `UPDATE runs SET checked_at = coalesce(checked_at, now())
-			WHERE id = $1 AND state = 'running' RETURNING repo_id, promoted_at IS NOT NULL`, r.ID).Scan(&repoID, &waited)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return errRunCancelled
-		}
-		if err != nil {
-			return fmt.Errorf("recording that the run passed its check: %w", err)
-		}
-		if !waited {
-			return nil
-		}
-		// A folded run brings the requests counted on it.
-		return tx.QueryRow(ctx, `WITH f AS (
-				UPDATE runs SET state = 'skipped', finished_at = now(), exit_reason = 'folded',
-					error = 'counted on run ' || $1::bigint || ', which waited before it and went ahead'
-				WHERE repo_id = $2 AND issue = $3 AND state = 'waiting' RETURNING 1 + extra_requests AS n
-			)
-			UPDATE runs SET extra_requests = extra_requests + (SELECT coalesce(sum(n), 0) FROM f) WHERE id = $1
-			RETURNING extra_requests`, r.ID, repoID, r.Issue).Scan(&r.ExtraRequests)
-	})
-	if err != nil && !errors.Is(err, errRunCancelled) {
-		return fmt.Errorf("passing run %d: %w", r.ID, err)
-	}
-	return err
 }
 
 // waitOrCount is Accept for a request whose pull request or issue already has an active run:
@@ -139,7 +96,7 @@ func waitOrCount(ctx context.Context, tx pgx.Tx, d Delivery, req RunRequest, kin
 		return res, fmt.Errorf("locking the active run: %w", err)
 	}
 	sameSource := req.SourceID != 0 && req.SourceID == activeSource
-	if !sameSource && !checked && kind != KindIssue {
+	if !sameSource && !checked && kind != run.KindIssue {
 		// A request from the source a waiting run already reads (a line comment of the review
 		// it answers) is part of that run, not one more. A person's further request is
 		// counted on the run they already have waiting, so that one person (a reader's flood)
@@ -150,7 +107,7 @@ func waitOrCount(ctx context.Context, tx pgx.Tx, d Delivery, req RunRequest, kin
 		err := tx.QueryRow(ctx, `SELECT coalesce(max(id) FILTER (WHERE $3::bigint <> 0 AND source_id = $3::bigint), 0),
 				coalesce(min(id) FILTER (WHERE $5 AND kind = 'followup' AND lower(labeler) = lower($4)), 0), count(*)
 			FROM runs WHERE repo_id = $1 AND issue = $2 AND state = 'waiting'`,
-			req.RepoID, req.Issue, req.SourceID, req.Labeler, kind == KindFollowUp).Scan(&id, &mine, &waiting)
+			req.RepoID, req.Issue, req.SourceID, req.Labeler, kind == run.KindFollowUp).Scan(&id, &mine, &waiting)
 		if err != nil {
 			return res, fmt.Errorf("counting waiting runs: %w", err)
 		}
@@ -160,13 +117,13 @@ func waitOrCount(ctx context.Context, tx pgx.Tx, d Delivery, req RunRequest, kin
 			}
 			id = mine
 		}
-		if id == 0 && waiting < MaxWaitingRuns {
+		if id == 0 && waiting < run.MaxWaitingRuns {
 			err = tx.QueryRow(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue,
 					labeler, kind, request, request_url, ci_sha, source_id, state)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, nullif($10, ''), nullif($11, ''), nullif($12, ''), nullif($13::bigint, 0), 'waiting')
 				RETURNING id`,
 				d.HookTarget, d.ID, req.InstallationID, req.RepoID, req.Owner, req.Repo, req.Issue, req.Labeler,
-				kind, cleanText(req.Request), req.RequestURL, req.CISHA, req.SourceID).Scan(&id)
+				kind, run.CleanText(req.Request), req.RequestURL, req.CISHA, req.SourceID).Scan(&id)
 			if err != nil {
 				return res, fmt.Errorf("recording a waiting run: %w", err)
 			}
@@ -194,7 +151,7 @@ func waitOrCount(ctx context.Context, tx pgx.Tx, d Delivery, req RunRequest, kin
 // safety net for an active run ended by something that does not (an older frognano during an
 // upgrade, an operator's UPDATE) and for one that nothing will end (endDead).
 func promoteStranded(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx]) (int, error) {
-	n, err := endDead(ctx, store{pool: pool, river: rc})
+	n, err := endDead(ctx, pool, rc)
 	if err != nil {
 		return n, err
 	}
@@ -242,11 +199,14 @@ const deadJob = `r.job_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM river_job j
 // endDead ends, as failed, each active run that has runs waiting behind it but whose job has
 // ended without ending it (deadJob: River's rescuer discarded the job after a crash on its last
 // attempt, or the worker's own end failed before it cancelled the job), and promotes the
-// oldest waiting run in the same transaction (store.end). Without it the waiting runs would
+// oldest waiting run in the same transaction (run.Store.End). Without it the waiting runs would
 // wait forever. It returns how many runs it ended, each of which promoted one unless the runs
 // waiting behind it were cancelled meanwhile.
-func endDead(ctx context.Context, s store) (int, error) {
-	rows, err := s.pool.Query(ctx, `SELECT r.id FROM runs r WHERE r.state IN ('queued', 'running') AND `+deadJob+`
+func endDead(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx]) (int, error) {
+	s := run.NewStore(pool, func(ctx context.Context, tx pgx.Tx, repoID int64, issue int) (int64, error) {
+		return promoteWaiting(ctx, tx, rc, repoID, issue)
+	})
+	rows, err := pool.Query(ctx, `SELECT r.id FROM runs r WHERE r.state IN ('queued', 'running') AND `+deadJob+`
 		AND EXISTS (SELECT 1 FROM runs w WHERE w.repo_id = r.repo_id AND w.issue = r.issue AND w.state = 'waiting')`)
 	if err != nil {
 		return 0, fmt.Errorf("looking for active runs whose job ended: %w", err)
@@ -258,7 +218,7 @@ func endDead(ctx context.Context, s store) (int, error) {
 	n := 0
 	for _, id := range dead {
 		// The job is looked at again under the run's row lock: an operator may have retried it.
-		ended, err := s.end(ctx, fmt.Sprintf("ending run %d, whose job ended", id), `UPDATE runs r SET state = 'failed', finished_at = now(),
+		ended, err := s.End(ctx, fmt.Sprintf("ending run %d, whose job ended", id), `UPDATE runs r SET state = 'failed', finished_at = now(),
 				error = 'its job ended without ending the run (the worker died on its last attempt, or could not record the end); ended by the cleanup so that the requests waiting behind it run'
 			WHERE r.id = $1 AND r.state IN ('queued', 'running') AND `+deadJob+` RETURNING r.repo_id, r.issue`, id)
 		if err != nil {
@@ -267,8 +227,8 @@ func endDead(ctx context.Context, s store) (int, error) {
 		if ended {
 			n++
 			// Its status comment still says it runs: a small job rewrites it.
-			if err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-				_, err := s.river.InsertTx(ctx, tx, StatusArgs{RunID: id, Dead: true}, nil)
+			if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+				_, err := rc.InsertTx(ctx, tx, StatusArgs{RunID: id, Dead: true}, nil)
 				return err
 			}); err != nil {
 				return n, fmt.Errorf("queueing the status update of run %d: %w", id, err)
@@ -277,7 +237,3 @@ func endDead(ctx context.Context, s store) (int, error) {
 	}
 	return n, nil
 }
-
-// deadRunNote is the status comment's note of a run endDead ended.
-const deadRunNote = "This run's worker stopped without finishing it (it died on its last try, or could not record the end). " +
-	"It was ended so that the requests waiting behind it could run; ask again to retry it."

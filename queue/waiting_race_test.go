@@ -11,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/frognano/frognano/run"
 )
 
 // errGaveUp: nothing waited for the transaction of commitWhenBlocked.
@@ -84,7 +86,7 @@ func (b *bundle) endAndPromote(t *testing.T, id int64) (<-chan error, func()) {
 // no waiting, queued or running run.
 func (b *bundle) requireNothingLeft(t *testing.T, id int64) {
 	t.Helper()
-	if got := b.row(t, id); got.State != StateCancelled {
+	if got := b.row(t, id); got.State != run.StateCancelled {
 		t.Errorf("run %d, which waited, is %s after the stop or cancel; want cancelled", id, got.State)
 	}
 	var jobID int64
@@ -199,7 +201,7 @@ func TestWaitingRunBehindADeadRunIsPromoted(t *testing.T) {
 			if r := workJob(t, b, CleanupArgs{}, 1, river.Worker[CleanupArgs](cw)); !r.completed() {
 				t.Fatal(r)
 			}
-			if got := b.row(t, first.RunID).State; got != StateRunning || b.row(t, w.RunID).State != StateWaiting {
+			if got := b.row(t, first.RunID).State; got != run.StateRunning || b.row(t, w.RunID).State != run.StateWaiting {
 				t.Fatalf("the cleanup changed a run whose job may still run: %s, waiting run %s", got, b.row(t, w.RunID).State)
 			}
 			sql := `UPDATE river_job SET state = $2, finalized_at = now() WHERE id = $1`
@@ -212,7 +214,7 @@ func TestWaitingRunBehindADeadRunIsPromoted(t *testing.T) {
 			if r := workJob(t, b, CleanupArgs{}, 1, river.Worker[CleanupArgs](cw)); !r.completed() {
 				t.Fatal(r)
 			}
-			if got := b.row(t, first.RunID); got.State != StateFailed || !strings.Contains(got.Error, "job") {
+			if got := b.row(t, first.RunID); got.State != run.StateFailed || !strings.Contains(got.Error, "job") {
 				t.Errorf("the dead run: %+v; want failed, saying its job ended", got)
 			}
 			b.requirePromoted(t, w.RunID)
@@ -251,7 +253,7 @@ func TestOneReaderCannotFillTheWaitingRuns(t *testing.T) {
 	first := b.acceptFollowUp(t, "reader", "@frognano 0")
 	var mine int64
 	elsewhere := 0
-	for i := 1; i <= 2*MaxWaitingRuns; i++ {
+	for i := 1; i <= 2*run.MaxWaitingRuns; i++ {
 		res := b.acceptFollowUp(t, "reader", fmt.Sprintf("@frognano %d", i))
 		if mine == 0 {
 			mine = res.RunID
@@ -263,22 +265,22 @@ func TestOneReaderCannotFillTheWaitingRuns(t *testing.T) {
 	if elsewhere != 0 {
 		t.Errorf("%d of the reader's requests did not wait as, or were not counted on, the reader's one waiting run %d", elsewhere, mine)
 	}
-	if n := b.count(t, `SELECT extra_requests FROM runs WHERE id = $1`, mine); n != 2*MaxWaitingRuns-1 {
-		t.Errorf("%d requests counted on the reader's waiting run, want %d", n, 2*MaxWaitingRuns-1)
+	if n := b.count(t, `SELECT extra_requests FROM runs WHERE id = $1`, mine); n != 2*run.MaxWaitingRuns-1 {
+		t.Errorf("%d requests counted on the reader's waiting run, want %d", n, 2*run.MaxWaitingRuns-1)
 	}
 	writer := b.acceptFollowUp(t, "maintainer", "@frognano rename x")
 	if !writer.Waiting || writer.RunID == mine {
 		t.Errorf("the writer's request: %+v; want a waiting run of its own", writer)
 	}
-	for id, worked := first.RunID, 0; id != 0 && worked <= 2*MaxWaitingRuns; id, worked = b.activeRun(t), worked+1 {
+	for id, worked := first.RunID, 0; id != 0 && worked <= 2*run.MaxWaitingRuns; id, worked = b.activeRun(t), worked+1 {
 		b.work(t, Accepted{RunID: id}, 1)
 	}
-	if got := b.row(t, writer.RunID).State; got != StateSucceeded || b.runner.calls.Load() != 1 {
+	if got := b.row(t, writer.RunID).State; got != run.StateSucceeded || b.runner.calls.Load() != 1 {
 		t.Fatalf("the writer's request (run %d): %s, model called %d times; want it run once", writer.RunID, got, b.runner.calls.Load())
 	}
 	said := strings.Join(b.repo.comments, "\n")
-	if strings.Count(said, "No run was started") != 2 || !strings.Contains(said, fmt.Sprintf("%d more requests", 2*MaxWaitingRuns-1)) {
-		t.Errorf("want two refusals, one saying the reader's %d other requests were not run:\n%s", 2*MaxWaitingRuns-1, said)
+	if strings.Count(said, "No run was started") != 2 || !strings.Contains(said, fmt.Sprintf("%d more requests", 2*run.MaxWaitingRuns-1)) {
+		t.Errorf("want two refusals, one saying the reader's %d other requests were not run:\n%s", 2*run.MaxWaitingRuns-1, said)
 	}
 }
 

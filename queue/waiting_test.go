@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/run"
 )
 
 // requirePromoted fails unless run id became queued with a River job of its own, available to
@@ -28,7 +29,7 @@ func (b *bundle) requirePromoted(t *testing.T, id int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if state != StateQueued || jobID == 0 || jobRun != id || !promoted {
+	if state != run.StateQueued || jobID == 0 || jobRun != id || !promoted {
 		t.Fatalf("run %d: state %s, job %d for run %d, promoted %v; want queued with its own job", id, state, jobID, jobRun, promoted)
 	}
 	if st := b.jobState(t, jobID); st != rivertype.JobStateAvailable {
@@ -52,21 +53,21 @@ func TestWaitingRunIsPromotedWhenTheActiveOneEnds(t *testing.T) {
 		state string
 		setup func(b *bundle)
 	}{
-		{"Refused", StateSkipped, func(b *bundle) { b.repo.perms = map[string]string{"first": "triage"} }},
-		{"Succeeded", StateSucceeded, func(*bundle) {}},
-		{"FailedWithoutAPatch", StateFailed, func(b *bundle) {
-			b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) {
+		{"Refused", run.StateSkipped, func(b *bundle) { b.repo.perms = map[string]string{"first": "triage"} }},
+		{"Succeeded", run.StateSucceeded, func(*bundle) {}},
+		{"FailedWithoutAPatch", run.StateFailed, func(b *bundle) {
+			b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 				o := goodOutcome()
 				o.Patch = nil
 				return o, nil
 			})
 		}},
-		{"FailedInTheInfrastructure", StateFailed, func(b *bundle) {
-			b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) {
+		{"FailedInTheInfrastructure", run.StateFailed, func(b *bundle) {
+			b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 				return nil, fault.Permanent(errors.New("the sandbox image is missing"))
 			})
 		}},
-		{"PullRequestClosed", StateSkipped, func(b *bundle) { b.repo.pr.State = "closed" }},
+		{"PullRequestClosed", run.StateSkipped, func(b *bundle) { b.repo.pr.State = "closed" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,9 +84,11 @@ func TestWaitingRunIsPromotedWhenTheActiveOneEnds(t *testing.T) {
 				t.Fatalf("the first run is %s, want %s", got, tt.state)
 			}
 			b.requirePromoted(t, next.RunID)
-			b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) { return goodOutcome(), nil })
+			b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+				return goodOutcome(), nil
+			})
 			b.repo.pr.State = "open"
-			if r := b.work(t, next, 1); !r.completed() || b.row(t, next.RunID).State != StateSucceeded {
+			if r := b.work(t, next, 1); !r.completed() || b.row(t, next.RunID).State != run.StateSucceeded {
 				t.Fatalf("the promoted run: %v %s", r, b.row(t, next.RunID).State)
 			}
 			if n := len(b.runner.specs); n == 0 || !strings.Contains(b.runner.specs[n-1].Task, "rename y") {
@@ -114,11 +117,11 @@ func TestWaitingRunsFoldIntoThePromotedRun(t *testing.T) {
 	}
 	b.work(t, reader, 1)
 	b.requirePromoted(t, w1.RunID)
-	if r := b.work(t, w1, 1); !r.completed() || b.row(t, w1.RunID).State != StateSucceeded {
+	if r := b.work(t, w1, 1); !r.completed() || b.row(t, w1.RunID).State != run.StateSucceeded {
 		t.Fatalf("%v %s", r, b.row(t, w1.RunID).State)
 	}
 	for _, id := range []int64{w2.RunID, ci.RunID} {
-		if got := b.row(t, id); got.State != StateSkipped || got.ExitReason != "folded" {
+		if got := b.row(t, id); got.State != run.StateSkipped || got.ExitReason != "folded" {
 			t.Errorf("run %d: %+v, want skipped (folded)", id, got)
 		}
 	}
@@ -141,10 +144,10 @@ func TestRequestDuringACheckedRunIsCounted(t *testing.T) {
 	first := b.acceptFollowUp(t, "maintainer", "@frognano rename x")
 	var during Accepted
 	var duringErr error
-	b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) {
+	b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 		during, duringErr = b.client.Accept(context.Background(), b.delivery("issue_comment", "created"), RunRequest{
 			InstallationID: 5, RepoID: 42, Owner: "octo", Repo: "pager", Issue: 77, Labeler: "maintainer",
-			Kind: KindFollowUp, Request: "@frognano and rename y"})
+			Kind: run.KindFollowUp, Request: "@frognano and rename y"})
 		return goodOutcome(), nil
 	})
 	if r := b.work(t, first, 1); !r.completed() {
@@ -162,8 +165,8 @@ func TestRequestDuringACheckedRunIsCounted(t *testing.T) {
 }
 
 // TestReadersFloodMakesBoundedRefusals: many readers' requests on a pull request make at most
-// MaxWaitingRuns waiting runs; the others are counted on the active run, so the worker refuses
-// at most 1 + MaxWaitingRuns of them, and says that the rest were not run. (One reader's
+// run.MaxWaitingRuns waiting runs; the others are counted on the active run, so the worker refuses
+// at most 1 + run.MaxWaitingRuns of them, and says that the rest were not run. (One reader's
 // requests make one waiting run: TestOneReaderCannotFillTheWaitingRuns.)
 func TestReadersFloodMakesBoundedRefusals(t *testing.T) {
 	t.Parallel()
@@ -171,18 +174,18 @@ func TestReadersFloodMakesBoundedRefusals(t *testing.T) {
 	b.repo.perm = "read"
 	first := b.acceptFollowUp(t, "reader", "@frognano 0")
 	waiting := 0
-	for i := 1; i <= 3*MaxWaitingRuns; i++ {
+	for i := 1; i <= 3*run.MaxWaitingRuns; i++ {
 		if res := b.acceptFollowUp(t, fmt.Sprintf("reader%d", i), fmt.Sprintf("@frognano %d", i)); res.Waiting {
 			waiting++
 		} else if !res.AlreadyActive || res.RunID != first.RunID {
 			t.Fatalf("request %d: %+v", i, res)
 		}
 	}
-	if waiting != MaxWaitingRuns {
-		t.Fatalf("%d waiting runs, want %d", waiting, MaxWaitingRuns)
+	if waiting != run.MaxWaitingRuns {
+		t.Fatalf("%d waiting runs, want %d", waiting, run.MaxWaitingRuns)
 	}
 	worked := 0
-	for id := first.RunID; id != 0 && worked <= 3*MaxWaitingRuns; id = b.activeRun(t) {
+	for id := first.RunID; id != 0 && worked <= 3*run.MaxWaitingRuns; id = b.activeRun(t) {
 		b.work(t, Accepted{RunID: id}, 1)
 		worked++
 	}
@@ -192,11 +195,11 @@ func TestReadersFloodMakesBoundedRefusals(t *testing.T) {
 			refusals++
 		}
 	}
-	if worked != 1+MaxWaitingRuns || refusals != 1+MaxWaitingRuns {
-		t.Errorf("%d runs worked, %d refusals; want %d", worked, refusals, 1+MaxWaitingRuns)
+	if worked != 1+run.MaxWaitingRuns || refusals != 1+run.MaxWaitingRuns {
+		t.Errorf("%d runs worked, %d refusals; want %d", worked, refusals, 1+run.MaxWaitingRuns)
 	}
 	said := strings.Join(b.repo.comments, "\n")
-	if !strings.Contains(said, fmt.Sprintf("%d more requests", 2*MaxWaitingRuns)) || !strings.Contains(said, "not run") {
+	if !strings.Contains(said, fmt.Sprintf("%d more requests", 2*run.MaxWaitingRuns)) || !strings.Contains(said, "not run") {
 		t.Errorf("nothing says the counted requests were not run: %q", b.repo.comments)
 	}
 	if b.runner.calls.Load() != 0 {
@@ -212,7 +215,7 @@ func TestRedeliveryOfAWaitingRequestChangesNothing(t *testing.T) {
 	b.acceptFollowUp(t, "reader", "@frognano do something")
 	d := b.delivery("issue_comment", "created")
 	req := RunRequest{InstallationID: 5, RepoID: 42, Owner: "octo", Repo: "pager", Issue: 77, Labeler: "maintainer",
-		Kind: KindFollowUp, Request: "@frognano rename x"}
+		Kind: run.KindFollowUp, Request: "@frognano rename x"}
 	res, err := b.client.Accept(context.Background(), d, req)
 	if err != nil || !res.Waiting {
 		t.Fatalf("%+v, %v", res, err)
@@ -257,7 +260,7 @@ func TestStopAndCancelTakeTheWaitingRuns(t *testing.T) {
 			t.Fatal(r)
 		}
 		for _, id := range []int64{first.RunID, w.RunID} {
-			if got := b.row(t, id); got.State != StateCancelled || !strings.Contains(got.Error, "stopped by reviewer") {
+			if got := b.row(t, id); got.State != run.StateCancelled || !strings.Contains(got.Error, "stopped by reviewer") {
 				t.Errorf("run %d: %+v", id, got)
 			}
 		}
@@ -279,7 +282,7 @@ func TestStopAndCancelTakeTheWaitingRuns(t *testing.T) {
 			t.Fatalf("%+v, %v", res, err)
 		}
 		for _, id := range []int64{first.RunID, w.RunID} {
-			if got := b.row(t, id).State; got != StateCancelled {
+			if got := b.row(t, id).State; got != run.StateCancelled {
 				t.Errorf("run %d: %s", id, got)
 			}
 		}
@@ -332,7 +335,7 @@ func TestRequestWhileTheActiveRunEnds(t *testing.T) {
 	done := make(chan result, 1)
 	go func() {
 		res, err := b.client.Accept(ctx, b.delivery("issue_comment", "created"), RunRequest{InstallationID: 5, RepoID: 42,
-			Owner: "octo", Repo: "pager", Issue: 77, Labeler: "maintainer", Kind: KindFollowUp, Request: "@frognano rename y"})
+			Owner: "octo", Repo: "pager", Issue: 77, Labeler: "maintainer", Kind: run.KindFollowUp, Request: "@frognano rename y"})
 		done <- result{res, err}
 	}()
 	// Wait until the request's transaction waits for the row.

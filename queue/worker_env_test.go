@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/runner"
-	"github.com/frognano/frognano/runner/env"
 )
 
 // A run whose repository's setup script failed ends failed, with no pull request and without
@@ -16,8 +16,8 @@ func TestWorkerSetupFailedEndsWithItsLog(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.accept(t, 7)
-	b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) {
-		return &Outcome{
+	b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+		return &run.Outcome{
 			ExitReason:  runner.ExitSetupFailed,
 			Summary:     "## Setup failed\n\nThe repository's setup script failed: exit status 100.\n\n```text\nE: Unable to locate package nosuchpackage\n```\n",
 			Report:      "# report",
@@ -29,7 +29,7 @@ func TestWorkerSetupFailedEndsWithItsLog(t *testing.T) {
 		t.Fatal(r)
 	}
 	r := b.row(t, res.RunID)
-	if r.State != StateFailed || r.ExitReason != runner.ExitSetupFailed || r.Attempts != 1 {
+	if r.State != run.StateFailed || r.ExitReason != runner.ExitSetupFailed || r.Attempts != 1 {
 		t.Errorf("run = %+v, want failed as setup_failed after one attempt", r)
 	}
 	if len(b.repo.publishes) != 0 {
@@ -41,35 +41,11 @@ func TestWorkerSetupFailedEndsWithItsLog(t *testing.T) {
 			t.Errorf("final comment lacks %q:\n%s", want, body)
 		}
 	}
-	kept, err := GetRun(context.Background(), b.pool, res.RunID)
+	kept, err := run.NewStore(b.pool, nil).Run(context.Background(), res.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if kept.SetupLog != "installing\nE: Unable to locate package nosuchpackage\n" || kept.Environment != "frognano-sandbox:latest, setup failed" {
 		t.Errorf("kept setup log %q, environment %q", kept.SetupLog, kept.Environment)
-	}
-}
-
-// outcomeOf takes a run that ended at setup (no agent loop) without a panic: the summary says
-// setup failed, the log is kept, redacted.
-func TestOutcomeOfFailedSetup(t *testing.T) {
-	t.Parallel()
-	token := "ghs_" + strings.Repeat("a", 36)
-	res := &runner.Result{
-		RunID: "run-1", SetupFailed: "the setup script exited with status 2",
-		Environment: &env.Environment{BaseImage: "frognano-sandbox:latest", Setup: &env.SetupRun{ExitCode: 2, Network: "bridge", Log: []byte("echo " + token + "\nboom\n")}},
-	}
-	out, err := outcomeOf(res, RunSpec{Issue: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.ExitReason != runner.ExitSetupFailed || out.Steps != 0 || len(out.Patch) != 0 {
-		t.Errorf("outcome %+v", out)
-	}
-	if !strings.Contains(out.Summary, "## Setup failed") || !strings.Contains(out.Summary, "boom") || strings.Contains(out.Summary+out.SetupLog, token) {
-		t.Errorf("summary %q, setup log %q: want the failure, redacted", out.Summary, out.SetupLog)
-	}
-	if out.Environment != "frognano-sandbox:latest, setup failed" {
-		t.Errorf("environment %q", out.Environment)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/run"
 )
 
 func TestWorkerHappyPathPublishesOnceOnIssueBranch(t *testing.T) {
@@ -23,7 +24,7 @@ func TestWorkerHappyPathPublishesOnceOnIssueBranch(t *testing.T) {
 		t.Fatalf("Work: %v", r)
 	}
 	r := b.row(t, res.RunID)
-	if r.State != StateSucceeded || r.PRURL == "" || r.PRNumber != 77 || r.Steps != 12 || r.ExitReason != "agent" {
+	if r.State != run.StateSucceeded || r.PRURL == "" || r.PRNumber != 77 || r.Steps != 12 || r.ExitReason != "agent" {
 		t.Errorf("run row = %+v, want succeeded with PR 77", r)
 	}
 	if !r.HasTrajectory || r.Report != "reporttext" {
@@ -72,7 +73,7 @@ func TestWorkerLabelerWithoutWriteGetsOneCommentAndNoRun(t *testing.T) {
 			if r := b.work(t, res, 1); !r.completed() {
 				t.Fatalf("Work: %v", r)
 			}
-			if got := b.row(t, res.RunID).State; got != StateSkipped {
+			if got := b.row(t, res.RunID).State; got != run.StateSkipped {
 				t.Errorf("state = %s, want skipped", got)
 			}
 			if len(b.repo.comments) != 1 || !strings.Contains(b.repo.comments[0], "@maintainer") {
@@ -101,14 +102,14 @@ func TestWorkerTransientErrorsRetryAndReuseTheStatusComment(t *testing.T) {
 	if r := b.work(t, res, 1); !r.retried() {
 		t.Fatalf("attempt 1 = %v, want a retryable error", r)
 	}
-	if r := b.row(t, res.RunID); r.State != StateQueued || !strings.Contains(r.Error, "connection reset") {
+	if r := b.row(t, res.RunID); r.State != run.StateQueued || !strings.Contains(r.Error, "connection reset") {
 		t.Errorf("after transient failure: %+v, want queued with the error", r)
 	}
 	if r := b.work(t, res, 2); !r.completed() {
 		t.Fatalf("attempt 2: %v", r)
 	}
 	r := b.row(t, res.RunID)
-	if r.State != StateSucceeded || r.Attempts != 2 {
+	if r.State != run.StateSucceeded || r.Attempts != 2 {
 		t.Errorf("after retry: %+v, want succeeded after 2 attempts", r)
 	}
 	if len(b.repo.comments) != 1 || len(b.repo.reactions) != 1 {
@@ -131,13 +132,13 @@ func TestWorkerErrorClassification(t *testing.T) {
 		wantRetry bool
 		wantState string
 	}{
-		{"TransientPermission", "Permission", flaky("permission"), 1, true, StateQueued},
-		{"TransientOnLastAttempt", "Permission", flaky("permission"), MaxAttempts, false, StateFailed},
-		{"PermanentIssue", "Issue", errors.New("404 Not Found"), 1, false, StateFailed},
-		{"PermanentClone", "Clone", errors.New("repository is empty"), 1, false, StateFailed},
-		{"TransientMark", "Comment", fault.Transient(errors.New("502 Bad Gateway")), 1, true, StateQueued},
-		{"PermanentMark", "Comment", fault.Permanent(errors.New("422 Unprocessable")), 1, false, StateFailed},
-		{"Cancelled", "Clone", context.Canceled, 1, false, StateFailed},
+		{"TransientPermission", "Permission", flaky("permission"), 1, true, run.StateQueued},
+		{"TransientOnLastAttempt", "Permission", flaky("permission"), MaxAttempts, false, run.StateFailed},
+		{"PermanentIssue", "Issue", errors.New("404 Not Found"), 1, false, run.StateFailed},
+		{"PermanentClone", "Clone", errors.New("repository is empty"), 1, false, run.StateFailed},
+		{"TransientMark", "Comment", fault.Transient(errors.New("502 Bad Gateway")), 1, true, run.StateQueued},
+		{"PermanentMark", "Comment", fault.Permanent(errors.New("422 Unprocessable")), 1, false, run.StateFailed},
+		{"Cancelled", "Clone", context.Canceled, 1, false, run.StateFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,14 +168,14 @@ func TestWorkerRunnerInfrastructureFailure(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.accept(t, 7)
-	b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) {
+	b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 		return nil, errors.New("docker: no such image frognano-sandbox")
 	})
 	if r := b.work(t, res, 1); !r.cancelled() {
 		t.Fatalf("attempt = %v, want a permanent failure", r)
 	}
 	r := b.row(t, res.RunID)
-	if r.State != StateFailed || !strings.Contains(r.Error, "no such image") {
+	if r.State != run.StateFailed || !strings.Contains(r.Error, "no such image") {
 		t.Errorf("run = %+v", r)
 	}
 	if body := b.repo.lastEdit().body; !strings.Contains(body, "ended without a pull request") || strings.Contains(body, "no such image") {
@@ -190,7 +191,7 @@ func TestWorkerPublishRetryDoesNotRerunTheAgent(t *testing.T) {
 	if r := b.work(t, res, 1); !r.retried() {
 		t.Fatalf("attempt 1 = %v, want retryable", r)
 	}
-	if r := b.row(t, res.RunID); !r.AgentDone || r.State != StateQueued {
+	if r := b.row(t, res.RunID); !r.AgentDone || r.State != run.StateQueued {
 		t.Fatalf("after failed publish: %+v, want the outcome kept and the run queued", r)
 	}
 	if r := b.work(t, res, 2); !r.completed() {
@@ -206,7 +207,7 @@ func TestWorkerPublishRetryDoesNotRerunTheAgent(t *testing.T) {
 	if p1.Branch != p2.Branch || p1.BaseSHA != p2.BaseSHA || string(p1.Patch) != string(p2.Patch) {
 		t.Errorf("retry published differently: %+v vs %+v", p1, p2)
 	}
-	if got := b.row(t, res.RunID).State; got != StateSucceeded {
+	if got := b.row(t, res.RunID).State; got != run.StateSucceeded {
 		t.Errorf("state = %s", got)
 	}
 }
@@ -215,7 +216,7 @@ func TestWorkerEmptyPatchEndsWithoutPR(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.accept(t, 7)
-	b.runner.set(func(context.Context, RunSpec, func(Progress)) (*Outcome, error) {
+	b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 		o := goodOutcome()
 		o.Patch, o.ExitReason, o.Summary = nil, "max_turns", "Tried 100 steps; tests still fail in pager_test.go."
 		return o, nil
@@ -224,7 +225,7 @@ func TestWorkerEmptyPatchEndsWithoutPR(t *testing.T) {
 		t.Fatal(r)
 	}
 	r := b.row(t, res.RunID)
-	if r.State != StateFailed || r.ExitReason != "max_turns" {
+	if r.State != run.StateFailed || r.ExitReason != "max_turns" {
 		t.Errorf("run = %+v", r)
 	}
 	if len(b.repo.publishes) != 0 {
@@ -246,7 +247,7 @@ func TestWorkerClosedIssueIsSkipped(t *testing.T) {
 	if r := b.work(t, res, 1); !r.completed() {
 		t.Fatal(r)
 	}
-	if got := b.row(t, res.RunID).State; got != StateSkipped {
+	if got := b.row(t, res.RunID).State; got != run.StateSkipped {
 		t.Errorf("state = %s, want skipped", got)
 	}
 	if b.runner.calls.Load() != 0 {
@@ -266,7 +267,7 @@ func TestWorkerSnoozesWhenInstallationIsBusy(t *testing.T) {
 	if r := b.work(t, res, 1); !r.snoozed() || r.job.State != rivertype.JobStateAvailable && r.job.State != rivertype.JobStateScheduled || r.job.Attempt != 0 {
 		t.Fatalf("attempt = %v (attempt %d), want a snooze that spends no attempt", r, r.job.Attempt)
 	}
-	if got := b.row(t, res.RunID).State; got != StateQueued {
+	if got := b.row(t, res.RunID).State; got != run.StateQueued {
 		t.Errorf("state = %s, want still queued", got)
 	}
 	if b.runner.calls.Load() != 0 {
@@ -293,7 +294,7 @@ func TestWorkerCancelledWhileAgentRunsDoesNotPublish(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.accept(t, 7)
-	b.runner.set(func(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
+	b.runner.set(func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
 		// The unlabel arrives while the agent works; River has not yet
 		// cancelled our context.
 		if _, err := b.client.Cancel(ctx, b.delivery("issues", "unlabeled"), 42, 7, "label removed"); err != nil {
@@ -307,7 +308,7 @@ func TestWorkerCancelledWhileAgentRunsDoesNotPublish(t *testing.T) {
 	if len(b.repo.publishes) != 0 {
 		t.Error("published a cancelled run")
 	}
-	if got := b.row(t, res.RunID).State; got != StateCancelled {
+	if got := b.row(t, res.RunID).State; got != run.StateCancelled {
 		t.Errorf("state = %s", got)
 	}
 	if body := b.repo.lastEdit().body; !strings.Contains(body, "cancelled") {
@@ -333,9 +334,9 @@ func TestWorkerThrottlesProgressEdits(t *testing.T) {
 			b := setup(t)
 			b.worker.cfg.StatusEditInterval = time.Duration(tt.interval) * time.Second
 			res := b.accept(t, 7)
-			b.runner.set(func(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
+			b.runner.set(func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
 				for i := 1; i <= tt.progressCalls; i++ {
-					progress(Progress{Step: i, Calls: []Call{{Tool: "Bash", Arguments: `{"command": "go test ./... ![x](https://evil.example/x.png)"}`}}})
+					progress(run.Progress{Step: i, Calls: []run.Call{{Tool: "Bash", Arguments: `{"command": "go test ./... ![x](https://evil.example/x.png)"}`}}})
 				}
 				if tt.wantProgress {
 					// Wait until a progress edit lands, so the assertion
@@ -377,14 +378,14 @@ func TestWorkerTimeoutFailsTheRunAsMaxTime(t *testing.T) {
 	b := setup(t)
 	b.worker.cfg.JobTimeout = 300 * time.Millisecond
 	res := b.accept(t, 7)
-	b.runner.set(func(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
+	b.runner.set(func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
 		<-ctx.Done()
 		return nil, fmt.Errorf("agent run: %w", ctx.Err())
 	})
 	if r := b.work(t, res, 1); !r.cancelled() {
 		t.Fatalf("attempt = %v, want the job cancelled", r)
 	}
-	if r := b.row(t, res.RunID); r.State != StateFailed || r.ExitReason != "max_time" {
+	if r := b.row(t, res.RunID); r.State != run.StateFailed || r.ExitReason != "max_time" {
 		t.Errorf("run = %+v, want failed as max_time", r)
 	}
 	if body := b.repo.lastEdit().body; !strings.Contains(body, "time budget of 300ms") {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/run"
 )
 
 // checkSuitePayload is the part of a `check_suite` event we use.
@@ -62,7 +63,7 @@ func (s *Server) checkSuite(ctx context.Context, d queue.Delivery, body []byte) 
 		clip.Prefix(cs.App.Name, 100), cs.App.Slug, cs.Conclusion, cs.HeadSHA)
 	res, err := s.cfg.Intake.Accept(ctx, d, queue.RunRequest{
 		InstallationID: t.installationID, RepoID: t.repoID, Owner: t.owner, Repo: t.repo, Issue: t.issue,
-		Labeler: cs.App.Slug, Kind: queue.KindCI, Request: request, CISHA: cs.HeadSHA, SourceID: cs.ID,
+		Labeler: cs.App.Slug, Kind: run.KindCI, Request: request, CISHA: cs.HeadSHA, SourceID: cs.ID,
 	})
 	if err != nil {
 		return response{}, err

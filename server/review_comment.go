@@ -9,6 +9,7 @@ import (
 	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/run"
 )
 
 // reviewCommentPayload is the part of a `pull_request_review_comment` event we use.
@@ -70,7 +71,7 @@ func (s *Server) ask(ctx context.Context, d queue.Delivery, t target, author, te
 	}
 	res, err := s.cfg.Intake.Accept(ctx, d, queue.RunRequest{
 		InstallationID: t.installationID, RepoID: t.repoID, Owner: t.owner, Repo: t.repo, Issue: t.issue, Labeler: author,
-		Kind: queue.KindFollowUp, Request: clip.Bytes(text, maxRequestBytes), RequestURL: clip.Prefix(url, 500), SourceID: source,
+		Kind: run.KindFollowUp, Request: clip.Bytes(text, maxRequestBytes), RequestURL: clip.Prefix(url, 500), SourceID: source,
 	})
 	if err != nil {
 		return response{}, err

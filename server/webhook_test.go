@@ -13,7 +13,7 @@ import (
 
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/migrations/dbtest"
-	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/run"
 )
 
 func TestSignatureGitHubVector(t *testing.T) {
@@ -320,7 +320,7 @@ func TestWebhookUnlabelOrCloseCancels(t *testing.T) {
 				queued.RunIDs[0]).Scan(&state, &jobState); err != nil {
 				t.Fatal(err)
 			}
-			if state != queue.StateCancelled || jobState != rivertype.JobStateCancelled {
+			if state != run.StateCancelled || jobState != rivertype.JobStateCancelled {
 				t.Errorf("run %s, job %s; want both cancelled", state, jobState)
 			}
 		})
@@ -336,7 +336,7 @@ func TestWebhookUnlabelOfAnotherLabelIsIgnored(t *testing.T) {
 		t.Errorf("unlabel of %q: %d", "bug", rec.Code)
 	}
 	var state string
-	if err := b.pool.QueryRow(context.Background(), `SELECT state FROM runs`).Scan(&state); err != nil || state != queue.StateQueued {
+	if err := b.pool.QueryRow(context.Background(), `SELECT state FROM runs`).Scan(&state); err != nil || state != run.StateQueued {
 		t.Errorf("run state %q (%v), want queued", state, err)
 	}
 }
@@ -457,7 +457,7 @@ func TestWebhookUninstallCancelsTheInstallationsRuns(t *testing.T) {
 			if rec.Code != http.StatusOK || res.Status != "cancelled" || len(res.RunIDs) != 1 || res.RunIDs[0] != ours.RunIDs[0] {
 				t.Fatalf("uninstall: %d %s", rec.Code, rec.Body.String())
 			}
-			for id, want := range map[int64]string{ours.RunIDs[0]: queue.StateCancelled, other.RunIDs[0]: queue.StateQueued} {
+			for id, want := range map[int64]string{ours.RunIDs[0]: run.StateCancelled, other.RunIDs[0]: run.StateQueued} {
 				var state string
 				if err := b.pool.QueryRow(context.Background(), `SELECT state FROM runs WHERE id = $1`, id).Scan(&state); err != nil {
 					t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/run"
 )
 
 func itoa(id int64) string { return strconv.FormatInt(id, 10) }
@@ -17,7 +17,7 @@ func itoa(id int64) string { return strconv.FormatInt(id, 10) }
 func TestAccess(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateSucceeded, Patch: samplePatch})
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: run.StateSucceeded, Patch: samplePatch})
 	missing := id + 1000
 	tests := []struct {
 		name, path, login string
@@ -70,9 +70,9 @@ func TestAccess(t *testing.T) {
 func TestListShowsOnlyReadableRuns(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ok1 := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateSucceeded})
-	ok2 := b.run(t, seedRun{Owner: "octo", Repo: "other", State: queue.StateFailed})
-	hidden := b.run(t, seedRun{Owner: "secret", Repo: "vault", State: queue.StateSucceeded})
+	ok1 := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: run.StateSucceeded})
+	ok2 := b.run(t, seedRun{Owner: "octo", Repo: "other", State: run.StateFailed})
+	hidden := b.run(t, seedRun{Owner: "secret", Repo: "vault", State: run.StateSucceeded})
 	resp := b.get(t, "/runs", "alice")
 	body, _ := io.ReadAll(resp.Body)
 	page := string(body)
@@ -94,9 +94,9 @@ func TestListShowsOnlyReadableRuns(t *testing.T) {
 func TestEventStream(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
-	b.event(t, id, queue.EventAttempt, queue.AttemptEvent{Attempt: 1, MaxAttempts: 3})
-	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go"))
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: run.StateRunning})
+	b.event(t, id, run.EventAttempt, run.AttemptEvent{Attempt: 1, MaxAttempts: 3})
+	b.event(t, id, run.EventStep, step(0, "ls", "pager.go"))
 
 	resp := b.stream(t, id, "alice")
 	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
@@ -129,24 +129,24 @@ func TestEventStream(t *testing.T) {
 	if strings.Join(names, ",") != "state,timeline,step" {
 		t.Fatalf("first events %v", names)
 	}
-	b.event(t, id, queue.EventStep, step(1, "cat pager.go", "package pager"))
+	b.event(t, id, run.EventStep, step(1, "cat pager.go", "package pager"))
 	n, data := next()
 	if n != "step" || !strings.Contains(data, `data-n=\"2\"`) || !strings.Contains(data, "cat pager.go") {
 		t.Fatalf("event %s %s, want step 2", n, data)
 	}
 	// The tests before wait for a sandbox, then start: each is a timeline entry, live.
-	b.event(t, id, queue.EventSandboxWait, queue.SandboxWaitEvent{For: "the tests before", InUse: 2, Cap: 2})
-	b.event(t, id, queue.EventTestsStart, queue.TestsStartEvent{})
+	b.event(t, id, run.EventSandboxWait, run.SandboxWaitEvent{For: "the tests before", InUse: 2, Cap: 2})
+	b.event(t, id, run.EventTestsStart, run.TestsStartEvent{})
 	for _, want := range []string{"waiting for a free sandbox for the tests before (2 of 2 in use on this worker)", "running the tests before..."} {
 		if n, data = next(); n != "timeline" || !strings.Contains(data, want) {
 			t.Fatalf("event %s %s, want the timeline entry %q", n, data, want)
 		}
 	}
-	b.finish(t, id, queue.StateSucceeded, samplePatch, "https://github.example/octo/pager/pull/8")
+	b.finish(t, id, run.StateSucceeded, samplePatch, "https://github.example/octo/pager/pull/8")
 	for n != "end" {
 		n, data = next()
 	}
-	if data != queue.StateSucceeded {
+	if data != run.StateSucceeded {
 		t.Errorf("end data %q", data)
 	}
 	if _, err := r.ReadString('\n'); err != io.EOF {
@@ -160,8 +160,8 @@ func TestEventStreamEndsWhenAccessIsRemoved(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.auth.allow("carol", "octo/pager")
-	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
-	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go"))
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: run.StateRunning})
+	b.event(t, id, run.EventStep, step(0, "ls", "pager.go"))
 	r := untilStep(t, b.stream(t, id, "carol").Body)
 	b.auth.revoke("carol", "octo/pager")
 	rest, err := io.ReadAll(r)
@@ -178,8 +178,8 @@ func TestEventStreamEndsWhenAccessIsRemoved(t *testing.T) {
 func TestCloseEndsEventStreams(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
-	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go"))
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: run.StateRunning})
+	b.event(t, id, run.EventStep, step(0, "ls", "pager.go"))
 	r := untilStep(t, b.stream(t, id, "alice").Body)
 	b.pages.Close()
 	if _, err := io.ReadAll(r); err != nil {
@@ -193,7 +193,7 @@ func TestCloseEndsEventStreams(t *testing.T) {
 func TestListFilterTellsNothingOfUnreadableRepositories(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateSucceeded})
+	b.run(t, seedRun{Owner: "octo", Repo: "pager", State: run.StateSucceeded})
 	answer := func(repo string) (string, int) {
 		b.auth.mu.Lock()
 		before := b.auth.asked
@@ -219,8 +219,8 @@ func TestListFilterTellsNothingOfUnreadableRepositories(t *testing.T) {
 func TestEventStreamsAreBounded(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, func(c *Config) { c.MaxStreams = 1 })
-	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
-	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go"))
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: run.StateRunning})
+	b.event(t, id, run.EventStep, step(0, "ls", "pager.go"))
 	first := b.stream(t, id, "alice")
 	if first.StatusCode != http.StatusOK {
 		t.Fatalf("first stream: %d", first.StatusCode)
@@ -229,7 +229,7 @@ func TestEventStreamsAreBounded(t *testing.T) {
 		t.Errorf("second stream: %d, want 503", second.StatusCode)
 	}
 	// The first ends with its run; then a stream may open again.
-	b.finish(t, id, queue.StateSucceeded, samplePatch, "")
+	b.finish(t, id, run.StateSucceeded, samplePatch, "")
 	if _, err := io.ReadAll(first.Body); err != nil {
 		t.Fatal(err)
 	}
@@ -244,8 +244,8 @@ func TestEventStreamsAreBounded(t *testing.T) {
 func TestEventStreamsPerViewer(t *testing.T) {
 	t.Parallel()
 	b := setupWith(t, func(c *Config) { c.MaxStreams = 3; c.MaxStreamsPerViewer = 1 })
-	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
-	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go"))
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: run.StateRunning})
+	b.event(t, id, run.EventStep, step(0, "ls", "pager.go"))
 	first := b.stream(t, id, "alice")
 	if first.StatusCode != http.StatusOK {
 		t.Fatalf("alice's first stream: %d", first.StatusCode)
@@ -253,8 +253,8 @@ func TestEventStreamsPerViewer(t *testing.T) {
 	if second := b.get(t, "/runs/"+itoa(id)+"/events", "alice"); second.StatusCode != http.StatusTooManyRequests {
 		t.Errorf("alice's second stream: %d, want 429", second.StatusCode)
 	}
-	own := b.run(t, seedRun{Owner: "bob", Repo: "own", State: queue.StateRunning})
-	b.event(t, own, queue.EventStep, step(0, "ls", "own.go"))
+	own := b.run(t, seedRun{Owner: "bob", Repo: "own", State: run.StateRunning})
+	b.event(t, own, run.EventStep, step(0, "ls", "own.go"))
 	if other := b.stream(t, own, "bob"); other.StatusCode != http.StatusOK {
 		t.Errorf("bob's stream while alice holds hers: %d, want 200", other.StatusCode)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/run"
 )
 
 // BenchmarkRunPage renders the page of a finished run of 100 steps (each with a call and a
@@ -42,10 +42,10 @@ func BenchmarkInert(b *testing.B) {
 }
 
 func (bb *bundle) seedLongRun(tb testing.TB, steps int) int64 {
-	id := bb.run(tb, seedRun{Owner: "octo", Repo: "pager", State: queue.StateSucceeded, Patch: samplePatch})
+	id := bb.run(tb, seedRun{Owner: "octo", Repo: "pager", State: run.StateSucceeded, Patch: samplePatch})
 	obs := strings.Repeat("a line of tool output\n", 2<<10/22)
 	for i := 0; i < steps; i++ {
-		bb.event(tb, id, queue.EventStep, step(i, "grep -rn Pages .", obs))
+		bb.event(tb, id, run.EventStep, step(i, "grep -rn Pages .", obs))
 	}
 	return id
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/web/webtest"
 )
 
@@ -39,25 +39,25 @@ func TestBrowserFinishedRun(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	long := strings.Repeat("ok  \tgithub.com/octo/pager\t0.01s\n", 60)
-	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateSucceeded, Patch: samplePatch,
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: run.StateSucceeded, Patch: samplePatch,
 		PRURL: "https://github.example/octo/pager/pull/8", ExitReason: "agent", Steps: 3})
-	b.event(t, id, queue.EventAttempt, queue.AttemptEvent{Attempt: 1, MaxAttempts: 3})
-	b.event(t, id, queue.EventAgent, queue.AgentEvent{Task: "Pages rounds down\n\nPages(15) should be 2."})
-	b.event(t, id, queue.EventStep, step(0, "grep -n Pages pager.go", "1:func Pages(n int) int { return n / 10 }"))
-	b.event(t, id, queue.EventStep, step(1, "go test ./...", long))
-	b.event(t, id, queue.EventStep, step(2, "cat notes.txt", hostile))
+	b.event(t, id, run.EventAttempt, run.AttemptEvent{Attempt: 1, MaxAttempts: 3})
+	b.event(t, id, run.EventAgent, run.AgentEvent{Task: "Pages rounds down\n\nPages(15) should be 2."})
+	b.event(t, id, run.EventStep, step(0, "grep -n Pages pager.go", "1:func Pages(n int) int { return n / 10 }"))
+	b.event(t, id, run.EventStep, step(1, "go test ./...", long))
+	b.event(t, id, run.EventStep, step(2, "cat notes.txt", hostile))
 	other := step(0, "ls -la", "total 8")
 	other.Attempt = 2
-	b.event(t, id, queue.EventStep, other)
-	b.event(t, id, queue.EventTests, queue.TestsEvent{
-		Before: &queue.TestsRun{Command: "go test ./...", ExitCode: 1, Passed: 4, Failed: 1},
-		After:  &queue.TestsRun{Command: "go test ./...", ExitCode: 0, Passed: 5}, PerTest: true,
-		Tests: []queue.TestRow{{Name: "pager/TestPagesRoundsUp", Before: "fail", After: "pass", Change: "fixed"},
+	b.event(t, id, run.EventStep, other)
+	b.event(t, id, run.EventTests, run.TestsEvent{
+		Before: &run.TestsRun{Command: "go test ./...", ExitCode: 1, Passed: 4, Failed: 1},
+		After:  &run.TestsRun{Command: "go test ./...", ExitCode: 0, Passed: 5}, PerTest: true,
+		Tests: []run.TestRow{{Name: "pager/TestPagesRoundsUp", Before: "fail", After: "pass", Change: "fixed"},
 			{Name: "pager/TestPagesZero", Before: "pass", After: "pass"}},
-		Attempts: []queue.AttemptRow{{K: 1, Chosen: true, ExitReason: "agent", Steps: 3, PatchBytes: 180},
+		Attempts: []run.AttemptRow{{K: 1, Chosen: true, ExitReason: "agent", Steps: 3, PatchBytes: 180},
 			{K: 2, ExitReason: "max_steps", Steps: 1}},
 		Why: "attempt 1 fixed the failing test and broke none"})
-	b.event(t, id, queue.EventEnd, queue.EndEvent{State: queue.StateSucceeded, ExitReason: "agent", PRURL: "https://github.example/octo/pager/pull/8"})
+	b.event(t, id, run.EventEnd, run.EndEvent{State: run.StateSucceeded, ExitReason: "agent", PRURL: "https://github.example/octo/pager/pull/8"})
 
 	ctx := webtest.Browser(t)
 	b.signIn(t, ctx, "alice", "/runs/"+itoa(id))
@@ -117,10 +117,10 @@ func TestBrowserFinishedRun(t *testing.T) {
 func TestBrowserLiveRun(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
-	b.event(t, id, queue.EventAttempt, queue.AttemptEvent{Attempt: 1, MaxAttempts: 3})
-	b.event(t, id, queue.EventAgent, queue.AgentEvent{Task: "Pages rounds down"})
-	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go\npager_test.go"))
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: run.StateRunning})
+	b.event(t, id, run.EventAttempt, run.AttemptEvent{Attempt: 1, MaxAttempts: 3})
+	b.event(t, id, run.EventAgent, run.AgentEvent{Task: "Pages rounds down"})
+	b.event(t, id, run.EventStep, step(0, "ls", "pager.go\npager_test.go"))
 
 	ctx := webtest.Browser(t)
 	b.signIn(t, ctx, "alice", "/runs/"+itoa(id))
@@ -129,7 +129,7 @@ func TestBrowserLiveRun(t *testing.T) {
 
 	// The worker finishes another step: the page shows it without a reload.
 	eval[bool](t, ctx, `window.sameDocument = true`)
-	b.event(t, id, queue.EventStep, step(1, "go test ./...", "--- FAIL: TestPagesRoundsUp"))
+	b.event(t, id, run.EventStep, step(1, "go test ./...", "--- FAIL: TestPagesRoundsUp"))
 	browse(t, ctx, chromedp.WaitVisible(chromedp.CSS(`.step[data-n="2"]`)))
 	if !eval[bool](t, ctx, `window.sameDocument === true`) {
 		t.Error("the page reloaded to show the new step")
@@ -143,7 +143,7 @@ func TestBrowserLiveRun(t *testing.T) {
 	webtest.Screenshot(t, ctx, "running-2")
 
 	// The tests after start: the timeline says so without a reload.
-	b.event(t, id, queue.EventTestsStart, queue.TestsStartEvent{After: true})
+	b.event(t, id, run.EventTestsStart, run.TestsStartEvent{After: true})
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById('timeline').textContent.includes('running the tests after...')`)); err != nil {
 		t.Fatalf("the timeline never said the tests after are running: %v", err)
 	}
@@ -152,12 +152,12 @@ func TestBrowserLiveRun(t *testing.T) {
 	}
 
 	// The run ends: the page shows the whole finished run.
-	b.event(t, id, queue.EventTests, queue.TestsEvent{Before: &queue.TestsRun{Command: "go test ./...", ExitCode: 1, Failed: 1},
-		After: &queue.TestsRun{Command: "go test ./...", Passed: 1}})
-	b.finish(t, id, queue.StateSucceeded, samplePatch, "https://github.example/octo/pager/pull/8")
-	b.event(t, id, queue.EventEnd, queue.EndEvent{State: queue.StateSucceeded, PRURL: "https://github.example/octo/pager/pull/8"})
+	b.event(t, id, run.EventTests, run.TestsEvent{Before: &run.TestsRun{Command: "go test ./...", ExitCode: 1, Failed: 1},
+		After: &run.TestsRun{Command: "go test ./...", Passed: 1}})
+	b.finish(t, id, run.StateSucceeded, samplePatch, "https://github.example/octo/pager/pull/8")
+	b.event(t, id, run.EventEnd, run.EndEvent{State: run.StateSucceeded, PRURL: "https://github.example/octo/pager/pull/8"})
 	browse(t, ctx, chromedp.WaitVisible(chromedp.CSS("#diff")), chromedp.WaitNotPresent(chromedp.CSS("#live")))
-	if got := webtest.Text(t, ctx, "#state"); got != queue.StateSucceeded {
+	if got := webtest.Text(t, ctx, "#state"); got != run.StateSucceeded {
 		t.Errorf("state %q", got)
 	}
 	if got := webtest.Text(t, ctx, "#tests-summary"); !strings.Contains(got, "go test ./...") {
@@ -169,10 +169,10 @@ func TestBrowserLiveRun(t *testing.T) {
 func TestBrowserRunsList(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ok := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateSucceeded, PRURL: "https://github.example/octo/pager/pull/8"})
-	failed := b.run(t, seedRun{Owner: "octo", Repo: "pager", Issue: 9, State: queue.StateFailed, ExitReason: "max_steps"})
-	other := b.run(t, seedRun{Owner: "octo", Repo: "other", State: queue.StateFailed})
-	hidden := b.run(t, seedRun{Owner: "secret", Repo: "vault", State: queue.StateFailed})
+	ok := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: run.StateSucceeded, PRURL: "https://github.example/octo/pager/pull/8"})
+	failed := b.run(t, seedRun{Owner: "octo", Repo: "pager", Issue: 9, State: run.StateFailed, ExitReason: "max_steps"})
+	other := b.run(t, seedRun{Owner: "octo", Repo: "other", State: run.StateFailed})
+	hidden := b.run(t, seedRun{Owner: "secret", Repo: "vault", State: run.StateFailed})
 
 	ctx := webtest.Browser(t)
 	b.signIn(t, ctx, "alice", "/runs")
@@ -186,7 +186,7 @@ func TestBrowserRunsList(t *testing.T) {
 	}
 	// Filter through the form, as a person would.
 	browse(t, ctx, chromedp.SendKeys(chromedp.CSS(`input[name="repo"]`), "octo/pager"),
-		chromedp.SetValue(chromedp.CSS(`select[name="state"]`), queue.StateFailed))
+		chromedp.SetValue(chromedp.CSS(`select[name="state"]`), run.StateFailed))
 	// RunResponse returns once the filtered page has loaded (the old one lists that run too).
 	if _, err := chromedp.RunResponse(ctx, chromedp.Submit(chromedp.CSS(`input[name="repo"]`))); err != nil {
 		t.Fatal(err)
@@ -209,7 +209,7 @@ func TestBrowserRunsList(t *testing.T) {
 func TestBrowserAccessRefused(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateSucceeded, Patch: samplePatch})
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: run.StateSucceeded, Patch: samplePatch})
 
 	// Without a session: the sign-in page, which comes back to the run afterwards.
 	ctx := webtest.Browser(t)

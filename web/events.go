@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/run"
 )
 
 // handleEvents streams a run's new events as server-sent events until the run is terminal:
@@ -18,7 +18,7 @@ import (
 // templates as the page, so the browser inserts only escaped text. Each event carries its id,
 // so a browser that reconnects (Last-Event-ID) resumes where it was.
 func (p *Pages) handleEvents(w http.ResponseWriter, r *http.Request) {
-	run, ok := p.readableRun(w, r, false)
+	rec, ok := p.readableRun(w, r, false)
 	if !ok {
 		return
 	}
@@ -56,17 +56,17 @@ func (p *Pages) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if err := rc.Flush(); err != nil {
 		return
 	}
-	s := &stream{p: p, w: w, rc: rc, runID: run.ID, b: newStepBuilder(), still: func(ctx context.Context) bool {
+	s := &stream{p: p, w: w, rc: rc, runID: rec.ID, b: newStepBuilder(), still: func(ctx context.Context) bool {
 		// Access is asked again as the stream goes on: a person removed from the repository
 		// (or signed out) stops receiving within Config.RecheckInterval.
 		if _, ok := p.cfg.Auth.Viewer(r); !ok {
 			return false
 		}
-		can, err := p.cfg.Auth.CanRead(ctx, v, run.RepoID)
+		can, err := p.cfg.Auth.CanRead(ctx, v, rec.RepoID)
 		return err == nil && can
 	}}
 	if err := s.follow(r.Context(), after); err != nil && r.Context().Err() == nil {
-		p.cfg.Logger.WarnContext(r.Context(), "streaming a run's events", "run_id", run.ID, "error", err.Error())
+		p.cfg.Logger.WarnContext(r.Context(), "streaming a run's events", "run_id", rec.ID, "error", err.Error())
 	}
 }
 
@@ -94,7 +94,7 @@ func (s *stream) follow(ctx context.Context, after int64) error {
 		}
 		// The state first: a run seen terminal has written all its events but its end, which
 		// the page does not need (it reloads).
-		state, err := queue.GetRunState(ctx, s.p.cfg.Pool, s.runID)
+		state, err := s.p.cfg.Runs.State(ctx, s.runID)
 		if err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ func (s *stream) follow(ctx context.Context, after int64) error {
 		if n > 0 {
 			lastWrite = time.Now()
 		}
-		if !queue.Unfinished(state) {
+		if !run.Unfinished(state) {
 			return s.event(s.last, "end", state)
 		}
 		if time.Since(lastWrite) >= heartbeatEvery {
@@ -134,7 +134,7 @@ func (s *stream) follow(ctx context.Context, after int64) error {
 func (s *stream) send(ctx context.Context, after int64) (int, error) {
 	written := 0
 	for {
-		evs, err := queue.ListRunEvents(ctx, s.p.cfg.Pool, s.runID, s.last)
+		evs, err := s.p.cfg.Runs.Events(ctx, s.runID, s.last)
 		if err != nil {
 			return written, err
 		}
@@ -148,7 +148,7 @@ func (s *stream) send(ctx context.Context, after int64) (int, error) {
 				written++
 			}
 		}
-		if len(evs) < queue.MaxEventsRead {
+		if len(evs) < run.MaxEventsRead {
 			break
 		}
 	}
@@ -159,10 +159,10 @@ func (s *stream) send(ctx context.Context, after int64) (int, error) {
 }
 
 // one replays e into the step groups and, when emit, writes what the page needs of it.
-func (s *stream) one(e queue.RunEvent, emit bool) error {
+func (s *stream) one(e run.Event, emit bool) error {
 	switch e.Kind {
-	case queue.EventStep:
-		var st queue.StepEvent
+	case run.EventStep:
+		var st run.StepEvent
 		if json.Unmarshal(e.Data, &st) != nil {
 			return nil
 		}
@@ -185,14 +185,14 @@ func (s *stream) one(e queue.RunEvent, emit bool) error {
 			return err
 		}
 		return s.json(e.ID, "step", msg)
-	case queue.EventAttempt:
+	case run.EventAttempt:
 		s.b.try++
 	}
 	if !emit {
 		return nil
 	}
-	if e.Kind == queue.EventAttempt {
-		if err := s.event(e.ID, "state", queue.StateRunning); err != nil {
+	if e.Kind == run.EventAttempt {
+		if err := s.event(e.ID, "state", run.StateRunning); err != nil {
 			return err
 		}
 	}

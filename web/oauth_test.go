@@ -13,7 +13,7 @@ import (
 
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/migrations/dbtest"
-	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/web/auth"
 	"github.com/frognano/frognano/web/webtest"
 )
@@ -47,7 +47,7 @@ func TestBrowserOAuthRunPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(Config{Pool: pool, Auth: a, PollInterval: 50 * time.Millisecond})
+	p, err := New(Config{Runs: run.NewStore(pool, nil), Auth: a, PollInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +56,8 @@ func TestBrowserOAuthRunPages(t *testing.T) {
 	mu.Unlock()
 
 	b := &bundle{pool: pool, srv: srv}
-	id := b.run(t, seedRun{RepoID: secret.ID, Owner: "octo", Repo: "secret", State: queue.StateSucceeded, Patch: samplePatch})
-	b.event(t, id, queue.EventStep, step(0, "cat a.txt", "a"))
+	id := b.run(t, seedRun{RepoID: secret.ID, Owner: "octo", Repo: "secret", State: run.StateSucceeded, Patch: samplePatch})
+	b.event(t, id, run.EventStep, step(0, "cat a.txt", "a"))
 	page := fmt.Sprintf("%s/runs/%d", srv.URL, id)
 
 	gh.SignInAs("alice")

@@ -13,7 +13,7 @@ import (
 
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/migrations/dbtest"
-	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/web/auth"
 )
 
@@ -63,7 +63,7 @@ func setupOAuth(t *testing.T) *oauthBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(Config{Pool: pool, Auth: a, PollInterval: 50 * time.Millisecond})
+	p, err := New(Config{Runs: run.NewStore(pool, nil), Auth: a, PollInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestRunPagesFollowTheRepositoryNotItsName(t *testing.T) {
 			o.gh.AddInstallation(7, secret)
 			o.gh.SetPrivate(secret, true)
 			o.gh.SetPermission(secret, "alice", "read")
-			id := o.run(t, seedRun{RepoID: secret.ID, Owner: "acme", Repo: "secret", State: queue.StateSucceeded, Patch: samplePatch})
+			id := o.run(t, seedRun{RepoID: secret.ID, Owner: "acme", Repo: "secret", State: run.StateSucceeded, Patch: samplePatch})
 			page := fmt.Sprintf("/runs/%d", id)
 
 			alice := o.person(t)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/frognano/frognano/githubapp"
-	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/run"
 )
 
 func TestInert(t *testing.T) {
@@ -43,15 +43,15 @@ func TestHostileTextStaysInert(t *testing.T) {
 	b := setup(t)
 	token := "ghs_" + strings.Repeat("Z", 40)
 	long := strings.Repeat("line of output\n", 200) + hostile
-	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateSucceeded, Patch: samplePatch + "+" + hostile + "\n",
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: run.StateSucceeded, Patch: samplePatch + "+" + hostile + "\n",
 		PRURL: "javascript:alert(1)", Steps: 2})
-	b.event(t, id, queue.EventAttempt, queue.AttemptEvent{Attempt: 1, MaxAttempts: 3})
-	b.event(t, id, queue.EventAgent, queue.AgentEvent{Task: "Fix it " + hostile + " " + token})
-	b.event(t, id, queue.EventStep, queue.StepEvent{Attempt: 1, Index: 0, Content: hostile,
-		Calls:        []queue.CallEvent{{Tool: "Bash<script>", Arguments: `{"command":"` + strings.ReplaceAll(hostile, `"`, `\"`) + `"}`}},
-		Observations: []queue.ObservedText{{Tool: "Bash", Text: hostile}, {Tool: "Read", Text: long}}})
-	b.event(t, id, queue.EventTests, queue.TestsEvent{Before: &queue.TestsRun{Command: hostile, Tail: hostile},
-		After: &queue.TestsRun{Command: "go test"}, PerTest: true, Tests: []queue.TestRow{{Name: hostile, Before: "fail", After: "pass", Change: "fixed"}}})
+	b.event(t, id, run.EventAttempt, run.AttemptEvent{Attempt: 1, MaxAttempts: 3})
+	b.event(t, id, run.EventAgent, run.AgentEvent{Task: "Fix it " + hostile + " " + token})
+	b.event(t, id, run.EventStep, run.StepEvent{Attempt: 1, Index: 0, Content: hostile,
+		Calls:        []run.CallEvent{{Tool: "Bash<script>", Arguments: `{"command":"` + strings.ReplaceAll(hostile, `"`, `\"`) + `"}`}},
+		Observations: []run.ObservedText{{Tool: "Bash", Text: hostile}, {Tool: "Read", Text: long}}})
+	b.event(t, id, run.EventTests, run.TestsEvent{Before: &run.TestsRun{Command: hostile, Tail: hostile},
+		After: &run.TestsRun{Command: "go test"}, PerTest: true, Tests: []run.TestRow{{Name: hostile, Before: "fail", After: "pass", Change: "fixed"}}})
 
 	resp := b.get(t, "/runs/"+itoa(id), "alice")
 	if resp.StatusCode != http.StatusOK {
@@ -92,17 +92,17 @@ func TestHostileTextStaysInert(t *testing.T) {
 
 func TestStepFragmentMatchesPage(t *testing.T) {
 	t.Parallel()
-	p, err := New(Config{Pool: nil, Auth: &testAuth{}})
+	p, err := New(Config{Runs: nil, Auth: &testAuth{}})
 	if err == nil || p != nil {
-		t.Fatal("New accepted a config without a pool")
+		t.Fatal("New accepted a config without a run.Reader")
 	}
 	tmpl, err := parseTemplates()
 	if err != nil {
 		t.Fatal(err)
 	}
 	pg := &Pages{tmpl: tmpl}
-	html, err := pg.fragment("step", stepView{N: 3, Calls: []queue.CallEvent{{Tool: "Bash", Arguments: `{"command":"ls"}`}},
-		Observations: []queue.ObservedText{{Tool: "Bash", Text: hostile}}})
+	html, err := pg.fragment("step", stepView{N: 3, Calls: []run.CallEvent{{Tool: "Bash", Arguments: `{"command":"ls"}`}},
+		Observations: []run.ObservedText{{Tool: "Bash", Text: hostile}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,14 +118,14 @@ func TestStepFragmentMatchesPage(t *testing.T) {
 func TestTimelineShowsWaitsAndTestStarts(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
-	b.event(t, id, queue.EventAttempt, queue.AttemptEvent{Attempt: 1, MaxAttempts: 3})
-	b.event(t, id, queue.EventAgent, queue.AgentEvent{Task: "Pages rounds down"})
-	b.event(t, id, queue.EventSandboxWait, queue.SandboxWaitEvent{Attempt: 2, For: "the agent", InUse: 2, Cap: 2})
-	b.event(t, id, queue.EventStep, step(0, "ls", "pager.go"))
-	b.event(t, id, queue.EventTestsStart, queue.TestsStartEvent{Attempt: 1})
-	b.event(t, id, queue.EventSandboxWait, queue.SandboxWaitEvent{For: "the tests after <b>", InUse: 1, Cap: 1})
-	b.event(t, id, queue.EventTestsStart, queue.TestsStartEvent{Attempt: 2, After: true})
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: run.StateRunning})
+	b.event(t, id, run.EventAttempt, run.AttemptEvent{Attempt: 1, MaxAttempts: 3})
+	b.event(t, id, run.EventAgent, run.AgentEvent{Task: "Pages rounds down"})
+	b.event(t, id, run.EventSandboxWait, run.SandboxWaitEvent{Attempt: 2, For: "the agent", InUse: 2, Cap: 2})
+	b.event(t, id, run.EventStep, step(0, "ls", "pager.go"))
+	b.event(t, id, run.EventTestsStart, run.TestsStartEvent{Attempt: 1})
+	b.event(t, id, run.EventSandboxWait, run.SandboxWaitEvent{For: "the tests after <b>", InUse: 1, Cap: 1})
+	b.event(t, id, run.EventTestsStart, run.TestsStartEvent{Attempt: 2, After: true})
 
 	resp := b.get(t, "/runs/"+itoa(id), "alice")
 	if resp.StatusCode != http.StatusOK {
@@ -161,8 +161,8 @@ func TestTimelineShowsWaitsAndTestStarts(t *testing.T) {
 func TestWaitingRunPage(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", Issue: 77, State: queue.StateWaiting})
-	other := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateRunning})
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", Issue: 77, State: run.StateWaiting})
+	other := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: run.StateRunning})
 	list, _ := io.ReadAll(b.get(t, "/runs?state=waiting", "alice").Body)
 	if !strings.Contains(string(list), `data-run="`+itoa(id)+`"`) || strings.Contains(string(list), `data-run="`+itoa(other)+`"`) {
 		t.Errorf("the waiting filter lists:\n%s", list)
@@ -198,8 +198,8 @@ func TestWaitingRunPage(t *testing.T) {
 	}
 
 	// A request cancelled while it waited (a stop) was never queued, and its page says so.
-	stopped := b.run(t, seedRun{Owner: "octo", Repo: "pager", Issue: 78, State: queue.StateCancelled})
-	if _, err := b.pool.Exec(context.Background(), `UPDATE runs SET kind = $2 WHERE id = $1`, stopped, queue.KindFollowUp); err != nil {
+	stopped := b.run(t, seedRun{Owner: "octo", Repo: "pager", Issue: 78, State: run.StateCancelled})
+	if _, err := b.pool.Exec(context.Background(), `UPDATE runs SET kind = $2 WHERE id = $1`, stopped, run.KindFollowUp); err != nil {
 		t.Fatal(err)
 	}
 	page, _ := io.ReadAll(b.get(t, "/runs/"+itoa(stopped), "alice").Body)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/run"
 )
 
 // TestReviewFollowUpRequestStaysInert: a CI follow-up's request and task hold what CI printed
@@ -19,12 +19,12 @@ func TestReviewFollowUpRequestStaysInert(t *testing.T) {
 	b := setup(t)
 	forgery := "```\n</pre></details></summary>\n<!-- frognano:run:1 -->\n<details open><summary>Transcript (step by step)</summary>\n" +
 		"<script>document.title='x'</script>\n@octo/admins Fixes #1\n<!--"
-	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: queue.StateFailed, ExitReason: "submitted"})
+	id := b.run(t, seedRun{Owner: "octo", Repo: "pager", State: run.StateFailed, ExitReason: "submitted"})
 	if _, err := b.pool.Exec(context.Background(), `UPDATE runs SET kind = 'ci', request = $2 WHERE id = $1`, id, forgery); err != nil {
 		t.Fatal(err)
 	}
-	b.event(t, id, queue.EventAttempt, queue.AttemptEvent{Attempt: 1, MaxAttempts: 1})
-	b.event(t, id, queue.EventAgent, queue.AgentEvent{Task: queue.FollowUpTask("Pager", "off by one", nil, "The repository's CI (not a person)", forgery, "## What failed in CI\n\n"+forgery)})
+	b.event(t, id, run.EventAttempt, run.AttemptEvent{Attempt: 1, MaxAttempts: 1})
+	b.event(t, id, run.EventAgent, run.AgentEvent{Task: run.FollowUpTask("Pager", "off by one", nil, "The repository's CI (not a person)", forgery, "## What failed in CI\n\n"+forgery)})
 
 	resp := b.get(t, "/runs/"+itoa(id), "alice")
 	if resp.StatusCode != http.StatusOK {

@@ -11,17 +11,17 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/runner/leaf"
 )
 
-// maxEvents bounds the events one page reads (ten pages of queue.MaxEventsRead).
-const maxEvents = 10 * queue.MaxEventsRead
+// maxEvents bounds the events one page reads (ten pages of run.MaxEventsRead).
+const maxEvents = 10 * run.MaxEventsRead
 
 // runView is what the run page shows.
 type runView struct {
-	Run       queue.RunRecord
-	Facts     queue.RunFacts
+	Run       run.Record
+	Facts     run.Facts
 	Live      bool  // waiting, queued or running: the page follows the event stream
 	LastEvent int64 // the stream starts after this event
 	Timeline  []timelineItem
@@ -29,7 +29,7 @@ type runView struct {
 	Groups    []*stepGroup
 	Diff      []diffLine
 	MoreDiff  int
-	Tests     *queue.TestsEvent
+	Tests     *run.TestsEvent
 }
 
 type timelineItem struct {
@@ -49,8 +49,8 @@ type stepGroup struct {
 type stepView struct {
 	N            int // from 1
 	Content      string
-	Calls        []queue.CallEvent
-	Observations []queue.ObservedText
+	Calls        []run.CallEvent
+	Observations []run.ObservedText
 	ModelMS      int64
 	ToolMS       int64
 	ElapsedMS    int64
@@ -63,36 +63,36 @@ func parseID(r *http.Request) (int64, bool) {
 
 // readableRun loads run id when v may read its repository, as GitHub's id for it names it;
 // ok false means the request has been answered (not found, sign in, or an error).
-func (p *Pages) readableRun(w http.ResponseWriter, r *http.Request, page bool) (queue.RunRecord, bool) {
+func (p *Pages) readableRun(w http.ResponseWriter, r *http.Request, page bool) (run.Record, bool) {
 	v, ok := p.viewer(w, r, page)
 	if !ok {
-		return queue.RunRecord{}, false
+		return run.Record{}, false
 	}
 	id, ok := parseID(r)
 	if !ok {
 		p.notFound(w, r)
-		return queue.RunRecord{}, false
+		return run.Record{}, false
 	}
-	run, err := queue.GetRun(r.Context(), p.cfg.Pool, id)
-	if errors.Is(err, queue.ErrNoRun) {
+	rec, err := p.cfg.Runs.Run(r.Context(), id)
+	if errors.Is(err, run.ErrNoRun) {
 		p.answerNotFound(w, r, page)
-		return queue.RunRecord{}, false
+		return run.Record{}, false
 	}
 	if err != nil {
 		p.cfg.Logger.ErrorContext(r.Context(), "reading a run", "run_id", id, "error", err.Error())
 		http.Error(w, "the run could not be read", http.StatusInternalServerError)
-		return queue.RunRecord{}, false
+		return run.Record{}, false
 	}
-	can, handled := p.canRead(w, r, v, run, page)
+	can, handled := p.canRead(w, r, v, rec, page)
 	if handled {
-		return queue.RunRecord{}, false
+		return run.Record{}, false
 	}
 	if !can {
 		// Exactly what a missing run gets: the answer must not tell that it exists.
 		p.answerNotFound(w, r, page)
-		return queue.RunRecord{}, false
+		return run.Record{}, false
 	}
-	return run, true
+	return rec, true
 }
 
 func (p *Pages) answerNotFound(w http.ResponseWriter, r *http.Request, page bool) {
@@ -104,32 +104,32 @@ func (p *Pages) answerNotFound(w http.ResponseWriter, r *http.Request, page bool
 }
 
 func (p *Pages) handleRun(w http.ResponseWriter, r *http.Request) {
-	run, ok := p.readableRun(w, r, true)
+	rec, ok := p.readableRun(w, r, true)
 	if !ok {
 		return
 	}
 	v, _ := p.cfg.Auth.Viewer(r)
-	view, err := p.runView(r.Context(), run)
+	view, err := p.runView(r.Context(), rec)
 	if err != nil {
-		p.cfg.Logger.ErrorContext(r.Context(), "reading a run's details", "run_id", run.ID, "error", err.Error())
+		p.cfg.Logger.ErrorContext(r.Context(), "reading a run's details", "run_id", rec.ID, "error", err.Error())
 		http.Error(w, "the run could not be read", http.StatusInternalServerError)
 		return
 	}
-	title := fmt.Sprintf("Run %d · %s/%s #%d", run.ID, run.Owner, run.Repo, run.Issue)
+	title := fmt.Sprintf("Run %d · %s/%s #%d", rec.ID, rec.Owner, rec.Repo, rec.Issue)
 	p.render(w, r, http.StatusOK, "run", page{Title: title, Viewer: v.Login, Data: view})
 }
 
-func (p *Pages) runView(ctx context.Context, run queue.RunRecord) (*runView, error) {
-	facts, err := queue.GetRunFacts(ctx, p.cfg.Pool, run.ID)
+func (p *Pages) runView(ctx context.Context, rec run.Record) (*runView, error) {
+	facts, err := p.cfg.Runs.Facts(ctx, rec.ID)
 	if err != nil {
 		return nil, err
 	}
-	view := &runView{Run: run, Facts: facts, Live: queue.Unfinished(run.State)}
-	view.Timeline = append(view.Timeline, queuedItems(run, facts)...)
+	view := &runView{Run: rec, Facts: facts, Live: run.Unfinished(rec.State)}
+	view.Timeline = append(view.Timeline, queuedItems(rec, facts)...)
 	b := newStepBuilder()
 	var after int64
 	for n := 0; n < maxEvents; {
-		evs, err := queue.ListRunEvents(ctx, p.cfg.Pool, run.ID, after)
+		evs, err := p.cfg.Runs.Events(ctx, rec.ID, after)
 		if err != nil {
 			return nil, err
 		}
@@ -138,7 +138,7 @@ func (p *Pages) runView(ctx context.Context, run queue.RunRecord) (*runView, err
 			after = e.ID
 		}
 		n += len(evs)
-		if len(evs) < queue.MaxEventsRead {
+		if len(evs) < run.MaxEventsRead {
 			break
 		}
 	}
@@ -150,13 +150,13 @@ func (p *Pages) runView(ctx context.Context, run queue.RunRecord) (*runView, err
 		sortTimeline(view.Timeline)
 	}
 	// A run from before run_events, or whose events were not written: the stored trajectory.
-	if len(view.Groups) == 0 && len(run.Trajectory) > 0 {
-		view.fromTrajectory(run.Trajectory)
+	if len(view.Groups) == 0 && len(rec.Trajectory) > 0 {
+		view.fromTrajectory(rec.Trajectory)
 	}
-	if run.FinishedAt != nil && !hasEnd(view.Timeline) {
-		view.Timeline = append(view.Timeline, endItem(*run.FinishedAt, run.State, run.ExitReason, run.PRURL))
+	if rec.FinishedAt != nil && !hasEnd(view.Timeline) {
+		view.Timeline = append(view.Timeline, endItem(*rec.FinishedAt, rec.State, rec.ExitReason, rec.PRURL))
 	}
-	view.Diff, view.MoreDiff = diffLines(run.Patch)
+	view.Diff, view.MoreDiff = diffLines(rec.Patch)
 	return view, nil
 }
 
@@ -181,7 +181,7 @@ func groupTitle(try, attempt int) string {
 	return s
 }
 
-func (b *stepBuilder) add(at time.Time, s queue.StepEvent) (g *stepGroup, created bool, sv stepView) {
+func (b *stepBuilder) add(at time.Time, s run.StepEvent) (g *stepGroup, created bool, sv stepView) {
 	id := groupID(b.try, s.Attempt)
 	g = b.byID[id]
 	if g == nil {
@@ -199,25 +199,25 @@ func (b *stepBuilder) add(at time.Time, s queue.StepEvent) (g *stepGroup, create
 }
 
 // apply adds one event to the view.
-func (v *runView) apply(e queue.RunEvent, b *stepBuilder) {
+func (v *runView) apply(e run.Event, b *stepBuilder) {
 	switch e.Kind {
-	case queue.EventStep:
-		var s queue.StepEvent
+	case run.EventStep:
+		var s run.StepEvent
 		if json.Unmarshal(e.Data, &s) == nil {
 			b.add(e.At, s)
 		}
 		return
-	case queue.EventAgent:
-		var a queue.AgentEvent
+	case run.EventAgent:
+		var a run.AgentEvent
 		if json.Unmarshal(e.Data, &a) == nil && a.Task != "" {
 			v.Task = a.Task
 		}
-	case queue.EventTests:
-		var t queue.TestsEvent
+	case run.EventTests:
+		var t run.TestsEvent
 		if json.Unmarshal(e.Data, &t) == nil {
 			v.Tests = &t
 		}
-	case queue.EventAttempt:
+	case run.EventAttempt:
 		b.try++
 	}
 	if it, ok := timelineOf(e); ok {
@@ -226,37 +226,37 @@ func (v *runView) apply(e queue.RunEvent, b *stepBuilder) {
 }
 
 // timelineOf is the timeline entry of an event (steps have none of their own).
-func timelineOf(e queue.RunEvent) (timelineItem, bool) {
+func timelineOf(e run.Event) (timelineItem, bool) {
 	switch e.Kind {
-	case queue.EventAttempt:
-		var a queue.AttemptEvent
+	case run.EventAttempt:
+		var a run.AttemptEvent
 		_ = json.Unmarshal(e.Data, &a)
 		what := "started"
 		if a.MaxAttempts > 1 {
 			what = fmt.Sprintf("started (try %d of %d)", a.Attempt, a.MaxAttempts)
 		}
 		return timelineItem{At: e.At, What: what, Class: "info"}, true
-	case queue.EventAgent:
+	case run.EventAgent:
 		return timelineItem{At: e.At, What: "setup: sandbox and environment, then the agent", Class: "info"}, true
-	case queue.EventSandboxWait:
-		var w queue.SandboxWaitEvent
+	case run.EventSandboxWait:
+		var w run.SandboxWaitEvent
 		_ = json.Unmarshal(e.Data, &w)
 		what := fmt.Sprintf("waiting for a free sandbox for %s (%d of %d in use on this worker)", w.For, w.InUse, w.Cap)
 		return timelineItem{At: e.At, What: attemptPrefix(w.Attempt) + what, Class: "info"}, true
-	case queue.EventTestsStart:
-		var t queue.TestsStartEvent
+	case run.EventTestsStart:
+		var t run.TestsStartEvent
 		_ = json.Unmarshal(e.Data, &t)
 		if !t.After {
 			// One before-run serves every attempt of the run: no attempt of its own.
 			return timelineItem{At: e.At, What: "running the tests before...", Class: "info"}, true
 		}
 		return timelineItem{At: e.At, What: attemptPrefix(t.Attempt) + "running the tests after...", Class: "info"}, true
-	case queue.EventTests:
-		var t queue.TestsEvent
+	case run.EventTests:
+		var t run.TestsEvent
 		_ = json.Unmarshal(e.Data, &t)
 		return timelineItem{At: e.At, What: "tests: " + testsLine(t), Class: "info"}, true
-	case queue.EventEnd:
-		var end queue.EndEvent
+	case run.EventEnd:
+		var end run.EndEvent
 		_ = json.Unmarshal(e.Data, &end)
 		return endItem(e.At, end.State, end.ExitReason, end.PRURL), true
 	}
@@ -266,18 +266,18 @@ func timelineOf(e queue.RunEvent) (timelineItem, bool) {
 // queuedItems is how a run came to be worked: queued when it was asked for or, when it had to
 // wait for its pull request's active run (queue/waiting.go), waiting then queued when that
 // ended; then when the worker found it may go ahead.
-func queuedItems(run queue.RunRecord, facts queue.RunFacts) []timelineItem {
+func queuedItems(rec run.Record, facts run.Facts) []timelineItem {
 	var items []timelineItem
 	switch {
-	case run.State == queue.StateWaiting:
-		items = append(items, timelineItem{At: run.CreatedAt, What: "waiting for the active run of this pull request to end", Class: "info"})
+	case rec.State == run.StateWaiting:
+		items = append(items, timelineItem{At: rec.CreatedAt, What: "waiting for the active run of this pull request to end", Class: "info"})
 	case facts.PromotedAt != nil:
-		items = append(items, timelineItem{At: run.CreatedAt, What: "waited for the active run of this pull request", Class: "info"},
+		items = append(items, timelineItem{At: rec.CreatedAt, What: "waited for the active run of this pull request", Class: "info"},
 			timelineItem{At: *facts.PromotedAt, What: "queued", Class: "info"})
-	case run.ExitReason == "folded", facts.WaitedOnly:
-		items = append(items, timelineItem{At: run.CreatedAt, What: "waited for the active run of this pull request", Class: "info"})
+	case rec.ExitReason == "folded", facts.WaitedOnly:
+		items = append(items, timelineItem{At: rec.CreatedAt, What: "waited for the active run of this pull request", Class: "info"})
 	default:
-		items = append(items, timelineItem{At: run.CreatedAt, What: "queued", Class: "info"})
+		items = append(items, timelineItem{At: rec.CreatedAt, What: "queued", Class: "info"})
 	}
 	if facts.CheckedAt != nil {
 		items = append(items, timelineItem{At: *facts.CheckedAt, What: "checked: it may go ahead", Class: "info"})
@@ -296,11 +296,11 @@ func attemptPrefix(k int) string {
 func endItem(at time.Time, state, exitReason, prURL string) timelineItem {
 	it := timelineItem{At: at, What: state, Class: "fail"}
 	switch {
-	case state == queue.StateSucceeded && prURL != "":
+	case state == run.StateSucceeded && prURL != "":
 		it.What, it.Class, it.Link = "published", "done", prURL
-	case state == queue.StateSucceeded:
+	case state == run.StateSucceeded:
 		it.Class = "done"
-	case state == queue.StateQueued:
+	case state == run.StateQueued:
 		it.What, it.Class = "queued again (retrying)", "info"
 	}
 	if exitReason != "" && it.Link == "" {
@@ -327,8 +327,8 @@ func sortTimeline(items []timelineItem) {
 	}
 }
 
-func testsLine(t queue.TestsEvent) string {
-	side := func(name string, r *queue.TestsRun) string {
+func testsLine(t run.TestsEvent) string {
+	side := func(name string, r *run.TestsRun) string {
 		switch {
 		case r == nil:
 			return name + " not run"
@@ -367,10 +367,10 @@ func (v *runView) fromTrajectory(raw []byte) {
 	for _, s := range t.Steps {
 		sv := stepView{N: s.Step + 1, Content: s.Assistant.Text()}
 		for _, tc := range s.Assistant.ToolCalls {
-			sv.Calls = append(sv.Calls, queue.CallEvent{Tool: tc.Function.Name, Arguments: tc.Function.Arguments})
+			sv.Calls = append(sv.Calls, run.CallEvent{Tool: tc.Function.Name, Arguments: tc.Function.Arguments})
 		}
 		for _, o := range s.Observations {
-			sv.Observations = append(sv.Observations, queue.ObservedText{Tool: o.Tool, Text: o.Observation})
+			sv.Observations = append(sv.Observations, run.ObservedText{Tool: o.Tool, Text: o.Observation})
 		}
 		g.Steps = append(g.Steps, sv)
 	}

@@ -5,13 +5,13 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/web/auth"
 )
 
 // states offered by the list's filter, in the order a run goes through them.
-var states = []string{queue.StateWaiting, queue.StateQueued, queue.StateRunning, queue.StateSucceeded, queue.StateFailed,
-	queue.StateCancelled, queue.StateSkipped}
+var states = []string{run.StateWaiting, run.StateQueued, run.StateRunning, run.StateSucceeded, run.StateFailed,
+	run.StateCancelled, run.StateSkipped}
 
 type listView struct {
 	Repo, State string // the filter as given
@@ -22,7 +22,7 @@ type listView struct {
 }
 
 type listRow struct {
-	queue.RunRecord
+	run.Record
 }
 
 func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
@@ -32,7 +32,7 @@ func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	view := listView{Repo: strings.TrimSpace(q.Get("repo")), State: q.Get("state"), States: states}
-	f := queue.RunFilter{Limit: scanLimit}
+	f := run.Filter{Limit: scanLimit}
 	if view.Repo != "" {
 		owner, repo, ok := strings.Cut(view.Repo, "/")
 		if !ok || owner == "" || repo == "" || strings.Contains(repo, "/") || len(view.Repo) > 200 {
@@ -59,11 +59,11 @@ func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
 	// Only runs of repositories the viewer can read, decided on each run's repository id (the
 	// name stored with a run may belong to another repository now); each is asked about once.
 	readable := map[int64]bool{}
-	check := func(run queue.RunRecord) (can, handled bool) {
-		if can, seen := readable[run.RepoID]; seen {
+	check := func(rec run.Record) (can, handled bool) {
+		if can, seen := readable[rec.RepoID]; seen {
 			return can, false
 		}
-		can, err := p.cfg.Auth.CanRead(r.Context(), v, run.RepoID)
+		can, err := p.cfg.Auth.CanRead(r.Context(), v, rec.RepoID)
 		if errors.Is(err, auth.ErrSignedOut) {
 			p.signIn(w, r, true)
 			return false, true
@@ -71,11 +71,11 @@ func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			// Not shown, and said so: one repository GitHub could not answer for does not
 			// hide the others.
-			p.cfg.Logger.WarnContext(r.Context(), "checking read access", "viewer", v, "repo_id", run.RepoID, "error", err.Error())
+			p.cfg.Logger.WarnContext(r.Context(), "checking read access", "viewer", v, "repo_id", rec.RepoID, "error", err.Error())
 			view.Unchecked = true
 			can = false
 		}
-		readable[run.RepoID] = can
+		readable[rec.RepoID] = can
 		return can, false
 	}
 	// A repository asked for by name is found first: the one that has that name now, if the
@@ -104,22 +104,22 @@ func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
 			f.RepoID, f.Owner, f.Repo = id, "", ""
 		}
 	}
-	runs, err := queue.ListRunsWhere(r.Context(), p.cfg.Pool, f)
+	runs, err := p.cfg.Runs.Runs(r.Context(), f)
 	if err != nil {
 		p.cfg.Logger.ErrorContext(r.Context(), "listing runs", "error", err.Error())
 		http.Error(w, "the runs could not be read", http.StatusInternalServerError)
 		return
 	}
-	for _, run := range runs {
+	for _, rec := range runs {
 		if len(view.Runs) >= p.cfg.ListLimit {
 			break
 		}
-		can, handled := check(run)
+		can, handled := check(rec)
 		if handled {
 			return
 		}
 		if can {
-			view.Runs = append(view.Runs, listRow{RunRecord: run})
+			view.Runs = append(view.Runs, listRow{Record: rec})
 		}
 	}
 	p.render(w, r, http.StatusOK, "runs", page{Title: "Runs", Viewer: v.Login, Data: view})

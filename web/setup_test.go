@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/frognano/frognano/migrations/dbtest"
-	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/web/auth"
 )
 
@@ -139,7 +139,7 @@ func setupWith(t testing.TB, edit func(*Config)) *bundle {
 	a := &testAuth{}
 	a.allow("alice", "octo/pager", "octo/other")
 	a.allow("bob", "bob/own")
-	cfg := Config{Pool: pool, Auth: a, PollInterval: 50 * time.Millisecond, RecheckInterval: 100 * time.Millisecond}
+	cfg := Config{Runs: run.NewStore(pool, nil), Auth: a, PollInterval: 50 * time.Millisecond, RecheckInterval: 100 * time.Millisecond}
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -172,7 +172,7 @@ func (b *bundle) run(t testing.TB, s seedRun) int64 {
 		s.Issue = 7
 	}
 	if s.State == "" {
-		s.State = queue.StateQueued
+		s.State = run.StateQueued
 	}
 	if s.RepoID == 0 {
 		if b.auth == nil {
@@ -272,10 +272,10 @@ func untilStep(t *testing.T, body io.Reader) *bufio.Reader {
 const samplePatch = "diff --git a/pager.go b/pager.go\n--- a/pager.go\n+++ b/pager.go\n@@ -1,3 +1,3 @@\n package pager\n-func Pages(n int) int { return n / 10 }\n+func Pages(n int) int { return (n + 9) / 10 }\n"
 
 // step is a step event with one Bash call.
-func step(index int, command, observation string) queue.StepEvent {
-	return queue.StepEvent{Attempt: 1, Index: index, ModelMS: 1200, ToolMS: 300,
-		Calls:        []queue.CallEvent{{Tool: "Bash", Arguments: `{"command":` + mustJSON(command) + `}`}},
-		Observations: []queue.ObservedText{{Tool: "Bash", Text: observation}}}
+func step(index int, command, observation string) run.StepEvent {
+	return run.StepEvent{Attempt: 1, Index: index, ModelMS: 1200, ToolMS: 300,
+		Calls:        []run.CallEvent{{Tool: "Bash", Arguments: `{"command":` + mustJSON(command) + `}`}},
+		Observations: []run.ObservedText{{Tool: "Bash", Text: observation}}}
 }
 
 func mustJSON(s string) string {

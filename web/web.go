@@ -2,8 +2,8 @@
 // state), /runs/{id} (one run: its timeline, task, steps with their tool calls and
 // observations, the patch, the tests before and after, its facts) and /runs/{id}/events (the
 // same run's progress as server-sent events, so a running run updates in the browser). It
-// reads what the worker stores in PostgreSQL (runs and run_events), which is the only channel
-// between a worker and the web server.
+// reads what the worker stores in PostgreSQL (runs and run_events) through run.Reader: the
+// only channel between a worker and the web server.
 //
 // web never shows anything of a run to a person who is not signed in or who cannot read the
 // run's repository (a run they may not read is answered exactly like one that does not
@@ -21,9 +21,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/web/auth"
 )
 
@@ -51,7 +50,9 @@ const (
 
 // Config holds the pages' dependencies.
 type Config struct {
-	Pool *pgxpool.Pool      // required
+	// Runs is where the pages read runs and their events (required): a *run.Store, which reads
+	// what the workers write in PostgreSQL.
+	Runs run.Reader
 	Auth auth.Authenticator // required: nothing of a run is public (who is signed in, what they may read)
 	// PollInterval is how often an event stream looks for new events (default
 	// DefaultPollInterval).
@@ -109,8 +110,8 @@ func (p *Pages) Close() {
 // New checks cfg and parses the templates.
 func New(cfg Config) (*Pages, error) {
 	switch {
-	case cfg.Pool == nil:
-		return nil, errors.New("run pages: the database pool is required")
+	case cfg.Runs == nil:
+		return nil, errors.New("run pages: a run.Reader is required")
 	case cfg.Auth == nil:
 		return nil, errors.New("run pages: an Authenticator is required (nothing of a run is public)")
 	}
@@ -195,14 +196,14 @@ func (p *Pages) signIn(w http.ResponseWriter, r *http.Request, page bool) {
 // canRead asks the Authenticator about the run's repository by its id (never its stored
 // name, which another repository may have taken since); an error refuses, and a sign-in that
 // stopped working sends the person to sign in again (reported by ok false, handled true).
-func (p *Pages) canRead(w http.ResponseWriter, r *http.Request, v auth.Viewer, run queue.RunRecord, page bool) (ok, handled bool) {
-	can, err := p.cfg.Auth.CanRead(r.Context(), v, run.RepoID)
+func (p *Pages) canRead(w http.ResponseWriter, r *http.Request, v auth.Viewer, rec run.Record, page bool) (ok, handled bool) {
+	can, err := p.cfg.Auth.CanRead(r.Context(), v, rec.RepoID)
 	if errors.Is(err, auth.ErrSignedOut) {
 		p.signIn(w, r, page)
 		return false, true
 	}
 	if err != nil {
-		p.cfg.Logger.WarnContext(r.Context(), "checking read access", "viewer", v, "run_id", run.ID, "repo_id", run.RepoID, "error", err.Error())
+		p.cfg.Logger.WarnContext(r.Context(), "checking read access", "viewer", v, "run_id", rec.ID, "repo_id", rec.RepoID, "error", err.Error())
 		http.Error(w, "could not check your access to this repository; try again later", http.StatusBadGateway)
 		return false, true
 	}

@@ -10,7 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/frognano/frognano/queue"
+	// runs, not run: package main has its run function.
+	runs "github.com/frognano/frognano/run"
 )
 
 // runsCmd is `frognano runs [--limit N]` (the newest runs) and `frognano runs show ID
@@ -37,13 +38,13 @@ func runsCmd(ctx context.Context, args []string, getenv func(string) string, std
 		if url == "" {
 			return usageError{"DATABASE_URL is not set"}
 		}
-		pool, err := openPool(ctx, url)
+		reader, done, err := openRuns(ctx, url)
 		if err != nil {
-			return setupError{err}
+			return err
 		}
-		defer pool.Close()
-		r, err := queue.GetRun(ctx, pool, id)
-		if errors.Is(err, queue.ErrNoRun) {
+		defer done()
+		r, err := reader.Run(ctx, id)
+		if errors.Is(err, runs.ErrNoRun) {
 			return usageError{fmt.Sprintf("there is no run %d", id)}
 		}
 		if err != nil {
@@ -78,29 +79,38 @@ func runsCmd(ctx context.Context, args []string, getenv func(string) string, std
 	if url == "" {
 		return usageError{"DATABASE_URL is not set"}
 	}
-	pool, err := openPool(ctx, url)
+	reader, done, err := openRuns(ctx, url)
 	if err != nil {
-		return setupError{err}
+		return err
 	}
-	defer pool.Close()
-	runs, err := queue.ListRuns(ctx, pool, *limit)
+	defer done()
+	list, err := reader.Runs(ctx, runs.Filter{Limit: *limit})
 	if err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tISSUE\tSTATE\tEXIT\tSTEPS\tCREATED\tPR")
-	for _, r := range runs {
+	for _, r := range list {
 		fmt.Fprintf(tw, "%d\t%s/%s#%d\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Owner, r.Repo, r.Issue, r.State,
 			dash(r.ExitReason), r.Steps, r.CreatedAt.UTC().Format("2006-01-02 15:04"), dash(r.PRURL))
 	}
 	return tw.Flush()
 }
 
-func writeRunFacts(w io.Writer, r queue.RunRecord) error {
+// openRuns opens the database at url for reading runs; done closes it.
+func openRuns(ctx context.Context, url string) (reader runs.Reader, done func(), err error) {
+	pool, err := openPool(ctx, url)
+	if err != nil {
+		return nil, nil, setupError{err}
+	}
+	return runs.NewStore(pool, nil), pool.Close, nil
+}
+
+func writeRunFacts(w io.Writer, r runs.Record) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%d\n", r.ID)
 	fmt.Fprintf(tw, "issue\t%s/%s#%d (labelled by %s)\n", r.Owner, r.Repo, r.Issue, r.Labeler)
-	if r.State == queue.StateWaiting {
+	if r.State == runs.StateWaiting {
 		fmt.Fprintf(tw, "state\t%s (for the active run of this pull request to end; it has no job yet)\n", r.State)
 	} else {
 		fmt.Fprintf(tw, "state\t%s (attempts %d)\n", r.State, r.Attempts)

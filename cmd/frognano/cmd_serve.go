@@ -23,6 +23,7 @@ import (
 	"github.com/frognano/frognano/metrics"
 	"github.com/frognano/frognano/migrations"
 	"github.com/frognano/frognano/queue"
+	runs "github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/sandbox"
 	"github.com/frognano/frognano/server"
@@ -131,7 +132,7 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 	// what a crashed predecessor of the same owner left without touching another's.
 	cfg.Queue.Owner = rcfg.Sandbox.Owner
 	cfg.Queue.Label = cfg.Label // a failed run removes it, so that labelling again retries
-	if cfg.Queue.CIFollowUps = e.int("FROGNANO_CI_FOLLOWUPS", queue.DefaultCIFollowUps); cfg.Queue.CIFollowUps == 0 {
+	if cfg.Queue.CIFollowUps = e.int("FROGNANO_CI_FOLLOWUPS", runs.DefaultCIFollowUps); cfg.Queue.CIFollowUps == 0 {
 		cfg.Queue.CIFollowUps = -1 // 0 turns CI follow-ups off; queue reads 0 as its default
 	}
 	cfg.Queue.WorkDir = filepath.Join(cfg.Queue.WorkDir, "frognano-"+safeName(rcfg.Sandbox.Owner))
@@ -275,8 +276,8 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 			docker.Close()
 			return nil, setupError{fmt.Errorf("configuring the GitHub App: %w", err)}
 		}
-		qcfg.GitHub = queue.GitHubApp(app)
-		qcfg.Runner = queue.AgentRunner(r, cfg.Runner.Leaf.BaseURL)
+		qcfg.GitHub = runs.GitHubApp(app)
+		qcfg.Runner = runs.AgentRunner(r, cfg.Runner.Leaf.BaseURL)
 	}
 	qc, err := queue.NewClient(pool, qcfg)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/frognano/frognano/queue"
+	runs "github.com/frognano/frognano/run"
 )
 
 // TestRunFactsOfAWaitingRun: `frognano runs show` of a run that waits for its pull request's
@@ -14,7 +14,7 @@ import (
 func TestRunFactsOfAWaitingRun(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	r := queue.RunRecord{ID: 9, Owner: "octo", Repo: "pager", Issue: 77, Labeler: "maintainer", State: queue.StateWaiting, CreatedAt: time.Now()}
+	r := runs.Record{ID: 9, Owner: "octo", Repo: "pager", Issue: 77, Labeler: "maintainer", State: runs.StateWaiting, CreatedAt: time.Now()}
 	if err := writeRunFacts(&out, r); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/frognano/frognano/githubapp/githubtest"
-	"github.com/frognano/frognano/queue"
+	runs "github.com/frognano/frognano/run"
 )
 
 // TestServicePushRefusedByRuleset is issue 18's refusal through the real service: a
@@ -24,8 +24,8 @@ func TestServicePushRefusedByRuleset(t *testing.T) {
 
 	id := e.queueRun(p)
 	row := e.waitState(id, svcRunWait, "failed")
-	if row.ExitReason != queue.ExitGitHubRefused || row.Attempts != 1 {
-		t.Errorf("run ended as %q after %d attempts, want %s after one", row.ExitReason, row.Attempts, queue.ExitGitHubRefused)
+	if row.ExitReason != runs.ExitGitHubRefused || row.Attempts != 1 {
+		t.Errorf("run ended as %q after %d attempts, want %s after one", row.ExitReason, row.Attempts, runs.ExitGitHubRefused)
 	}
 	for _, want := range []string{"GitHub refused the push of `frognano/issue-1`", "GH013: Repository rule violations found for refs/heads/frognano/issue-1.",
 		"exclude `frognano/*` from the ruleset's target branches"} {
@@ -44,7 +44,7 @@ func TestServicePushRefusedByRuleset(t *testing.T) {
 		return strings.Contains(body, row.Error), body
 	})
 
-	kept, err := queue.GetRun(context.Background(), e.db, id)
+	kept, err := runs.NewStore(e.db, nil).Run(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package queue
+package run
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"github.com/frognano/frognano/githubapp"
 )
 
-// The worker uses githubapp and runner directly. The three interfaces below exist only so
+// The pipeline uses githubapp and runner directly. The three interfaces below exist only so
 // that its tests can put fakes in their place: a *githubapp.Client is a Repo, GitHubApp
 // makes a *githubapp.App a GitHub, and AgentRunner makes a *runner.Runner a Runner.
 
@@ -18,7 +18,7 @@ type GitHub interface {
 	ForRepo(ctx context.Context, installationID, repoID int64, owner, repo string) (Repo, error)
 }
 
-// GitHubApp is the worker's GitHub for a real App: ForRepo returns its *githubapp.Client.
+// GitHubApp is the pipeline's GitHub for a real App: ForRepo returns its *githubapp.Client.
 func GitHubApp(app *githubapp.App) GitHub { return ghApp{app} }
 
 type ghApp struct{ app *githubapp.App }
@@ -31,7 +31,7 @@ func (g ghApp) ForRepo(ctx context.Context, installationID, repoID int64, owner,
 	return c, nil
 }
 
-// Repo is everything the worker does on GitHub: the methods of *githubapp.Client it calls.
+// Repo is everything the pipeline does on GitHub: the methods of *githubapp.Client it calls.
 // Errors that are worth retrying (network, 5xx, rate limits) must satisfy fault.IsTransient.
 type Repo interface {
 	// Permission returns the user's permission on the repository:
@@ -92,7 +92,7 @@ type RunSpec struct {
 	// checkout's HEAD); a follow-up sets its base branch's head.
 	SetupCommit string
 	// PageURL is the run's page (RunPageURL); the pull request body and the check run link to
-	// it. "": AgentRunner takes it from the worker's context.
+	// it. "": AgentRunner takes it from the run's event log (EventsFrom).
 	PageURL string
 	// Notices are lines the pull request body carries about what this run skips and why
 	// (check runs off for want of a permission): frognano's own text.

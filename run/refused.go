@@ -1,4 +1,4 @@
-package queue
+package run
 
 import (
 	"context"
@@ -43,7 +43,7 @@ func (a *attempt) refused(ctx context.Context, exitReason, note, errText string)
 		a.log.WarnContext(ctx, "the App cannot comment there; the reason is on the run's page and in its record")
 		return
 	}
-	id, err := a.repo.Comment(ctx, r.Issue, renderStatus(a.view(StateFailed, note)))
+	id, err := a.repo.Comment(ctx, r.Issue, RenderStatus(a.view(StateFailed, note)))
 	if err != nil {
 		a.log.WarnContext(ctx, "saying on GitHub why the run ended", "error", githubapp.Redact(err.Error()))
 		return
@@ -58,10 +58,10 @@ func (a *attempt) refused(ctx context.Context, exitReason, note, errText string)
 // than the job's whole budget (a retry would meet the same limit); "" otherwise.
 func (a *attempt) rateLimitNote(err error) string {
 	wait, limited := githubapp.RateLimitWait(err, time.Now())
-	if !limited || wait <= a.w.cfg.JobTimeout {
+	if !limited || wait <= a.p.cfg.JobTimeout {
 		return ""
 	}
 	reason, _ := githubapp.Explain(err)
 	return reason + fmt.Sprintf(" That is longer than the run's time budget of %s (`FROGNANO_JOB_TIMEOUT`), so the run ends here "+
-		"instead of retrying into the same limit. Add the label again once the limit has passed.", a.w.cfg.JobTimeout)
+		"instead of retrying into the same limit. Add the label again once the limit has passed.", a.p.cfg.JobTimeout)
 }

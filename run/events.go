@@ -1,4 +1,4 @@
-package queue
+package run
 
 import (
 	"context"
@@ -145,10 +145,10 @@ type EndEvent struct {
 	Note       string `json:"note,omitempty"`
 }
 
-// eventLog writes one run's events. It never fails the run: an event that cannot be written
+// EventLog writes one run's events. It never fails the run: an event that cannot be written
 // is logged and dropped (the runs row stays the record). Writes are serialised, so that ids
 // (which the page follows) are committed in order even when attempts step at once.
-type eventLog struct {
+type EventLog struct {
 	pool  *pgxpool.Pool
 	runID int64
 	log   *slog.Logger
@@ -174,7 +174,8 @@ func pageLine(page string) string {
 	return "\n\nThe run's steps, patch and tests: " + page
 }
 
-func (l *eventLog) pageURL() string {
+// PageURL is the run's page (RunPageURL), "" without FROGNANO_PUBLIC_URL or without a log.
+func (l *EventLog) PageURL() string {
 	if l == nil {
 		return ""
 	}
@@ -184,19 +185,21 @@ func (l *eventLog) pageURL() string {
 type eventLogKey struct{}
 
 // withEvents returns ctx carrying the run's event log. It travels in the context so that the
-// Runner (AgentRunner) writes steps for issue and follow-up runs alike without a change to the
-// Runner port that tests fake.
-func withEvents(ctx context.Context, l *eventLog) context.Context {
+// Runner (AgentRunner) writes steps for runs of every kind without a change to the Runner port
+// that tests fake.
+func withEvents(ctx context.Context, l *EventLog) context.Context {
 	return context.WithValue(ctx, eventLogKey{}, l)
 }
 
-// eventsFrom returns the event log in ctx, or nil (whose methods do nothing).
-func eventsFrom(ctx context.Context) *eventLog {
-	l, _ := ctx.Value(eventLogKey{}).(*eventLog)
+// EventsFrom returns the event log of the run a Runner was called for (in ctx), or nil, whose
+// methods do nothing.
+func EventsFrom(ctx context.Context) *EventLog {
+	l, _ := ctx.Value(eventLogKey{}).(*EventLog)
 	return l
 }
 
-func (l *eventLog) add(ctx context.Context, kind string, data any) {
+// Add writes one event of kind with data (encoded as JSON); a failure is logged, never returned.
+func (l *EventLog) Add(ctx context.Context, kind string, data any) {
 	if l == nil {
 		return
 	}
@@ -216,7 +219,7 @@ func (l *eventLog) add(ctx context.Context, kind string, data any) {
 }
 
 // ended records the state the attempt left the run in.
-func (l *eventLog) ended(ctx context.Context) {
+func (l *EventLog) ended(ctx context.Context) {
 	if l == nil {
 		return
 	}
@@ -230,7 +233,7 @@ func (l *eventLog) ended(ctx context.Context) {
 		return
 	}
 	e.Note = clean(e.Note, 2000)
-	l.add(ctx, EventEnd, e)
+	l.Add(ctx, EventEnd, e)
 }
 
 // clean is untrusted text as an event keeps it: redacted, then cut to max bytes.
@@ -238,8 +241,8 @@ func clean(s string, max int) string {
 	return clip.Bytes(githubapp.Redact(s), max)
 }
 
-// stepEvent is what the page shows of one leaf step.
-func stepEvent(attempt int, s leaf.Step) StepEvent {
+// NewStepEvent is what the page shows of one leaf step of attempt (from 1; 0 for a run of one).
+func NewStepEvent(attempt int, s leaf.Step) StepEvent {
 	e := StepEvent{Attempt: attempt, Index: s.Index, Content: clean(s.Assistant.Text(), eventTextCap),
 		Calls: []CallEvent{}, Observations: []ObservedText{},
 		ModelMS: s.ModelTime.Milliseconds(), ToolMS: s.ToolTime.Milliseconds(), ElapsedMS: s.Elapsed.Milliseconds()}

@@ -1,4 +1,4 @@
-package queue
+package run
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func (a *attempt) lacksPermissions(ctx context.Context, e *githubapp.MissingPerm
 		a.log.WarnContext(ctx, "the installation cannot comment either; the reason is on the run's page and in its record")
 		return nil
 	}
-	body := renderStatus(a.view(StateFailed, note))
+	body := RenderStatus(a.view(StateFailed, note))
 	if r.CommentID != 0 {
 		a.finalComment(ctx, a.view(StateFailed, note))
 		return nil

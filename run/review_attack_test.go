@@ -1,4 +1,4 @@
-package queue
+package run
 
 import (
 	"encoding/json"
@@ -47,9 +47,9 @@ func TestReviewCIAndReviewTextStayInert(t *testing.T) {
 			Assistant:    leaf.Message{Role: "assistant", Content: &content, ToolCalls: []leaf.ToolCall{{ID: "1", Type: "function", Function: leaf.FunctionCall{Name: "Bash", Arguments: string(args)}}}},
 			Observations: []leaf.Observation{{Tool: "Bash", Observation: task}},
 		}}, ExitReason: "submitted"}}
-		r := &run{ID: 9, Labeler: "maintainer", Kind: KindCI, CISHA: "abc123",
+		r := &row{ID: 9, Labeler: "maintainer", Kind: KindCI, CISHA: "abc123",
 			PRBody: res.PRBody(runner.Fit{Redact: githubapp.Redact})}
-		status := renderStatus(statusView{RunID: 9, State: StateRunning, FollowUp: true, Note: "Follow-up run triggered by CI.",
+		status := RenderStatus(Status{RunID: 9, State: StateRunning, FollowUp: true, Note: "Follow-up run triggered by CI.",
 			Progress: &Progress{Step: 1, Calls: []Call{{Tool: "Bash", Arguments: string(args)}}, Elapsed: time.Second}})
 		return map[string]string{
 			"status comment":    status,

@@ -1,4 +1,4 @@
-package queue
+package run
 
 import (
 	"strings"
@@ -39,7 +39,7 @@ func TestStatusSaysTheRunWaitsForTheModel(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			p := tt.p
-			body := renderStatus(statusView{RunID: 9, State: StateRunning, Progress: &p})
+			body := RenderStatus(Status{RunID: 9, State: StateRunning, Progress: &p})
 			for _, w := range tt.want {
 				if !strings.Contains(body, w) {
 					t.Errorf("comment lacks %q:\n%s", w, body)

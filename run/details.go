@@ -1,12 +1,9 @@
-package queue
+package run
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/clip"
@@ -23,31 +20,6 @@ const (
 	maxHunkLines        = 30 // the diff hunk's last lines: GitHub's hunk ends at the commented line
 	maxHunkBytes        = 4 << 10
 )
-
-// sourceID is the run's review or check suite (runs.source_id; 0: none).
-func (s store) sourceID(ctx context.Context, id int64) (int64, error) {
-	var src int64
-	if err := s.pool.QueryRow(ctx, `SELECT coalesce(source_id, 0) FROM runs WHERE id = $1`, id).Scan(&src); err != nil {
-		return 0, fmt.Errorf("reading the source of run %d: %w", id, err)
-	}
-	return src, nil
-}
-
-// earlierRunOfSource returns an earlier, not skipped follow-up of the same pull request that
-// came from the same review (a review and its line comments arrive as several events), or 0.
-func (s store) earlierRunOfSource(ctx context.Context, r *run, source int64) (int64, error) {
-	var id int64
-	err := s.pool.QueryRow(ctx, `SELECT id FROM runs WHERE repo_id = $1 AND issue = $2 AND kind = $3
-		AND source_id = $4 AND id < $5 AND state <> 'skipped' ORDER BY id LIMIT 1`,
-		r.RepoID, r.Issue, r.Kind, source, r.ID).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("looking for an earlier run of the same review: %w", err)
-	}
-	return id, nil
-}
 
 // followUpContext reads and renders the review's line comments or the failed checks of run
 // r's source ("" when it has none). Only the requester's own comments are kept: a review is one

@@ -1,4 +1,4 @@
-package queue
+package run
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/frognano/frognano/runner/sandbox"
 )
 
-// AgentRunner is the worker's Runner for a real runner.Runner: it checks the model server,
+// AgentRunner is the pipeline's Runner for a real runner.Runner: it checks the model server,
 // runs the agent and turns the result into the Outcome the worker stores and publishes.
 func AgentRunner(r *runner.Runner, modelURL string) Runner { return agentRunner{r, modelURL} }
 
@@ -29,8 +29,8 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 	if err := runner.CheckModel(ctx, a.modelURL); err != nil {
 		return nil, err
 	}
-	ev := eventsFrom(ctx)
-	ev.add(ctx, EventAgent, AgentEvent{Task: clean(spec.Task, eventTaskCap)})
+	ev := EventsFrom(ctx)
+	ev.Add(ctx, EventAgent, AgentEvent{Task: clean(spec.Task, eventTaskCap)})
 	pr := &progressOf{send: progress}
 	attempt := func(k int) int { // the events' Attempt: 0 for a run of one attempt
 		if a.r.Attempts() > 1 {
@@ -48,7 +48,7 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 		Scope:       env.ServiceScope(spec.InstallationID, spec.RepoID),
 		Observer:    runObserver{ctx: ctx, ev: ev, pr: pr, attempt: attempt},
 	}, func(k int, s leaf.Step) {
-		ev.add(ctx, EventStep, stepEvent(k, s))
+		ev.Add(ctx, EventStep, NewStepEvent(k, s))
 		pr.step(s)
 	})
 	if err != nil {
@@ -57,11 +57,11 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 	if res.Cancelled {
 		return nil, fmt.Errorf("agent run cancelled: %w", context.Cause(ctx))
 	}
-	ev.add(ctx, EventTests, testsEvent(res))
+	ev.Add(ctx, EventTests, testsEvent(res))
 	if spec.PageURL == "" {
-		spec.PageURL = ev.pageURL()
+		spec.PageURL = ev.PageURL()
 	}
-	return outcomeOf(res, spec)
+	return OutcomeOf(res, spec)
 }
 
 // progressOf turns the steps and waits of a run's attempts into the Progress the status
@@ -195,9 +195,9 @@ func checkRunOf(res *runner.Result, pageURL string) *githubapp.CheckRun {
 	}
 }
 
-// outcomeOf turns a finished run into what the worker stores and publishes; every text
-// GitHub will show is rendered here, once, within its limit.
-func outcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
+// OutcomeOf turns a finished runner.Result into what the pipeline stores and publishes; every
+// text GitHub will show is rendered here, once, within its limit.
+func OutcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 	traj, err := json.Marshal(res.Trajectory())
 	if err != nil {
 		return nil, fault.Permanent(fmt.Errorf("encoding the trajectory: %w", err))
@@ -237,7 +237,7 @@ func outcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 type runObserver struct {
 	runner.NoObserver // setup's lines are kept with the run's setup log, not streamed
 	ctx               context.Context
-	ev                *eventLog
+	ev                *EventLog
 	pr                *progressOf
 	attempt           func(k int) int // the events' Attempt
 }
@@ -247,10 +247,10 @@ func (o runObserver) ModelWait(k int, w leaf.ModelWait) { o.pr.wait(k, w) }
 func (o runObserver) SandboxWait(k int, w sandbox.SlotWait) {
 	o.pr.sandboxWait(k, w)
 	if w.Waiting() {
-		o.ev.add(o.ctx, EventSandboxWait, SandboxWaitEvent{Attempt: o.attempt(k), For: w.For(), InUse: w.InUse, Cap: w.Cap})
+		o.ev.Add(o.ctx, EventSandboxWait, SandboxWaitEvent{Attempt: o.attempt(k), For: w.For(), InUse: w.InUse, Cap: w.Cap})
 	}
 }
 
 func (o runObserver) TestsStart(k int, after bool) {
-	o.ev.add(o.ctx, EventTestsStart, TestsStartEvent{Attempt: o.attempt(k), After: after})
+	o.ev.Add(o.ctx, EventTestsStart, TestsStartEvent{Attempt: o.attempt(k), After: after})
 }

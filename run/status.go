@@ -1,4 +1,4 @@
-package queue
+package run
 
 import (
 	"context"
@@ -21,8 +21,8 @@ const statusReserve = 8000
 // maxProgressCalls is the most tool calls of one step the status comment shows.
 const maxProgressCalls = 10
 
-// statusView is everything the status comment can show.
-type statusView struct {
+// Status is everything the status comment can show (RenderStatus).
+type Status struct {
 	RunID         int64
 	State         string // queued, running, succeeded, failed, cancelled, skipped
 	Note          string // one factual line (why it failed, what happens next)
@@ -40,10 +40,10 @@ type statusView struct {
 	Notices []string
 }
 
-// renderStatus renders the status comment, redacted, within GitHub's comment limit. It
-// never cuts markdown: should the comment be over the limit, the summary is left out (it
+// RenderStatus renders the status comment (or a follow-up's reply), redacted, within
+// GitHub's comment limit. It never cuts markdown: should the comment be over the limit, the summary is left out (it
 // is kept with the run) and the comment says so.
-func renderStatus(v statusView) string {
+func RenderStatus(v Status) string {
 	if s := githubapp.Redact(composeStatus(v)); utf8.RuneCountInString(s) <= runner.GitHubBodyLimit || v.Summary == "" {
 		return s
 	}
@@ -51,7 +51,7 @@ func renderStatus(v statusView) string {
 	return githubapp.Redact(composeStatus(v))
 }
 
-func composeStatus(v statusView) string {
+func composeStatus(v Status) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!-- frognano:run:%d -->\n", v.RunID)
 	switch v.State {
@@ -148,7 +148,7 @@ type statusComment struct {
 	id       int64
 	interval time.Duration
 	log      *slog.Logger
-	view     func(Progress) statusView
+	view     func(Progress) Status
 
 	mu      sync.Mutex
 	latest  *Progress
@@ -159,7 +159,7 @@ type statusComment struct {
 	once    sync.Once
 }
 
-func newStatusComment(repo Repo, id int64, interval time.Duration, log *slog.Logger, view func(Progress) statusView) *statusComment {
+func newStatusComment(repo Repo, id int64, interval time.Duration, log *slog.Logger, view func(Progress) Status) *statusComment {
 	return &statusComment{repo: repo, id: id, interval: interval, log: log, view: view,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 }
@@ -214,7 +214,7 @@ func (s *statusComment) loop(ctx context.Context) {
 		if p == nil {
 			continue
 		}
-		if err := s.repo.EditComment(ctx, s.id, renderStatus(s.view(*p))); err != nil {
+		if err := s.repo.EditComment(ctx, s.id, RenderStatus(s.view(*p))); err != nil {
 			s.log.WarnContext(ctx, "editing status comment", "error", githubapp.Redact(err.Error()))
 		}
 		last = time.Now()

@@ -1,0 +1,117 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/clip"
+	"github.com/frognano/frognano/runner"
+)
+
+// issuePlan is a labelled issue's run: the task is the issue, the clone its repository's
+// default branch, and what it publishes a draft pull request on the issue's own branch
+// (BranchName), opened or updated.
+type issuePlan struct {
+	title string // the issue's title, sanitized: the pull request's and the commit's
+}
+
+// fixesLine ends every pull request body: it links the issue (and closes it on merge).
+func fixesLine(issue int) string { return fmt.Sprintf("\n\nFixes #%d", issue) }
+
+// admit: only people who may write can start a run.
+func (p *issuePlan) admit(ctx context.Context, a *attempt) (bool, error) {
+	r := a.run
+	perm, err := a.repo.Permission(ctx, r.Labeler)
+	if err != nil {
+		return false, fmt.Errorf("checking permission of %s: %w", r.Labeler, err)
+	}
+	if !allowedPermissions[perm] {
+		return false, a.deny(ctx, perm)
+	}
+	return true, nil
+}
+
+// greet reacts and posts the status comment, or, on a retry, says which attempt this is.
+func (p *issuePlan) greet(ctx context.Context, a *attempt) error {
+	r, repo := a.run, a.repo
+	if r.CommentID != 0 {
+		if err := repo.EditComment(ctx, r.CommentID, RenderStatus(a.view(StateRunning, fmt.Sprintf("Starting attempt %d of %d.", a.try.Attempt, a.try.MaxAttempts)))); err != nil {
+			return fmt.Errorf("editing status comment: %w", err)
+		}
+		return nil
+	}
+	if err := repo.React(ctx, r.Issue, "eyes"); err != nil {
+		return fmt.Errorf("reacting to issue: %w", err)
+	}
+	id, err := repo.Comment(ctx, r.Issue, RenderStatus(a.view(StateRunning, "Starting.")))
+	if err != nil {
+		return fmt.Errorf("posting status comment: %w", err)
+	}
+	r.CommentID = id
+	return a.st.setComment(ctx, r.ID, id)
+}
+
+func (p *issuePlan) note(*attempt) string { return "" }
+
+func (p *issuePlan) cancelled() string { return "The label was removed or the issue was closed." }
+
+// task is the issue's title and body as a human sees them on GitHub.
+func (p *issuePlan) task(ctx context.Context, a *attempt) (string, bool, error) {
+	title, body, state, err := a.repo.Issue(ctx, a.run.Issue)
+	if err != nil {
+		return "", false, fmt.Errorf("reading issue: %w", err)
+	}
+	if state == "closed" {
+		return "", false, a.end(ctx, StateSkipped, "", "The issue is closed.", "", 0)
+	}
+	p.title = strings.Join(strings.Fields(SanitizeIssueText(title)), " ")
+	return p.title + "\n\n" + SanitizeIssueText(body), true, nil
+}
+
+// clone clones the default branch; the pull request body says what the run skips (notices).
+func (p *issuePlan) clone(ctx context.Context, a *attempt, spec *RunSpec) (string, string, error) {
+	headSHA, defaultBranch, err := a.repo.Clone(ctx, spec.RepoDir)
+	if err != nil {
+		return "", "", fmt.Errorf("cloning repository: %w", err)
+	}
+	spec.Issue, spec.Notices = a.run.Issue, a.notices()
+	return headSHA, defaultBranch, nil
+}
+
+// publish opens (or updates) the issue's draft pull request with the patch.
+func (p *issuePlan) publish(ctx context.Context, a *attempt, dir string) error {
+	r := a.run
+	if r.ExitReason == runner.ExitSetupFailed {
+		note := "The repository's setup script (.frognano/setup.sh) failed, so the model was not called. " +
+			"Its log is kept with the run: `frognano runs show " + strconv.FormatInt(r.ID, 10) + " --setup-log`."
+		return a.end(ctx, StateFailed, r.ExitReason, note, "", 0)
+	}
+	if len(r.Patch) == 0 {
+		note := "The agent finished without changing any file, so there is no pull request."
+		return a.end(ctx, StateFailed, r.ExitReason, note, "", 0)
+	}
+	// The runner rendered the whole body, Fixes line included, within GitHub's limit; it
+	// is not cut here. A body stored before the runner added the line (rendered 100
+	// characters short of the limit) gets it now.
+	prBody := r.PRBody
+	if fixes := fixesLine(r.Issue); !strings.HasSuffix(prBody, fixes) {
+		prBody += fixes
+	}
+	url, number, err := a.repo.Publish(ctx, githubapp.PublishInput{
+		Dir: dir, BaseSHA: r.BaseSHA, Branch: BranchName(r.Issue), BaseBranch: r.BaseBranch,
+		// One line with its own limit, never markdown; a squash merge makes it the commit's title,
+		// so neither it nor the commit message carries a reference of the issue's author.
+		Title:         clip.Bytes("frognano: "+githubapp.InertReferences(p.title), 250),
+		Body:          prBody,
+		CommitMessage: fmt.Sprintf("Fix #%d: %s\n\nWritten by frognano run %d.", r.Issue, clip.Bytes(githubapp.InertReferences(p.title), 200), r.ID),
+		Patch:         r.Patch, IssueNumber: r.Issue,
+		Check: r.Check,
+	})
+	if err != nil {
+		return fmt.Errorf("publishing pull request: %w", err)
+	}
+	return a.end(ctx, StateSucceeded, r.ExitReason, "", url, number)
+}

@@ -1,0 +1,183 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/clip"
+	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/runner"
+)
+
+// pull is what both kinds of follow-up share (followUpPlan, ciPlan): the frognano pull request
+// they answer (runs.issue is its number), the issue its branch was made for, its clone and the
+// fast-forward commit they publish on it. A follow-up's requester is checked before anything
+// of the request reaches the model, and its branch is never force-pushed.
+type pull struct {
+	pr     githubapp.PullRequest
+	issue  int   // the issue of the pull request's branch (ParseBranch)
+	source int64 // the review or check suite the request came from (runs.source_id; 0: none)
+}
+
+// read reads the pull request; ok false: it is not frognano's, and the run was skipped.
+func (p *pull) read(ctx context.Context, a *attempt) (bool, error) {
+	r := a.run
+	pr, err := a.repo.PullRequest(ctx, r.Issue)
+	if err != nil {
+		return false, fmt.Errorf("reading pull request: %w", err)
+	}
+	issue, ok := ParseBranch(pr.HeadRef)
+	// The head must be this repository, by id: a fork's name, or a name this repository had,
+	// is not.
+	if !ok || pr.HeadRepoID != r.RepoID {
+		a.log.InfoContext(ctx, "not a frognano pull request; nothing to do", "head", pr.HeadRef)
+		return false, a.skip(ctx, "", "not a frognano pull request")
+	}
+	p.pr, p.issue = pr, issue
+	return true, nil
+}
+
+// readSource reads the request's source (runs.source_id).
+func (p *pull) readSource(ctx context.Context, a *attempt) error {
+	var err error
+	p.source, err = a.st.sourceID(ctx, a.run.ID)
+	return err
+}
+
+// greet posts the reply to the request; a retry keeps the one it has.
+func (p *pull) greet(ctx context.Context, a *attempt) error {
+	r := a.run
+	if r.CommentID != 0 {
+		return nil
+	}
+	id, err := a.repo.Comment(ctx, r.Issue, RenderStatus(a.view(StateRunning, a.plan.note(a))))
+	if err != nil {
+		return fmt.Errorf("replying to the request: %w", err)
+	}
+	r.CommentID = id
+	return a.st.setComment(ctx, r.ID, id)
+}
+
+func (p *pull) cancelled() string {
+	return "Stopped: the pull request was closed or a reviewer asked frognano to stop."
+}
+
+// taskFor is the follow-up's task: the issue, the earlier runs on the pull request, asker's
+// request and its details (details; read only while the agent has not run yet).
+func (p *pull) taskFor(ctx context.Context, a *attempt, asker string) (string, bool, error) {
+	r := a.run
+	if p.pr.State != "open" {
+		return "", false, a.end(ctx, StateSkipped, "", "The pull request is closed; nothing was done.", "", 0)
+	}
+	title, body, _, err := a.repo.Issue(ctx, p.issue)
+	if err != nil {
+		return "", false, fmt.Errorf("reading issue #%d: %w", p.issue, err)
+	}
+	earlier, err := a.st.earlierRuns(ctx, r, p.issue)
+	if err != nil {
+		return "", false, err
+	}
+	title = strings.Join(strings.Fields(SanitizeIssueText(title)), " ")
+	details := ""
+	if !r.AgentDone {
+		if details, err = a.followUpContext(ctx, p.source, r.CISHA); fault.IsTransient(err) {
+			return "", false, err
+		} else if err != nil {
+			a.log.WarnContext(ctx, "reading the request's details", "error", githubapp.Redact(err.Error()))
+			details = "(The details of this request could not be read from GitHub: " + oneLine(err.Error(), 300) + ".)\n"
+		}
+	}
+	return FollowUpTask(title, SanitizeIssueText(body), earlier, asker, SanitizeIssueText(r.Request), details), true, nil
+}
+
+// clone clones the pull request's branch with its base fetched: the agent works on the branch,
+// and the environment is built from the base's head, so nothing committed on the pull request
+// runs with network.
+func (p *pull) clone(ctx context.Context, a *attempt, spec *RunSpec) (string, string, error) {
+	headSHA, baseSHA, err := a.repo.CloneBranch(ctx, spec.RepoDir, p.pr.HeadRef, p.pr.BaseRef)
+	if err != nil {
+		return "", "", fmt.Errorf("cloning the pull request's branch: %w", err)
+	}
+	spec.Issue, spec.SetupCommit = p.issue, baseSHA
+	return headSHA, p.pr.BaseRef, nil
+}
+
+// publishWith pushes the patch as a new commit on the head the run started from, never with
+// force, to the pull request while it is open; say words each note of the final reply.
+func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func(string) string) error {
+	r := a.run
+	if len(r.Patch) == 0 {
+		return a.end(ctx, StateFailed, r.ExitReason, say("The agent finished without changing any file, so nothing was pushed."), "", 0)
+	}
+	url, number, err := a.repo.Publish(ctx, githubapp.PublishInput{
+		Dir: dir, BaseSHA: r.BaseSHA, Branch: p.pr.HeadRef, BaseBranch: p.pr.BaseRef, FastForward: true,
+		Title:         p.pr.Title,
+		Body:          followUpBody(p.pr.Body, r),
+		CommitMessage: followUpMessage(p.issue, r),
+		Patch:         r.Patch, IssueNumber: p.issue, Check: r.Check, PullRequest: r.Issue,
+	})
+	if errors.Is(err, githubapp.ErrPullRequestClosed) {
+		return a.end(ctx, StateSkipped, r.ExitReason, say("The pull request was closed while the run worked, so nothing was pushed."), "", 0)
+	}
+	if errors.Is(err, githubapp.ErrBranchMoved) {
+		note := "Someone pushed to this pull request's branch while the run worked, so nothing was pushed " +
+			"(frognano never overwrites a reviewer's commits). Ask again to start from the branch's new head."
+		return a.end(ctx, StateFailed, r.ExitReason, say(note), "", 0)
+	}
+	if err != nil {
+		return fmt.Errorf("publishing the follow-up commit: %w", err)
+	}
+	r.Headline = say(r.Headline) // the final reply shows the headline as its note
+	return a.end(ctx, StateSucceeded, r.ExitReason, "", url, number)
+}
+
+// FollowUpTask is the model's task for a follow-up: the original issue, what the earlier runs
+// on the pull request did, the reviewer's request and its details (a review's line comments,
+// what failed in CI: RenderReviewComments, RenderFailedChecks; "" none). Every argument is
+// sanitized text.
+func FollowUpTask(title, body string, earlier []string, reviewer, request, details string) string {
+	var b strings.Builder
+	b.WriteString(title + "\n\n" + strings.TrimSpace(body) + "\n\n")
+	b.WriteString("## Earlier work on this pull request\n\n")
+	b.WriteString("The checkout is the pull request's branch: it already holds the changes made so far.\n")
+	for _, e := range earlier {
+		b.WriteString("- " + e + "\n")
+	}
+	fmt.Fprintf(&b, "\n## The reviewer's request\n\n%s asks:\n\n%s\n", reviewer, strings.TrimSpace(request))
+	if details != "" {
+		b.WriteString("\n" + details)
+	}
+	return b.String()
+}
+
+// followUpBody is the pull request's body with a section for this run, within GitHub's limit:
+// the runner's whole report when it fits, else its headline.
+func followUpBody(current string, r *row) string {
+	head := fmt.Sprintf("\n\n---\n\n## Follow-up run %d\n\nRequested by @%s", r.ID, r.Labeler)
+	if r.Kind == KindCI {
+		head = fmt.Sprintf("\n\n---\n\n## Follow-up run %d\n\nTriggered by the repository's failed CI on %s", r.ID, runner.CodeSpan(r.CISHA, 64))
+	}
+	if r.RequestURL != "" {
+		head += " in " + r.RequestURL
+	}
+	head += ".\n\n"
+	for _, section := range []string{head + r.PRBody, head + r.Headline, head} {
+		if body := current + section; utf8.RuneCountInString(githubapp.Redact(body)) <= runner.GitHubBodyLimit {
+			return body
+		}
+	}
+	room := runner.GitHubBodyLimit - utf8.RuneCountInString(head) - 200
+	cut, _ := clip.Runes(current, max(room, 0))
+	return cut + head
+}
+
+func followUpMessage(issue int, r *row) string {
+	if r.Kind == KindCI {
+		return fmt.Sprintf("Follow-up on #%d after CI failed on %s\n\nWritten by frognano run %d.", issue, clip.Prefix(r.CISHA, 64), r.ID)
+	}
+	return fmt.Sprintf("Follow-up on #%d at @%s's request\n\nWritten by frognano run %d.", issue, r.Labeler, r.ID)
+}

@@ -1,0 +1,95 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/fault"
+)
+
+// settle decides what an attempt's error means: cancelled, timed out, interrupted by
+// shutdown, retried (transient) or failed for good. It records that in the run and its
+// status comment and returns what the queue acts on (Work's contract).
+func (a *attempt) settle(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
+	defer cancel()
+	if a.status != nil {
+		a.status.close()
+	}
+	r, cause := a.run, context.Cause(ctx)
+	msg := githubapp.Redact(err.Error())
+	limitNote := a.rateLimitNote(err)
+	remote := a.p.cfg.RemoteCancel != nil && errors.Is(cause, a.p.cfg.RemoteCancel)
+	switch {
+	case errors.Is(err, errRunCancelled) || remote:
+		a.log.InfoContext(bg, "run cancelled")
+		if err := a.st.cancel(bg, r.ID); err != nil {
+			a.log.ErrorContext(bg, "recording cancellation", "error", err)
+		}
+		a.finalComment(bg, a.view(StateCancelled, a.plan.cancelled()))
+		return final(err)
+
+	case ctx.Err() != nil && errors.Is(cause, context.DeadlineExceeded):
+		note := fmt.Sprintf("The run exceeded its time budget of %s.", a.p.cfg.JobTimeout)
+		a.log.WarnContext(bg, "run timed out", "timeout", a.p.cfg.JobTimeout)
+		a.failed(bg, "max_time", note, msg)
+		return final(err)
+
+	case ctx.Err() != nil:
+		// The worker is shutting down. Returning an error that wraps
+		// context.Canceled lets the queue (River) make the job available again
+		// without spending an attempt.
+		a.log.InfoContext(bg, "run interrupted by shutdown; it will resume")
+		if err := a.st.requeue(bg, r.ID, "interrupted by a worker shutdown"); err != nil {
+			a.log.ErrorContext(bg, "requeueing run", "error", err)
+		}
+		a.finalComment(bg, a.view(StateQueued, "The worker restarted; this run will resume."))
+		return fmt.Errorf("run interrupted: %w", ctx.Err())
+
+	case limitNote != "":
+		// A retry would meet the same limit: say so once instead of retrying into it.
+		a.refused(bg, ExitGitHubRateLimited, limitNote, msg)
+		return final(err)
+
+	case fault.IsTransient(err) && a.try.Attempt < a.try.MaxAttempts:
+		a.log.WarnContext(bg, "transient failure; will retry", "error", msg, "attempt", a.try.Attempt)
+		if err := a.st.requeue(bg, r.ID, msg); err != nil {
+			a.log.ErrorContext(bg, "requeueing run", "error", err)
+		}
+		a.finalComment(bg, a.view(StateQueued, fmt.Sprintf("Attempt %d of %d hit a temporary infrastructure problem; retrying.", a.try.Attempt, a.try.MaxAttempts)))
+		return err
+
+	case !fault.IsTransient(err) && explained(err):
+		// GitHub refused for good: its answer, worded once (githubapp.Explain), is the note.
+		reason, _ := githubapp.Explain(err)
+		a.refused(bg, ExitGitHubRefused, reason, msg)
+		return final(err)
+
+	default:
+		a.log.ErrorContext(bg, "run failed", "error", msg, "attempt", a.try.Attempt)
+		a.failed(bg, "", "The run failed because of an infrastructure error (details are in the service log and the run record).", msg)
+		return final(err)
+	}
+}
+
+// explained reports whether err holds an answer of GitHub's that githubapp.Explain words.
+func explained(err error) bool {
+	_, ok := githubapp.Explain(err)
+	return ok
+}
+
+func (a *attempt) failed(ctx context.Context, exitReason, note, errText string) {
+	if exitReason != "" {
+		a.run.ExitReason = exitReason
+	}
+	if _, err := a.st.finish(ctx, a.run.ID, StateFailed, exitReason, errText, "", 0); err != nil {
+		a.log.ErrorContext(ctx, "recording failure", "error", err)
+	}
+	a.removeLabel(ctx)
+	a.finalComment(ctx, a.view(StateFailed, note))
+}

@@ -1,0 +1,225 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/frognano/frognano/githubapp"
+)
+
+// Store is the access to the runs table: the pipeline's updates as a run goes, and the
+// reading methods of Reader. Every method is one statement or one transaction.
+type Store struct {
+	pool    *pgxpool.Pool
+	promote Promote
+}
+
+// Promote makes the oldest run waiting on pull request (repoID, issue) queued and inserts its
+// job, in tx, which has just ended the pull request's active run; it returns the promoted
+// run's id, 0 when none waited. The queue owns the waiting runs and their jobs
+// (queue/waiting.go); a Store only calls it.
+type Promote func(ctx context.Context, tx pgx.Tx, repoID int64, issue int) (int64, error)
+
+// NewStore returns the Store of the runs in pool. promote is called by every end of an active
+// run; nil makes a Store for reading (the run pages, `frognano runs`) whose ends fail.
+func NewStore(pool *pgxpool.Pool, promote Promote) *Store {
+	return &Store{pool: pool, promote: promote}
+}
+
+// load reads run id as the pipeline sees it.
+func (s *Store) load(ctx context.Context, id int64) (*row, error) {
+	r := &row{ID: id}
+	err := s.pool.QueryRow(ctx, `SELECT installation_id, repo_id, owner, repo, issue, labeler, state,
+			coalesce(comment_id, 0), attempts, extra_requests, coalesce(base_sha, ''), coalesce(base_branch, ''),
+			agent_done_at IS NOT NULL, patch, coalesce(exit_reason, ''), coalesce(steps, 0), coalesce(elapsed_ms, 0),
+			coalesce(summary, ''), coalesce(pr_body, ''), coalesce(headline, ''), check_run,
+			kind, coalesce(request, ''), coalesce(request_url, ''), coalesce(ci_sha, '')
+		FROM runs WHERE id = $1`, id).Scan(
+		&r.InstallationID, &r.RepoID, &r.Owner, &r.Repo, &r.Issue, &r.Labeler, &r.State,
+		&r.CommentID, &r.Attempts, &r.ExtraRequests, &r.BaseSHA, &r.BaseBranch,
+		&r.AgentDone, &r.Patch, &r.ExitReason, &r.Steps, &r.ElapsedMS, &r.Summary, &r.PRBody, &r.Headline, &r.Check,
+		&r.Kind, &r.Request, &r.RequestURL, &r.CISHA)
+	if err != nil {
+		return nil, fmt.Errorf("loading run %d: %w", id, err)
+	}
+	return r, nil
+}
+
+// current reads run id's state and the requests counted on it.
+func (s *Store) current(ctx context.Context, id int64) (state string, extra int, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT state, extra_requests FROM runs WHERE id = $1`, id).Scan(&state, &extra)
+	if err != nil {
+		return "", 0, fmt.Errorf("reading state of run %d: %w", id, err)
+	}
+	return state, extra, nil
+}
+
+// start marks the run running unless its installation already has limit
+// running runs (busy) or the run is no longer active (started false). The
+// count and the update share a transaction-scoped advisory lock per
+// installation so that two workers cannot both take the last slot.
+func (s *Store) start(ctx context.Context, r *row, limit int) (started, busy bool, err error) {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('frognano.installation.' || $1::bigint::text, 0))`, r.InstallationID); err != nil {
+			return fmt.Errorf("locking installation %d: %w", r.InstallationID, err)
+		}
+		var running int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM runs WHERE installation_id = $1 AND state = 'running' AND id <> $2`,
+			r.InstallationID, r.ID).Scan(&running); err != nil {
+			return fmt.Errorf("counting running runs: %w", err)
+		}
+		if running >= limit {
+			busy = true
+			return nil
+		}
+		err := tx.QueryRow(ctx, `UPDATE runs SET state = 'running', started_at = coalesce(started_at, now()), attempts = attempts + 1
+			WHERE id = $1 AND state IN ('queued', 'running') RETURNING attempts`, r.ID).Scan(&r.Attempts)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("marking run running: %w", err)
+		}
+		started = true
+		r.State = StateRunning
+		return nil
+	})
+	if err != nil {
+		return false, false, fmt.Errorf("starting run %d: %w", r.ID, err)
+	}
+	return started, busy, nil
+}
+
+func (s *Store) exec(ctx context.Context, what string, sql string, args ...any) error {
+	if _, err := s.pool.Exec(ctx, sql, args...); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
+}
+
+func (s *Store) setComment(ctx context.Context, id, commentID int64) error {
+	return s.exec(ctx, "saving status comment id", `UPDATE runs SET comment_id = $2 WHERE id = $1`, id, commentID)
+}
+
+func (s *Store) setBase(ctx context.Context, id int64, sha, branch string) error {
+	return s.exec(ctx, "saving base commit", `UPDATE runs SET base_sha = $2, base_branch = $3 WHERE id = $1`, id, sha, branch)
+}
+
+// saveOutcome keeps the agent's result, so a retry after a failed publish
+// does not run the model again. Everything in o came out of the sandbox (or
+// was derived from it) and is cleaned to what PostgreSQL accepts.
+func (s *Store) saveOutcome(ctx context.Context, id int64, o *Outcome) error {
+	err := s.exec(ctx, "saving agent outcome", `UPDATE runs SET agent_done_at = now(), patch = $2, exit_reason = $3,
+			steps = $4, prompt_tokens = $5, completion_tokens = $6, model_ms = $7, tool_ms = $8, test_ms = $9,
+			elapsed_ms = $10, trajectory = $11, report = $12, summary = $13, pr_body = $14, headline = $15,
+			environment = nullif($16, ''), setup_log = nullif($17, '')
+		WHERE id = $1`,
+		id, o.Patch, CleanText(o.ExitReason), o.Steps, o.PromptTokens, o.CompletionTokens,
+		o.ModelTime.Milliseconds(), o.ToolTime.Milliseconds(), o.TestTime.Milliseconds(), o.Elapsed.Milliseconds(),
+		cleanJSON(o.Trajectory), CleanText(o.Report), CleanText(o.Summary), CleanText(o.PRBody), CleanText(o.Headline),
+		CleanText(o.Environment), CleanText(o.SetupLog))
+	if err != nil || o.Check == nil {
+		return err
+	}
+	check, err := json.Marshal(o.Check)
+	if err != nil {
+		return fmt.Errorf("encoding the check run: %w", err)
+	}
+	return s.exec(ctx, "saving the check run", `UPDATE runs SET check_run = $2 WHERE id = $1`, id, cleanJSON(check))
+}
+
+// finish moves a running run to a final state and, in the same transaction, promotes the
+// oldest run waiting on its pull request (Promote). It reports false when the run was
+// no longer running (for example cancelled by an unlabel meanwhile).
+func (s *Store) finish(ctx context.Context, id int64, state, exitReason, errText, prURL string, prNumber int) (bool, error) {
+	return s.End(ctx, fmt.Sprintf("finishing run %d as %s", id, state), `UPDATE runs SET state = $2, finished_at = now(),
+			exit_reason = coalesce(nullif($3, ''), exit_reason), error = nullif($4, ''),
+			pr_url = nullif($5, ''), pr_number = nullif($6, 0)
+		WHERE id = $1 AND state = 'running' RETURNING repo_id, issue`,
+		id, state, CleanText(exitReason), CleanText(githubapp.Redact(errText)), prURL, prNumber)
+}
+
+// End runs update, which must end an active run and return its repo_id and issue (no row: the
+// run was not active), and promotes the oldest run waiting on its pull request (Promote), in
+// one transaction. It reports whether update ended the run. Every end of a run goes through
+// it: finish and cancel here, and the queue's cleanup of runs whose job died (queue/waiting.go).
+func (s *Store) End(ctx context.Context, what, update string, args ...any) (bool, error) {
+	ended := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		ended = false
+		var repoID int64
+		var issue int
+		err := tx.QueryRow(ctx, update, args...).Scan(&repoID, &issue)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ended = true
+		if s.promote == nil {
+			return errors.New("ending a run: this Store cannot promote the run waiting behind it")
+		}
+		_, err = s.promote(ctx, tx, repoID, issue)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", what, err)
+	}
+	return ended, nil
+}
+
+// requeue puts a running run back to queued (a retry or a shutdown).
+func (s *Store) requeue(ctx context.Context, id int64, errText string) error {
+	return s.exec(ctx, "requeueing run", `UPDATE runs SET state = 'queued', error = nullif($2, '')
+		WHERE id = $1 AND state = 'running'`, id, CleanText(githubapp.Redact(errText)))
+}
+
+// cancel marks an active run cancelled (used when River cancelled the job
+// before the webhook transaction's update was seen, or by the worker) and promotes the run
+// waiting next on its pull request, like finish.
+func (s *Store) cancel(ctx context.Context, id int64) error {
+	_, err := s.End(ctx, "cancelling run", `UPDATE runs SET state = 'cancelled', finished_at = now(),
+			exit_reason = coalesce(exit_reason, 'cancelled')
+		WHERE id = $1 AND state IN ('queued', 'running') RETURNING repo_id, issue`, id)
+	return err
+}
+
+// pass records that running run r passed its check (the requester may write, or the CI
+// follow-up may go ahead) and, when r is a run that waited, folds the runs still waiting on its
+// pull request into it, in one transaction (the rules are queue/waiting.go's). It returns
+// errRunCancelled when the run is no longer running.
+func (s *Store) pass(ctx context.Context, r *row) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var repoID int64
+		var waited bool
+		err := tx.QueryRow(ctx, `UPDATE runs SET checked_at = coalesce(checked_at, now())
+			WHERE id = $1 AND state = 'running' RETURNING repo_id, promoted_at IS NOT NULL`, r.ID).Scan(&repoID, &waited)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errRunCancelled
+		}
+		if err != nil {
+			return fmt.Errorf("recording that the run passed its check: %w", err)
+		}
+		if !waited {
+			return nil
+		}
+		// A folded run brings the requests counted on it.
+		return tx.QueryRow(ctx, `WITH f AS (
+				UPDATE runs SET state = 'skipped', finished_at = now(), exit_reason = 'folded',
+					error = 'counted on run ' || $1::bigint || ', which waited before it and went ahead'
+				WHERE repo_id = $2 AND issue = $3 AND state = 'waiting' RETURNING 1 + extra_requests AS n
+			)
+			UPDATE runs SET extra_requests = extra_requests + (SELECT coalesce(sum(n), 0) FROM f) WHERE id = $1
+			RETURNING extra_requests`, r.ID, repoID, r.Issue).Scan(&r.ExtraRequests)
+	})
+	if err != nil && !errors.Is(err, errRunCancelled) {
+		return fmt.Errorf("passing run %d: %w", r.ID, err)
+	}
+	return err
+}
