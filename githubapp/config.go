@@ -12,11 +12,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/internal/setting"
 )
 
 // Defaults for Config fields left zero.
@@ -83,30 +83,28 @@ type Config struct {
 }
 
 // ParseConfig reads the Config from environment variables (through getenv so tests can run in
-// parallel) and validates it.
+// parallel) and validates it. It reports every problem of reading them at once (internal/setting),
+// never quoting the key.
 func ParseConfig(getenv func(string) string) (Config, error) {
+	e := setting.New(getenv)
 	var cfg Config
-	if s := getenv(EnvAppID); s != "" {
-		id, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return Config{}, fmt.Errorf("parsing %s: %w", EnvAppID, err)
-		}
-		cfg.AppID = id
-	}
-	cfg.PrivateKey = []byte(getenv(EnvPrivateKey))
-	if file := getenv(EnvPrivateKeyFile); file != "" {
+	cfg.AppID = e.Int64(EnvAppID, 0)
+	cfg.PrivateKey = []byte(e.Secret(EnvPrivateKey))
+	if file := e.Raw(EnvPrivateKeyFile); file != "" {
 		if len(cfg.PrivateKey) > 0 {
-			return Config{}, fmt.Errorf("both %s and %s are set; set one", EnvPrivateKey, EnvPrivateKeyFile)
+			e.Add(fmt.Errorf("both %s and %s are set; set one", EnvPrivateKey, EnvPrivateKeyFile))
+		} else if key, err := os.ReadFile(file); err != nil {
+			e.Add(fmt.Errorf("reading %s: %w", EnvPrivateKeyFile, err))
+		} else {
+			cfg.PrivateKey = key
 		}
-		key, err := os.ReadFile(file)
-		if err != nil {
-			return Config{}, fmt.Errorf("reading %s: %w", EnvPrivateKeyFile, err)
-		}
-		cfg.PrivateKey = key
 	}
-	cfg.URL = getenv(EnvURL)
-	cfg.CommitName = getenv(EnvCommitName)
-	cfg.CommitEmail = getenv(EnvCommitEmail)
+	cfg.URL = e.Raw(EnvURL)
+	cfg.CommitName = e.Raw(EnvCommitName)
+	cfg.CommitEmail = e.Raw(EnvCommitEmail)
+	if err := e.Err(); err != nil {
+		return Config{}, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
 	}

@@ -149,3 +149,18 @@ func TestParseConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestParseConfigReportsEveryProblem: one start names every variable to fix, and never quotes
+// the key.
+func TestParseConfigReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	pkcs1, _, _ := testKeys(t)
+	env := map[string]string{EnvAppID: "twelve", EnvPrivateKey: string(pkcs1), EnvPrivateKeyFile: "/nonexistent/app.pem"}
+	_, err := ParseConfig(func(k string) string { return env[k] })
+	if err == nil || !strings.Contains(err.Error(), EnvAppID+`="twelve"`) || !strings.Contains(err.Error(), "both "+EnvPrivateKey+" and "+EnvPrivateKeyFile) {
+		t.Fatalf("ParseConfig() error = %v, want both the app id and the two keys named", err)
+	}
+	if strings.Contains(err.Error(), "PRIVATE KEY-----") {
+		t.Errorf("the error quotes the key: %v", err)
+	}
+}

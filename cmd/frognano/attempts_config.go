@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
@@ -24,15 +20,15 @@ const DefaultModelConcurrency = 8
 // keeps at once: agents, tests before and after, setup containers; by default what the
 // host's memory holds at FROGNANO_SANDBOX_MEMORY each, less one for the host itself). It is
 // called once per process, after the sandbox settings are read.
-func (e *env) attemptsConfig(cfg *runner.Config) {
+func (e env) attemptsConfig(cfg *runner.Config) {
 	a := &cfg.Attempts
-	a.N = e.int("FROGNANO_ATTEMPTS", 1)
-	a.Max = e.int("FROGNANO_MAX_ATTEMPTS", runner.DefaultMaxAttempts)
-	a.StopEarly = e.bool("FROGNANO_ATTEMPTS_STOP_EARLY", false)
-	a.ModelLimiter = leaf.NewLimiter(e.int("FROGNANO_MODEL_CONCURRENCY", DefaultModelConcurrency))
-	cfg.Sandbox.Slots = sandbox.NewSlots(e.int("FROGNANO_MAX_SANDBOXES", defaultMaxSandboxes(hostMemory(), sandboxMemory(cfg.Sandbox.Memory))))
+	a.N = e.Int("FROGNANO_ATTEMPTS", 1)
+	a.Max = e.Int("FROGNANO_MAX_ATTEMPTS", runner.DefaultMaxAttempts)
+	a.StopEarly = e.Bool("FROGNANO_ATTEMPTS_STOP_EARLY", false)
+	a.ModelLimiter = leaf.NewLimiter(e.Int("FROGNANO_MODEL_CONCURRENCY", DefaultModelConcurrency))
+	cfg.Sandbox.Slots = sandbox.NewSlots(e.Int("FROGNANO_MAX_SANDBOXES", defaultMaxSandboxes(sandbox.HostMemory(), sandboxMemory(cfg.Sandbox.Memory))))
 	if err := checkAttempts(cfg.Attempts); err != nil {
-		e.errs = append(e.errs, err)
+		e.Add(err)
 	}
 }
 
@@ -56,27 +52,6 @@ func defaultMaxSandboxes(hostMem, sandboxMem int64) int {
 		return 0
 	}
 	return max(int(hostMem/sandboxMem)-1, 1)
-}
-
-// hostMemory is the host's memory in bytes from /proc/meminfo, 0 when unknown.
-func hostMemory() int64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemTotal:" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // sandboxMemory is the memory limit a sandbox gets from the configured one (0: the default).

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/frognano/frognano/runner/sandbox"
 )
 
 func TestAttemptsConfig(t *testing.T) {
@@ -31,7 +33,7 @@ func TestAttemptsConfig(t *testing.T) {
 	if def.Attempts.N != 1 || def.Attempts.Max != 8 || def.Attempts.StopEarly || def.Attempts.ModelLimiter == nil {
 		t.Errorf("default attempts = %+v", def.Attempts)
 	}
-	if want := defaultMaxSandboxes(hostMemory(), def.Sandbox.Memory); def.Sandbox.Slots.Cap() != want || want < 1 {
+	if want := defaultMaxSandboxes(sandbox.HostMemory(), def.Sandbox.Memory); def.Sandbox.Slots.Cap() != want || want < 1 {
 		t.Errorf("default sandbox slots = %d, want %d (host memory / sandbox memory, less one)", def.Sandbox.Slots.Cap(), want)
 	}
 	if _, err := runnerConfig(envMap(map[string]string{"FROGNANO_ATTEMPTS": "9"})); err == nil || !strings.Contains(err.Error(), "at most 8 (FROGNANO_MAX_ATTEMPTS)") {

@@ -83,8 +83,8 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	// from other runs', so that what an interrupted run left can be removed here while a run
 	// still going in another terminal keeps its own.
 	cfg.Sandbox.Owner = runOwner(cfg.Sandbox.Owner)
-	cfg.Sandbox.Instance = runInstance(os.Getpid())
-	if n, err := sandbox.PruneIf(ctx, docker, cfg.Sandbox.Owner, func(instance string) bool { return !runAlive(instance) }); err != nil {
+	cfg.Sandbox.Instance = sandbox.ProcessInstance(os.Getpid())
+	if n, err := sandbox.PruneIf(ctx, docker, cfg.Sandbox.Owner, func(instance string) bool { return !sandbox.ProcessAlive(instance) }); err != nil {
 		fmt.Fprintf(stderr, "frognano: removing the sandboxes of interrupted runs: %v\n", err)
 	} else if n > 0 {
 		fmt.Fprintf(stderr, "frognano: removed %d sandbox(es) that interrupted runs left behind\n", n)

@@ -11,9 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-
 	sandboximage "github.com/frognano/frognano/deploy/sandbox"
 	"github.com/frognano/frognano/internal/clip"
 	envpkg "github.com/frognano/frognano/runner/env"
@@ -93,17 +90,14 @@ func listSandboxes(ctx context.Context, getenv func(string) string, stdout io.Wr
 		return setupError{err}
 	}
 	defer docker.Close()
-	list, err := docker.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelSandbox))})
+	list, err := sandbox.List(ctx, docker)
 	if err != nil {
-		return fmt.Errorf("listing sandboxes: %w", err)
+		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "SANDBOX\tPURPOSE\tRUN\tOWNER\tSTATE")
 	for _, c := range list {
-		if c.Labels[sandbox.LabelWatches] != "" {
-			continue // a disk watcher: part of its sandbox
-		}
-		fmt.Fprintf(tw, "%.12s\t%s\t%s\t%s\t%s\n", c.ID, c.Labels[sandbox.LabelPurpose], c.Labels[sandbox.LabelRunID], c.Labels[sandbox.LabelOwner], c.State)
+		fmt.Fprintf(tw, "%.12s\t%s\t%s\t%s\t%s\n", c.ID, c.Purpose, c.RunID, c.Owner, c.State)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -61,26 +61,26 @@ type serviceConfig struct {
 // loadServiceConfig reads every setting and reports every problem at once. It never puts a
 // secret's value in an error.
 func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig, error) {
-	e := &env{getenv: getenv}
+	e := newEnv(getenv)
 	var cfg serviceConfig
 	var errs []error
-	cfg.DatabaseURL = e.str("DATABASE_URL", "")
+	cfg.DatabaseURL = e.String("DATABASE_URL", "")
 	if cfg.DatabaseURL == "" {
 		errs = append(errs, errors.New("DATABASE_URL is not set (e.g. postgres://frognano@localhost:5432/frognano)"))
 	} else if _, err := pgxpool.ParseConfig(cfg.DatabaseURL); err != nil {
 		errs = append(errs, errors.New("DATABASE_URL is not a valid PostgreSQL connection string"))
 	}
 	if withWeb {
-		cfg.WebhookSecret = []byte(getenv("GITHUB_WEBHOOK_SECRET"))
+		cfg.WebhookSecret = []byte(e.Secret("GITHUB_WEBHOOK_SECRET"))
 		if len(cfg.WebhookSecret) == 0 {
 			errs = append(errs, errors.New("GITHUB_WEBHOOK_SECRET is not set: refusing to accept unsigned webhooks"))
 		}
 	}
 	// Name the missing settings plainly before githubapp validates the values.
 	switch {
-	case strings.TrimSpace(getenv(githubapp.EnvAppID)) == "":
+	case e.String(githubapp.EnvAppID, "") == "":
 		errs = append(errs, fmt.Errorf("%s is not set (the App's numeric id)", githubapp.EnvAppID))
-	case getenv(githubapp.EnvPrivateKey) == "" && getenv(githubapp.EnvPrivateKeyFile) == "":
+	case e.Raw(githubapp.EnvPrivateKey) == "" && e.Raw(githubapp.EnvPrivateKeyFile) == "":
 		errs = append(errs, fmt.Errorf("%s or %s is not set (the App's RSA private key)", githubapp.EnvPrivateKey, githubapp.EnvPrivateKeyFile))
 	default:
 		gh, err := githubapp.ParseConfig(getenv)
@@ -91,16 +91,16 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 	}
 	// Each published run reports its tests as the check run `frognano / tests`; an App
 	// created before it asked for checks: write can turn that off until it is updated.
-	cfg.GitHub.ChecksWrite = e.bool("FROGNANO_CHECK_RUNS", true)
-	cfg.Addr = e.str("FROGNANO_ADDR", DefaultAddr)
-	cfg.Label = e.str("FROGNANO_LABEL", DefaultLabel)
-	cfg.AppSlug = e.str("FROGNANO_APP_SLUG", "")
+	cfg.GitHub.ChecksWrite = e.Bool("FROGNANO_CHECK_RUNS", true)
+	cfg.Addr = e.String("FROGNANO_ADDR", DefaultAddr)
+	cfg.Label = e.String("FROGNANO_LABEL", DefaultLabel)
+	cfg.AppSlug = e.String("FROGNANO_APP_SLUG", "")
 	cfg.Admin = loadAdminConfig(e)
-	cfg.Workers = e.int("FROGNANO_WORKERS", DefaultWorkers)
-	cfg.AutoMigrate = e.bool("FROGNANO_AUTO_MIGRATE", true)
-	cfg.ShutdownTimeout = e.duration("FROGNANO_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout)
-	cfg.ReapInterval = e.duration("FROGNANO_SANDBOX_REAP_INTERVAL", DefaultReapInterval)
-	switch lvl := strings.ToLower(e.str("FROGNANO_LOG_LEVEL", "info")); lvl {
+	cfg.Workers = e.Int("FROGNANO_WORKERS", DefaultWorkers)
+	cfg.AutoMigrate = e.Bool("FROGNANO_AUTO_MIGRATE", true)
+	cfg.ShutdownTimeout = e.Duration("FROGNANO_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout)
+	cfg.ReapInterval = e.Duration("FROGNANO_SANDBOX_REAP_INTERVAL", DefaultReapInterval)
+	switch lvl := strings.ToLower(e.String("FROGNANO_LOG_LEVEL", "info")); lvl {
 	case "debug":
 		cfg.LogLevel = slog.LevelDebug
 	case "info":
@@ -113,12 +113,12 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 		errs = append(errs, fmt.Errorf("FROGNANO_LOG_LEVEL=%q is not debug, info, warn or error", lvl))
 	}
 	cfg.Queue = queue.Config{
-		JobTimeout:           e.duration("FROGNANO_JOB_TIMEOUT", queue.DefaultJobTimeout),
-		PerInstallationLimit: e.int("FROGNANO_PER_INSTALLATION", queue.DefaultPerInstallationLimit),
-		BusySnooze:           e.duration("FROGNANO_BUSY_SNOOZE", queue.DefaultBusySnooze),
-		SoftStopTimeout:      e.duration("FROGNANO_SOFT_STOP_TIMEOUT", queue.DefaultSoftStopTimeout),
-		DeliveryRetention:    e.duration("FROGNANO_DELIVERY_RETENTION", queue.DefaultDeliveryRetention),
-		WorkDir:              e.str("FROGNANO_WORK_DIR", os.TempDir()),
+		JobTimeout:           e.Duration("FROGNANO_JOB_TIMEOUT", queue.DefaultJobTimeout),
+		PerInstallationLimit: e.Int("FROGNANO_PER_INSTALLATION", queue.DefaultPerInstallationLimit),
+		BusySnooze:           e.Duration("FROGNANO_BUSY_SNOOZE", queue.DefaultBusySnooze),
+		SoftStopTimeout:      e.Duration("FROGNANO_SOFT_STOP_TIMEOUT", queue.DefaultSoftStopTimeout),
+		DeliveryRetention:    e.Duration("FROGNANO_DELIVERY_RETENTION", queue.DefaultDeliveryRetention),
+		WorkDir:              e.String("FROGNANO_WORK_DIR", os.TempDir()),
 	}
 	if cfg.Queue.DeliveryRetention < queue.MinDeliveryRetention {
 		errs = append(errs, fmt.Errorf("FROGNANO_DELIVERY_RETENTION must be at least %s (GitHub Enterprise redelivers for 7 days)", queue.MinDeliveryRetention))
@@ -141,7 +141,7 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 	}
 	cfg.Queue.PublicURL = cfg.Web.PublicURL // links from comments, bodies and check runs
 	protectServiceSecrets(cfg)
-	errs = append(errs, e.errs...)
+	errs = append(errs, e.Err())
 	return cfg, errors.Join(errs...)
 }
 

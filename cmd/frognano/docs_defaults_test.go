@@ -293,7 +293,7 @@ var describedDefaults = map[string]describedDefault{
 		}
 	}},
 	"FROGNANO_MAX_SANDBOXES": {"host memory / `FROGNANO_SANDBOX_MEMORY`, less one", func(t *testing.T, c *docsCheck) {
-		host := hostMemory()
+		host := sandbox.HostMemory()
 		if host <= 0 {
 			t.Fatal("cannot read this host's memory (/proc/meminfo), which the default is made of")
 		}

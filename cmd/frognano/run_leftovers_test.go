@@ -88,7 +88,7 @@ func TestRunKilledLeavesNothingForever(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill() }) // a failed wait below leaves it running otherwise
-	instance := runInstance(cmd.Process.Pid)
+	instance := sandbox.ProcessInstance(cmd.Process.Pid)
 	select {
 	case <-asked: // the loop waits for the model; the agent's sandbox is being made meanwhile
 	case <-time.After(2 * time.Minute):
@@ -143,7 +143,7 @@ func TestRunKilledLeavesNothingForever(t *testing.T) {
 
 	// A run still going (this process) and the service, on the same host, each have a sandbox.
 	live := sandbox.DefaultConfig()
-	live.ExecutorPath, live.Memory, live.Owner, live.Instance = executor, 256<<20, runOwner(owner), runInstance(os.Getpid())
+	live.ExecutorPath, live.Memory, live.Owner, live.Instance = executor, 256<<20, runOwner(owner), sandbox.ProcessInstance(os.Getpid())
 	service := live
 	service.Owner, service.Instance = owner, "service-start"
 	for _, cfg := range []sandbox.Config{live, service} {
@@ -177,7 +177,7 @@ func TestRunKilledLeavesNothingForever(t *testing.T) {
 			}
 		}
 	}
-	want := []string{runOwner(owner) + "/" + runInstance(os.Getpid()), owner + "/service-start"}
+	want := []string{runOwner(owner) + "/" + sandbox.ProcessInstance(os.Getpid()), owner + "/service-start"}
 	if strings.Join(kept, " ") != strings.Join(want, " ") {
 		t.Errorf("sandboxes left: %q, want the live run's and the service's: %q", kept, want)
 	}
@@ -190,34 +190,6 @@ func workspaceVolumeOf(info container.InspectResponse) string {
 		}
 	}
 	return ""
-}
-
-func TestRunAlive(t *testing.T) {
-	t.Parallel()
-	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("no /proc here")
-	}
-	self := runInstance(os.Getpid())
-	if !runAlive(self) || strings.HasSuffix(self, "-unknown") {
-		t.Errorf("this process (%s) does not count as alive", self)
-	}
-	cmd := exec.Command("sleep", "0")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	dead := runInstance(cmd.Process.Pid)
-	_ = cmd.Wait()
-	pid, _, _ := strings.Cut(strings.TrimPrefix(self, "run-"), "-")
-	for _, inst := range []string{
-		dead,                // exited
-		"run-" + pid + "-1", // this pid, but another process's start time (a reused pid)
-		"", "service-start", // not a run's
-		"run-x-1", "run-0-1", "run--1", "run-12",
-	} {
-		if runAlive(inst) {
-			t.Errorf("runAlive(%q) = true", inst)
-		}
-	}
 }
 
 func TestSandboxDiskSetting(t *testing.T) {

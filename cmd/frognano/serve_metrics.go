@@ -18,10 +18,10 @@ type adminConfig struct {
 	AdminToken string
 }
 
-func loadAdminConfig(e *env) adminConfig {
-	c := adminConfig{MetricsAddr: e.str("FROGNANO_METRICS_ADDR", ""), AdminToken: e.getenv("FROGNANO_ADMIN_TOKEN")}
+func loadAdminConfig(e env) adminConfig {
+	c := adminConfig{MetricsAddr: e.String("FROGNANO_METRICS_ADDR", ""), AdminToken: e.Secret("FROGNANO_ADMIN_TOKEN")}
 	if c.AdminToken != "" && len(c.AdminToken) < metrics.MinTokenLength {
-		e.errs = append(e.errs, fmt.Errorf("FROGNANO_ADMIN_TOKEN must be at least %d characters", metrics.MinTokenLength))
+		e.Add(fmt.Errorf("FROGNANO_ADMIN_TOKEN must be at least %d characters", metrics.MinTokenLength))
 	}
 	return c
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/setting"
 	"github.com/frognano/frognano/metrics"
 )
 
@@ -88,14 +89,18 @@ type Config struct {
 	Now func() time.Time
 }
 
-// ParseConfig reads the Config from the environment through getenv. It returns
-// ErrNotConfigured when neither OAuth nor a shared token is set, and any other problem
-// as an error naming the variable.
+// ParseConfig reads the Config from the environment through getenv (internal/setting: the
+// secrets are never quoted). It returns ErrNotConfigured when neither OAuth nor a shared token
+// is set, and any other problem as an error naming the variable.
 func ParseConfig(getenv func(string) string) (Config, error) {
+	e := setting.New(getenv)
 	cfg := Config{
-		PublicURL: getenv(EnvPublicURL), GitHubURL: getenv(githubapp.EnvURL),
-		ClientID: getenv(EnvClientID), ClientSecret: getenv(EnvClientSecret),
-		Token: getenv(EnvWebToken), SessionKey: getenv(EnvSessionKey),
+		PublicURL: e.Raw(EnvPublicURL), GitHubURL: e.Raw(githubapp.EnvURL),
+		ClientID: e.Raw(EnvClientID), ClientSecret: e.Secret(EnvClientSecret),
+		Token: e.Secret(EnvWebToken), SessionKey: e.Secret(EnvSessionKey),
+	}
+	if err := e.Err(); err != nil {
+		return cfg, err
 	}
 	return cfg, cfg.Validate()
 }
