@@ -30,10 +30,13 @@ type checkSuitePayload struct {
 	} `json:"check_suite"`
 }
 
-var (
-	frognanoBranch = regexp.MustCompile(`^frognano/issue-[1-9][0-9]{0,9}$`)
-	commitPattern  = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
-)
+var commitPattern = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
+// frognanoBranch says whether branch is one frognano pushes (run.BranchName's).
+func frognanoBranch(branch string) bool {
+	_, ok := run.ParseBranch(branch)
+	return ok
+}
 
 // checkSuite turns the repository's own CI failing on a frognano branch (a completed check
 // suite of another App, GitHub Actions included) into a CI follow-up of its pull request. The
@@ -46,7 +49,7 @@ func (s *Server) checkSuite(ctx context.Context, d queue.Delivery, body []byte) 
 	}
 	cs := p.CheckSuite
 	if p.Action != "completed" || cs == nil || (cs.Conclusion != "failure" && cs.Conclusion != "timed_out") ||
-		cs.App == nil || s.ownApp(cs.App.ID, cs.App.Slug) || !frognanoBranch.MatchString(cs.HeadBranch) ||
+		cs.App == nil || s.ownApp(cs.App.ID, cs.App.Slug) || !frognanoBranch(cs.HeadBranch) ||
 		len(cs.PullRequests) != 1 || cs.PullRequests[0].Number <= 0 {
 		return ignored(), nil
 	}

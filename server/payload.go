@@ -59,7 +59,7 @@ type pullRequestRef struct {
 // frognanos reports whether the event names a pull request and its branch is one frognano
 // opens.
 func (pr *pullRequestRef) frognanos() bool {
-	return pr != nil && frognanoBranch.MatchString(pr.Head.Ref)
+	return pr != nil && frognanoBranch(pr.Head.Ref)
 }
 
 // installationPayload is the part of installation events we record.
