@@ -20,6 +20,7 @@ import (
 
 	"github.com/frognano/frognano/doctor"
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/metrics"
 	"github.com/frognano/frognano/migrations"
 	"github.com/frognano/frognano/queue"
@@ -266,7 +267,7 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 				docker.Close()
 				return nil, setupError{err}
 			}
-			log.Warn("model server not reachable yet; runs will retry", "error", err.Error())
+			log.Warn("model server not reachable yet; runs will retry", logging.Err(err))
 		}
 		ghcfg := cfg.GitHub
 		ghcfg.Logger = log // else githubapp logs through slog.Default, outside the configured handler
@@ -362,7 +363,7 @@ func (s *service) run(ctx context.Context, withWeb bool) error {
 	defer s.closeDocker()
 	if s.docker != nil {
 		if n, err := sandbox.Prune(ctx, s.docker, s.cfg.Runner.Sandbox.Owner); err != nil {
-			s.log.Warn("removing sandboxes left by an earlier process", "error", err.Error())
+			s.log.Warn("removing sandboxes left by an earlier process", logging.Err(err))
 		} else if n > 0 {
 			s.log.Info("removed sandboxes left by an earlier process", "count", n)
 		}
@@ -406,16 +407,16 @@ func (s *service) run(ctx context.Context, withWeb bool) error {
 	if httpSrv != nil {
 		sctx, cancel := context.WithTimeout(bg, s.cfg.ShutdownTimeout)
 		if err := httpSrv.Shutdown(sctx); err != nil {
-			s.log.Warn("stopping the HTTP server", "error", err.Error())
+			s.log.Warn("stopping the HTTP server", logging.Err(err))
 		}
 		cancel()
 	}
 	if err := s.queue.Stop(bg); err != nil {
-		s.log.Warn("stopping the workers", "error", err.Error())
+		s.log.Warn("stopping the workers", logging.Err(err))
 	}
 	if s.docker != nil {
 		if _, err := sandbox.Prune(bg, s.docker, s.cfg.Runner.Sandbox.Owner); err != nil {
-			s.log.Warn("removing sandboxes", "error", err.Error())
+			s.log.Warn("removing sandboxes", logging.Err(err))
 		}
 	}
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
@@ -437,7 +438,7 @@ func (s *service) reap(ctx context.Context) {
 		}
 		n, err := sandbox.PruneOthers(ctx, s.docker, s.cfg.Runner.Sandbox.Owner, s.cfg.Runner.Sandbox.Instance)
 		if err != nil && ctx.Err() == nil {
-			s.log.Warn("removing sandboxes of an earlier process", "error", err.Error())
+			s.log.Warn("removing sandboxes of an earlier process", logging.Err(err))
 		} else if n > 0 {
 			s.log.Info("removed sandboxes of an earlier process", "count", n)
 		}
@@ -483,6 +484,6 @@ func appSlug(ctx context.Context, cfg serviceConfig, log *slog.Logger) string {
 			return info.Slug
 		}
 	}
-	log.Warn("the App's slug is unknown, so comments that mention it start no follow-up; set FROGNANO_APP_SLUG", "error", fmt.Sprint(err))
+	log.Warn("the App's slug is unknown, so comments that mention it start no follow-up; set FROGNANO_APP_SLUG", logging.ErrorKey, fmt.Sprint(err))
 	return ""
 }
