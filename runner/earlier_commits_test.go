@@ -9,11 +9,11 @@ import (
 	"github.com/frognano/frognano/internal/gittest"
 )
 
-// TestReviewEarlierCommitsFailClosed: what a pull request's earlier commits changed in tests
+// TestEarlierCommitsFailClosed: what a pull request's earlier commits changed in tests
 // is flagged on a follow-up's result. When their diff cannot be read (larger than the bound: a
 // vendored folder or a generated file next to an earlier model's conftest.py; or no merge base
 // with the base branch), the follow-up must still warn, not report a clean result with a note.
-func TestReviewEarlierCommitsFailClosed(t *testing.T) {
+func TestEarlierCommitsFailClosed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()

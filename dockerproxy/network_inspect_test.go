@@ -8,13 +8,13 @@ import (
 	"github.com/docker/docker/api/types/network"
 )
 
-// TestReviewNetworkInspectOnlyAllowedNetworks: frognano inspects one network, the setup
+// TestNetworkInspectOnlyAllowedNetworks: frognano inspects one network, the setup
 // network its sandboxes may join (the proxy's allowed networks). Any other network's inspect
 // names the engine's other containers on it, with their addresses: a compromised service has
 // no use for that but mapping the engine's other workloads.
-func TestReviewNetworkInspectOnlyAllowedNetworks(t *testing.T) {
+func TestNetworkInspectOnlyAllowedNetworks(t *testing.T) {
 	t.Parallel()
-	b := setup(t, "review2-"+randHex(t, 4))
+	b := setup(t, "review-"+randHex(t, 4))
 	ctx := context.Background()
 	if _, err := b.proxy.NetworkInspect(ctx, "bridge", network.InspectOptions{}); err != nil {
 		t.Errorf("inspecting the allowed setup network: %v", err)

@@ -11,14 +11,14 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 )
 
-// TestReviewRootExecGainsNothing: the proxy lets a client exec as any user, root included, in
+// TestRootExecGainsNothing: the proxy lets a client exec as any user, root included, in
 // one of frognano's containers (setup runs as root). That must give no more than the
 // container already has: in a sandbox (no capability, no-new-privileges), a root exec has an
 // empty capability set and no_new_privs, and a privileged exec is refused. Nothing the model
 // runs can ask for an exec: it has no engine socket (TestIsolation/NoDockerSocket).
-func TestReviewRootExecGainsNothing(t *testing.T) {
+func TestRootExecGainsNothing(t *testing.T) {
 	t.Parallel()
-	b := setup(t, "review2-"+randHex(t, 4))
+	b := setup(t, "review-"+randHex(t, 4))
 	ctx := context.Background()
 	c, h := sandboxConfig(b.labels(t))
 	created, err := b.proxy.ContainerCreate(ctx, c, h, nil, nil, "")

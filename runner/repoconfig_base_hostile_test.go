@@ -10,12 +10,12 @@ import (
 	"github.com/frognano/frognano/internal/gittest"
 )
 
-// TestReviewSettingsViewOfHostileTrees: the base commit's tree can hold what no checkout
+// TestSettingsViewOfHostileTrees: the base commit's tree can hold what no checkout
 // would write: a `tests` that is a symlink out of the repository, a `.frognano` that is a file
 // or a gitlink, test paths with tabs and newlines (ls-tree -z splits on NUL, and on the first
 // tab of each entry). The view holds each as what it is, nothing is read or written outside
 // it, and no test command or instructions come of it.
-func TestReviewSettingsViewOfHostileTrees(t *testing.T) {
+func TestSettingsViewOfHostileTrees(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	git := gittest.In(t, dir)

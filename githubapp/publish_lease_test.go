@@ -11,11 +11,11 @@ import (
 	"github.com/frognano/frognano/internal/fault"
 )
 
-// TestReviewFastForwardOnlyFromItsBase: a follow-up's push must land only on the commit the
+// TestFastForwardOnlyFromItsBase: a follow-up's push must land only on the commit the
 // run started from. A reviewer who rewinds the branch during the run (a force-push that drops
 // a commit, or deleting the branch) has moved it too: a plain push would be a fast-forward
 // from the older commit and put back what the reviewer removed.
-func TestReviewFastForwardOnlyFromItsBase(t *testing.T) {
+func TestFastForwardOnlyFromItsBase(t *testing.T) {
 	t.Parallel()
 	b, in := cloned(t)
 	ctx := context.Background()

@@ -29,12 +29,12 @@ func (rt redirectingTransport) RoundTrip(r *http.Request) (*http.Response, error
 	return rt.base.RoundTrip(r)
 }
 
-// TestReviewLogRedirectKeepsTheRule: the log's download address must be https (plain http only
+// TestLogRedirectKeepsTheRule: the log's download address must be https (plain http only
 // on loopback), and a redirect from it must follow the same rule: a download host that sends
 // the host on to plain http elsewhere (a metadata address, an internal service) must not make
 // frognano fetch it and hand its answer to the model. 127.0.0.2 stands for such an address: it
 // is on this machine, but not one of the loopback names the rule allows.
-func TestReviewLogRedirectKeepsTheRule(t *testing.T) {
+func TestLogRedirectKeepsTheRule(t *testing.T) {
 	t.Parallel()
 	var hits atomic.Int32
 	ln, err := net.Listen("tcp", "127.0.0.2:0")
