@@ -51,24 +51,6 @@ func (c *Client) CreateCheckRun(ctx context.Context, headSHA string, cr CheckRun
 	return run.GetID(), nil
 }
 
-// UpdateCheckRun replaces the status, conclusion and output of check run id.
-func (c *Client) UpdateCheckRun(ctx context.Context, id int64, cr CheckRun) error {
-	opts := github.UpdateCheckRunOptions{Name: cr.Name, Output: cr.output()}
-	if cr.Status != "" {
-		opts.Status = github.String(cr.Status)
-	}
-	if cr.Conclusion != "" {
-		opts.Conclusion = github.String(cr.Conclusion)
-	}
-	if !cr.CompletedAt.IsZero() {
-		opts.CompletedAt = &github.Timestamp{Time: cr.CompletedAt.UTC().Truncate(time.Second)}
-	}
-	if _, _, err := c.gh.Checks.UpdateCheckRun(ctx, c.owner, c.repo, id, opts); err != nil {
-		return mark(fmt.Errorf("updating check run %d on %s/%s: %w", id, c.owner, c.repo, err))
-	}
-	return nil
-}
-
 func (cr CheckRun) output() *github.CheckRunOutput {
 	if cr.Title == "" && cr.Summary == "" {
 		return nil

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -46,12 +45,7 @@ func TestCheckRunPayloadGolden(t *testing.T) {
 	cr := CheckRun{Name: "frognano / tests", Status: "completed", Conclusion: "failure", Title: "1 test(s) broken by the patch, 0 fixed.",
 		Summary: "| | before | after |\n|---|---|---|\n| passed | 2 | 1 |", Text: "## End of the test output\n\n```text\ntoken ghp_" + strings.Repeat("b", 36) + "\n```\n",
 		ExternalID: "run-7", StartedAt: time.Date(2026, 11, 30, 10, 0, 0, 500, time.UTC), CompletedAt: time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)}
-	id, err := b.client.CreateCheckRun(context.Background(), strings.Repeat("c", 40), cr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cr.Status, cr.Conclusion, cr.Title = "completed", "neutral", "No tests were run: no test command was given or detected."
-	if err := b.client.UpdateCheckRun(context.Background(), id, cr); err != nil {
+	if _, err := b.client.CreateCheckRun(context.Background(), strings.Repeat("c", 40), cr); err != nil {
 		t.Fatal(err)
 	}
 	var pretty []string
@@ -65,7 +59,6 @@ func TestCheckRunPayloadGolden(t *testing.T) {
 		pretty = append(pretty, head+"\n"+string(out))
 	}
 	got := strings.Join(pretty, "\n\n") + "\n"
-	got = strings.ReplaceAll(got, "/"+strconv.FormatInt(id, 10), "/ID")
 	if strings.Contains(got, "ghp_bbbb") {
 		t.Error("a token reached the Checks API")
 	}

@@ -123,9 +123,6 @@ func New(docker *client.Client, cfg Config, log *slog.Logger) *Runner {
 	return &Runner{docker: docker, cfg: cfg, envs: env.New(docker, cfg.Env, log), log: log}
 }
 
-// Environments is the runner's cache of environment images (for `frognano sandbox ls|prune`).
-func (r *Runner) Environments() *env.Manager { return r.envs }
-
 // errPatchHoldsSecret refuses a patch that Config.HoldsSecret finds a secret in; it never
 // shows the secret.
 var errPatchHoldsSecret = errors.New("it holds a value frognano keeps secret (a token, or one of the operator's FROGNANO_SETUP_ENV values that setup left where the model could read it), and would publish it")

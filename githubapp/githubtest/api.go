@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -28,7 +27,6 @@ func (s *Server) routes() {
 	m.HandleFunc("GET "+p+"/pulls/{pull_number}", s.handleGetPull)
 	m.HandleFunc("PATCH "+p+"/pulls/{pull_number}", s.handleEditPull)
 	m.HandleFunc("POST "+p+"/check-runs", s.handleCreateCheckRun)
-	m.HandleFunc("PATCH "+p+"/check-runs/{check_run_id}", s.handleEditCheckRun)
 	m.HandleFunc("GET "+p+"/git/ref/{ref...}", s.handleGetRef)
 	m.HandleFunc("GET "+apiPrefix+"/rate_limit", s.handleRateLimit)
 	s.appRoutes()
@@ -187,30 +185,7 @@ func (s *Server) handleCreateCheckRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, body)
 }
 
-func (s *Server) handleEditCheckRun(w http.ResponseWriter, r *http.Request) {
-	repo := s.authRepo(w, r, "checks", "write")
-	if repo == nil {
-		return
-	}
-	id, _ := strconv.ParseInt(r.PathValue("check_run_id"), 10, 64)
-	var patch map[string]any
-	if !decode(w, r, &patch) {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	run, ok := repo.checkRuns[id]
-	if !ok {
-		writeError(w, http.StatusNotFound, "Not Found")
-		return
-	}
-	for k, v := range patch {
-		run[k] = v
-	}
-	writeJSON(w, http.StatusOK, run)
-}
-
-// CheckRuns returns the check runs created on repo, as last updated.
+// CheckRuns returns the check runs created on repo.
 func (s *Server) CheckRuns(repo *Repo) []map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()

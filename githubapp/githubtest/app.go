@@ -41,13 +41,6 @@ func (s *Server) SetAppPermissions(p map[string]string) {
 	s.app.permissions = maps.Clone(p)
 }
 
-// SetAppEvents replaces the events the App subscribes to.
-func (s *Server) SetAppEvents(events ...string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.app.events = slices.Clone(events)
-}
-
 // Manifests returns the App manifests posted to the manifest flow's web page, decoded.
 func (s *Server) Manifests() []map[string]any {
 	s.mu.Lock()

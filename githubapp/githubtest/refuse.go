@@ -142,12 +142,6 @@ func (s *Server) LockIssue(repo *Repo, number int) {
 	}
 }
 
-// DeleteBranch deletes branch from repo, as a person does on GitHub.
-func (s *Server) DeleteBranch(repo *Repo, branch string) {
-	s.t.Helper()
-	s.mustGit(repo.Dir, "update-ref", "-d", "refs/heads/"+branch)
-}
-
 // RenameBranch renames branch to newName, as GitHub's branch rename does: the repository's
 // default branch follows, and so do the bases of open pull requests.
 func (s *Server) RenameBranch(repo *Repo, branch, newName string) {
