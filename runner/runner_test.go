@@ -14,7 +14,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
 
-	"github.com/frognano/frognano/internal/buildtest"
+	"github.com/frognano/frognano/internal/dockertest"
 	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/env"
@@ -32,34 +32,10 @@ var (
 	executorPath string
 )
 
-func TestMain(m *testing.M) { os.Exit(testMain(m)) }
-
-func testMain(m *testing.M) int {
-	var err error
-	docker, err = sandbox.NewClient()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "FAIL: the runner tests need a Docker engine: %v\n", err)
-		return 1
-	}
-	defer docker.Close()
-	for _, img := range []string{sandbox.DefaultImage, goImage} {
-		if _, err := docker.ImageInspect(context.Background(), img); err != nil {
-			fmt.Fprintf(os.Stderr, "FAIL: image %s is missing (%v); build it with: make sandbox-image\n", img, err)
-			return 1
-		}
-	}
-	dir, err := os.MkdirTemp("", "runner-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	executorPath = filepath.Join(dir, "frognano-executor")
-	if err := buildtest.Static(executorPath, "github.com/frognano/frognano/cmd/frognano-executor"); err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL:", err)
-		return 1
-	}
-	return m.Run()
+func TestMain(m *testing.M) {
+	dockertest.Main(m, dockertest.Options{Tests: "the runner tests", Images: []string{goImage}, Executor: true}, func(e dockertest.Env) {
+		docker, executorPath = e.Docker, e.Executor
+	})
 }
 
 // checkout copies testdata/repos/NAME into a fresh git repository with one commit.

@@ -2,8 +2,6 @@ package env_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,27 +9,15 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 
+	"github.com/frognano/frognano/internal/dockertest"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/sandbox"
 )
 
 var docker *client.Client
 
-func TestMain(m *testing.M) { os.Exit(testMain(m)) }
-
-func testMain(m *testing.M) int {
-	var err error
-	docker, err = sandbox.NewClient()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "FAIL: the environment tests need a Docker engine: %v\n", err)
-		return 1
-	}
-	defer docker.Close()
-	if _, err := docker.ImageInspect(context.Background(), sandbox.DefaultImage); err != nil {
-		fmt.Fprintf(os.Stderr, "FAIL: image %s is missing (%v); build it with: make sandbox-image\n", sandbox.DefaultImage, err)
-		return 1
-	}
-	return m.Run()
+func TestMain(m *testing.M) {
+	dockertest.Main(m, dockertest.Options{Tests: "the environment tests"}, func(e dockertest.Env) { docker = e.Docker })
 }
 
 // testOwner labels every container these tests make.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/internal/dockertest"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/sandbox"
 )
@@ -65,7 +66,7 @@ func goSandbox(t *testing.T, files map[string]string) *sandbox.Sandbox {
 	t.Helper()
 	const image = "frognano-sandbox-go:test"
 	if _, err := docker.ImageInspect(context.Background(), image); err != nil {
-		t.Fatalf("image %s is missing: %v\n%s", image, err, buildHint)
+		t.Fatalf("image %s is missing: %v\n%s", image, err, dockertest.BuildHint)
 	}
 	repo := t.TempDir()
 	for name, content := range files {

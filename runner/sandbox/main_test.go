@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +16,7 @@ import (
 
 	"github.com/docker/docker/client"
 
-	"github.com/frognano/frognano/internal/buildtest"
+	"github.com/frognano/frognano/internal/dockertest"
 	"github.com/frognano/frognano/runner/sandbox"
 )
 
@@ -29,41 +28,15 @@ var (
 	canary       string
 )
 
-const buildHint = "build the images with: deploy/sandbox/build-offline.sh --go (or make sandbox-image)"
-
 func TestMain(m *testing.M) {
-	os.Exit(testMain(m))
-}
-
-func testMain(m *testing.M) int {
-	var err error
-	docker, err = sandbox.NewClient()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "FAIL: the sandbox tests need a Docker engine: %v\n", err)
-		return 1
-	}
-	defer docker.Close()
-	if _, err := docker.ImageInspect(context.Background(), sandbox.DefaultImage); err != nil {
-		fmt.Fprintf(os.Stderr, "FAIL: image %s is missing: %v\n%s\n", sandbox.DefaultImage, err, buildHint)
-		return 1
-	}
-	dir, err := os.MkdirTemp("", "sandbox-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	executorPath = filepath.Join(dir, "frognano-executor")
-	if err := buildtest.Static(executorPath, "github.com/frognano/frognano/cmd/frognano-executor"); err != nil {
-		fmt.Fprintln(os.Stderr, "FAIL:", err)
-		return 1
-	}
-	var rnd [12]byte
-	_, _ = rand.Read(rnd[:])
-	canary = "ghs_canary" + hex.EncodeToString(rnd[:])
-	os.Setenv("FROGNANO_TEST_CANARY", canary)
-	os.Setenv("GITHUB_TOKEN", canary)
-	return m.Run()
+	dockertest.Main(m, dockertest.Options{Tests: "the sandbox tests", Executor: true}, func(e dockertest.Env) {
+		docker, executorPath = e.Docker, e.Executor
+		var rnd [12]byte
+		_, _ = rand.Read(rnd[:])
+		canary = "ghs_canary" + hex.EncodeToString(rnd[:])
+		os.Setenv("FROGNANO_TEST_CANARY", canary)
+		os.Setenv("GITHUB_TOKEN", canary)
+	})
 }
 
 // testConfig is the default config with the test's executor and a small footprint.
