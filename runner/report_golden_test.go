@@ -136,47 +136,13 @@ var ourElements = map[string]bool{
 }
 
 // checkInert proves on the rendered HTML that no element, comment or invisible character
-// came from untrusted text: every tag is one of ours and bare (<details> and <summary>
-// exactly as we write them, details times), links only where allowed, and what a reader
-// sees holds no invisible character.
+// came from untrusted text (githubtest.CheckInert, with the elements our templates write) and
+// that it holds exactly the <details> we write, details times.
 func checkInert(t *testing.T, md string, details int, links ...string) {
 	t.Helper()
-	raw := githubtest.RenderMarkdown(md)
-	n := 0
-	for _, tok := range githubtest.Tokenize(raw) {
-		switch tok.Kind {
-		case githubtest.CommentToken, githubtest.DeclarationToken:
-			t.Errorf("rendered HTML holds %q", tok.Raw)
-		case githubtest.StartTagToken:
-			if tok.Name == "a" {
-				ok := false
-				for _, l := range links {
-					ok = ok || tok.Attributes["href"] == l
-				}
-				if !ok {
-					t.Errorf("rendered HTML holds a link %q", tok.Raw)
-				}
-				continue
-			}
-			if !ourElements[tok.Name] {
-				t.Errorf("rendered HTML holds element %q", tok.Raw)
-			}
-			if (tok.Name == "details" || tok.Name == "summary") && len(tok.Attributes) > 0 {
-				t.Errorf("rendered HTML holds %q", tok.Raw)
-			}
-			if tok.Name == "details" {
-				n++
-			}
-		}
-	}
+	n, _ := githubtest.CheckInert(t, md, githubtest.Inert{Elements: ourElements, Links: links, Invisible: Invisible})
 	if n != details {
 		t.Errorf("rendered HTML holds %d <details>, want the %d we write", n, details)
-	}
-	shown := githubtest.VisibleText(githubtest.ShowAsGitHub(md))
-	for _, r := range shown {
-		if Invisible(r) {
-			t.Errorf("a reader's text holds invisible character %U", r)
-		}
 	}
 }
 
