@@ -133,7 +133,7 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 	// what a crashed predecessor of the same owner left without touching another's.
 	cfg.Queue.Owner = rcfg.Sandbox.Owner
 	cfg.Queue.Label = cfg.Label // a failed run removes it, so that labelling again retries
-	if cfg.Queue.CIFollowUps = e.int("FROGNANO_CI_FOLLOWUPS", runs.DefaultCIFollowUps); cfg.Queue.CIFollowUps == 0 {
+	if cfg.Queue.CIFollowUps = e.Int("FROGNANO_CI_FOLLOWUPS", runs.DefaultCIFollowUps); cfg.Queue.CIFollowUps == 0 {
 		cfg.Queue.CIFollowUps = -1 // 0 turns CI follow-ups off; queue reads 0 as its default
 	}
 	cfg.Queue.WorkDir = filepath.Join(cfg.Queue.WorkDir, "frognano-"+safeName(rcfg.Sandbox.Owner))

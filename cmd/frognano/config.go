@@ -25,10 +25,6 @@ type env struct{ *setting.Env }
 
 func newEnv(getenv func(string) string) env { return env{setting.New(getenv)} }
 
-// int is setting.Env.Int under its old name, for FROGNANO_CI_FOLLOWUPS in loadServiceConfig
-// only: that line is being edited by the move of the run pipeline, and goes to e.Int after it.
-func (e env) int(name string, def int) int { return e.Int(name, def) }
-
 // runnerConfig is the runner's configuration from FROGNANO_* variables; flags registered by
 // bindRunnerFlags override it.
 func runnerConfig(getenv func(string) string) (runner.Config, error) {
