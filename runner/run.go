@@ -21,7 +21,8 @@ import (
 // Run performs one run. It returns a Result whenever the agent loop ran, whatever the agent
 // achieved (the exit reason says how it ended); an error means the run could not be carried
 // out (a *SetupError, an *InfraError, or the context's error when cancelled before the loop).
-// Every sandbox it creates is removed before it returns, on every path.
+// Every sandbox it creates is removed before it returns, on every path. It logs through the
+// logger ctx carries (internal/logging), else the Runner's, naming the run as sandbox_run.
 //
 // A run has four phases, each a method of run below: prepare (the checkout's settings, its
 // pack, the environment), agent (the Leaf loop in its sandbox, with the tests before running
