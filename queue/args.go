@@ -9,6 +9,14 @@ const QueueName = "frognano"
 
 // MaxAttempts bounds how often a run job is tried. Only transient failures
 // (fault.IsTransient) are retried; anything else cancels the job at once.
+// SmallQueueName is the River queue of the small jobs beside the runs (CleanupArgs,
+// StatusArgs, StopArgs), worked by SmallWorkers of their own: a small job never takes a run's
+// place, and a run never waits for one.
+const SmallQueueName = "frognano_small"
+
+// SmallWorkers is how many small jobs a working process runs at once.
+const SmallWorkers = 2
+
 const MaxAttempts = 3
 
 // RunArgs is the River job that performs one run. The run row (table runs)
@@ -38,7 +46,7 @@ func (CleanupArgs) Kind() string { return "frognano_cleanup_deliveries" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (CleanupArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueName, MaxAttempts: 1}
+	return river.InsertOpts{Queue: SmallQueueName, MaxAttempts: 1}
 }
 
 // StatusArgs rewrites a finished run's status comment when no worker is
@@ -54,5 +62,5 @@ func (StatusArgs) Kind() string { return "frognano_status" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (StatusArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueName, MaxAttempts: MaxAttempts}
+	return river.InsertOpts{Queue: SmallQueueName, MaxAttempts: MaxAttempts}
 }

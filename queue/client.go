@@ -45,8 +45,9 @@ const (
 
 // Config configures the queue client. Zero values take the defaults above.
 type Config struct {
-	// Workers is how many runs this process works at once; 0 makes an
-	// insert-only client (a web-only process), which needs no GitHub/Runner.
+	// Workers is how many runs this process works at once, exactly (the small jobs have a
+	// queue and workers of their own, SmallWorkers); 0 makes an insert-only client (a
+	// web-only process), which needs no GitHub/Runner.
 	Workers int
 	GitHub  run.GitHub
 	Runner  run.Runner
@@ -162,7 +163,10 @@ func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 			return nil, fmt.Errorf("registering status worker: %w", err)
 		}
 		rc.Workers = workers
-		rc.Queues = map[string]river.QueueConfig{QueueName: {MaxWorkers: cfg.Workers + 1}} // +1: room for the cleanup job
+		// The runs have a queue of their own, as wide as Workers; the small jobs theirs. A small
+		// job left on the runs' queue by an older frognano is still worked there (the workers
+		// are registered per kind), in a run's place: fewer runs for a while, never more.
+		rc.Queues = map[string]river.QueueConfig{QueueName: {MaxWorkers: cfg.Workers}, SmallQueueName: {MaxWorkers: SmallWorkers}}
 		rc.PeriodicJobs = []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(cfg.CleanupInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return CleanupArgs{}, nil },

@@ -32,7 +32,7 @@ func (StopArgs) Kind() string { return "frognano_stop" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (StopArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueName, MaxAttempts: MaxAttempts}
+	return river.InsertOpts{Queue: SmallQueueName, MaxAttempts: MaxAttempts}
 }
 
 // RequestStop records the delivery and queues the stop request in ONE transaction; the permission
