@@ -144,7 +144,7 @@ func fakeEngine(t testing.TB) string {
 		t.Fatal(err)
 	}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := strings.TrimPrefix(r.URL.Path, "/v"+MinAPIVersion)
+		p := strings.TrimPrefix(r.URL.Path, "/v"+minAPIVersion)
 		switch {
 		case p == "/containers/json":
 			w.Write([]byte(`[{"Labels":{"dev.frognano.sandbox":"1","dev.frognano.owner":"o"}}]`))

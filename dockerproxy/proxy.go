@@ -35,10 +35,10 @@ import (
 // is empty: the engine's default bridge, the default of FROGNANO_SETUP_NETWORK.
 var DefaultNetworks = []string{"bridge"}
 
-// MinAPIVersion is the oldest API version a request may name in its path. Older versions
+// minAPIVersion is the oldest API version a request may name in its path. Older versions
 // read fields at other places (a HostConfig given to start, for example) that the checks here
 // do not look at. Docker 20.10 speaks 1.41.
-const MinAPIVersion = "1.40"
+const minAPIVersion = "1.40"
 
 // maxJSONBody bounds the JSON bodies the proxy reads to check them (create, exec, commit).
 const maxJSONBody = 1 << 20
@@ -176,7 +176,7 @@ func splitVersion(p string) (string, error) {
 	minor, _ := strconv.Atoi(m[2])
 	minMajor, minMinor := 1, 40
 	if major < minMajor || (major == minMajor && minor < minMinor) {
-		return "", refuse("API version %s.%s is older than %s, which the proxy requires", m[1], m[2], MinAPIVersion)
+		return "", refuse("API version %s.%s is older than %s, which the proxy requires", m[1], m[2], minAPIVersion)
 	}
 	return m[3], nil
 }

@@ -494,12 +494,12 @@ func (p *Proxy) serveVersion(w http.ResponseWriter, out *http.Request) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// get asks the engine for p (under MinAPIVersion) and decodes the JSON answer into v. A 404 is
+// get asks the engine for p (under minAPIVersion) and decodes the JSON answer into v. A 404 is
 // a refusal with status 404.
 func (p *Proxy) get(ctx context.Context, rel string, v any) error {
 	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/v"+MinAPIVersion+rel, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/v"+minAPIVersion+rel, nil)
 	if err != nil {
 		return badRequest("%v", err)
 	}

@@ -11,8 +11,8 @@ func TestAPIAtLeast(t *testing.T) {
 		have string
 		want bool
 	}{{"1.41", true}, {"1.47", true}, {"1.40", false}, {"1.9", false}, {"2.0", true}, {"", false}, {"x", false}} {
-		if got := apiAtLeast(tc.have, MinDockerAPI); got != tc.want {
-			t.Errorf("apiAtLeast(%q, %s) = %v, want %v", tc.have, MinDockerAPI, got, tc.want)
+		if got := apiAtLeast(tc.have, minDockerAPI); got != tc.want {
+			t.Errorf("apiAtLeast(%q, %s) = %v, want %v", tc.have, minDockerAPI, got, tc.want)
 		}
 	}
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/frognano/frognano/runner/sandbox"
 )
 
-// MinDockerAPI is the oldest Engine API version frognano is tested with (Docker 20.10).
-const MinDockerAPI = "1.41"
+// minDockerAPI is the oldest Engine API version frognano is tested with (Docker 20.10).
+const minDockerAPI = "1.41"
 
 // Database connects to url and checks that River's migrations and frognano's are applied.
 // When some are not, what counts is whether the process will apply them: with autoMigrate
@@ -127,7 +127,7 @@ func rootCause(err error) string {
 }
 
 // Docker checks that an engine answers (DOCKER_HOST or the default socket) and speaks at
-// least MinDockerAPI. On success it returns the client, which the caller closes.
+// least minDockerAPI. On success it returns the client, which the caller closes.
 func Docker(ctx context.Context) (Result, *client.Client) {
 	const name = "docker"
 	var docker *client.Client
@@ -141,9 +141,9 @@ func Docker(ctx context.Context) (Result, *client.Client) {
 			c.Close()
 			return fail(name, "reading the engine's version: "+err.Error(), "check DOCKER_HOST")
 		}
-		if !apiAtLeast(v.APIVersion, MinDockerAPI) {
+		if !apiAtLeast(v.APIVersion, minDockerAPI) {
 			c.Close()
-			return fail(name, fmt.Sprintf("Docker %s speaks Engine API %s, older than %s", v.Version, v.APIVersion, MinDockerAPI), "upgrade the engine to Docker 20.10 or newer")
+			return fail(name, fmt.Sprintf("Docker %s speaks Engine API %s, older than %s", v.Version, v.APIVersion, minDockerAPI), "upgrade the engine to Docker 20.10 or newer")
 		}
 		docker = c
 		how := "the engine's own API: whoever runs frognano is root on the engine's host; put frognano docker-proxy in front (docs/operations.md, \"Which Docker engine\")"

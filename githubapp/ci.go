@@ -20,10 +20,10 @@ import (
 // failed, never enough to fill its context.
 const (
 	MaxFailedChecks      = 10      // failed check runs read in detail
-	MaxAnnotations       = 50      // annotations read per check run
-	MaxCheckTextBytes    = 4 << 10 // of each check run's summary and text
-	MaxLogLines          = 50      // lines of a failed Actions step's log
-	MaxLogChars          = 8 << 10 // of those lines
+	maxAnnotations       = 50      // annotations read per check run
+	maxCheckTextBytes    = 4 << 10 // of each check run's summary and text
+	maxLogLines          = 50      // lines of a failed Actions step's log
+	maxLogChars          = 8 << 10 // of those lines
 	maxLogDownload       = 64 << 20
 	keepLogTail          = 1 << 20
 	actionsApp           = "github-actions"
@@ -95,8 +95,8 @@ func (c *Client) failedCheck(ctx context.Context, run *github.CheckRun, logs *lo
 	}
 	if out := run.GetOutput(); out != nil {
 		fc.Title = Redact(clip.Bytes(out.GetTitle(), 200))
-		fc.Summary, fc.SummaryCut = cut(out.GetSummary(), MaxCheckTextBytes)
-		fc.Text, fc.TextCut = cut(out.GetText(), MaxCheckTextBytes)
+		fc.Summary, fc.SummaryCut = cut(out.GetSummary(), maxCheckTextBytes)
+		fc.Text, fc.TextCut = cut(out.GetText(), maxCheckTextBytes)
 	}
 	fc.Annotations, fc.MoreAnnotations = c.annotations(ctx, fc.ID)
 	if fc.App == actionsApp {
@@ -119,7 +119,7 @@ func cut(s string, max int) (string, bool) {
 	return clip.Bytes(s, max), len(s) > max
 }
 
-// annotations reads up to MaxAnnotations annotations of a check run; one that cannot be read
+// annotations reads up to maxAnnotations annotations of a check run; one that cannot be read
 // gives none (the check's summary still says why it failed).
 func (c *Client) annotations(ctx context.Context, id int64) (list []Annotation, more bool) {
 	opts := &github.ListOptions{PerPage: 100}
@@ -130,7 +130,7 @@ func (c *Client) annotations(ctx context.Context, id int64) (list []Annotation, 
 			return list, false
 		}
 		for _, a := range page {
-			if len(list) == MaxAnnotations {
+			if len(list) == maxAnnotations {
 				return list, true
 			}
 			msg, _ := cut(a.GetMessage(), 1000)
@@ -196,7 +196,7 @@ func (l *logReader) jobLog(ctx context.Context, id int64) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("downloading the log of job %d: %w", id, urlFree(err))
 	}
-	return FailedStepTail(Redact(strings.ToValidUTF8(string(tail), "\uFFFD")), MaxLogLines, MaxLogChars), nil
+	return failedStepTail(Redact(strings.ToValidUTF8(string(tail), "\uFFFD")), maxLogLines, maxLogChars), nil
 }
 
 // urlFree drops the address from a url.Error: a signed download address is a credential too.
@@ -279,11 +279,11 @@ func readTail(r io.Reader, keep int) ([]byte, error) {
 	}
 }
 
-// FailedStepTail returns the last lines of the step that failed in a GitHub Actions job log:
+// failedStepTail returns the last lines of the step that failed in a GitHub Actions job log:
 // the maxLines lines that end with the first "##[error]" line (and the error lines right after
 // it), the timestamps GitHub puts before each line removed; without an error line, the log's last
 // lines. The result is at most maxChars characters long, cut at its start.
-func FailedStepTail(log string, maxLines, maxChars int) string {
+func failedStepTail(log string, maxLines, maxChars int) string {
 	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(log, "\r\n", "\n"), "\n"), "\n")
 	for i, l := range lines {
 		lines[i] = stripTimestamp(l)

@@ -29,11 +29,11 @@ var tokenPatterns = []*regexp.Regexp{
 // runs to the last @ before the path, so one with a raw @ in it goes whole.
 var urlCredentials = regexp.MustCompile(`://[^/\s:@]+:[^/\s]*@`)
 
-// MinSecretLen is the shortest secret Redact replaces. Shorter strings (a "1", a "true", a
+// minSecretLen is the shortest secret Redact replaces. Shorter strings (a "1", a "true", a
 // port) are too common to replace without mangling unrelated text, and no real credential is
 // that short: RegisterSecret ignores them, and a configuration secret that short is refused
 // where one would be a password (SettingSecrets).
-const MinSecretLen = 8
+const minSecretLen = 8
 
 // maxSecrets bounds the tokens' registry: tokens are refreshed hourly, so a long-running
 // process would otherwise grow it without limit. The oldest entries go first; they have long
@@ -48,7 +48,7 @@ var secrets struct {
 
 // RegisterSecret makes Redact replace s wherever it appears, for as long as the registry has
 // room (the oldest of 4096 go first): for tokens, which expire. Strings shorter than
-// MinSecretLen are ignored. Safe for concurrent use.
+// minSecretLen are ignored. Safe for concurrent use.
 func RegisterSecret(s string) {
 	register(s, &secrets.tokens)
 }
@@ -56,13 +56,13 @@ func RegisterSecret(s string) {
 // RegisterConfigSecret makes Redact replace s wherever it appears for the rest of the
 // process, and HoldsSecret find it: for the secrets of frognano's configuration, such as the
 // operator's setup values (SettingSecrets), which never expire. Strings shorter than
-// MinSecretLen are ignored. Safe for concurrent use.
+// minSecretLen are ignored. Safe for concurrent use.
 func RegisterConfigSecret(s string) {
 	register(s, &secrets.config)
 }
 
 func register(s string, list *[]string) {
-	if len(s) < MinSecretLen {
+	if len(s) < minSecretLen {
 		return
 	}
 	secrets.Lock()

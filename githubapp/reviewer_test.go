@@ -94,14 +94,14 @@ func TestFailedChecks(t *testing.T) {
 			}
 			c := checks[0]
 			if c.ID != ids[0] || c.App != "github-actions" || c.Conclusion != "failure" || c.Title != "1 failed" || c.Summary != "pytest failed" ||
-				len(c.Annotations) != MaxAnnotations || !c.MoreAnnotations || c.Annotations[0].Message != "failed 1" || c.Annotations[0].StartLine != 1 {
+				len(c.Annotations) != maxAnnotations || !c.MoreAnnotations || c.Annotations[0].Message != "failed 1" || c.Annotations[0].StartLine != 1 {
 				t.Errorf("failed check = %+v", c)
 			}
 			want := "##[group]Run python -m pytest -q\ntests/test_add.py F\nE   assert Add(2, 2) == 4 (token [REDACTED])\n##[error]Process completed with exit code 1."
 			if !strings.HasSuffix(c.Log, want) || strings.Contains(c.Log, "Post job cleanup") || strings.Contains(c.Log, "2026-11-30T") {
 				t.Errorf("log excerpt:\n%s\nwant it to end with:\n%s", c.Log, want)
 			}
-			if l := checks[1]; len(l.Summary) > MaxCheckTextBytes || !l.SummaryCut || l.Log != "" || !strings.Contains(l.LogNote, "404") {
+			if l := checks[1]; len(l.Summary) > maxCheckTextBytes || !l.SummaryCut || l.Log != "" || !strings.Contains(l.LogNote, "404") {
 				t.Errorf("second check: summary %d bytes (cut %v), log %q, note %q", len(l.Summary), l.SummaryCut, l.Log, l.LogNote)
 			}
 			downloads := b.gh.LogDownloads()
@@ -160,12 +160,12 @@ func TestFailedStepTail(t *testing.T) {
 		{"Empty", "", 5, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := FailedStepTail(tt.log, tt.lines, 1000); got != tt.want {
-				t.Errorf("FailedStepTail(%q) = %q, want %q", tt.log, got, tt.want)
+			if got := failedStepTail(tt.log, tt.lines, 1000); got != tt.want {
+				t.Errorf("failedStepTail(%q) = %q, want %q", tt.log, got, tt.want)
 			}
 		})
 	}
-	if got := FailedStepTail(strings.Repeat("é", 100), 10, 10); got != strings.Repeat("é", 10) {
+	if got := failedStepTail(strings.Repeat("é", 100), 10, 10); got != strings.Repeat("é", 10) {
 		t.Errorf("cut = %q", got)
 	}
 }
@@ -179,7 +179,7 @@ func FuzzFailedStepTail(f *testing.F) {
 	f.Add("\n\n\n", 2, 1)
 	f.Fuzz(func(t *testing.T, log string, lines, chars int) {
 		lines, chars = max(lines%200, 1), max(chars%10000, 0)
-		got := FailedStepTail(log, lines, chars)
+		got := failedStepTail(log, lines, chars)
 		if n := strings.Count(got, "\n") + 1; got != "" && n > lines {
 			t.Errorf("%d lines, want at most %d", n, lines)
 		}

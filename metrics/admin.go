@@ -71,7 +71,7 @@ func (m *Metrics) StartAdmin(ctx context.Context, cfg AdminConfig) (*Admin, erro
 		if err := ui.Start(ctx); err != nil {
 			return nil, fmt.Errorf("starting River's UI: %w", err)
 		}
-		guarded := RequireToken(cfg.Token, ui)
+		guarded := requireToken(cfg.Token, ui)
 		mux.Handle("/riverui", guarded)
 		mux.Handle("/riverui/", guarded)
 	}
@@ -122,11 +122,11 @@ func sameOrigin(next http.Handler, log *slog.Logger) http.Handler {
 	return cop.Handler(next)
 }
 
-// RequireToken lets a request through only with the token, as a bearer token
+// requireToken lets a request through only with the token, as a bearer token
 // ("Authorization: Bearer TOKEN") or as the password of HTTP basic authentication (any user
 // name), which is what a browser asks for. Anything else gets 401 with a basic-auth
 // challenge. The comparison takes the same time whatever the guess.
-func RequireToken(token string, next http.Handler) http.Handler {
+func requireToken(token string, next http.Handler) http.Handler {
 	want := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var got string

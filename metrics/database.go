@@ -41,24 +41,24 @@ func NewDatabase(pool *pgxpool.Pool, log *slog.Logger) *Database {
 		log = slog.Default()
 	}
 	d := &Database{pool: pool, log: log}
-	d.up = prometheus.NewDesc(Namespace+"_database_up", "1 when the last scrape could read runs and River's jobs from PostgreSQL.", nil, nil)
-	d.runs = prometheus.NewDesc(Namespace+"_runs", "Runs in the database by state (waiting, queued, running, succeeded, failed, cancelled, skipped).", []string{"state"}, nil)
-	d.finished = prometheus.NewDesc(Namespace+"_runs_finished_total", "Finished runs by final state and exit reason (as long as runs are kept).", []string{"state", "exit_reason"}, nil)
-	d.jobs = prometheus.NewDesc(Namespace+"_river_jobs", "River jobs by state (available, running, retryable, scheduled, …): the queue's depth.", []string{"state"}, nil)
-	phase := prometheus.NewDesc(Namespace+"_run_phase_seconds",
+	d.up = prometheus.NewDesc(namespace+"_database_up", "1 when the last scrape could read runs and River's jobs from PostgreSQL.", nil, nil)
+	d.runs = prometheus.NewDesc(namespace+"_runs", "Runs in the database by state (waiting, queued, running, succeeded, failed, cancelled, skipped).", []string{"state"}, nil)
+	d.finished = prometheus.NewDesc(namespace+"_runs_finished_total", "Finished runs by final state and exit reason (as long as runs are kept).", []string{"state", "exit_reason"}, nil)
+	d.jobs = prometheus.NewDesc(namespace+"_river_jobs", "River jobs by state (available, running, retryable, scheduled, …): the queue's depth.", []string{"state"}, nil)
+	phase := prometheus.NewDesc(namespace+"_run_phase_seconds",
 		"Time of finished runs by phase: model (waiting for the model), tools (tool calls), tests (both test runs), "+
 			"setup (the rest of the run's wall time, floored at 0: sandboxes, copying, the diff; tests before run alongside the agent).",
 		[]string{"phase"}, nil)
 	d.hists = []dbHistogram{
-		{desc: prometheus.NewDesc(Namespace+"_run_duration_seconds", "Wall time of finished runs (the runner's elapsed time).", nil, nil),
+		{desc: prometheus.NewDesc(namespace+"_run_duration_seconds", "Wall time of finished runs (the runner's elapsed time).", nil, nil),
 			expr: "elapsed_ms / 1000.0", buckets: secondBuckets},
 		{desc: phase, labels: []string{"model"}, expr: "model_ms / 1000.0", buckets: secondBuckets},
 		{desc: phase, labels: []string{"tools"}, expr: "tool_ms / 1000.0", buckets: secondBuckets},
 		{desc: phase, labels: []string{"tests"}, expr: "test_ms / 1000.0", buckets: secondBuckets},
 		{desc: phase, labels: []string{"setup"}, expr: "greatest(0, elapsed_ms - coalesce(model_ms, 0) - coalesce(tool_ms, 0) - coalesce(test_ms, 0)) / 1000.0", buckets: secondBuckets},
-		{desc: prometheus.NewDesc(Namespace+"_run_steps", "Model turns of finished runs.", nil, nil),
+		{desc: prometheus.NewDesc(namespace+"_run_steps", "Model turns of finished runs.", nil, nil),
 			expr: "steps", buckets: []float64{1, 5, 10, 20, 30, 50, 75, 100, 150}},
-		{desc: prometheus.NewDesc(Namespace+"_run_tokens", "Tokens of finished runs, by kind (prompt, completion).", []string{"kind"}, nil),
+		{desc: prometheus.NewDesc(namespace+"_run_tokens", "Tokens of finished runs, by kind (prompt, completion).", []string{"kind"}, nil),
 			labels: []string{"prompt"}, expr: "prompt_tokens", buckets: prometheus.ExponentialBuckets(10000, 2, 10)},
 	}
 	d.hists = append(d.hists, dbHistogram{desc: d.hists[len(d.hists)-1].desc, labels: []string{"completion"}, expr: "completion_tokens",

@@ -19,8 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Namespace prefixes every metric name.
-const Namespace = "frognano"
+// namespace prefixes every metric name.
+const namespace = "frognano"
 
 // Metrics holds the in-process instruments and their registry. Its methods are safe for
 // concurrent use. The zero value is not usable; call New.
@@ -40,33 +40,33 @@ type Metrics struct {
 func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "webhook_deliveries_total",
+		Namespace: namespace, Name: "webhook_deliveries_total",
 		Help: "Webhook deliveries answered by this process, by X-GitHub-Event and outcome (the handler's status: queued, duplicate, ignored, …, or refused_<HTTP status>).",
 	}, []string{"event", "outcome"})
 	m.githubRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "github_requests_total",
+		Namespace: namespace, Name: "github_requests_total",
 		Help: "HTTP requests to GitHub's API (each attempt, token requests included), by outcome: ok, client_error, unauthorized, rate_limited, server_error, network_error.",
 	}, []string{"outcome"})
 	m.githubWait = prometheus.NewCounter(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "github_wait_seconds_total",
+		Namespace: namespace, Name: "github_wait_seconds_total",
 		Help: "Time spent waiting before GitHub requests: rate-limit waits, frognano's per-installation write pacing and retry backoff.",
 	})
 	m.modelRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "model_requests_total",
+		Namespace: namespace, Name: "model_requests_total",
 		Help: "Requests to the model server (chat completions), by outcome: ok, client_error, server_error, network_error.",
 	}, []string{"outcome"})
 	m.modelLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Namespace: Namespace, Name: "model_request_seconds",
+		Namespace: namespace, Name: "model_request_seconds",
 		Help:    "Latency of requests to the model server until the response headers, by outcome.",
 		Buckets: []float64{0.25, 0.5, 1, 2, 5, 10, 20, 40, 80, 160, 320},
 	}, []string{"outcome"})
 	m.sandboxReady = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Namespace: Namespace, Name: "sandbox_ready_seconds",
+		Namespace: namespace, Name: "sandbox_ready_seconds",
 		Help:    "Time from creating a sandbox container until it runs with its disk watcher and holds the checkout.",
 		Buckets: []float64{0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32},
 	})
 	m.envCache = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Namespace: Namespace, Name: "environment_cache_total",
+		Namespace: namespace, Name: "environment_cache_total",
 		Help: "Per-repository environment images looked up, by result: hit (reused) or build.",
 	}, []string{"result"})
 	m.reg.MustRegister(m.deliveries, m.githubRequests, m.githubWait, m.modelRequests, m.modelLatency, m.sandboxReady, m.envCache,

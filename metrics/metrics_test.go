@@ -16,7 +16,7 @@ import (
 func TestRequireToken(t *testing.T) {
 	t.Parallel()
 	const token = "0123456789abcdef-token"
-	h := RequireToken(token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "in") }))
+	h := requireToken(token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "in") }))
 	for _, tc := range []struct {
 		name string
 		set  func(r *http.Request)

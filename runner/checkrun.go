@@ -11,9 +11,9 @@ import (
 // CheckRunName is the name of the check run each published run reports its tests in.
 const CheckRunName = "frognano / tests"
 
-// CheckOutputLimit is the most characters GitHub accepts in a check run's output summary,
+// checkOutputLimit is the most characters GitHub accepts in a check run's output summary,
 // and separately in its text.
-const CheckOutputLimit = 65535
+const checkOutputLimit = 65535
 
 // Check run conclusions frognano reports (a subset of the Checks API's).
 const (
@@ -53,8 +53,8 @@ func (r *Result) Check(redact func(string) string) CheckReport {
 		s.d.tail = 0 // the output's end is in the text, once
 		s.writeTests(&sum)
 		text := x.checkText()
-		if runeLen(sum.String()) <= CheckOutputLimit && runeLen(redact2(redact, sum.String())) <= CheckOutputLimit &&
-			runeLen(text) <= CheckOutputLimit && runeLen(redact2(redact, text)) <= CheckOutputLimit {
+		if runeLen(sum.String()) <= checkOutputLimit && runeLen(redact2(redact, sum.String())) <= checkOutputLimit &&
+			runeLen(text) <= checkOutputLimit && runeLen(redact2(redact, text)) <= checkOutputLimit {
 			return CheckReport{Conclusion: conclusion, Title: title, Summary: sum.String(), Text: text}
 		}
 	}

@@ -100,7 +100,7 @@ func TestCheckWithinLimits(t *testing.T) {
 		Comparison: &verify.Comparison{PerTest: true, Broken: broken, AfterFailed: len(broken)}}
 	c := r.Check(growingRedact)
 	for name, s := range map[string]string{"summary": c.Summary, "text": c.Text} {
-		if n := runeLen(s); n > CheckOutputLimit || n == 0 {
+		if n := runeLen(s); n > checkOutputLimit || n == 0 {
 			t.Errorf("%s has %d characters", name, n)
 		}
 		if strings.Contains(s, "s3cr3t!!") {

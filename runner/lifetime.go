@@ -6,10 +6,10 @@ import (
 	"github.com/frognano/frognano/runner/leaf"
 )
 
-// SandboxLifetimeMargin is added to the longest phase one sandbox serves (the agent loop, or
+// sandboxLifetimeMargin is added to the longest phase one sandbox serves (the agent loop, or
 // one test run) to make its lifetime: it covers copying the repository, taking the diff,
 // applying the patch and reading the test report.
-const SandboxLifetimeMargin = 15 * time.Minute
+const sandboxLifetimeMargin = 15 * time.Minute
 
 // SandboxLifetime is the lifetime each sandbox of a run gets (sandbox.Config.Lifetime), so that
 // one whose process was killed ends by itself: the longer of the agent loop's limit (0: leaf's
@@ -21,5 +21,5 @@ func SandboxLifetime(agentTime, testTime time.Duration) time.Duration {
 	if agentTime == 0 {
 		agentTime = leaf.DefaultMaxTime
 	}
-	return max(agentTime, testTime) + SandboxLifetimeMargin
+	return max(agentTime, testTime) + sandboxLifetimeMargin
 }

@@ -144,9 +144,9 @@ func (p *issuesPayload) targetPR(number int) (target, error) {
 	return p.target(true)
 }
 
-// HookTarget names who sent a delivery, from the headers GitHub sends, so
+// hookTarget names who sent a delivery, from the headers GitHub sends, so
 // deliveries from two Apps or hooks sharing a GUID space never collide.
-func HookTarget(h http.Header) string {
+func hookTarget(h http.Header) string {
 	typ, id := h.Get("X-GitHub-Hook-Installation-Target-Type"), h.Get("X-GitHub-Hook-Installation-Target-ID")
 	if typ != "" && id != "" {
 		return clip.Prefix(typ, 64) + ":" + clip.Prefix(id, 64)

@@ -65,7 +65,7 @@ func (s *Server) webhook(ctx context.Context, w http.ResponseWriter, r *http.Req
 	if event == "" || id == "" || len(event) > 100 || len(id) > 100 {
 		return response{}, fmt.Errorf("%w: missing or oversized X-GitHub-Event / X-GitHub-Delivery", ErrBadRequest)
 	}
-	d := queue.Delivery{HookTarget: HookTarget(r.Header), ID: id, Event: event}
+	d := queue.Delivery{HookTarget: hookTarget(r.Header), ID: id, Event: event}
 
 	// Events we decode are validated by decoding them; the others are
 	// checked here (one scan of the body either way).

@@ -413,8 +413,8 @@ func TestHookTarget(t *testing.T) {
 			for k, v := range tt.headers {
 				h.Set(k, v)
 			}
-			if got := HookTarget(h); got != tt.want {
-				t.Errorf("HookTarget = %q, want %q", got, tt.want)
+			if got := hookTarget(h); got != tt.want {
+				t.Errorf("hookTarget = %q, want %q", got, tt.want)
 			}
 		})
 	}

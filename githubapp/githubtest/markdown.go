@@ -34,7 +34,7 @@ func RenderMarkdown(md string) string {
 // style and the like lose their content too), and attributes outside the allowlist, or
 // links with a scheme other than http, https and mailto, are dropped. What is left is what
 // a reader of the pull request or comment sees.
-func ShowAsGitHub(md string) string { return Sanitize(RenderMarkdown(md)) }
+func ShowAsGitHub(md string) string { return sanitize(RenderMarkdown(md)) }
 
 // TokenKind is the kind of one HTMLToken.
 type TokenKind int
@@ -169,8 +169,8 @@ var allowedAttributes = []string{"abbr", "align", "alt", "class", "colspan", "di
 var droppedWithContent = map[string]bool{"script": true, "style": true, "textarea": true, "title": true,
 	"iframe": true, "object": true, "embed": true, "template": true, "noscript": true, "select": true}
 
-// Sanitize approximates GitHub's HTML sanitizer on rendered markdown; see ShowAsGitHub.
-func Sanitize(s string) string {
+// sanitize approximates GitHub's HTML sanitizer on rendered markdown; see ShowAsGitHub.
+func sanitize(s string) string {
 	var b strings.Builder
 	skip := ""
 	for _, t := range Tokenize(s) {

@@ -22,8 +22,8 @@ import (
 // in as someone else. What a person may read is their role set with SetPermission, or any
 // repository that is not private (SetPrivate).
 
-// UserTokenLifetime is how long a user token lasts (GitHub's default for expiring tokens).
-const UserTokenLifetime = 8 * time.Hour
+// userTokenLifetime is how long a user token lasts (GitHub's default for expiring tokens).
+const userTokenLifetime = 8 * time.Hour
 
 // oauthCodeLifetime is how long GitHub accepts an authorization code.
 const oauthCodeLifetime = 10 * time.Minute
@@ -270,10 +270,10 @@ func (s *Server) handleOAuthToken(w http.ResponseWriter, r *http.Request) {
 	if s.oauth.userTokens == nil {
 		s.oauth.userTokens = map[string]*userToken{}
 	}
-	s.oauth.userTokens[value] = &userToken{login: c.login, expires: time.Now().Add(UserTokenLifetime)}
+	s.oauth.userTokens[value] = &userToken{login: c.login, expires: time.Now().Add(userTokenLifetime)}
 	s.oauth.exchanges = append(s.oauth.exchanges, c.login)
 	answer(map[string]any{
-		"access_token": value, "expires_in": int(UserTokenLifetime.Seconds()),
+		"access_token": value, "expires_in": int(userTokenLifetime.Seconds()),
 		"refresh_token": "ghr_" + randomHex(38), "refresh_token_expires_in": 15811200,
 		"token_type": "bearer", "scope": "",
 	})

@@ -140,7 +140,7 @@ func readEnvFile(ctx context.Context, sb *sandbox.Sandbox) ([]string, error) {
 	case res.Truncated || len(res.Stdout) > maxEnvFileBytes:
 		return nil, fmt.Errorf("$%s is over the %d-byte limit", envFileVar, maxEnvFileBytes)
 	}
-	return ParseEnvFile(res.Stdout)
+	return parseEnvFile(res.Stdout)
 }
 
 // imageConfig is the environment image's configuration: the base image's, its environment

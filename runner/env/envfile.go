@@ -30,12 +30,12 @@ func reservedEnv(name string) bool {
 	return strings.HasPrefix(strings.ToUpper(name), "FROGNANO_")
 }
 
-// ParseEnvFile reads what setup wrote to $FROGNANO_ENV: NAME=value lines (a later line for a
+// parseEnvFile reads what setup wrote to $FROGNANO_ENV: NAME=value lines (a later line for a
 // name wins), blank lines and # comments skipped. It is the repository's text, so it is
 // checked strictly: names are shell identifiers, values are one line of UTF-8 without NUL,
 // at most 64 variables in 64 KiB; HOME, PYTHONDONTWRITEBYTECODE and FROGNANO_* are refused.
 // The result is sorted by first appearance.
-func ParseEnvFile(b []byte) ([]string, error) {
+func parseEnvFile(b []byte) ([]string, error) {
 	if len(b) > maxEnvFileBytes {
 		return nil, fmt.Errorf("$FROGNANO_ENV is over the %d-byte limit", maxEnvFileBytes)
 	}

@@ -10,8 +10,8 @@ import (
 
 // Limits of the setup log.
 const (
-	// MaxLogBytes is how much of setup's output is kept: the end, where a failure shows.
-	MaxLogBytes = 256 << 10
+	// maxLogBytes is how much of setup's output is kept: the end, where a failure shows.
+	maxLogBytes = 256 << 10
 	// maxLineBytes splits a line that never ends, so that progress and redaction stay bounded.
 	maxLineBytes = 4 << 10
 	// Redacted replaces an operator's value in the log.
@@ -20,7 +20,7 @@ const (
 
 // setupLog collects setup's output: it splits it into lines, replaces the operator's values
 // (Config.Env, which may hold a proxy's password) in each, hands each to progress, and keeps
-// the last MaxLogBytes.
+// the last maxLogBytes.
 type setupLog struct {
 	mu       sync.Mutex
 	secrets  []string
@@ -87,8 +87,8 @@ func (l *setupLog) line(b []byte) {
 	}
 	l.kept = append(l.kept, s...)
 	l.kept = append(l.kept, '\n')
-	if len(l.kept) > MaxLogBytes {
-		cut := len(l.kept) - MaxLogBytes
+	if len(l.kept) > maxLogBytes {
+		cut := len(l.kept) - maxLogBytes
 		if j := bytes.IndexByte(l.kept[cut:], '\n'); j >= 0 {
 			cut += j + 1
 		}

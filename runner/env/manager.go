@@ -193,7 +193,7 @@ type SetupRun struct {
 	ExitCode int
 	TimedOut bool
 	// Log is setup's output (stdout and stderr together, with frognano's own notes), its last
-	// MaxLogBytes, with the operator's values redacted. It is the repository's text: untrusted.
+	// maxLogBytes, with the operator's values redacted. It is the repository's text: untrusted.
 	Log []byte
 }
 

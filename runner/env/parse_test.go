@@ -45,7 +45,7 @@ func TestParseEnvFile(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := ParseEnvFile([]byte(tt.in))
+			got, err := parseEnvFile([]byte(tt.in))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -70,7 +70,7 @@ func FuzzParseEnvFile(f *testing.F) {
 	f.Add("A=\r\nB\n=\n")
 	f.Add("\xff=\x00")
 	f.Fuzz(func(t *testing.T, in string) {
-		vars, err := ParseEnvFile([]byte(in))
+		vars, err := parseEnvFile([]byte(in))
 		if err != nil {
 			return
 		}

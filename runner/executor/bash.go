@@ -38,10 +38,10 @@ const (
 )
 
 // captureKeep is how many bytes of each stream are kept: enough for more than
-// BashOutputChars characters however they are encoded (at most 4 bytes each), so the
+// bashOutputChars characters however they are encoded (at most 4 bytes each), so the
 // visible part of a truncated observation is always in memory. Everything after is only
 // counted, so `yes` cannot fill the memory.
-const captureKeep = 4*BashOutputChars + 64
+const captureKeep = 4*bashOutputChars + 64
 
 // toolBash runs the Bash tool. killed is how many leftover processes sw killed after a
 // timeout (always 0 when sw is nil).
@@ -399,8 +399,8 @@ func renderBash(status string, stdout, stderr *stream, strict bool) (string, err
 	const middle = "\nSTDERR:\n"
 	full := header + outText + middle + errText
 	total := int64(utf8.RuneCountInString(header)+len(middle)) + outChars + errChars
-	if total <= BashOutputChars {
+	if total <= bashOutputChars {
 		return full, nil
 	}
-	return fmt.Sprintf("%s\n[truncated %d chars]", prefixRunes(full, BashOutputChars), total-BashOutputChars), nil
+	return fmt.Sprintf("%s\n[truncated %d chars]", prefixRunes(full, bashOutputChars), total-bashOutputChars), nil
 }

@@ -200,7 +200,7 @@ func TestBashTruncation(t *testing.T) {
 		{"CRLFCountsOnce", `printf 'x\r\n%.0s' $(seq 1 14985)`, "x\n\nSTDERR:\n"},
 		{"StderrCounts", `printf 'é%.0s' $(seq 1 29971) >&2`, "é\n[truncated 1 chars]"},
 		// 50 MB of output: only the head is kept, the rest is counted.
-		{"Large", `yes | head -c 50000000`, fmt.Sprintf("\n[truncated %d chars]", 50000000+30-BashOutputChars)},
+		{"Large", `yes | head -c 50000000`, fmt.Sprintf("\n[truncated %d chars]", 50000000+30-bashOutputChars)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,8 +211,8 @@ func TestBashTruncation(t *testing.T) {
 				t.Fatalf("observation ends %q, want suffix %q", got[max(0, len(got)-60):], tt.suffix)
 			}
 			body, _, _ := strings.Cut(got, "\n[truncated")
-			if n := len([]rune(body)); n > BashOutputChars {
-				t.Errorf("kept %d characters, limit %d", n, BashOutputChars)
+			if n := len([]rune(body)); n > bashOutputChars {
+				t.Errorf("kept %d characters, limit %d", n, bashOutputChars)
 			}
 		})
 	}

@@ -14,12 +14,12 @@ import (
 // read: the evaluated setup ran with these defaults, and the sandbox environment is not
 // a configuration channel).
 const (
-	// ReadOutputChars caps a Read observation, in characters (code points).
-	ReadOutputChars = 20000
-	// BashOutputChars caps a Bash observation, in characters (code points).
-	BashOutputChars = 30000
-	// GlobLimit is the number of paths a Glob observation lists.
-	GlobLimit = 1000
+	// readOutputChars caps a Read observation, in characters (code points).
+	readOutputChars = 20000
+	// bashOutputChars caps a Bash observation, in characters (code points).
+	bashOutputChars = 30000
+	// globLimit is the number of paths a Glob observation lists.
+	globLimit = 1000
 	// DefaultBashTimeout is the Bash timeout in seconds when the call gives none.
 	DefaultBashTimeout = 120.0
 )

@@ -155,7 +155,7 @@ func toolRead(cwd string, args *pyDict) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return truncateChars(shown+"\n"+b.String(), ReadOutputChars), nil
+	return truncateChars(shown+"\n"+b.String(), readOutputChars), nil
 }
 
 func toolWrite(cwd string, args *pyDict) (string, error) {

@@ -89,9 +89,9 @@ func TestReadTruncation(t *testing.T) {
 		lineLen int
 		want    string // suffix of the observation
 	}{
-		{"ExactlyAtLimit", ReadOutputChars - 9, "é"},
-		{"OneOver", ReadOutputChars - 8, "é\n[truncated 1 chars]"},
-		{"FarOver", ReadOutputChars * 3, "é\n[truncated 40009 chars]"},
+		{"ExactlyAtLimit", readOutputChars - 9, "é"},
+		{"OneOver", readOutputChars - 8, "é\n[truncated 1 chars]"},
+		{"FarOver", readOutputChars * 3, "é\n[truncated 40009 chars]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,8 +102,8 @@ func TestReadTruncation(t *testing.T) {
 				t.Fatalf("observation ends %q, want suffix %q", got[max(0, len(got)-40):], tt.want)
 			}
 			body, _, _ := strings.Cut(got, "\n[truncated")
-			if n := len([]rune(body)); n > ReadOutputChars {
-				t.Errorf("kept %d characters, limit %d", n, ReadOutputChars)
+			if n := len([]rune(body)); n > readOutputChars {
+				t.Errorf("kept %d characters, limit %d", n, readOutputChars)
 			}
 		})
 	}

@@ -62,10 +62,10 @@ func toolGlob(cwd string, args *pyDict) (string, error) {
 	// Python sorts str, whose code points for a name that is not UTF-8 are surrogateescape's
 	// U+DC80..U+DCFF, one per undecodable byte.
 	sort.SliceStable(matches, func(i, j int) bool { return pyLess(matches[i], matches[j]) })
-	shown := matches[:min(len(matches), GlobLimit)]
+	shown := matches[:min(len(matches), globLimit)]
 	out := strings.Join(shown, "\n")
-	if len(matches) > GlobLimit {
-		out += fmt.Sprintf("\n... %d more files", len(matches)-GlobLimit)
+	if len(matches) > globLimit {
+		out += fmt.Sprintf("\n... %d more files", len(matches)-globLimit)
 	}
 	return out, nil
 }

@@ -105,9 +105,9 @@ func TestGlobLimit(t *testing.T) {
 		files int
 		more  string
 	}{
-		{"AtLimit", GlobLimit, ""},
-		{"OneOver", GlobLimit + 1, "\n... 1 more files"},
-		{"ManyOver", GlobLimit + 234, "\n... 234 more files"},
+		{"AtLimit", globLimit, ""},
+		{"OneOver", globLimit + 1, "\n... 1 more files"},
+		{"ManyOver", globLimit + 234, "\n... 234 more files"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,8 +126,8 @@ func TestGlobLimit(t *testing.T) {
 				t.Errorf("suffix %q, want %q", more, tt.more)
 			}
 			lines := strings.Split(body, "\n")
-			if len(lines) != GlobLimit {
-				t.Fatalf("%d paths shown, want %d", len(lines), GlobLimit)
+			if len(lines) != globLimit {
+				t.Fatalf("%d paths shown, want %d", len(lines), globLimit)
 			}
 			for i := 1; i < len(lines); i++ {
 				if lines[i-1] > lines[i] {

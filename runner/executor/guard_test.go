@@ -32,7 +32,7 @@ func TestServeResponseOverCapBecomesError(t *testing.T) {
 	if err := os.MkdirAll(deep, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for i := range GlobLimit {
+	for i := range globLimit {
 		if err := os.WriteFile(filepath.Join(deep, fmt.Sprintf("%04d-%s.txt", i, strings.Repeat("f", 50))), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}

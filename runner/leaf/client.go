@@ -331,33 +331,33 @@ func completeOnce(ctx context.Context, cfg Config, body []byte) (completion, err
 			RetryAfter: resp.Header.Get("Retry-After"),
 		}
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	if err != nil {
 		return completion{}, &transportError{fmt.Errorf("reading model response: %w", err)}
 	}
-	if len(b) > MaxResponseBytes {
-		return completion{}, fmt.Errorf("model response is larger than %d MiB", MaxResponseBytes>>20)
+	if len(b) > maxResponseBytes {
+		return completion{}, fmt.Errorf("model response is larger than %d MiB", maxResponseBytes>>20)
 	}
 	return decodeResponse(b)
 }
 
 // retryDelay is the server's Retry-After when usable, else exponential backoff from
-// RetryBaseDelay capped at MaxRetryDelay, less up to 25% jitter so that many workers
+// RetryBaseDelay capped at maxRetryDelay, less up to 25% jitter so that many workers
 // do not retry in step.
 func retryDelay(cfg Config, attempt int, retryAfter string) (d time.Duration, fromServer bool) {
 	if d, ok := parseRetryAfter(retryAfter, cfg.now()); ok {
 		return d, true
 	}
 	d = cfg.RetryBaseDelay
-	for i := 0; i < attempt && d < MaxRetryDelay; i++ {
+	for i := 0; i < attempt && d < maxRetryDelay; i++ {
 		d *= 2
 	}
-	d = min(d, MaxRetryDelay)
+	d = min(d, maxRetryDelay)
 	return d - rand.N(d/4+1), false
 }
 
 // parseRetryAfter reads delay-seconds (fractions accepted) or an HTTP date, capped at
-// MaxRetryAfter. A missing, past or unreadable value reports false.
+// maxRetryAfter. A missing, past or unreadable value reports false.
 func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -367,8 +367,8 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		if math.IsNaN(secs) || secs <= 0 {
 			return 0, false
 		}
-		if secs >= MaxRetryAfter.Seconds() {
-			return MaxRetryAfter, true
+		if secs >= maxRetryAfter.Seconds() {
+			return maxRetryAfter, true
 		}
 		return time.Duration(secs * float64(time.Second)), true
 	}
@@ -380,7 +380,7 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	if d <= 0 {
 		return 0, false
 	}
-	return min(d, MaxRetryAfter), true
+	return min(d, maxRetryAfter), true
 }
 
 // truncate is s cut to n bytes, never inside a character, with an ellipsis when cut.

@@ -25,8 +25,8 @@ func TestRetryAfterHonoured(t *testing.T) {
 	}{
 		{name: "Seconds", retryAfter: "2", want: 2 * time.Second},
 		{name: "HTTPDate", retryAfter: date.Format(http.TimeFormat), now: date.Add(-7 * time.Second), want: 7 * time.Second},
-		{name: "CappedSeconds", retryAfter: "86400", want: MaxRetryAfter},
-		{name: "CappedDate", retryAfter: date.Format(http.TimeFormat), now: date.Add(-time.Hour), want: MaxRetryAfter},
+		{name: "CappedSeconds", retryAfter: "86400", want: maxRetryAfter},
+		{name: "CappedDate", retryAfter: date.Format(http.TimeFormat), now: date.Add(-time.Hour), want: maxRetryAfter},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,8 +106,8 @@ func TestBackoffIsCapped(t *testing.T) {
 	cfg := DefaultConfig().withDefaults()
 	for attempt := range 70 { // far past the point where base<<attempt would overflow
 		d, fromServer := retryDelay(cfg, attempt, "")
-		if fromServer || d <= 0 || d > MaxRetryDelay {
-			t.Fatalf("attempt %d: delay %v (server %v), want in (0, %v]", attempt, d, fromServer, MaxRetryDelay)
+		if fromServer || d <= 0 || d > maxRetryDelay {
+			t.Fatalf("attempt %d: delay %v (server %v), want in (0, %v]", attempt, d, fromServer, maxRetryDelay)
 		}
 	}
 }
@@ -126,8 +126,8 @@ func TestParseRetryAfter(t *testing.T) {
 		{"1.5", 1500 * time.Millisecond, true},
 		{" 10 ", 10 * time.Second, true},
 		{"NaN", 0, false},
-		{"Inf", MaxRetryAfter, true},
-		{"1e300", MaxRetryAfter, true},
+		{"Inf", maxRetryAfter, true},
+		{"1e300", maxRetryAfter, true},
 		{"soon", 0, false},
 		{now.Add(30 * time.Second).Format(http.TimeFormat), 30 * time.Second, true},
 		{now.Add(-30 * time.Second).Format(http.TimeFormat), 0, false},
@@ -169,7 +169,7 @@ func TestResponseTooLarge(t *testing.T) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		chunk := []byte(strings.Repeat(" ", 1<<20))
-		for range MaxResponseBytes>>20 + 1 {
+		for range maxResponseBytes>>20 + 1 {
 			if _, err := w.Write(chunk); err != nil {
 				return
 			}

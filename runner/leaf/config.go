@@ -33,13 +33,13 @@ const (
 	DefaultMaxRetries          = 5
 	DefaultRetryBaseDelay      = time.Second
 
-	// MaxRetryDelay caps the exponential backoff between retries.
-	MaxRetryDelay = 30 * time.Second
-	// MaxRetryAfter caps a server's Retry-After so a hostile or confused server cannot
+	// maxRetryDelay caps the exponential backoff between retries.
+	maxRetryDelay = 30 * time.Second
+	// maxRetryAfter caps a server's Retry-After so a hostile or confused server cannot
 	// park a run for hours; MaxTime bounds it further.
-	MaxRetryAfter = 5 * time.Minute
-	// MaxResponseBytes caps a model response body: model output is untrusted.
-	MaxResponseBytes = 32 << 20
+	maxRetryAfter = 5 * time.Minute
+	// maxResponseBytes caps a model response body: model output is untrusted.
+	maxResponseBytes = 32 << 20
 )
 
 // Config configures one Run. Start from DefaultConfig. Zero values mean:
@@ -67,7 +67,7 @@ type Config struct {
 	Extra map[string]any
 	// HTTPClient is used for every request; nil means a client with RequestTimeout.
 	HTTPClient *http.Client
-	// RetryBaseDelay is the first backoff delay; it doubles per attempt up to MaxRetryDelay.
+	// RetryBaseDelay is the first backoff delay; it doubles per attempt up to maxRetryDelay.
 	RetryBaseDelay time.Duration
 	// Logger receives retry and exit events (never message text); nil: slog.Default(). A
 	// logger the context of Run carries (internal/logging) is used instead: the run's own.

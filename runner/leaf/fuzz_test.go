@@ -68,8 +68,8 @@ func FuzzParseRetryAfter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, v string) {
 		d, ok := parseRetryAfter(v, now)
-		if ok && (d <= 0 || d > MaxRetryAfter) {
-			t.Fatalf("parseRetryAfter(%q) = %v, out of (0, %v]", v, d, MaxRetryAfter)
+		if ok && (d <= 0 || d > maxRetryAfter) {
+			t.Fatalf("parseRetryAfter(%q) = %v, out of (0, %v]", v, d, maxRetryAfter)
 		}
 		if !ok && d != 0 {
 			t.Fatalf("parseRetryAfter(%q) = %v with ok=false", v, d)

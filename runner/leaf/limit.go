@@ -94,16 +94,16 @@ func (t *limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	return resp, nil
 }
 
-// MaxBackPressureWait bounds how long one request waits, in all, on a server that answers
+// maxBackPressureWait bounds how long one request waits, in all, on a server that answers
 // 429 or 503 before the answer is passed on (to Run's own retries, which may then end the
 // run with llm_query_error).
-const MaxBackPressureWait = 15 * time.Minute
+const maxBackPressureWait = 15 * time.Minute
 
 // backPressure sends req, and while the server answers 429 or 503 (overloaded: a batching
 // server with a full queue), waits as its Retry-After says (else 1 s, doubling to
-// MaxRetryDelay) and sends it again, holding the request's slot meanwhile so that the
+// maxRetryDelay) and sends it again, holding the request's slot meanwhile so that the
 // process sends less, not more. So an overloaded server slows attempts down instead of
-// failing them; the wait is bounded by MaxBackPressureWait and by the request's context.
+// failing them; the wait is bounded by maxBackPressureWait and by the request's context.
 func (t *limitedTransport) backPressure(req *http.Request) (*http.Response, error) {
 	var waited time.Duration
 	backoff := time.Second
@@ -114,9 +114,9 @@ func (t *limitedTransport) backPressure(req *http.Request) (*http.Response, erro
 		}
 		d, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 		if !ok {
-			d, backoff = backoff, min(2*backoff, MaxRetryDelay)
+			d, backoff = backoff, min(2*backoff, maxRetryDelay)
 		}
-		if waited+d > MaxBackPressureWait {
+		if waited+d > maxBackPressureWait {
 			return resp, nil
 		}
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

@@ -90,13 +90,13 @@ func FuzzTail(f *testing.F) {
 	f.Add([]byte("a\r\nb\x1b[31mc\x1b]0;t\x07\n"), 3)
 	f.Fuzz(func(t *testing.T, out []byte, n int) {
 		n %= 1000
-		s := Tail(out, n)
+		s := tail(out, n)
 		if n > 0 && strings.Count(s, "\n") > n-1 {
-			t.Fatalf("Tail(%d) returned %d lines", n, strings.Count(s, "\n")+1)
+			t.Fatalf("tail(%d) returned %d lines", n, strings.Count(s, "\n")+1)
 		}
 		for _, r := range s {
 			if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f {
-				t.Fatalf("Tail kept control character %q", r)
+				t.Fatalf("tail kept control character %q", r)
 			}
 		}
 	})
@@ -113,8 +113,8 @@ func checkOutcome(t *testing.T, o Outcome) {
 			t.Fatalf("bad entry %q: %q", k, s)
 		}
 	}
-	if strings.Count(o.Tail, "\n") >= TailLines {
-		t.Fatalf("tail has more than %d lines", TailLines)
+	if strings.Count(o.Tail, "\n") >= tailLines {
+		t.Fatalf("tail has more than %d lines", tailLines)
 	}
 }
 

@@ -20,11 +20,11 @@ const (
 
 // Limits on what Read keeps from untrusted output.
 const (
-	// TailLines is how many lines of readable output an Outcome keeps.
-	TailLines = 200
-	// MaxLineLen cuts longer lines in a tail (in bytes, on a rune boundary), so a tail
+	// tailLines is how many lines of readable output an Outcome keeps.
+	tailLines = 200
+	// maxLineLen cuts longer lines in a tail (in bytes, on a rune boundary), so a tail
 	// stays small enough for a PR body.
-	MaxLineLen = 300
+	maxLineLen = 300
 	// maxTests bounds the per-test map; beyond it further tests are not recorded.
 	maxTests = 100_000
 	// maxNameLen bounds one test name.
@@ -40,7 +40,7 @@ type Outcome struct {
 	// TimedOut and Duration are filled by the caller, who ran the command.
 	TimedOut bool
 	Duration time.Duration
-	// Tail is the last TailLines lines of readable output.
+	// Tail is the last tailLines lines of readable output.
 	Tail string
 	// Tests maps a qualified test name to its result; nil when the results could not
 	// be read per test (unknown tool, missing or garbled report).
@@ -71,21 +71,21 @@ func Read(plan Plan, exitCode int, output, report []byte) Outcome {
 	switch plan.Format {
 	case FormatGoJSON:
 		text, tests := readGoJSON(output, exitCode)
-		o.Tail, o.Tests = Tail(text, TailLines), tests
+		o.Tail, o.Tests = tail(text, tailLines), tests
 	case FormatJUnit:
-		o.Tail, o.Tests = Tail(output, TailLines), readJUnit(report)
+		o.Tail, o.Tests = tail(output, tailLines), readJUnit(report)
 	case FormatUnittest:
-		o.Tail, o.Tests = Tail(output, TailLines), readUnittest(output)
+		o.Tail, o.Tests = tail(output, tailLines), readUnittest(output)
 	default:
-		o.Tail = Tail(output, TailLines)
+		o.Tail = tail(output, tailLines)
 	}
 	return o
 }
 
-// Tail returns the last n lines of output as readable text: invalid UTF-8 replaced,
+// tail returns the last n lines of output as readable text: invalid UTF-8 replaced,
 // terminal escape sequences and control characters removed, carriage-return progress
-// lines reduced to their final state, and each line cut at MaxLineLen bytes.
-func Tail(output []byte, n int) string {
+// lines reduced to their final state, and each line cut at maxLineLen bytes.
+func tail(output []byte, n int) string {
 	if n <= 0 || len(output) == 0 {
 		return ""
 	}
@@ -130,8 +130,8 @@ func cleanLine(line string) string {
 		}
 		return -1 // other control characters, including stray carriage returns
 	}, line)
-	if len(line) > MaxLineLen {
-		head := clip.Prefix(line, MaxLineLen)
+	if len(line) > maxLineLen {
+		head := clip.Prefix(line, maxLineLen)
 		line = head + " [" + strconv.Itoa(len(line)-len(head)) + " bytes cut]"
 	}
 	return line

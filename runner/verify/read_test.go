@@ -30,8 +30,8 @@ func TestTail(t *testing.T) {
 		{"LoneEscape", "x\x1b", 5, "x"},
 	}
 	for _, tc := range tests {
-		if got := Tail([]byte(tc.in), tc.n); got != tc.want {
-			t.Errorf("%s: Tail = %q, want %q", tc.name, got, tc.want)
+		if got := tail([]byte(tc.in), tc.n); got != tc.want {
+			t.Errorf("%s: tail = %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
@@ -106,7 +106,7 @@ func TestReadGoJSONGarbage(t *testing.T) {
 			t.Errorf("%s: Tests = %s, want %s", tc.name, got, tc.tests)
 		}
 		if o.Tail != tc.tail {
-			t.Errorf("%s: Tail = %q, want %q", tc.name, o.Tail, tc.tail)
+			t.Errorf("%s: tail = %q, want %q", tc.name, o.Tail, tc.tail)
 		}
 		if o.Failed() != tc.failed {
 			t.Errorf("%s: Failed = %v", tc.name, o.Failed())
