@@ -51,10 +51,12 @@ func (CleanupArgs) InsertOpts() river.InsertOpts {
 
 // StatusArgs rewrites a finished run's status comment when no worker is
 // attached to the run any more: it was cancelled while waiting for a retry, or
-// (Dead) the cleanup ended it because its job had ended without it.
+// (Dead) the cleanup ended it because its job had ended without it. With Outbox it writes
+// instead what the run's end left for GitHub, if its worker did not (outbox.go).
 type StatusArgs struct {
-	RunID int64 `json:"run_id"`
-	Dead  bool  `json:"dead,omitempty"`
+	RunID  int64 `json:"run_id"`
+	Dead   bool  `json:"dead,omitempty"`
+	Outbox bool  `json:"outbox,omitempty"`
 }
 
 // Kind implements river.JobArgs.

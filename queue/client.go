@@ -80,6 +80,9 @@ type Config struct {
 	// comment, the pull request body and the check run link to PublicURL/runs/ID. "" : no links.
 	PublicURL string
 	Logger    *slog.Logger
+	// endStep is run.Config.EndStep: this package's tests stop a worker at a step of a run's
+	// end with it. Nothing else sets it.
+	endStep func(ctx context.Context, runID int64, step string)
 	// RiverLogger receives River's own logs; nil means Logger, so that River writes through
 	// the service's handler (JSON on stderr, at the configured level) and never a second
 	// format into the same stream.
@@ -156,7 +159,7 @@ func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 		if err := river.AddWorkerSafely(workers, &cleanupWorker{pool: pool, retention: cfg.DeliveryRetention, log: cfg.Logger}); err != nil {
 			return nil, fmt.Errorf("registering cleanup worker: %w", err)
 		}
-		if err := river.AddWorkerSafely(workers, &statusWorker{pool: pool, gh: cfg.GitHub}); err != nil {
+		if err := river.AddWorkerSafely(workers, &statusWorker{pool: pool, gh: cfg.GitHub, log: cfg.Logger}); err != nil {
 			return nil, fmt.Errorf("registering status worker: %w", err)
 		}
 		if err := river.AddWorkerSafely(workers, &stopWorker{pool: pool, gh: cfg.GitHub, log: cfg.Logger}); err != nil {

@@ -43,6 +43,13 @@ func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[CleanupArgs]) e
 	if promoted > 0 {
 		w.log.WarnContext(ctx, "promoted waiting runs whose active run ended without promoting them", "count", promoted, AttrJobID, job.ID)
 	}
+	if err != nil {
+		return err
+	}
+	requeued, err := requeueOutboxes(ctx, w.pool, rc)
+	if requeued > 0 {
+		w.log.WarnContext(ctx, "queued again the writing of runs' ends that GitHub does not show yet", "count", requeued, AttrJobID, job.ID)
+	}
 	return err
 }
 
@@ -61,12 +68,19 @@ type statusWorker struct {
 	river.WorkerDefaults[StatusArgs]
 	pool *pgxpool.Pool
 	gh   run.GitHub
+	log  *slog.Logger
 }
 
 func (w *statusWorker) Timeout(*river.Job[StatusArgs]) time.Duration { return 2 * time.Minute }
 
 func (w *statusWorker) Work(ctx context.Context, job *river.Job[StatusArgs]) error {
-	err := run.NewPipeline(run.Config{GitHub: w.gh, Store: store(w.pool)}).RewriteStatus(ctx, job.Args.RunID, job.Args.Dead)
+	p := run.NewPipeline(run.Config{GitHub: w.gh, Store: store(w.pool)})
+	var err error
+	if job.Args.Outbox {
+		_, err = p.WriteOutbox(ctx, job.Args.RunID, w.log.With(slog.Int64(AttrRunID, job.Args.RunID), slog.Int64(AttrJobID, job.ID)))
+	} else {
+		err = p.RewriteStatus(ctx, job.Args.RunID, job.Args.Dead)
+	}
 	var final *run.FinalError
 	if errors.As(err, &final) {
 		return river.JobCancel(final.Err)

@@ -56,19 +56,24 @@ func pipeline(pool *pgxpool.Pool, cfg Config) *run.Pipeline {
 		GitHub: cfg.GitHub, Runner: cfg.Runner, Store: store(pool),
 		JobTimeout: cfg.JobTimeout, PerInstallationLimit: cfg.PerInstallationLimit, StatusEditInterval: cfg.StatusEditInterval,
 		WorkDir: cfg.WorkDir, Label: cfg.Label, CIFollowUps: cfg.CIFollowUps, PublicURL: cfg.PublicURL,
-		RemoteCancel: rivertype.ErrJobCancelledRemotely,
+		RemoteCancel: rivertype.ErrJobCancelledRemotely, EndStep: cfg.endStep,
 	})
 }
 
-// store is the runs' Store whose ends promote the next waiting run (promoteNext).
-func store(pool *pgxpool.Pool) *run.Store { return run.NewStore(pool, promoteNext) }
+// store is the runs' Store whose ends promote the next waiting run (promoteNext) and queue
+// the writing of their outbox (deliverOutbox).
+func store(pool *pgxpool.Pool) *run.Store {
+	return run.NewStore(pool, promoteNext).WithDeliver(deliverOutbox)
+}
 
-// promoteNext is the run.Promote of a job's context: it inserts the promoted run's job with
-// the River client that works the job (River puts it in the context).
+// promoteNext is the run.Promote of a job's context: it promotes the run waiting on the
+// ended run's pull request and wakes the parked runs of its installation (parked.go), inserting
+// their jobs with the River client that works the job (River puts it in the context) under
+// the limit the context carries (without one it wakes nothing; the cleanup does).
 func promoteNext(ctx context.Context, tx pgx.Tx, repoID int64, issue int) (int64, error) {
 	rc, err := river.ClientFromContextSafely[pgx.Tx](ctx)
 	if err != nil {
 		rc = nil // promoteWaiting says so, if a run was waiting
 	}
-	return promoteWaiting(ctx, tx, rc, repoID, issue)
+	return promoteAndWake(ctx, tx, rc, limitFrom(ctx), repoID, issue)
 }

@@ -20,20 +20,24 @@ func (a *attempt) lacksPermissions(ctx context.Context, e *githubapp.MissingPerm
 	r := a.run
 	note := missingPermissionsNote(e)
 	a.log.ErrorContext(ctx, "the installation lacks a permission every run needs; the run ends", "missing", strings.Join(e.Missing, "; "))
-	if ok, err := a.st.finish(ctx, r.ID, StateFailed, ExitPermissions, note, "", 0); err != nil {
+	r.ExitReason = ExitPermissions
+	var v *Status
+	if e.CanComment() {
+		s := a.view(StateFailed, note)
+		v = &s
+	}
+	if ok, err := a.record(ctx, StateFailed, ExitPermissions, note, "", 0, v, false); err != nil {
 		return err
 	} else if !ok {
 		return errRunCancelled
 	}
-	r.ExitReason = ExitPermissions
 	if !e.CanComment() {
 		a.log.WarnContext(ctx, "the installation cannot comment either; the reason is on the run's page and in its record")
 		return nil
 	}
 	body := RenderStatus(a.view(StateFailed, note))
 	if r.CommentID != 0 {
-		a.finalComment(ctx, a.view(StateFailed, note))
-		return nil
+		return nil // the outbox edited it
 	}
 	id, err := a.repo.Comment(ctx, r.Issue, body)
 	if err != nil {

@@ -69,6 +69,9 @@ type Config struct {
 	// outside while it worked (River's rivertype.ErrJobCancelledRemotely); such an end, like
 	// the run found cancelled in its record, ends the run as cancelled.
 	RemoteCancel error
+	// EndStep, when set, is called at each step of a run's end (StepPublishing ... StepWritten,
+	// outbox.go) with the run's id: tests stop a worker there. The service never sets it.
+	EndStep func(ctx context.Context, runID int64, step string)
 }
 
 // Pipeline works runs of every kind (KindIssue, KindFollowUp, KindCI).
@@ -99,6 +102,10 @@ func (p *Pipeline) Work(ctx context.Context, t Try) error {
 		return err
 	}
 	if terminal(r.State) {
+		// The process that ended it may have died before GitHub showed the end.
+		if wrote, err := p.WriteOutbox(ctx, r.ID, log); wrote || err != nil {
+			return err
+		}
 		log.InfoContext(ctx, "run already finished; nothing to do", "state", r.State)
 		return nil
 	}
@@ -252,7 +259,7 @@ func (a *attempt) view(state, note string) Status {
 // skip ends a run that does not go ahead (no comment: nobody asked who may not, or there is
 // nothing to answer), with what its record says.
 func (a *attempt) skip(ctx context.Context, exitReason, errText string) error {
-	_, err := a.st.finish(ctx, a.run.ID, StateSkipped, exitReason, errText, "", 0)
+	_, err := a.st.finish(ctx, a.run.ID, StateSkipped, exitReason, errText, "", 0, nil)
 	return err
 }
 
@@ -293,25 +300,20 @@ func (a *attempt) end(ctx context.Context, state, exitReason, note, prURL string
 	}
 	if state == StateFailed {
 		v.Summary = r.Summary
-		a.removeLabel(ctx)
 	}
-	a.finalComment(ctx, v)
+	ok, err := a.record(ctx, state, exitReason, note, prURL, prNumber, &v, state == StateFailed)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errRunCancelled
+	}
+	a.log.InfoContext(ctx, "run finished", "state", state, "exit_reason", exitReason, "pr_url", prURL)
 	return nil
 }
 
-// removeLabel takes the label off the issue of a failed run, so that adding it again is how
-// to retry. A failure to remove it is logged: the run's record is what counts.
-func (a *attempt) removeLabel(ctx context.Context) {
-	if a.repo == nil || a.p.cfg.Label == "" || a.run.Kind != KindIssue {
-		return
-	}
-	if err := a.repo.RemoveLabel(ctx, a.run.Issue, a.p.cfg.Label); err != nil {
-		a.log.WarnContext(ctx, "removing the label of a failed run", "error", githubapp.Redact(err.Error()))
-	}
-}
-
-// finalComment edits the status comment; a failure to edit is logged, not
-// retried: the run's record in the database is the source of truth.
+// finalComment edits the status comment of a run that goes back to queued; a failure to edit
+// is logged, not retried: the next attempt edits it again. (An end's comment is in its outbox.)
 func (a *attempt) finalComment(ctx context.Context, v Status) {
 	if a.repo == nil || a.run.CommentID == 0 {
 		return

@@ -100,6 +100,7 @@ func (p *issuePlan) publish(ctx context.Context, a *attempt, dir string) error {
 	if fixes := fixesLine(r.Issue); !strings.HasSuffix(prBody, fixes) {
 		prBody += fixes
 	}
+	a.p.step(ctx, r.ID, StepPublishing)
 	url, number, err := a.repo.Publish(ctx, githubapp.PublishInput{
 		Dir: dir, BaseSHA: r.BaseSHA, Branch: BranchName(r.Issue), BaseBranch: r.BaseBranch,
 		// One line with its own limit, never markdown; a squash merge makes it the commit's title,
@@ -113,5 +114,6 @@ func (p *issuePlan) publish(ctx context.Context, a *attempt, dir string) error {
 	if err != nil {
 		return fmt.Errorf("publishing pull request: %w", err)
 	}
+	a.p.step(ctx, r.ID, StepPublished)
 	return a.end(ctx, StateSucceeded, r.ExitReason, "", url, number)
 }

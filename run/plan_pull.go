@@ -113,6 +113,7 @@ func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func
 	if len(r.Patch) == 0 {
 		return a.end(ctx, StateFailed, r.ExitReason, say("The agent finished without changing any file, so nothing was pushed."), "", 0)
 	}
+	a.p.step(ctx, r.ID, StepPublishing)
 	url, number, err := a.repo.Publish(ctx, githubapp.PublishInput{
 		Dir: dir, BaseSHA: r.BaseSHA, Branch: p.pr.HeadRef, BaseBranch: p.pr.BaseRef, FastForward: true,
 		Title:         p.pr.Title,
@@ -131,6 +132,7 @@ func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func
 	if err != nil {
 		return fmt.Errorf("publishing the follow-up commit: %w", err)
 	}
+	a.p.step(ctx, r.ID, StepPublished)
 	r.Headline = say(r.Headline) // the final reply shows the headline as its note
 	return a.end(ctx, StateSucceeded, r.ExitReason, "", url, number)
 }

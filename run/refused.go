@@ -28,16 +28,15 @@ func (a *attempt) refused(ctx context.Context, exitReason, note, errText string)
 	r := a.run
 	r.ExitReason = exitReason
 	a.log.ErrorContext(ctx, "GitHub refused the run; it ends", "exit_reason", exitReason, "reason", note, "error", errText)
-	if ok, err := a.st.finish(ctx, r.ID, StateFailed, exitReason, note, "", 0); err != nil {
+	v := a.view(StateFailed, note)
+	if ok, err := a.record(ctx, StateFailed, exitReason, note, "", 0, &v, true); err != nil {
 		a.log.ErrorContext(ctx, "recording the refusal", "error", err)
 		return
 	} else if !ok {
 		return // cancelled meanwhile: its own note stands
 	}
-	a.removeLabel(ctx)
 	if r.CommentID != 0 {
-		a.finalComment(ctx, a.view(StateFailed, note))
-		return
+		return // the outbox edited it
 	}
 	if a.repo == nil || !a.repo.Grants().Has("issues", "write") {
 		a.log.WarnContext(ctx, "the App cannot comment there; the reason is on the run's page and in its record")

@@ -28,10 +28,16 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 	switch {
 	case errors.Is(err, errRunCancelled) || remote:
 		a.log.InfoContext(bg, "run cancelled")
-		if err := a.st.cancel(bg, r.ID); err != nil {
-			a.log.ErrorContext(bg, "recording cancellation", "error", err)
+		if a.status != nil {
+			a.status.close()
 		}
-		a.finalComment(bg, a.view(StateCancelled, a.plan.cancelled()))
+		v := a.view(StateCancelled, a.plan.cancelled())
+		o := a.outboxOf(&v, false)
+		if err := a.st.cancel(bg, r.ID, o); err != nil {
+			a.log.ErrorContext(bg, "recording cancellation", "error", err)
+		} else {
+			a.flush(bg, o)
+		}
 		return final(err)
 
 	case ctx.Err() != nil && errors.Is(cause, context.DeadlineExceeded):
@@ -87,9 +93,8 @@ func (a *attempt) failed(ctx context.Context, exitReason, note, errText string) 
 	if exitReason != "" {
 		a.run.ExitReason = exitReason
 	}
-	if _, err := a.st.finish(ctx, a.run.ID, StateFailed, exitReason, errText, "", 0); err != nil {
+	v := a.view(StateFailed, note)
+	if _, err := a.record(ctx, StateFailed, exitReason, errText, "", 0, &v, true); err != nil {
 		a.log.ErrorContext(ctx, "recording failure", "error", err)
 	}
-	a.removeLabel(ctx)
-	a.finalComment(ctx, a.view(StateFailed, note))
 }

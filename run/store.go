@@ -17,6 +17,7 @@ import (
 type Store struct {
 	pool    *pgxpool.Pool
 	promote Promote
+	deliver Deliver // nil: the queue's cleanup finds the outboxes left (outbox.go)
 }
 
 // Promote makes the oldest run waiting on pull request (repoID, issue) queued and inserts its
@@ -133,15 +134,16 @@ func (s *Store) saveOutcome(ctx context.Context, id int64, o *Outcome) error {
 	return s.exec(ctx, "saving the check run", `UPDATE runs SET check_run = $2 WHERE id = $1`, id, cleanJSON(check))
 }
 
-// finish moves a running run to a final state and, in the same transaction, promotes the
-// oldest run waiting on its pull request (Promote). It reports false when the run was
+// finish moves a running run to a final state with what its end must still write to GitHub
+// (o, nil: nothing) and, in the same transaction, promotes the oldest run waiting on its pull
+// request (Promote) and queues the writing of o (Deliver). It reports false when the run was
 // no longer running (for example cancelled by an unlabel meanwhile).
-func (s *Store) finish(ctx context.Context, id int64, state, exitReason, errText, prURL string, prNumber int) (bool, error) {
-	return s.End(ctx, fmt.Sprintf("finishing run %d as %s", id, state), `UPDATE runs SET state = $2, finished_at = now(),
+func (s *Store) finish(ctx context.Context, id int64, state, exitReason, errText, prURL string, prNumber int, o *outbox) (bool, error) {
+	return s.end(ctx, fmt.Sprintf("finishing run %d as %s", id, state), true, o, `UPDATE runs SET state = $2, finished_at = now(),
 			exit_reason = coalesce(nullif($3, ''), exit_reason), error = nullif($4, ''),
-			pr_url = nullif($5, ''), pr_number = nullif($6, 0)
-		WHERE id = $1 AND state = 'running' RETURNING repo_id, issue`,
-		id, state, CleanText(exitReason), CleanText(githubapp.Redact(errText)), prURL, prNumber)
+			pr_url = nullif($5, ''), pr_number = nullif($6, 0), outbox = $7
+		WHERE id = $1 AND state = 'running' RETURNING id, repo_id, issue`,
+		id, state, CleanText(exitReason), CleanText(githubapp.Redact(errText)), prURL, prNumber, o.value())
 }
 
 // End runs update, which must end an active run and return its repo_id and issue (no row: the
@@ -149,12 +151,22 @@ func (s *Store) finish(ctx context.Context, id int64, state, exitReason, errText
 // one transaction. It reports whether update ended the run. Every end of a run goes through
 // it: finish and cancel here, and the queue's cleanup of runs whose job died (queue/waiting.go).
 func (s *Store) End(ctx context.Context, what, update string, args ...any) (bool, error) {
+	return s.end(ctx, what, false, nil, update, args...)
+}
+
+// end is End; with withID the update returns the run's id before its repo_id and issue, and
+// Deliver queues the writing of the outbox o it recorded (nil: none) in the same transaction.
+func (s *Store) end(ctx context.Context, what string, withID bool, o *outbox, update string, args ...any) (bool, error) {
 	ended := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		ended = false
-		var repoID int64
+		var id, repoID int64
 		var issue int
-		err := tx.QueryRow(ctx, update, args...).Scan(&repoID, &issue)
+		dest := []any{&repoID, &issue}
+		if withID {
+			dest = append([]any{&id}, dest...)
+		}
+		err := tx.QueryRow(ctx, update, args...).Scan(dest...)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -165,8 +177,10 @@ func (s *Store) End(ctx context.Context, what, update string, args ...any) (bool
 		if s.promote == nil {
 			return errors.New("ending a run: this Store cannot promote the run waiting behind it")
 		}
-		_, err = s.promote(ctx, tx, repoID, issue)
-		return err
+		if _, err = s.promote(ctx, tx, repoID, issue); err != nil || o == nil || s.deliver == nil {
+			return err
+		}
+		return s.deliver(ctx, tx, id)
 	})
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", what, err)
@@ -183,10 +197,10 @@ func (s *Store) requeue(ctx context.Context, id int64, errText string) error {
 // cancel marks an active run cancelled (used when River cancelled the job
 // before the webhook transaction's update was seen, or by the worker) and promotes the run
 // waiting next on its pull request, like finish.
-func (s *Store) cancel(ctx context.Context, id int64) error {
-	_, err := s.End(ctx, "cancelling run", `UPDATE runs SET state = 'cancelled', finished_at = now(),
-			exit_reason = coalesce(exit_reason, 'cancelled')
-		WHERE id = $1 AND state IN ('queued', 'running') RETURNING repo_id, issue`, id)
+func (s *Store) cancel(ctx context.Context, id int64, o *outbox) error {
+	_, err := s.end(ctx, "cancelling run", true, o, `UPDATE runs SET state = 'cancelled', finished_at = now(),
+			exit_reason = coalesce(exit_reason, 'cancelled'), outbox = $2
+		WHERE id = $1 AND state IN ('queued', 'running') RETURNING id, repo_id, issue`, id, o.value())
 	return err
 }
 

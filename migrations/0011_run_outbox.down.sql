@@ -1,0 +1,2 @@
+DROP INDEX runs_outbox_pending;
+ALTER TABLE runs DROP COLUMN outbox;

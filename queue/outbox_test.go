@@ -1,0 +1,308 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/frognano/frognano/githubapp/githubtest"
+	"github.com/frognano/frognano/run"
+)
+
+// killed is what a worker the test kills at step panics with: River's executor takes it as
+// the attempt's end, and nothing of the attempt runs after it (no deferred function of the run
+// writes to GitHub), so that from then on the worker writes nothing, as a killed process.
+func killed(step string) string { return "worker killed at step " + step }
+
+// endScenario is one way a run can end, and what GitHub must show once it has.
+type endScenario struct {
+	name    string
+	outcome func() *run.Outcome
+	state   string
+	// check checks the issue's visible state on the fake GitHub once everything is written.
+	check func(t *testing.T, g *ghBundle, id int64)
+}
+
+var endScenarios = []endScenario{
+	{name: "Succeeded", outcome: goodOutcome, state: run.StateSucceeded,
+		check: func(t *testing.T, g *ghBundle, id int64) {
+			prs := g.gh.PRs(g.hub)
+			if len(prs) != 1 || !prs[0].Draft || prs[0].Head != "frognano/issue-7" {
+				t.Fatalf("PRs = %+v, want one draft on frognano/issue-7", prs)
+			}
+			body := g.onlyComment(t).Body
+			if !strings.Contains(body, fmt.Sprintf("✅ frognano run %d opened a draft pull request: #%d (%s).", id, prs[0].Number, prs[0].HTMLURL)) {
+				t.Errorf("the status comment does not link the PR:\n%s", body)
+			}
+			if labels := g.gh.Labels(g.hub, 7); !slices.Contains(labels, "frognano") {
+				t.Errorf("labels = %v: a run that succeeded keeps its label", labels)
+			}
+		}},
+	{name: "Failed", outcome: func() *run.Outcome { o := goodOutcome(); o.Patch = nil; return o }, state: run.StateFailed,
+		check: func(t *testing.T, g *ghBundle, id int64) {
+			if prs := g.gh.PRs(g.hub); len(prs) != 0 {
+				t.Errorf("PRs = %+v, want none", prs)
+			}
+			body := g.onlyComment(t).Body
+			if !strings.Contains(body, fmt.Sprintf("❌ frognano run %d ended without a pull request.", id)) ||
+				!strings.Contains(body, "without changing any file") {
+				t.Errorf("the status comment does not say the run failed and why:\n%s", body)
+			}
+			if labels := g.gh.Labels(g.hub, 7); slices.Contains(labels, "frognano") {
+				t.Errorf("labels = %v: a failed run's label is removed, so that adding it again retries", labels)
+			}
+		}},
+}
+
+// onlyComment is the issue's one comment: the status comment.
+func (g *ghBundle) onlyComment(t *testing.T) githubtest.Comment {
+	t.Helper()
+	cs := g.gh.Comments(g.hub, 7)
+	if len(cs) != 1 {
+		t.Fatalf("%d comments on the issue, want the status comment alone: %+v", len(cs), cs)
+	}
+	return cs[0]
+}
+
+// endSteps works one clean run of scenario sc and returns the steps its end passed, in order.
+func endSteps(t *testing.T, sc endScenario) []string {
+	t.Helper()
+	g := setupGitHub(t)
+	g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) { return sc.outcome(), nil })
+	var mu sync.Mutex
+	var steps []string
+	g.worker.cfg.endStep = func(_ context.Context, _ int64, step string) {
+		mu.Lock()
+		defer mu.Unlock()
+		steps = append(steps, step)
+	}
+	res := g.acceptIssue(t)
+	if r := g.work(t, res, 1); !r.completed() {
+		t.Fatalf("a clean run: %v", r)
+	}
+	sc.check(t, g, res.RunID)
+	return steps
+}
+
+// TestRunEndSurvivesAKillAtEveryStep kills the worker at each step of a run's end, from before
+// the publish to the outbox cleared (the steps a clean run passes, not chosen ones), and lets
+// whatever comes next in production take over: the run job's retry (a restarted worker takes
+// its job back), then the status job the end queued; or, when the kill was on the job's last
+// attempt (River retries it no more), the status job alone. Every time, GitHub ends showing the
+// recorded outcome: the status comment finished (with its PR link), the label as the outcome
+// asks, one PR at most, and nothing left to write.
+func TestRunEndSurvivesAKillAtEveryStep(t *testing.T) {
+	t.Parallel()
+	for _, sc := range endScenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			steps := endSteps(t, sc)
+			want := []string{run.StepRecorded, run.StepCommented, run.StepUnlabelled, run.StepWritten}
+			if sc.state == run.StateSucceeded {
+				want = []string{run.StepPublishing, run.StepPublished, run.StepRecorded, run.StepCommented, run.StepWritten}
+			}
+			if !slices.Equal(steps, want) {
+				t.Fatalf("a clean run's end passed %v, want %v", steps, want)
+			}
+			for _, step := range steps {
+				for _, last := range []bool{false, true} {
+					name := "KilledAt_" + step
+					if last {
+						name += "_OnTheLastAttempt"
+					}
+					t.Run(name, func(t *testing.T) {
+						t.Parallel()
+						killAt(t, sc, step, last)
+					})
+				}
+			}
+		})
+	}
+}
+
+// killAt works scenario sc's run with a worker killed at step (on the job's last attempt when
+// last), then what comes next, and checks what GitHub shows.
+func killAt(t *testing.T, sc endScenario, step string, last bool) {
+	g := setupGitHub(t)
+	g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) { return sc.outcome(), nil })
+	g.worker.cfg.endStep = func(_ context.Context, _ int64, s string) {
+		if s == step {
+			panic(killed(step))
+		}
+	}
+	res := g.acceptIssue(t)
+	attempt := 1
+	if last {
+		attempt = MaxAttempts
+	}
+	r := g.work(t, res, attempt)
+	if r.kind != river.EventKindJobFailed || !strings.Contains(r.String(), killed(step)) {
+		t.Fatalf("the killed attempt = %v, want River to see it die", r)
+	}
+	recorded := step != run.StepPublishing && step != run.StepPublished
+	if got := g.row(t, res.RunID).State; recorded && got != sc.state || !recorded && got != run.StateRunning {
+		t.Fatalf("after the kill the run is %s", got)
+	}
+
+	if step == run.StepRecorded {
+		// The window the outbox closes: the outcome is recorded, GitHub does not show it yet.
+		if body := g.onlyComment(t).Body; !strings.Contains(body, "is working on this issue") {
+			t.Fatalf("killed before any write, the comment already says:\n%s", body)
+		}
+	}
+
+	// What comes next: a restarted worker with no kill in it.
+	g.worker.cfg.endStep = nil
+	statusJobs := g.statusJobs(t, res.RunID)
+	switch {
+	case !last:
+		if !r.retried() {
+			t.Fatalf("the killed attempt = %v, want River to retry the job", r)
+		}
+		if r := g.work(t, res, attempt+1); !r.completed() {
+			t.Fatalf("the retry: %v", r)
+		}
+	case recorded:
+		if r.retried() {
+			t.Fatalf("the killed last attempt = %v, want no retry", r)
+		}
+	default:
+		// Killed on its last attempt before the outcome was recorded: the run's record says it
+		// still runs, and so does its comment; nothing of GitHub contradicts the record.
+		if len(statusJobs) != 0 {
+			t.Errorf("status jobs %v for a run whose end was never recorded", statusJobs)
+		}
+		if body := g.onlyComment(t).Body; !strings.Contains(body, "is working on this issue") {
+			t.Errorf("the comment of a run still recorded running:\n%s", body)
+		}
+		return
+	}
+	// The status job the end queued in its transaction comes next too (or alone).
+	if recorded && len(statusJobs) != 1 {
+		t.Fatalf("status jobs %v, want the one the end queued", statusJobs)
+	}
+	if !recorded {
+		statusJobs = g.statusJobs(t, res.RunID) // the retry's end queued it
+	}
+	for _, args := range statusJobs {
+		if r := workJob(t, g.bundle, args, 1, river.Worker[StatusArgs](&statusWorker{pool: g.pool, gh: g.worker.cfg.GitHub, log: g.worker.cfg.Logger})); !r.completed() {
+			t.Fatalf("the status job: %v", r)
+		}
+	}
+
+	if got := g.row(t, res.RunID).State; got != sc.state {
+		t.Errorf("the run is %s, want %s", got, sc.state)
+	}
+	sc.check(t, g, res.RunID)
+	if n := g.count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NOT NULL`, res.RunID); n != 0 {
+		t.Error("the run's outbox is still there")
+	}
+}
+
+// statusJobs are the arguments of the status jobs queued for run id.
+func (g *ghBundle) statusJobs(t *testing.T, id int64) []StatusArgs {
+	t.Helper()
+	rows, err := g.pool.Query(context.Background(), `SELECT args FROM river_job WHERE kind = $1 AND (args->>'run_id')::bigint = $2 ORDER BY id`,
+		StatusArgs{}.Kind(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []StatusArgs
+	for rows.Next() {
+		var raw []byte
+		var a StatusArgs
+		if err := rows.Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &a); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestRunEndOutlivesItsStatusJob: GitHub fails the final edit of the status comment for the
+// worker that ended the run and for every try of the status job its end queued, which River then
+// discards. The outbox stays in the run's row; the periodic cleanup queues a new status job,
+// which writes it.
+func TestRunEndOutlivesItsStatusJob(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i := 0; i < 1+MaxAttempts; i++ {
+		b.repo.failNext("EditComment", flaky("editing the comment"))
+	}
+	res := b.accept(t, 7)
+	if r := b.work(t, res, 1); !r.completed() {
+		t.Fatalf("the run: %v", r)
+	}
+	if got := b.row(t, res.RunID).State; got != run.StateSucceeded {
+		t.Fatalf("the run is %s", got)
+	}
+	if len(b.repo.edits) != 0 {
+		t.Fatalf("edits %+v while GitHub fails them", b.repo.edits)
+	}
+	g := &ghBundle{bundle: b}
+	jobs := g.statusJobs(t, res.RunID)
+	if len(jobs) != 1 || !jobs[0].Outbox {
+		t.Fatalf("status jobs %+v, want the outbox's", jobs)
+	}
+	status := river.Worker[StatusArgs](&statusWorker{pool: b.pool, gh: fakeGitHub{b.repo}, log: b.worker.cfg.Logger})
+	for attempt := 1; attempt <= MaxAttempts; attempt++ {
+		r := workJob(t, b, jobs[0], attempt, status)
+		if attempt < MaxAttempts && !r.retried() || attempt == MaxAttempts && r.job.State != rivertype.JobStateDiscarded {
+			t.Fatalf("status job attempt %d: %v", attempt, r)
+		}
+	}
+	// River discarded it (the attempts above ran copies): so does the queued one; and the
+	// cleanup's time has come.
+	ctx := context.Background()
+	if _, err := b.pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE kind = $1`, StatusArgs{}.Kind()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(ctx, `UPDATE runs SET finished_at = finished_at - interval '1 hour' WHERE id = $1`, res.RunID); err != nil {
+		t.Fatal(err)
+	}
+	cleanup := river.Worker[CleanupArgs](&cleanupWorker{pool: b.pool, retention: MinDeliveryRetention, log: b.worker.cfg.Logger})
+	if r := workJob(t, b, CleanupArgs{}, 1, cleanup); !r.completed() {
+		t.Fatalf("the cleanup: %v", r)
+	}
+	var fresh StatusArgs
+	for _, a := range g.statusJobs(t, res.RunID) {
+		fresh = a
+	}
+	if n := b.count(t, `SELECT count(*) FROM river_job WHERE kind = $1 AND state = 'available'`, StatusArgs{}.Kind()); n != 1 || !fresh.Outbox {
+		t.Fatalf("%d status jobs available after the cleanup (last %+v), want one for the outbox", n, fresh)
+	}
+	if r := workJob(t, b, fresh, 1, status); !r.completed() {
+		t.Fatalf("the new status job: %v", r)
+	}
+	last := b.repo.lastEdit()
+	if last.id != b.row(t, res.RunID).CommentID || !strings.Contains(last.body, "opened a draft pull request: #77 (https://github.example/o/r/pull/77)") {
+		t.Errorf("final edit = %+v, want the status comment linking the PR", last)
+	}
+	if n := b.count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NOT NULL`, res.RunID); n != 0 {
+		t.Error("the run's outbox is still there")
+	}
+	// A cleanup after it finds nothing left to write.
+	if _, err := b.pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE kind = $1`, StatusArgs{}.Kind()); err != nil {
+		t.Fatal(err)
+	}
+	if r := workJob(t, b, CleanupArgs{}, 1, cleanup); !r.completed() {
+		t.Fatalf("the second cleanup: %v", r)
+	}
+	if n := b.count(t, `SELECT count(*) FROM river_job WHERE kind = $1 AND state = 'available'`, StatusArgs{}.Kind()); n != 0 {
+		t.Errorf("%d status jobs queued by a cleanup after the outbox was written", n)
+	}
+}
