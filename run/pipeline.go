@@ -279,20 +279,13 @@ func (a *attempt) deny(ctx context.Context, perm string) error {
 	return a.skip(ctx, "permission", "labeler "+r.Labeler+" has "+perm+" permission")
 }
 
-// end records the final state and writes the final status comment.
+// end records the final state with the final status comment and, for a failed run, the
+// label's removal (so that adding it again is how to retry), and writes them (record).
 func (a *attempt) end(ctx context.Context, state, exitReason, note, prURL string, prNumber int) error {
 	r := a.run
 	if r.ExitReason == "" {
 		r.ExitReason = exitReason
 	}
-	ok, err := a.st.finish(ctx, r.ID, state, exitReason, note, prURL, prNumber)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return errRunCancelled
-	}
-	a.log.InfoContext(ctx, "run finished", "state", state, "exit_reason", exitReason, "pr_url", prURL)
 	v := a.view(state, note)
 	v.PRURL, v.PRNumber = prURL, prNumber
 	if state == StateSucceeded {
