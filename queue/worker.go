@@ -66,14 +66,12 @@ func store(pool *pgxpool.Pool) *run.Store {
 	return run.NewStore(pool, promoteNext).WithDeliver(deliverOutbox)
 }
 
-// promoteNext is the run.Promote of a job's context: it promotes the run waiting on the
-// ended run's pull request and wakes the parked runs of its installation (parked.go), inserting
-// their jobs with the River client that works the job (River puts it in the context) under
-// the limit the context carries (without one it wakes nothing; the cleanup does).
+// promoteNext is the run.Promote of a job's context: it inserts the promoted run's job with
+// the River client that works the job (River puts it in the context).
 func promoteNext(ctx context.Context, tx pgx.Tx, repoID int64, issue int) (int64, error) {
 	rc, err := river.ClientFromContextSafely[pgx.Tx](ctx)
 	if err != nil {
 		rc = nil // promoteWaiting says so, if a run was waiting
 	}
-	return promoteAndWake(ctx, tx, rc, limitFrom(ctx), repoID, issue)
+	return promoteWaiting(ctx, tx, rc, repoID, issue)
 }
