@@ -4,11 +4,11 @@ import (
 	"github.com/riverqueue/river"
 )
 
-// QueueName is the River queue frognano's jobs run on.
+// QueueName is the River queue of the run jobs (RunArgs): a process works at most
+// Config.Workers of them at once, and nothing else runs on it, so that FROGNANO_WORKERS is
+// exactly the runs (and so the sandboxes and the memory) a process takes on.
 const QueueName = "frognano"
 
-// MaxAttempts bounds how often a run job is tried. Only transient failures
-// (fault.IsTransient) are retried; anything else cancels the job at once.
 // SmallQueueName is the River queue of the small jobs beside the runs (CleanupArgs,
 // StatusArgs, StopArgs), worked by SmallWorkers of their own: a small job never takes a run's
 // place, and a run never waits for one.
@@ -17,6 +17,8 @@ const SmallQueueName = "frognano_small"
 // SmallWorkers is how many small jobs a working process runs at once.
 const SmallWorkers = 2
 
+// MaxAttempts bounds how often a run job is tried. Only transient failures
+// (fault.IsTransient) are retried; anything else cancels the job at once.
 const MaxAttempts = 3
 
 // RunArgs is the River job that performs one run. The run row (table runs)
@@ -27,6 +29,9 @@ type RunArgs struct {
 	Owner          string `json:"owner"`
 	Repo           string `json:"repo"`
 	Issue          int    `json:"issue"`
+	// Spent is how many attempts earlier jobs of the run spent: a parked run's wake gives it a
+	// new job (parked.go), whose attempts count on from them.
+	Spent int `json:"spent,omitempty"`
 }
 
 // Kind implements river.JobArgs.

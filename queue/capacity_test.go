@@ -81,9 +81,9 @@ func (b *bundle) startClient(t testing.TB, workers, perInstallation int) *Client
 	c, err := NewClient(b.pool, Config{
 		Workers: workers, PerInstallationLimit: perInstallation, GitHub: fakeGitHub{b.repo}, Runner: b.runner,
 		StatusEditInterval: -1, SoftStopTimeout: time.Second, WorkDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler),
-		// Jobs are found through River's notifications only: a run that waits for a poll to be
-		// found would hang the test rather than pass it late.
-		FetchPollInterval: time.Hour,
+		// River's backstop poll, for the jobs whose insert notification its limiter dropped
+		// (one a FetchCooldown per queue and client).
+		FetchPollInterval: 200 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,6 @@ import (
 const (
 	DefaultJobTimeout           = 90 * time.Minute
 	DefaultPerInstallationLimit = 2
-	DefaultBusySnooze           = 30 * time.Second
 	DefaultStatusEditInterval   = 10 * time.Second
 	DefaultDeliveryRetention    = 10 * 24 * time.Hour
 	DefaultCleanupInterval      = time.Hour
@@ -53,8 +52,7 @@ type Config struct {
 	Runner  run.Runner
 
 	JobTimeout           time.Duration // whole-run budget, enforced by River
-	PerInstallationLimit int           // running runs per installation before snoozing
-	BusySnooze           time.Duration // how long a job waits when its installation is busy
+	PerInstallationLimit int           // running runs per installation; more are parked until one ends (parked.go)
 	StatusEditInterval   time.Duration // minimum time between progress edits of the status comment
 	DeliveryRetention    time.Duration // how long delivery ids are remembered (>= 8 days)
 	CleanupInterval      time.Duration
@@ -96,7 +94,6 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	def(&c.JobTimeout, DefaultJobTimeout)
-	def(&c.BusySnooze, DefaultBusySnooze)
 	def(&c.DeliveryRetention, DefaultDeliveryRetention)
 	def(&c.CleanupInterval, DefaultCleanupInterval)
 	def(&c.SoftStopTimeout, DefaultSoftStopTimeout)
@@ -146,7 +143,8 @@ func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 		FetchPollInterval:    cfg.FetchPollInterval,
 		MaxAttempts:          MaxAttempts,
 		// River keeps each failed attempt's error text in river_job.errors.
-		Middleware: []rivertype.Middleware{river.WorkerMiddlewareFunc(redactJobError)},
+		// Every job's ends wake parked runs under this process's limit (parked.go).
+		Middleware: []rivertype.Middleware{river.WorkerMiddlewareFunc(redactJobError), withLimit(cfg.PerInstallationLimit)},
 	}
 	if cfg.Workers > 0 {
 		if cfg.GitHub == nil || cfg.Runner == nil {
@@ -253,13 +251,16 @@ func (c *Client) Stop(ctx context.Context) error {
 // reclaim makes the run jobs that a previous process of this owner was working when it died
 // available again. A job in state running whose latest attempt was made by a client of this
 // owner cannot be running any more: this process is starting, and owners are unique among
-// live processes. The attempt it spent counts, as it would after River's rescuer.
+// live processes. The attempt it spent counts, as it would after River's rescuer. Only a run's
+// current job is taken back: the old job of a parked run that a wake gave a new one must
+// never work it again (parked.go).
 func (c *Client) reclaim(ctx context.Context) (int64, error) {
 	tag, err := c.pool.Exec(ctx, `
 		UPDATE river_job SET state = 'available', scheduled_at = now()
 		WHERE state = 'running' AND kind = $1
 		  AND cardinality(attempted_by) > 0
-		  AND left(attempted_by[cardinality(attempted_by)], length($2) + 1) = $2 || '/'`,
+		  AND left(attempted_by[cardinality(attempted_by)], length($2) + 1) = $2 || '/'
+		  AND EXISTS (SELECT 1 FROM runs r WHERE r.job_id = river_job.id)`,
 		RunArgs{}.Kind(), c.cfg.Owner)
 	if err != nil {
 		return 0, fmt.Errorf("taking back runs left by a crashed process: %w", err)

@@ -340,7 +340,10 @@ func workJob[T river.JobArgs](t *testing.T, b *bundle, args T, attempt int, work
 	}
 	job := ins.Job
 	job.Attempt = attempt - 1 // River counts this attempt when it starts it
-	w := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{Logger: slog.New(slog.DiscardHandler)}, worker)
+	// The client's middleware that every job's context gets in production: the limit its ends
+	// wake parked runs under.
+	w := rivertest.NewWorker(t, riverpgxv5.New(nil), &river.Config{Logger: slog.New(slog.DiscardHandler),
+		Middleware: []rivertype.Middleware{withLimit(b.worker.cfg.PerInstallationLimit)}}, worker)
 	out, err := w.WorkJob(ctx, t, tx, job)
 	if out == nil {
 		t.Fatalf("working attempt %d of a %s job: %v", attempt, args.Kind(), err)

@@ -199,14 +199,14 @@ func (c *Client) cancelRuns(ctx context.Context, d Delivery, where string, args 
 func (c *Client) cancelPass(ctx context.Context, tx pgx.Tx, where string, args []any, reason string, rewriteStatus bool, res *Cancelled) (int, error) {
 	rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $1
 		WHERE `+where+` AND state IN ('queued', 'running')
-		RETURNING id, coalesce(job_id, 0), coalesce(comment_id, 0)`, append([]any{reason}, args...)...)
+		RETURNING id, coalesce(job_id, 0), coalesce(comment_id, 0), installation_id`, append([]any{reason}, args...)...)
 	if err != nil {
 		return 0, fmt.Errorf("cancelling runs: %w", err)
 	}
-	type ids struct{ run, job, comment int64 }
+	type ids struct{ run, job, comment, installation int64 }
 	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ids, error) {
 		var p ids
-		err := r.Scan(&p.run, &p.job, &p.comment)
+		err := r.Scan(&p.run, &p.job, &p.comment, &p.installation)
 		return p, err
 	})
 	if err != nil {
@@ -244,6 +244,18 @@ func (c *Client) cancelPass(ctx context.Context, tx pgx.Tx, where string, args [
 		return 0, fmt.Errorf("cancelling waiting runs: %w", err)
 	}
 	res.RunIDs = append(res.RunIDs, waiting...)
+	// A cancelled running run frees its slot: the installation's next parked runs take it, in
+	// this transaction (parked.go); the rows it changed are locked before the installation.
+	woken := map[int64]bool{}
+	for _, p := range found {
+		if woken[p.installation] {
+			continue
+		}
+		woken[p.installation] = true
+		if _, err := wakeParked(ctx, tx, c.river, p.installation, c.cfg.PerInstallationLimit); err != nil {
+			return 0, err
+		}
+	}
 	return len(found) + len(waiting), nil
 }
 

@@ -143,7 +143,12 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 			waiting = append(waiting, more...)
 		}
 		stopped = append(stopped, waiting...)
-		return nil
+		if len(stopped) == 0 {
+			return nil
+		}
+		// A stopped running run frees its slot for the installation's next parked run (parked.go).
+		_, err := wakeParked(ctx, tx, client, a.InstallationID, limitFrom(ctx))
+		return err
 	})
 	if err != nil {
 		return err

@@ -68,6 +68,21 @@ func promoteWaiting(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], re
 	return args.RunID, nil
 }
 
+// promoteAndWake is every end's Promote: promoteWaiting, then, with a limit, the wake of the
+// ended run's installation's parked runs (parked.go), in tx.
+func promoteAndWake(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], limit int, repoID int64, issue int) (int64, error) {
+	id, err := promoteWaiting(ctx, tx, rc, repoID, issue)
+	if err != nil || limit <= 0 {
+		return id, err
+	}
+	installation, err := endedInstallation(ctx, tx, repoID, issue)
+	if err != nil {
+		return id, err
+	}
+	_, err = wakeParked(ctx, tx, rc, installation, limit)
+	return id, err
+}
+
 // waitOrCount is Accept for a request whose pull request or issue already has an active run:
 // it waits as a run of its own (see this file's rules) or is counted on the active run.
 // It reports the run that now holds the request.
@@ -146,11 +161,25 @@ func waitOrCount(ctx context.Context, tx pgx.Tx, d Delivery, req RunRequest, kin
 }
 
 // promoteStranded promotes the oldest waiting run of each pull request that has runs waiting
-// but no active run, and returns how many it promoted (endDead's ends included). Whatever
-// ends an active run promotes the next one in the same transaction; this is the periodic
-// safety net for an active run ended by something that does not (an older frognano during an
-// upgrade, an operator's UPDATE) and for one that nothing will end (endDead).
+// but no active run, and returns how many it promoted (endDead's ends included); with the
+// limit the context carries (limitFrom), it also wakes the parked runs of each installation
+// with a slot free (wakeStranded), counted in the same number. Whatever ends an active run
+// promotes the next one (and wakes) in the same transaction; this is the periodic safety net
+// for an active run ended by something that does not (an older frognano during an upgrade, an
+// operator's UPDATE), for a wake that a dead process never made, and for a run that nothing
+// will end (endDead).
 func promoteStranded(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx]) (int, error) {
+	n, err := promoteStrandedWaiting(ctx, pool, rc)
+	if limit := limitFrom(ctx); err == nil && limit > 0 {
+		var woken int
+		woken, err = wakeStranded(ctx, pool, rc, limit)
+		n += woken
+	}
+	return n, err
+}
+
+// promoteStrandedWaiting is promoteStranded's part for the waiting runs.
+func promoteStrandedWaiting(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx]) (int, error) {
 	n, err := endDead(ctx, pool, rc)
 	if err != nil {
 		return n, err
@@ -192,22 +221,27 @@ func promoteStranded(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[p
 }
 
 // deadJob is true of an active run (alias r) whose River job has ended (completed, cancelled,
-// discarded) or is gone: no worker will take the run again, whatever its row says.
-const deadJob = `r.job_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM river_job j
+// discarded) or is gone: no worker will take the run again, whatever its row says. A parked
+// run's job has ended by design: a wake gives it its next (parked.go).
+const deadJob = `r.parked_at IS NULL AND r.job_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM river_job j
 	WHERE j.id = r.job_id AND j.state NOT IN ('completed', 'cancelled', 'discarded'))`
 
-// endDead ends, as failed, each active run that has runs waiting behind it but whose job has
-// ended without ending it (deadJob: River's rescuer discarded the job after a crash on its last
-// attempt, or the worker's own end failed before it cancelled the job), and promotes the
-// oldest waiting run in the same transaction (run.Store.End). Without it the waiting runs would
-// wait forever. It returns how many runs it ended, each of which promoted one unless the runs
+// endDead ends, as failed, each active run that has runs waiting behind it, or that is running
+// while its installation has runs parked, but whose job has ended without ending it (deadJob:
+// River's rescuer discarded the job after a crash on its last attempt, or the worker's own end
+// failed before it cancelled the job), and promotes the oldest waiting run and wakes the
+// parked ones in the same transaction (run.Store.End, promoteAndWake with the limit the
+// context carries). Without it the waiting runs would wait forever, and the dead run would
+// hold its installation's slot forever. It returns how many runs it ended, each of which promoted one unless the runs
 // waiting behind it were cancelled meanwhile.
 func endDead(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx]) (int, error) {
 	s := run.NewStore(pool, func(ctx context.Context, tx pgx.Tx, repoID int64, issue int) (int64, error) {
-		return promoteWaiting(ctx, tx, rc, repoID, issue)
+		return promoteAndWake(ctx, tx, rc, limitFrom(ctx), repoID, issue)
 	})
 	rows, err := pool.Query(ctx, `SELECT r.id FROM runs r WHERE r.state IN ('queued', 'running') AND `+deadJob+`
-		AND EXISTS (SELECT 1 FROM runs w WHERE w.repo_id = r.repo_id AND w.issue = r.issue AND w.state = 'waiting')`)
+		AND (EXISTS (SELECT 1 FROM runs w WHERE w.repo_id = r.repo_id AND w.issue = r.issue AND w.state = 'waiting')
+			OR r.state = 'running' AND EXISTS (SELECT 1 FROM runs p WHERE p.installation_id = r.installation_id
+				AND p.state = 'queued' AND p.parked_at IS NOT NULL))`)
 	if err != nil {
 		return 0, fmt.Errorf("looking for active runs whose job ended: %w", err)
 	}
@@ -219,7 +253,7 @@ func endDead(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx]) 
 	for _, id := range dead {
 		// The job is looked at again under the run's row lock: an operator may have retried it.
 		ended, err := s.End(ctx, fmt.Sprintf("ending run %d, whose job ended", id), `UPDATE runs r SET state = 'failed', finished_at = now(),
-				error = 'its job ended without ending the run (the worker died on its last attempt, or could not record the end); ended by the cleanup so that the requests waiting behind it run'
+				error = 'its job ended without ending the run (the worker died on its last attempt, or could not record the end); ended by the cleanup so that the requests waiting behind it, or its installation''s parked runs, run'
 			WHERE r.id = $1 AND r.state IN ('queued', 'running') AND `+deadJob+` RETURNING r.repo_id, r.issue`, id)
 		if err != nil {
 			return n, err

@@ -25,26 +25,38 @@ type runWorker struct {
 // Timeout overrides River's 1 minute default with the whole-run budget.
 func (w *runWorker) Timeout(*river.Job[RunArgs]) time.Duration { return w.cfg.JobTimeout }
 
-// Work performs one attempt of a run (run.Pipeline.Work): ErrBusy snoozes the job, a
-// run.FinalError cancels it, and any other error is River's to retry (a transient failure) or
-// to make available again without spending an attempt (a shutdown).
+// Work performs one attempt of a run (run.Pipeline.Work): ErrBusy (the run is parked) ends
+// the job, a run.FinalError cancels it, and any other error is River's to retry (a transient
+// failure) or to make available again without spending an attempt (a shutdown); the run, back
+// to queued, frees its slot for the next parked run of its installation (parked.go).
 func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	log := w.cfg.Logger.With(slog.Int64(AttrRunID, job.Args.RunID), slog.Int64(AttrJobID, job.ID),
 		slog.Int64(AttrInstallationID, job.Args.InstallationID),
 		slog.String(AttrRepo, job.Args.Owner+"/"+job.Args.Repo), slog.Int(AttrIssue, job.Args.Issue))
 	ctx = WithLogger(ctx, log)
-	// The job's client inserts the job of a run waiting on this run's pull request when this
-	// run ends (promoteNext).
-	if _, err := river.ClientFromContextSafely[pgx.Tx](ctx); err != nil {
+	// The job's client inserts the job of a run waiting on this run's pull request, and those
+	// of the parked runs its end wakes, when this run ends (promoteNext).
+	rc, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
 		return river.JobCancel(err)
 	}
-	err := pipeline(w.pool, w.cfg).Work(ctx, run.Try{RunID: job.Args.RunID, Attempt: job.Attempt, MaxAttempts: job.MaxAttempts, Log: log})
+	ctx = context.WithValue(ctx, limitKey{}, w.cfg.PerInstallationLimit)
+	// A woken run's job carries the attempts its earlier jobs spent (parked.go).
+	err = pipeline(w.pool, w.cfg).Work(ctx, run.Try{RunID: job.Args.RunID, Attempt: job.Attempt + job.Args.Spent,
+		MaxAttempts: job.MaxAttempts + job.Args.Spent, Log: log})
 	var final *run.FinalError
 	switch {
+	case err == nil:
+		return nil
 	case errors.Is(err, run.ErrBusy):
-		return river.JobSnooze(w.cfg.BusySnooze)
+		return nil
 	case errors.As(err, &final):
 		return river.JobCancel(final.Err)
+	}
+	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if _, werr := wakeAfter(bg, w.pool, rc, job.Args.InstallationID, w.cfg.PerInstallationLimit); werr != nil {
+		log.WarnContext(bg, "waking the parked runs after a run went back to queued; the cleanup will", "error", werr)
 	}
 	return err
 }
@@ -66,12 +78,14 @@ func store(pool *pgxpool.Pool) *run.Store {
 	return run.NewStore(pool, promoteNext).WithDeliver(deliverOutbox)
 }
 
-// promoteNext is the run.Promote of a job's context: it inserts the promoted run's job with
-// the River client that works the job (River puts it in the context).
+// promoteNext is the run.Promote of a job's context: it promotes the run waiting on the
+// ended run's pull request and wakes the parked runs of its installation (parked.go), inserting
+// their jobs with the River client that works the job (River puts it in the context) under
+// the limit the context carries (without one it wakes nothing; the cleanup does).
 func promoteNext(ctx context.Context, tx pgx.Tx, repoID int64, issue int) (int64, error) {
 	rc, err := river.ClientFromContextSafely[pgx.Tx](ctx)
 	if err != nil {
 		rc = nil // promoteWaiting says so, if a run was waiting
 	}
-	return promoteWaiting(ctx, tx, rc, repoID, issue)
+	return promoteAndWake(ctx, tx, rc, limitFrom(ctx), repoID, issue)
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river/rivertype"
-
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/run"
 )
@@ -255,23 +253,34 @@ func TestWorkerClosedIssueIsSkipped(t *testing.T) {
 	}
 }
 
-func TestWorkerSnoozesWhenInstallationIsBusy(t *testing.T) {
+// TestWorkerParksWhenInstallationIsBusy: a run whose installation is at its limit is parked
+// (queued, parked_at set) and its job ends, spending no attempt; the end of the running run
+// wakes it with a new job, available at once, and it then runs.
+func TestWorkerParksWhenInstallationIsBusy(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.worker.cfg.PerInstallationLimit = 1
 	busy := b.accept(t, 1)
-	if _, err := b.pool.Exec(context.Background(), `UPDATE runs SET state = 'running' WHERE id = $1`, busy.RunID); err != nil {
+	if _, err := b.pool.Exec(context.Background(), `UPDATE runs SET state = 'running', started_at = now() WHERE id = $1`, busy.RunID); err != nil {
 		t.Fatal(err)
 	}
 	res := b.accept(t, 2)
-	if r := b.work(t, res, 1); !r.snoozed() || r.job.State != rivertype.JobStateAvailable && r.job.State != rivertype.JobStateScheduled || r.job.Attempt != 0 {
-		t.Fatalf("attempt = %v (attempt %d), want a snooze that spends no attempt", r, r.job.Attempt)
+	if r := b.work(t, res, 1); !r.completed() {
+		t.Fatalf("attempt = %v, want the job ended", r)
 	}
-	if got := b.row(t, res.RunID).State; got != run.StateQueued {
-		t.Errorf("state = %s, want still queued", got)
+	if got := b.row(t, res.RunID).State; got != run.StateQueued || !b.parked(t, res.RunID) {
+		t.Errorf("state = %s, parked %v; want queued and parked", got, b.parked(t, res.RunID))
 	}
 	if b.runner.calls.Load() != 0 {
 		t.Error("ran while the installation was at its limit")
+	}
+	b.end(t, busy.RunID)
+	job := b.requireWoken(t, res.RunID)
+	if job.MaxAttempts != MaxAttempts || job.Args.Spent != 0 {
+		t.Errorf("woken job: %d attempts, %d spent; want %d and none", job.MaxAttempts, job.Args.Spent, MaxAttempts)
+	}
+	if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != run.StateSucceeded || b.row(t, res.RunID).Attempts != 1 {
+		t.Fatalf("the woken run: %v %+v", r, b.row(t, res.RunID))
 	}
 }
 

@@ -7,10 +7,11 @@
 // kind of run (issuePlan, followUpPlan, ciPlan: which task, which clone, what to publish).
 //
 // The queue package calls the Pipeline from its River worker and maps what an attempt
-// returns to River's outcomes (ErrBusy: snooze; a FinalError: cancel the job; any other error:
-// River's retry). run never imports River and never inserts a job: ending a run promotes the
-// run waiting behind it through the Promote function the queue gives its Store. The run pages
-// and `frognano runs` read runs through Reader.
+// returns to River's outcomes (ErrBusy: the run is parked and its job ends; a FinalError:
+// cancel the job; any other error: River's retry). run never imports River and never inserts
+// a job: ending a run promotes the run waiting behind it, and wakes the parked runs of its
+// installation, through the Promote function the queue gives its Store. The run pages and
+// `frognano runs` read runs through Reader.
 //
 // run never holds a credential (githubapp keeps the App key and the tokens) and never passes
 // one to the runner. It must never start the agent for a request before its requester was

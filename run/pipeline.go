@@ -22,7 +22,8 @@ const bookkeepingTimeout = 30 * time.Second
 var errRunCancelled = errors.New("run was cancelled")
 
 // ErrBusy is Work's answer when the run's installation already has PerInstallationLimit runs
-// running: the run is left queued, and the queue tries again later (River: JobSnooze).
+// running: the run is parked (queued, parked_at set), the queue ends the job, and the end of a
+// running run of the installation wakes it with a new job (queue/parked.go).
 var ErrBusy = errors.New("the installation has as many runs running as it may")
 
 // FinalError is an error after which the queue must not try the run again (River: JobCancel):
@@ -114,7 +115,7 @@ func (p *Pipeline) Work(ctx context.Context, t Try) error {
 		return err
 	}
 	if busy {
-		log.InfoContext(ctx, "installation at its concurrency limit; snoozing", "limit", p.cfg.PerInstallationLimit)
+		log.InfoContext(ctx, "installation at its concurrency limit; parked until a run of it ends", "limit", p.cfg.PerInstallationLimit)
 		return ErrBusy
 	}
 	if !started {

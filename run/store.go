@@ -60,12 +60,23 @@ func (s *Store) current(ctx context.Context, id int64) (state string, extra int,
 	return state, extra, nil
 }
 
-// start marks the run running unless its installation already has limit
-// running runs (busy) or the run is no longer active (started false). The
-// count and the update share a transaction-scoped advisory lock per
-// installation so that two workers cannot both take the last slot.
+// start marks the run running unless the run is no longer active (started false) or its
+// installation already has limit running runs: then it parks the run (busy): the run stays
+// queued with parked_at set, its job ends, and the queue wakes it with a new job when a slot
+// frees (queue/parked.go). The run's row is locked first and the installation's advisory lock
+// after it, the order of every transaction that frees a slot and wakes a parked run: the count
+// and the update or park cannot interleave with a wake, so two workers never take the last
+// slot and a run parked while a slot frees is seen by that slot's wake.
 func (s *Store) start(ctx context.Context, r *row, limit int) (started, busy bool, err error) {
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var state string
+		err := tx.QueryRow(ctx, `SELECT state FROM runs WHERE id = $1 FOR UPDATE`, r.ID).Scan(&state)
+		if errors.Is(err, pgx.ErrNoRows) || err == nil && state != StateQueued && state != StateRunning {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("locking run: %w", err)
+		}
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('frognano.installation.' || $1::bigint::text, 0))`, r.InstallationID); err != nil {
 			return fmt.Errorf("locking installation %d: %w", r.InstallationID, err)
 		}
@@ -75,15 +86,16 @@ func (s *Store) start(ctx context.Context, r *row, limit int) (started, busy boo
 			return fmt.Errorf("counting running runs: %w", err)
 		}
 		if running >= limit {
-			busy = true
+			// A run found running here is one whose worker died (its job was rescued): parked, it
+			// no longer holds a slot it does not use.
+			if _, err := tx.Exec(ctx, `UPDATE runs SET state = 'queued', parked_at = coalesce(parked_at, now()) WHERE id = $1`, r.ID); err != nil {
+				return fmt.Errorf("parking run: %w", err)
+			}
+			busy, r.State = true, StateQueued
 			return nil
 		}
-		err := tx.QueryRow(ctx, `UPDATE runs SET state = 'running', started_at = coalesce(started_at, now()), attempts = attempts + 1
-			WHERE id = $1 AND state IN ('queued', 'running') RETURNING attempts`, r.ID).Scan(&r.Attempts)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
+		if err := tx.QueryRow(ctx, `UPDATE runs SET state = 'running', parked_at = NULL, started_at = coalesce(started_at, now()), attempts = attempts + 1
+			WHERE id = $1 RETURNING attempts`, r.ID).Scan(&r.Attempts); err != nil {
 			return fmt.Errorf("marking run running: %w", err)
 		}
 		started = true

@@ -116,7 +116,6 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 	cfg.Queue = queue.Config{
 		JobTimeout:           e.Duration("FROGNANO_JOB_TIMEOUT", queue.DefaultJobTimeout),
 		PerInstallationLimit: e.Int("FROGNANO_PER_INSTALLATION", queue.DefaultPerInstallationLimit),
-		BusySnooze:           e.Duration("FROGNANO_BUSY_SNOOZE", queue.DefaultBusySnooze),
 		SoftStopTimeout:      e.Duration("FROGNANO_SOFT_STOP_TIMEOUT", queue.DefaultSoftStopTimeout),
 		DeliveryRetention:    e.Duration("FROGNANO_DELIVERY_RETENTION", queue.DefaultDeliveryRetention),
 		WorkDir:              e.String("FROGNANO_WORK_DIR", os.TempDir()),

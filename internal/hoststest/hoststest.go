@@ -87,7 +87,6 @@ func (s *Scenario) Env(extra map[string]string) map[string]string {
 		"FROGNANO_SANDBOX_CPUS":          "1",
 		"FROGNANO_PER_INSTALLATION":      "1",
 		"FROGNANO_WORKERS":               "2",
-		"FROGNANO_BUSY_SNOOZE":           "1s",
 		"FROGNANO_SOFT_STOP_TIMEOUT":     "2s",
 		"FROGNANO_SHUTDOWN_TIMEOUT":      "5s",
 		"FROGNANO_SANDBOX_REAP_INTERVAL": "2s",
