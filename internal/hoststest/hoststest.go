@@ -194,7 +194,7 @@ func Held(t *testing.T, db *pgxpool.Pool, owner string) map[int64]bool {
 
 // CheckAllRunsOnce waits up to timeout for every run to end, stops sampler, and checks that
 // the per-installation limit of 1 held, that every run succeeded or failed (none cancelled or
-// skipped), that every River job completed, that each run took one attempt (two for the held
+// skipped), that every run's River job completed, that each run took one attempt (two for the held
 // ones: the killed attempt counts, as after River's rescuer) and that each issue has exactly
 // one comment, its status comment.
 func (s *Scenario) CheckAllRunsOnce(t *testing.T, db *pgxpool.Pool, sampler *Sampler, held map[int64]bool, timeout time.Duration) {
@@ -226,10 +226,16 @@ func (s *Scenario) CheckAllRunsOnce(t *testing.T, db *pgxpool.Pool, sampler *Sam
 	if states["cancelled"]+states["skipped"] > 0 || states["succeeded"]+states["failed"] != Runs {
 		t.Errorf("final states %v", states)
 	}
+	// A run parked behind its installation's limit ends its job and gets a new one when woken
+	// (queue/parked.go): each run's current job completes, and no run job is left otherwise
+	// than completed, or cancelled (the old job of a parked run woken before River recorded its
+	// end).
 	Wait(t, 30*time.Second, "every River job completed", func() (bool, string) {
-		var n int
-		err := db.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'frognano_run' AND state = 'completed'`).Scan(&n)
-		return err == nil && n == Runs, fmt.Sprintf("%d completed (%v)", n, err)
+		var current, left int
+		err := db.QueryRow(context.Background(), `SELECT
+				(SELECT count(*) FROM runs r JOIN river_job j ON j.id = r.job_id WHERE j.state = 'completed'),
+				(SELECT count(*) FROM river_job WHERE kind = 'frognano_run' AND state NOT IN ('completed', 'cancelled'))`).Scan(&current, &left)
+		return err == nil && current == Runs && left == 0, fmt.Sprintf("%d runs' jobs completed, %d run jobs left (%v)", current, left, err)
 	})
 	rows, err := db.Query(context.Background(), `SELECT id, owner, repo, issue, attempts FROM runs ORDER BY id`)
 	if err != nil {
