@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/migrations"
 	"github.com/frognano/frognano/run"
 )
@@ -77,7 +78,9 @@ type Config struct {
 	// PublicURL is the base address of the run pages (FROGNANO_PUBLIC_URL): the status
 	// comment, the pull request body and the check run link to PublicURL/runs/ID. "" : no links.
 	PublicURL string
-	Logger    *slog.Logger
+	// Logger receives the lines of the queue and of the runs it works; nil means
+	// slog.Default(). NewClient wraps it, and RiverLogger, in githubapp.RedactLogs.
+	Logger *slog.Logger
 	// endStep is run.Config.EndStep: this package's tests stop a worker at a step of a run's
 	// end with it. Nothing else sets it.
 	endStep func(ctx context.Context, runID int64, step string)
@@ -115,6 +118,11 @@ func (c Config) withDefaults() Config {
 	if c.RiverLogger == nil {
 		c.RiverLogger = c.Logger
 	}
+	// Every line of the queue, the run and River goes through the one redactor, whatever
+	// logger the caller hands in (cmd/frognano's is wrapped already, and is not wrapped
+	// twice): log calls here and in run never redact by hand.
+	c.Logger = slog.New(githubapp.RedactLogs(c.Logger.Handler()))
+	c.RiverLogger = slog.New(githubapp.RedactLogs(c.RiverLogger.Handler()))
 	return c
 }
 
@@ -276,7 +284,7 @@ func (c *Client) removeStaleClones(ctx context.Context) {
 	stale, _ := filepath.Glob(filepath.Join(c.cfg.WorkDir, "frognano-run-*"))
 	for _, dir := range stale {
 		if err := os.RemoveAll(dir); err != nil {
-			c.cfg.Logger.WarnContext(ctx, "removing a stale clone", "dir", dir, "error", err)
+			c.cfg.Logger.WarnContext(ctx, "removing a stale clone", "dir", dir, logging.Err(err))
 		}
 	}
 	if len(stale) > 0 {

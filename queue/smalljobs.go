@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/run"
 )
 
@@ -34,21 +35,21 @@ func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[CleanupArgs]) e
 	if err != nil {
 		return err
 	}
-	w.log.InfoContext(ctx, "deleted old deliveries", "count", n, "retention", w.retention, AttrJobID, job.ID)
+	w.log.InfoContext(ctx, "deleted old deliveries", "count", n, "retention", w.retention, logging.JobID(job.ID))
 	rc, err := river.ClientFromContextSafely[pgx.Tx](ctx)
 	if err != nil {
 		return river.JobCancel(err)
 	}
 	promoted, err := promoteStranded(ctx, w.pool, rc)
 	if promoted > 0 {
-		w.log.WarnContext(ctx, "promoted waiting runs whose active run ended without promoting them", "count", promoted, AttrJobID, job.ID)
+		w.log.WarnContext(ctx, "promoted waiting runs whose active run ended without promoting them", "count", promoted, logging.JobID(job.ID))
 	}
 	if err != nil {
 		return err
 	}
 	requeued, err := requeueOutboxes(ctx, w.pool, rc)
 	if requeued > 0 {
-		w.log.WarnContext(ctx, "queued again the writing of runs' ends that GitHub does not show yet", "count", requeued, AttrJobID, job.ID)
+		w.log.WarnContext(ctx, "queued again the writing of runs' ends that GitHub does not show yet", "count", requeued, logging.JobID(job.ID))
 	}
 	return err
 }
@@ -77,7 +78,7 @@ func (w *statusWorker) Work(ctx context.Context, job *river.Job[StatusArgs]) err
 	p := run.NewPipeline(run.Config{GitHub: w.gh, Store: store(w.pool)})
 	var err error
 	if job.Args.Outbox {
-		_, err = p.WriteOutbox(ctx, job.Args.RunID, w.log.With(slog.Int64(AttrRunID, job.Args.RunID), slog.Int64(AttrJobID, job.ID)))
+		_, err = p.WriteOutbox(ctx, job.Args.RunID, w.log.With(logging.RunID(job.Args.RunID), logging.JobID(job.ID)))
 	} else {
 		err = p.RewriteStatus(ctx, job.Args.RunID, job.Args.Dead)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/run"
 )
 
@@ -174,7 +174,7 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 		body := run.RenderStatus(run.Status{RunID: s.run, State: run.StateCancelled, FollowUp: true, ExtraRequests: s.extra,
 			Note: fmt.Sprintf("Stopped before it started: @%s asked frognano to stop.", a.Requester)})
 		if err := repo.EditComment(ctx, s.comment, body); err != nil {
-			w.log.WarnContext(ctx, "editing the reply of a stopped run", AttrRunID, s.run, "error", githubapp.Redact(err.Error()))
+			w.log.WarnContext(ctx, "editing the reply of a stopped run", logging.RunID(s.run), logging.Err(err))
 		}
 	}
 	var active, waiting []int64

@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/run"
 )
 
@@ -30,10 +30,11 @@ func (w *runWorker) Timeout(*river.Job[RunArgs]) time.Duration { return w.cfg.Jo
 // failure) or to make available again without spending an attempt (a shutdown); the run, back
 // to queued, frees its slot for the next parked run of its installation (parked.go).
 func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
-	log := w.cfg.Logger.With(slog.Int64(AttrRunID, job.Args.RunID), slog.Int64(AttrJobID, job.ID),
-		slog.Int64(AttrInstallationID, job.Args.InstallationID),
-		slog.String(AttrRepo, job.Args.Owner+"/"+job.Args.Repo), slog.Int(AttrIssue, job.Args.Issue))
-	ctx = WithLogger(ctx, log)
+	log := w.cfg.Logger.With(logging.RunID(job.Args.RunID), logging.JobID(job.ID),
+		logging.InstallationID(job.Args.InstallationID), logging.Repo(job.Args.Owner, job.Args.Repo),
+		logging.Issue(job.Args.Issue))
+	// Whatever the run calls (run, runner, its environment and leaf) logs through this logger.
+	ctx = logging.WithLogger(ctx, log)
 	// The job's client inserts the job of a run waiting on this run's pull request, and those
 	// of the parked runs its end wakes, when this run ends (promoteNext).
 	rc, err := river.ClientFromContextSafely[pgx.Tx](ctx)
@@ -56,7 +57,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if _, werr := wakeAfter(bg, w.pool, rc, job.Args.InstallationID, w.cfg.PerInstallationLimit); werr != nil {
-		log.WarnContext(bg, "waking the parked runs after a run went back to queued; the cleanup will", "error", werr)
+		log.WarnContext(bg, "waking the parked runs after a run went back to queued; the cleanup will", logging.Err(werr))
 	}
 	return err
 }

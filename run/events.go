@@ -13,6 +13,7 @@ import (
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/clip"
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/verify"
@@ -205,7 +206,7 @@ func (l *EventLog) Add(ctx context.Context, kind string, data any) {
 	}
 	b, err := json.Marshal(data)
 	if err != nil {
-		l.log.WarnContext(ctx, "encoding a run event", "kind", kind, "error", err)
+		l.log.WarnContext(ctx, "encoding a run event", "kind", kind, logging.Err(err))
 		return
 	}
 	// Bookkeeping outlives a cancelled job context, bounded.
@@ -214,7 +215,7 @@ func (l *EventLog) Add(ctx context.Context, kind string, data any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, err := l.pool.Exec(wctx, `INSERT INTO run_events (run_id, kind, data) VALUES ($1, $2, $3)`, l.runID, kind, b); err != nil {
-		l.log.WarnContext(ctx, "writing a run event", "kind", kind, "error", githubapp.Redact(err.Error()))
+		l.log.WarnContext(ctx, "writing a run event", "kind", kind, logging.Err(err))
 	}
 }
 
@@ -229,7 +230,7 @@ func (l *EventLog) ended(ctx context.Context) {
 	err := l.pool.QueryRow(rctx, `SELECT state, coalesce(exit_reason, ''), coalesce(pr_url, ''), coalesce(error, '')
 		FROM runs WHERE id = $1`, l.runID).Scan(&e.State, &e.ExitReason, &e.PRURL, &e.Note)
 	if err != nil {
-		l.log.WarnContext(ctx, "reading the run's state for its end event", "error", githubapp.Redact(err.Error()))
+		l.log.WarnContext(ctx, "reading the run's state for its end event", logging.Err(err))
 		return
 	}
 	e.Note = clean(e.Note, 2000)

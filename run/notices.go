@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // ExitPermissions is the exit reason of a run its installation lacked a core permission for.
@@ -41,11 +42,11 @@ func (a *attempt) lacksPermissions(ctx context.Context, e *githubapp.MissingPerm
 	}
 	id, err := a.repo.Comment(ctx, r.Issue, body)
 	if err != nil {
-		a.log.WarnContext(ctx, "saying which permissions are missing", "error", githubapp.Redact(err.Error()))
+		a.log.WarnContext(ctx, "saying which permissions are missing", logging.Err(err))
 		return nil
 	}
 	if err := a.st.setComment(ctx, r.ID, id); err != nil {
-		a.log.WarnContext(ctx, "recording the comment", "error", err)
+		a.log.WarnContext(ctx, "recording the comment", logging.Err(err))
 	}
 	return nil
 }

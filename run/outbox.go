@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // A run's end is recorded before GitHub shows it, and a process may die in between (or
@@ -123,7 +123,7 @@ func (a *attempt) flush(ctx context.Context, o *outbox) {
 		return
 	}
 	if err := a.p.writeOutbox(ctx, a.repo, a.run.ID, a.run.RepoID, a.run.Issue, o); err != nil {
-		a.log.WarnContext(ctx, "writing the run's end to GitHub; it is left for the next writer", "error", githubapp.Redact(err.Error()))
+		a.log.WarnContext(ctx, "writing the run's end to GitHub; it is left for the next writer", logging.Err(err))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // bookkeepingTimeout bounds the database and GitHub calls made after the attempt's own
@@ -85,7 +86,7 @@ func NewPipeline(cfg Config) *Pipeline { return &Pipeline{cfg: cfg} }
 type Try struct {
 	RunID                int64
 	Attempt, MaxAttempts int          // this attempt (from 1) and the most the queue makes
-	Log                  *slog.Logger // the run's logger (with its attributes)
+	Log                  *slog.Logger // the run's logger (with its attributes), redacting (githubapp.RedactLogs)
 }
 
 // Work makes one attempt at run t.RunID. It returns nil when the attempt has ended the run (or
@@ -193,7 +194,7 @@ func (a *attempt) do(ctx context.Context) error {
 	}
 	defer func() {
 		if err := os.RemoveAll(dir); err != nil {
-			a.log.WarnContext(ctx, "removing clone directory", "error", err)
+			a.log.WarnContext(ctx, "removing clone directory", logging.Err(err))
 		}
 	}()
 	spec := RunSpec{RunID: r.ID, RepoDir: dir, Task: task, Owner: r.Owner, Repo: r.Repo,
@@ -319,6 +320,6 @@ func (a *attempt) finalComment(ctx context.Context, v Status) {
 		v.ExtraRequests = extra
 	}
 	if err := a.repo.EditComment(ctx, a.run.CommentID, RenderStatus(v)); err != nil {
-		a.log.WarnContext(ctx, "editing status comment", "error", githubapp.Redact(err.Error()))
+		a.log.WarnContext(ctx, "editing status comment", logging.Err(err))
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // followUpPlan is a writer's request on a frognano pull request (an `@APP-SLUG ...` comment or a
@@ -90,7 +90,7 @@ func (a *attempt) sayWhatWaited(ctx context.Context) error {
 		plural(n, "more request"), MaxWaitingRuns, them)
 	if _, err := a.repo.Comment(ctx, a.run.Issue, body); err != nil {
 		// The run is finished and a retry would not come back here: say it in the log.
-		a.log.WarnContext(ctx, "telling that requests waited on a refused run", "requests", n, "error", githubapp.Redact(err.Error()))
+		a.log.WarnContext(ctx, "telling that requests waited on a refused run", "requests", n, logging.Err(err))
 	}
 	return nil
 }

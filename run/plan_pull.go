@@ -10,6 +10,7 @@ import (
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/runner"
 )
 
@@ -87,7 +88,7 @@ func (p *pull) taskFor(ctx context.Context, a *attempt, asker string) (string, b
 		if details, err = a.followUpContext(ctx, p.source, r.CISHA); fault.IsTransient(err) {
 			return "", false, err
 		} else if err != nil {
-			a.log.WarnContext(ctx, "reading the request's details", "error", githubapp.Redact(err.Error()))
+			a.log.WarnContext(ctx, "reading the request's details", logging.Err(err))
 			details = "(The details of this request could not be read from GitHub: " + oneLine(err.Error(), 300) + ".)\n"
 		}
 	}

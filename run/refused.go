@@ -3,9 +3,11 @@ package run
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // Exit reasons of runs GitHub refused; like ExitPermissions, they say what happened.
@@ -27,10 +29,10 @@ const (
 func (a *attempt) refused(ctx context.Context, exitReason, note, errText string) {
 	r := a.run
 	r.ExitReason = exitReason
-	a.log.ErrorContext(ctx, "GitHub refused the run; it ends", "exit_reason", exitReason, "reason", note, "error", errText)
+	a.log.ErrorContext(ctx, "GitHub refused the run; it ends", "exit_reason", exitReason, "reason", note, slog.String(logging.ErrorKey, errText))
 	v := a.view(StateFailed, note)
 	if ok, err := a.record(ctx, StateFailed, exitReason, note, "", 0, &v, true); err != nil {
-		a.log.ErrorContext(ctx, "recording the refusal", "error", err)
+		a.log.ErrorContext(ctx, "recording the refusal", logging.Err(err))
 		return
 	} else if !ok {
 		return // cancelled meanwhile: its own note stands
@@ -44,12 +46,12 @@ func (a *attempt) refused(ctx context.Context, exitReason, note, errText string)
 	}
 	id, err := a.repo.Comment(ctx, r.Issue, RenderStatus(a.view(StateFailed, note)))
 	if err != nil {
-		a.log.WarnContext(ctx, "saying on GitHub why the run ended", "error", githubapp.Redact(err.Error()))
+		a.log.WarnContext(ctx, "saying on GitHub why the run ended", logging.Err(err))
 		return
 	}
 	r.CommentID = id
 	if err := a.st.setComment(ctx, r.ID, id); err != nil {
-		a.log.WarnContext(ctx, "recording the comment", "error", err)
+		a.log.WarnContext(ctx, "recording the comment", logging.Err(err))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // settle decides what an attempt's error means: cancelled, timed out, interrupted by
@@ -34,7 +35,7 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 		v := a.view(StateCancelled, a.plan.cancelled())
 		o := a.outboxOf(&v, false)
 		if err := a.st.cancel(bg, r.ID, o); err != nil {
-			a.log.ErrorContext(bg, "recording cancellation", "error", err)
+			a.log.ErrorContext(bg, "recording cancellation", logging.Err(err))
 		} else {
 			a.flush(bg, o)
 		}
@@ -52,7 +53,7 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 		// without spending an attempt.
 		a.log.InfoContext(bg, "run interrupted by shutdown; it will resume")
 		if err := a.st.requeue(bg, r.ID, "interrupted by a worker shutdown"); err != nil {
-			a.log.ErrorContext(bg, "requeueing run", "error", err)
+			a.log.ErrorContext(bg, "requeueing run", logging.Err(err))
 		}
 		a.finalComment(bg, a.view(StateQueued, "The worker restarted; this run will resume."))
 		return fmt.Errorf("run interrupted: %w", ctx.Err())
@@ -63,9 +64,9 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 		return final(err)
 
 	case fault.IsTransient(err) && a.try.Attempt < a.try.MaxAttempts:
-		a.log.WarnContext(bg, "transient failure; will retry", "error", msg, "attempt", a.try.Attempt)
+		a.log.WarnContext(bg, "transient failure; will retry", logging.Err(err), "attempt", a.try.Attempt)
 		if err := a.st.requeue(bg, r.ID, msg); err != nil {
-			a.log.ErrorContext(bg, "requeueing run", "error", err)
+			a.log.ErrorContext(bg, "requeueing run", logging.Err(err))
 		}
 		a.finalComment(bg, a.view(StateQueued, fmt.Sprintf("Attempt %d of %d hit a temporary infrastructure problem; retrying.", a.try.Attempt, a.try.MaxAttempts)))
 		return err
@@ -77,7 +78,7 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 		return final(err)
 
 	default:
-		a.log.ErrorContext(bg, "run failed", "error", msg, "attempt", a.try.Attempt)
+		a.log.ErrorContext(bg, "run failed", logging.Err(err), "attempt", a.try.Attempt)
 		a.failed(bg, "", "The run failed because of an infrastructure error (details are in the service log and the run record).", msg)
 		return final(err)
 	}
@@ -95,6 +96,6 @@ func (a *attempt) failed(ctx context.Context, exitReason, note, errText string) 
 	}
 	v := a.view(StateFailed, note)
 	if _, err := a.record(ctx, StateFailed, exitReason, errText, "", 0, &v, true); err != nil {
-		a.log.ErrorContext(ctx, "recording failure", "error", err)
+		a.log.ErrorContext(ctx, "recording failure", logging.Err(err))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/runner"
 )
 
@@ -215,7 +216,7 @@ func (s *statusComment) loop(ctx context.Context) {
 			continue
 		}
 		if err := s.repo.EditComment(ctx, s.id, RenderStatus(s.view(*p))); err != nil {
-			s.log.WarnContext(ctx, "editing status comment", "error", githubapp.Redact(err.Error()))
+			s.log.WarnContext(ctx, "editing status comment", logging.Err(err))
 		}
 		last = time.Now()
 	}

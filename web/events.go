@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/run"
 )
 
@@ -66,7 +67,7 @@ func (p *Pages) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return err == nil && can
 	}}
 	if err := s.follow(r.Context(), after); err != nil && r.Context().Err() == nil {
-		p.cfg.Logger.WarnContext(r.Context(), "streaming a run's events", "run_id", rec.ID, "error", err.Error())
+		p.cfg.Logger.WarnContext(r.Context(), "streaming a run's events", logging.RunID(rec.ID), logging.Err(err))
 	}
 }
 

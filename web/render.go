@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/logging"
 )
 
 //go:embed templates/*.html
@@ -66,7 +67,7 @@ func (p *Pages) render(w http.ResponseWriter, r *http.Request, status int, name 
 	}
 	var buf bytes.Buffer
 	if err := p.tmpl.ExecuteTemplate(&buf, name, pg); err != nil {
-		p.cfg.Logger.ErrorContext(r.Context(), "rendering a run page", "template", name, "error", err.Error())
+		p.cfg.Logger.ErrorContext(r.Context(), "rendering a run page", "template", name, logging.Err(err))
 		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
 		return
 	}

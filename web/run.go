@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/runner/leaf"
 )
@@ -79,7 +80,7 @@ func (p *Pages) readableRun(w http.ResponseWriter, r *http.Request, page bool) (
 		return run.Record{}, false
 	}
 	if err != nil {
-		p.cfg.Logger.ErrorContext(r.Context(), "reading a run", "run_id", id, "error", err.Error())
+		p.cfg.Logger.ErrorContext(r.Context(), "reading a run", logging.RunID(id), logging.Err(err))
 		http.Error(w, "the run could not be read", http.StatusInternalServerError)
 		return run.Record{}, false
 	}
@@ -111,7 +112,7 @@ func (p *Pages) handleRun(w http.ResponseWriter, r *http.Request) {
 	v, _ := p.cfg.Auth.Viewer(r)
 	view, err := p.runView(r.Context(), rec)
 	if err != nil {
-		p.cfg.Logger.ErrorContext(r.Context(), "reading a run's details", "run_id", rec.ID, "error", err.Error())
+		p.cfg.Logger.ErrorContext(r.Context(), "reading a run's details", logging.RunID(rec.ID), logging.Err(err))
 		http.Error(w, "the run could not be read", http.StatusInternalServerError)
 		return
 	}

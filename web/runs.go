@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/web/auth"
 )
@@ -71,7 +72,7 @@ func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			// Not shown, and said so: one repository GitHub could not answer for does not
 			// hide the others.
-			p.cfg.Logger.WarnContext(r.Context(), "checking read access", "viewer", v, "repo_id", rec.RepoID, "error", err.Error())
+			p.cfg.Logger.WarnContext(r.Context(), "checking read access", "viewer", v, "repo_id", rec.RepoID, logging.Err(err))
 			view.Unchecked = true
 			can = false
 		}
@@ -90,7 +91,7 @@ func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if err != nil {
-			p.cfg.Logger.WarnContext(r.Context(), "finding a repository", "viewer", v, "repo", f.Owner+"/"+f.Repo, "error", err.Error())
+			p.cfg.Logger.WarnContext(r.Context(), "finding a repository", "viewer", v, logging.Repo(f.Owner, f.Repo), logging.Err(err))
 			view.Unchecked = true
 			can = false
 		}
@@ -106,7 +107,7 @@ func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
 	}
 	runs, err := p.cfg.Runs.Runs(r.Context(), f)
 	if err != nil {
-		p.cfg.Logger.ErrorContext(r.Context(), "listing runs", "error", err.Error())
+		p.cfg.Logger.ErrorContext(r.Context(), "listing runs", logging.Err(err))
 		http.Error(w, "the runs could not be read", http.StatusInternalServerError)
 		return
 	}

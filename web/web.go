@@ -22,6 +22,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/web/auth"
 )
@@ -203,7 +204,7 @@ func (p *Pages) canRead(w http.ResponseWriter, r *http.Request, v auth.Viewer, r
 		return false, true
 	}
 	if err != nil {
-		p.cfg.Logger.WarnContext(r.Context(), "checking read access", "viewer", v, "run_id", rec.ID, "repo_id", rec.RepoID, "error", err.Error())
+		p.cfg.Logger.WarnContext(r.Context(), "checking read access", "viewer", v, logging.RunID(rec.ID), "repo_id", rec.RepoID, logging.Err(err))
 		http.Error(w, "could not check your access to this repository; try again later", http.StatusBadGateway)
 		return false, true
 	}

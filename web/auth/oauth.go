@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // stateLifetime is how long a sign-in may take between /login and the callback.
@@ -141,13 +143,13 @@ func (o *OAuth) handleCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	token, lifetime, err := o.exchange(r.Context(), code)
 	if err != nil {
-		o.log.ErrorContext(r.Context(), "signing in with GitHub: exchanging the code", "error", err)
+		o.log.ErrorContext(r.Context(), "signing in with GitHub: exchanging the code", logging.Err(err))
 		errorPage(w, http.StatusBadGateway, "Sign-in failed", "GitHub did not confirm the sign-in. Try again; if it keeps failing, the operator's log says why.")
 		return
 	}
 	login, err := o.user(r.Context(), token)
 	if err != nil {
-		o.log.ErrorContext(r.Context(), "signing in with GitHub: reading the user", "error", err)
+		o.log.ErrorContext(r.Context(), "signing in with GitHub: reading the user", logging.Err(err))
 		errorPage(w, http.StatusBadGateway, "Sign-in failed", "GitHub did not say who signed in. Try again.")
 		return
 	}

@@ -13,6 +13,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // Cookie names. Over https the session cookie carries the __Host- prefix, which browsers accept
@@ -185,7 +187,7 @@ func (j *jar) session(r *http.Request) (s session, ok bool) {
 	}
 	gone, err := j.ended.ended(r.Context(), s.ID)
 	if err != nil {
-		j.log.ErrorContext(r.Context(), "refusing a run-page session: cannot tell whether it was signed out", "error", err)
+		j.log.ErrorContext(r.Context(), "refusing a run-page session: cannot tell whether it was signed out", logging.Err(err))
 		return session{}, false
 	}
 	if gone {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // signOutTimeout bounds one read or write of the record of sign-outs: a request waits no
@@ -77,12 +79,12 @@ func (o *OAuth) revokeToken(ctx context.Context, s session) {
 	ctx = context.WithoutCancel(ctx)
 	body, err := json.Marshal(map[string]string{"access_token": s.Token})
 	if err != nil {
-		o.log.WarnContext(ctx, "signed out; the GitHub token could not be revoked", "login", s.Login, "error", err.Error())
+		o.log.WarnContext(ctx, "signed out; the GitHub token could not be revoked", "login", s.Login, logging.Err(err))
 		return
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, o.api+"applications/"+url.PathEscape(o.cfg.ClientID)+"/token", bytes.NewReader(body))
 	if err != nil {
-		o.log.WarnContext(ctx, "signed out; the GitHub token could not be revoked", "login", s.Login, "error", err.Error())
+		o.log.WarnContext(ctx, "signed out; the GitHub token could not be revoked", "login", s.Login, logging.Err(err))
 		return
 	}
 	req.SetBasicAuth(o.cfg.ClientID, o.cfg.ClientSecret)
@@ -91,7 +93,7 @@ func (o *OAuth) revokeToken(ctx context.Context, s session) {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := o.cfg.HTTPClient.Do(req)
 	if err != nil {
-		o.log.WarnContext(ctx, "signed out; asking GitHub to revoke the GitHub token", "login", s.Login, "error", err.Error())
+		o.log.WarnContext(ctx, "signed out; asking GitHub to revoke the GitHub token", "login", s.Login, logging.Err(err))
 		return
 	}
 	resp.Body.Close()

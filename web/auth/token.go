@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // maxLoginForm bounds the sign-in form's body.
@@ -166,7 +168,7 @@ func mountLogout(r chi.Router, j *jar, ended func(context.Context, session)) {
 	r.Method(http.MethodPost, "/logout", j.cross.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s, err := j.endSession(w, r)
 		if err != nil {
-			j.log.ErrorContext(r.Context(), "signing out of the run pages", "error", err)
+			j.log.ErrorContext(r.Context(), "signing out of the run pages", logging.Err(err))
 			render(w, http.StatusServiceUnavailable, page{Title: "Not signed out", Logout: true,
 				Message: "The sign-out could not be recorded, so this session still works. Try again in a moment."})
 			return
