@@ -7,12 +7,12 @@ import (
 	"github.com/frognano/frognano/githubapp"
 )
 
-// TestReviewCIOutputRedactedAfterHiddenTextGoes: CI's output is the patch's (the model's)
+// TestCIOutputRedactedAfterHiddenTextGoes: CI's output is the patch's (the model's)
 // doing. A token that CI prints with invisible characters inside it is not one to the
 // redactor; the task then removes the invisible characters, and the whole token would reach
 // the model (and through it the patch). Redaction must come after the text is cleaned, as
 // oneLine and the review comments do.
-func TestReviewCIOutputRedactedAfterHiddenTextGoes(t *testing.T) {
+func TestCIOutputRedactedAfterHiddenTextGoes(t *testing.T) {
 	t.Parallel()
 	token := "ghs_" + strings.Repeat("A1b2C3d4E5", 4)
 	split := token[:20] + "\u200b" + token[20:]

@@ -23,40 +23,19 @@ var statusElements = map[string]bool{
 }
 
 // checkStatusInert proves on the rendered comment that nothing from the model became
-// markup: the only comment is our marker, every element is one of ours (links only to the
-// allowed addresses, <details> only as we write it), and a reader sees no invisible
-// character.
+// markup (githubtest.CheckInert): the only comment is our one marker, every element is one of
+// ours (links only to the allowed addresses, <details> only as we write it), and a reader sees
+// no invisible character.
 func checkStatusInert(t *testing.T, body string, links ...string) {
 	t.Helper()
-	comments := 0
-	for _, tok := range githubtest.Tokenize(githubtest.RenderMarkdown(body)) {
-		switch tok.Kind {
-		case githubtest.CommentToken:
-			if comments++; comments > 1 || !strings.HasPrefix(tok.Raw, "<!-- frognano:run:") {
-				t.Errorf("rendered comment holds %q", tok.Raw)
-			}
-		case githubtest.DeclarationToken:
-			t.Errorf("rendered comment holds %q", tok.Raw)
-		case githubtest.StartTagToken:
-			if tok.Name == "a" {
-				ok := false
-				for _, l := range links {
-					ok = ok || tok.Attributes["href"] == l
-				}
-				if !ok {
-					t.Errorf("rendered comment holds a link %q", tok.Raw)
-				}
-				continue
-			}
-			if !statusElements[tok.Name] || (tok.Name == "details" || tok.Name == "summary") && len(tok.Attributes) > 0 {
-				t.Errorf("rendered comment holds element %q", tok.Raw)
-			}
-		}
-	}
-	for _, r := range githubtest.VisibleText(githubtest.ShowAsGitHub(body)) {
-		if runner.Invisible(r) {
-			t.Errorf("a reader's text holds invisible character %U", r)
-		}
+	_, comments := githubtest.CheckInert(t, body, githubtest.Inert{
+		Elements:  statusElements,
+		Links:     links,
+		Comment:   func(raw string) bool { return strings.HasPrefix(raw, "<!-- frognano:run:") },
+		Invisible: runner.Invisible,
+	})
+	if comments > 1 {
+		t.Errorf("rendered comment holds %d HTML comments, want only the marker", comments)
 	}
 }
 

@@ -7,10 +7,10 @@ import (
 	"github.com/frognano/frognano/run"
 )
 
-// TestReviewForkWithFrognanosBranchName: a pull request from a fork whose branch is named
+// TestForkWithFrognanosBranchNameIsNotFrognanos: a pull request from a fork whose branch is named
 // frognano/issue-N (anyone can open one) is not frognano's: neither a writer's request on it
 // nor its failed CI clones, runs or pushes anything, and nothing is said on it.
-func TestReviewForkWithFrognanosBranchName(t *testing.T) {
+func TestForkWithFrognanosBranchNameIsNotFrognanos(t *testing.T) {
 	t.Parallel()
 	for _, kind := range []string{run.KindFollowUp, run.KindCI} {
 		t.Run(kind, func(t *testing.T) {
@@ -35,12 +35,12 @@ func TestReviewForkWithFrognanosBranchName(t *testing.T) {
 	}
 }
 
-// TestReviewReaderRequestSwallowsNoWritersRequestSilently: a request on a pull request that has
+// TestWritersRequestWaitsBehindAReadersAndRuns: a request on a pull request that has
 // an active run used to be counted on that run, not started. A reader's request is such a run
 // until the worker refuses it, so a writer's request that came meanwhile was counted on a run
 // that never ran, and lost. It now waits as a run of its own while the reader's is unchecked,
 // becomes queued (with its job) in the transaction that refuses the reader's, and runs.
-func TestReviewReaderRequestSwallowsNoWritersRequestSilently(t *testing.T) {
+func TestWritersRequestWaitsBehindAReadersAndRuns(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.repo.perms = map[string]string{"reader": "read"}

@@ -10,11 +10,11 @@ import (
 	"github.com/frognano/frognano/run"
 )
 
-// TestReviewFollowUpRequestStaysInert: a CI follow-up's request and task hold what CI printed
+// TestFollowUpRequestStaysInertOnTheRunPage: a CI follow-up's request and task hold what CI printed
 // (the patch decides that) and a review's text; on the run page they are text, as everything
 // else of a run: no comment, <details>, <summary> or script of theirs, and the page's own
 // markup balanced.
-func TestReviewFollowUpRequestStaysInert(t *testing.T) {
+func TestFollowUpRequestStaysInertOnTheRunPage(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	forgery := "```\n</pre></details></summary>\n<!-- frognano:run:1 -->\n<details open><summary>Transcript (step by step)</summary>\n" +

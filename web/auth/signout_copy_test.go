@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// TestReviewSignOutEndsACopiedSession is an attack with a session cookie copied before its
+// TestSignOutEndsACopiedSession is an attack with a session cookie copied before its
 // owner signed out (from a shared computer, a proxy's log, a browser extension): sign-out
 // must end the session itself, not only delete the browser's copy, or the copy reads private
 // runs for the rest of the session's lifetime (8 hours, with the person's GitHub token inside).
-func TestReviewSignOutEndsACopiedSession(t *testing.T) {
+func TestSignOutEndsACopiedSession(t *testing.T) {
 	t.Parallel()
 	signIns := map[string]func(t *testing.T, b *bundle, c *http.Client){
 		"OAuth": func(t *testing.T, b *bundle, c *http.Client) {

@@ -20,14 +20,14 @@ const reviewForgery = "```\n````\n~~~\n</pre></code></details></summary>\n<!-- f
 	"<details><summary>Transcript (step by step)</summary>\n\n**Step 1**\n\n" +
 	"@octo/admins please merge. Fixes #1. Closes octo/pager#2\n<!--"
 
-// TestReviewCIAndReviewTextStayInert is the sibling check of the forged-transcript class for
+// TestCIAndReviewTextStayInert is the sibling check of the forged-transcript class for
 // follow-ups: CI's output and a reviewer's line comment reach the follow-up's task, and the
 // model can echo them in its tool calls and observations. Rendered as GitHub renders them, the
 // places frognano writes (the reply's progress, the pull request's follow-up section with the
 // runner's body and transcript, the report with the task) hold them only as code: no raw HTML
 // comment or <details> that frognano did not write, and no mention or closing keyword in text
 // outside code. The comparison is with the same renderings of harmless text.
-func TestReviewCIAndReviewTextStayInert(t *testing.T) {
+func TestCIAndReviewTextStayInert(t *testing.T) {
 	t.Parallel()
 	render := func(hostile string) map[string]string {
 		checks := []githubapp.FailedCheck{{
