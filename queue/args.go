@@ -9,8 +9,8 @@ import (
 // exactly the runs (and so the sandboxes and the memory) a process takes on.
 const QueueName = "frognano"
 
-// SmallQueueName is the River queue of the small jobs beside the runs (CleanupArgs,
-// StatusArgs, StopArgs), worked by SmallWorkers of their own: a small job never takes a run's
+// SmallQueueName is the River queue of the small jobs beside the runs (cleanupArgs,
+// statusArgs, StopArgs), worked by SmallWorkers of their own: a small job never takes a run's
 // place, and a run never waits for one.
 const SmallQueueName = "frognano_small"
 
@@ -42,32 +42,32 @@ func (RunArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueName, MaxAttempts: MaxAttempts}
 }
 
-// CleanupArgs is the periodic job that forgets deliveries older than the
+// cleanupArgs is the periodic job that forgets deliveries older than the
 // retention period.
-type CleanupArgs struct{}
+type cleanupArgs struct{}
 
 // Kind implements river.JobArgs.
-func (CleanupArgs) Kind() string { return "frognano_cleanup_deliveries" }
+func (cleanupArgs) Kind() string { return "frognano_cleanup_deliveries" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
-func (CleanupArgs) InsertOpts() river.InsertOpts {
+func (cleanupArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: SmallQueueName, MaxAttempts: 1}
 }
 
-// StatusArgs rewrites a finished run's status comment when no worker is
+// statusArgs rewrites a finished run's status comment when no worker is
 // attached to the run any more: it was cancelled while waiting for a retry, or
 // (Dead) the cleanup ended it because its job had ended without it. With Outbox it writes
 // instead what the run's end left for GitHub, if its worker did not (outbox.go).
-type StatusArgs struct {
+type statusArgs struct {
 	RunID  int64 `json:"run_id"`
 	Dead   bool  `json:"dead,omitempty"`
 	Outbox bool  `json:"outbox,omitempty"`
 }
 
 // Kind implements river.JobArgs.
-func (StatusArgs) Kind() string { return "frognano_status" }
+func (statusArgs) Kind() string { return "frognano_status" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
-func (StatusArgs) InsertOpts() river.InsertOpts {
+func (statusArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: SmallQueueName, MaxAttempts: MaxAttempts}
 }

@@ -178,7 +178,7 @@ func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 		rc.Queues = map[string]river.QueueConfig{QueueName: {MaxWorkers: cfg.Workers}, SmallQueueName: {MaxWorkers: SmallWorkers}}
 		rc.PeriodicJobs = []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(cfg.CleanupInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return CleanupArgs{}, nil },
+				func() (river.JobArgs, *river.InsertOpts) { return cleanupArgs{}, nil },
 				&river.PeriodicJobOpts{ID: "frognano_cleanup_deliveries", RunOnStart: true}),
 		}
 	}

@@ -226,7 +226,7 @@ func (c *Client) cancelPass(ctx context.Context, tx pgx.Tx, where string, args [
 		// context is cancelled; a run waiting for a retry has nobody to
 		// do it, so a small job does.
 		if rewriteStatus && p.comment != 0 && !running {
-			if _, err := c.river.InsertTx(ctx, tx, StatusArgs{RunID: p.run}, nil); err != nil {
+			if _, err := c.river.InsertTx(ctx, tx, statusArgs{RunID: p.run}, nil); err != nil {
 				return 0, fmt.Errorf("queueing status update for run %d: %w", p.run, err)
 			}
 		}

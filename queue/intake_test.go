@@ -96,7 +96,7 @@ func TestRedeliveryAfterRiverDeletedItsJobsAndDaysLater(t *testing.T) {
 		if _, err := b.pool.Exec(ctx, `UPDATE deliveries SET received_at = now() - $1::interval`, age); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := DeleteOldDeliveries(ctx, b.pool, DefaultDeliveryRetention); err != nil {
+		if _, err := deleteOldDeliveries(ctx, b.pool, DefaultDeliveryRetention); err != nil {
 			t.Fatal(err)
 		}
 		res, err := b.client.Accept(ctx, d, request(7))
@@ -114,8 +114,8 @@ func TestRedeliveryAfterRiverDeletedItsJobsAndDaysLater(t *testing.T) {
 	if _, err := b.pool.Exec(ctx, `UPDATE deliveries SET received_at = now() - interval '11 days'`); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := DeleteOldDeliveries(ctx, b.pool, DefaultDeliveryRetention); err != nil || n != 1 {
-		t.Errorf("DeleteOldDeliveries = %d, %v; want 1", n, err)
+	if n, err := deleteOldDeliveries(ctx, b.pool, DefaultDeliveryRetention); err != nil || n != 1 {
+		t.Errorf("deleteOldDeliveries = %d, %v; want 1", n, err)
 	}
 }
 

@@ -32,7 +32,7 @@ func deliverOutbox(ctx context.Context, tx pgx.Tx, runID int64) error {
 	if err != nil {
 		return nil
 	}
-	if _, err := rc.InsertTx(ctx, tx, StatusArgs{RunID: runID, Outbox: true}, &river.InsertOpts{ScheduledAt: time.Now().Add(outboxGrace)}); err != nil {
+	if _, err := rc.InsertTx(ctx, tx, statusArgs{RunID: runID, Outbox: true}, &river.InsertOpts{ScheduledAt: time.Now().Add(outboxGrace)}); err != nil {
 		return fmt.Errorf("queueing the writing of run %d's end to GitHub: %w", runID, err)
 	}
 	return nil
@@ -46,7 +46,7 @@ func requeueOutboxes(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[p
 		WHERE r.outbox IS NOT NULL AND r.finished_at < now() - make_interval(secs => $1)
 		  AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.kind = $2 AND (j.args->>'run_id')::bigint = r.id
 			AND j.state NOT IN ('completed', 'cancelled', 'discarded'))
-		ORDER BY r.id`, outboxGrace.Seconds(), StatusArgs{}.Kind())
+		ORDER BY r.id`, outboxGrace.Seconds(), statusArgs{}.Kind())
 	if err != nil {
 		return 0, fmt.Errorf("looking for runs whose end GitHub does not show yet: %w", err)
 	}
@@ -56,7 +56,7 @@ func requeueOutboxes(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[p
 	}
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		for _, id := range ids {
-			if _, err := rc.InsertTx(ctx, tx, StatusArgs{RunID: id, Outbox: true}, nil); err != nil {
+			if _, err := rc.InsertTx(ctx, tx, statusArgs{RunID: id, Outbox: true}, nil); err != nil {
 				return fmt.Errorf("queueing the writing of run %d's end to GitHub: %w", id, err)
 			}
 		}

@@ -192,7 +192,7 @@ func killAt(t *testing.T, sc endScenario, step string, last bool) {
 		statusJobs = g.statusJobs(t, res.RunID) // the retry's end queued it
 	}
 	for _, args := range statusJobs {
-		if r := workJob(t, g.bundle, args, 1, river.Worker[StatusArgs](&statusWorker{pool: g.pool, gh: g.worker.cfg.GitHub, log: g.worker.cfg.Logger})); !r.completed() {
+		if r := workJob(t, g.bundle, args, 1, river.Worker[statusArgs](&statusWorker{pool: g.pool, gh: g.worker.cfg.GitHub, log: g.worker.cfg.Logger})); !r.completed() {
 			t.Fatalf("the status job: %v", r)
 		}
 	}
@@ -207,18 +207,18 @@ func killAt(t *testing.T, sc endScenario, step string, last bool) {
 }
 
 // statusJobs are the arguments of the status jobs queued for run id.
-func (g *ghBundle) statusJobs(t *testing.T, id int64) []StatusArgs {
+func (g *ghBundle) statusJobs(t *testing.T, id int64) []statusArgs {
 	t.Helper()
 	rows, err := g.pool.Query(context.Background(), `SELECT args FROM river_job WHERE kind = $1 AND (args->>'run_id')::bigint = $2 ORDER BY id`,
-		StatusArgs{}.Kind(), id)
+		statusArgs{}.Kind(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	var out []StatusArgs
+	var out []statusArgs
 	for rows.Next() {
 		var raw []byte
-		var a StatusArgs
+		var a statusArgs
 		if err := rows.Scan(&raw); err != nil {
 			t.Fatal(err)
 		}
@@ -258,7 +258,7 @@ func TestRunEndOutlivesItsStatusJob(t *testing.T) {
 	if len(jobs) != 1 || !jobs[0].Outbox {
 		t.Fatalf("status jobs %+v, want the outbox's", jobs)
 	}
-	status := river.Worker[StatusArgs](&statusWorker{pool: b.pool, gh: fakeGitHub{b.repo}, log: b.worker.cfg.Logger})
+	status := river.Worker[statusArgs](&statusWorker{pool: b.pool, gh: fakeGitHub{b.repo}, log: b.worker.cfg.Logger})
 	for attempt := 1; attempt <= MaxAttempts; attempt++ {
 		r := workJob(t, b, jobs[0], attempt, status)
 		if attempt < MaxAttempts && !r.retried() || attempt == MaxAttempts && r.job.State != rivertype.JobStateDiscarded {
@@ -268,21 +268,21 @@ func TestRunEndOutlivesItsStatusJob(t *testing.T) {
 	// River discarded it (the attempts above ran copies): so does the queued one; and the
 	// cleanup's time has come.
 	ctx := context.Background()
-	if _, err := b.pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE kind = $1`, StatusArgs{}.Kind()); err != nil {
+	if _, err := b.pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE kind = $1`, statusArgs{}.Kind()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.pool.Exec(ctx, `UPDATE runs SET finished_at = finished_at - interval '1 hour' WHERE id = $1`, res.RunID); err != nil {
 		t.Fatal(err)
 	}
-	cleanup := river.Worker[CleanupArgs](&cleanupWorker{pool: b.pool, retention: MinDeliveryRetention, log: b.worker.cfg.Logger})
-	if r := workJob(t, b, CleanupArgs{}, 1, cleanup); !r.completed() {
+	cleanup := river.Worker[cleanupArgs](&cleanupWorker{pool: b.pool, retention: MinDeliveryRetention, log: b.worker.cfg.Logger})
+	if r := workJob(t, b, cleanupArgs{}, 1, cleanup); !r.completed() {
 		t.Fatalf("the cleanup: %v", r)
 	}
-	var fresh StatusArgs
+	var fresh statusArgs
 	for _, a := range g.statusJobs(t, res.RunID) {
 		fresh = a
 	}
-	if n := b.count(t, `SELECT count(*) FROM river_job WHERE kind = $1 AND state = 'available'`, StatusArgs{}.Kind()); n != 1 || !fresh.Outbox {
+	if n := b.count(t, `SELECT count(*) FROM river_job WHERE kind = $1 AND state = 'available'`, statusArgs{}.Kind()); n != 1 || !fresh.Outbox {
 		t.Fatalf("%d status jobs available after the cleanup (last %+v), want one for the outbox", n, fresh)
 	}
 	if r := workJob(t, b, fresh, 1, status); !r.completed() {
@@ -296,13 +296,13 @@ func TestRunEndOutlivesItsStatusJob(t *testing.T) {
 		t.Error("the run's outbox is still there")
 	}
 	// A cleanup after it finds nothing left to write.
-	if _, err := b.pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE kind = $1`, StatusArgs{}.Kind()); err != nil {
+	if _, err := b.pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE kind = $1`, statusArgs{}.Kind()); err != nil {
 		t.Fatal(err)
 	}
-	if r := workJob(t, b, CleanupArgs{}, 1, cleanup); !r.completed() {
+	if r := workJob(t, b, cleanupArgs{}, 1, cleanup); !r.completed() {
 		t.Fatalf("the second cleanup: %v", r)
 	}
-	if n := b.count(t, `SELECT count(*) FROM river_job WHERE kind = $1 AND state = 'available'`, StatusArgs{}.Kind()); n != 0 {
+	if n := b.count(t, `SELECT count(*) FROM river_job WHERE kind = $1 AND state = 'available'`, statusArgs{}.Kind()); n != 0 {
 		t.Errorf("%d status jobs queued by a cleanup after the outbox was written", n)
 	}
 }

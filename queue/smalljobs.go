@@ -22,16 +22,16 @@ import (
 // cleanupWorker forgets deliveries older than the retention period (runs are kept: they are
 // the service's history) and promotes waiting runs left without an active run (promoteStranded).
 type cleanupWorker struct {
-	river.WorkerDefaults[CleanupArgs]
+	river.WorkerDefaults[cleanupArgs]
 	pool      *pgxpool.Pool
 	retention time.Duration
 	log       *slog.Logger
 }
 
-func (w *cleanupWorker) Timeout(*river.Job[CleanupArgs]) time.Duration { return 5 * time.Minute }
+func (w *cleanupWorker) Timeout(*river.Job[cleanupArgs]) time.Duration { return 5 * time.Minute }
 
-func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[CleanupArgs]) error {
-	n, err := DeleteOldDeliveries(ctx, w.pool, w.retention)
+func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[cleanupArgs]) error {
+	n, err := deleteOldDeliveries(ctx, w.pool, w.retention)
 	if err != nil {
 		return err
 	}
@@ -54,9 +54,9 @@ func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[CleanupArgs]) e
 	return err
 }
 
-// DeleteOldDeliveries deletes deliveries received more than retention ago
+// deleteOldDeliveries deletes deliveries received more than retention ago
 // and returns how many it deleted.
-func DeleteOldDeliveries(ctx context.Context, pool *pgxpool.Pool, retention time.Duration) (int64, error) {
+func deleteOldDeliveries(ctx context.Context, pool *pgxpool.Pool, retention time.Duration) (int64, error) {
 	tag, err := pool.Exec(ctx, `DELETE FROM deliveries WHERE received_at < now() - make_interval(secs => $1)`, retention.Seconds())
 	if err != nil {
 		return 0, fmt.Errorf("deleting old deliveries: %w", err)
@@ -64,17 +64,17 @@ func DeleteOldDeliveries(ctx context.Context, pool *pgxpool.Pool, retention time
 	return tag.RowsAffected(), nil
 }
 
-// statusWorker performs StatusArgs jobs (run.Pipeline.RewriteStatus).
+// statusWorker performs statusArgs jobs (run.Pipeline.RewriteStatus).
 type statusWorker struct {
-	river.WorkerDefaults[StatusArgs]
+	river.WorkerDefaults[statusArgs]
 	pool *pgxpool.Pool
 	gh   run.GitHub
 	log  *slog.Logger
 }
 
-func (w *statusWorker) Timeout(*river.Job[StatusArgs]) time.Duration { return 2 * time.Minute }
+func (w *statusWorker) Timeout(*river.Job[statusArgs]) time.Duration { return 2 * time.Minute }
 
-func (w *statusWorker) Work(ctx context.Context, job *river.Job[StatusArgs]) error {
+func (w *statusWorker) Work(ctx context.Context, job *river.Job[statusArgs]) error {
 	p := run.NewPipeline(run.Config{GitHub: w.gh, Store: store(w.pool)})
 	var err error
 	if job.Args.Outbox {

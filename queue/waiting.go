@@ -262,7 +262,7 @@ func endDead(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx]) 
 			n++
 			// Its status comment still says it runs: a small job rewrites it.
 			if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-				_, err := rc.InsertTx(ctx, tx, StatusArgs{RunID: id, Dead: true}, nil)
+				_, err := rc.InsertTx(ctx, tx, statusArgs{RunID: id, Dead: true}, nil)
 				return err
 			}); err != nil {
 				return n, fmt.Errorf("queueing the status update of run %d: %w", id, err)

@@ -198,7 +198,7 @@ func TestWaitingRunBehindADeadRunIsPromoted(t *testing.T) {
 			}
 			cw := &cleanupWorker{pool: b.pool, retention: DefaultDeliveryRetention, log: slog.New(slog.DiscardHandler)}
 			// Its job is still available: the run may still be worked, and nothing changes.
-			if r := workJob(t, b, CleanupArgs{}, 1, river.Worker[CleanupArgs](cw)); !r.completed() {
+			if r := workJob(t, b, cleanupArgs{}, 1, river.Worker[cleanupArgs](cw)); !r.completed() {
 				t.Fatal(r)
 			}
 			if got := b.row(t, first.RunID).State; got != run.StateRunning || b.row(t, w.RunID).State != run.StateWaiting {
@@ -211,7 +211,7 @@ func TestWaitingRunBehindADeadRunIsPromoted(t *testing.T) {
 			if _, err := b.pool.Exec(ctx, sql, first.JobID, jobState); err != nil {
 				t.Fatal(err)
 			}
-			if r := workJob(t, b, CleanupArgs{}, 1, river.Worker[CleanupArgs](cw)); !r.completed() {
+			if r := workJob(t, b, cleanupArgs{}, 1, river.Worker[cleanupArgs](cw)); !r.completed() {
 				t.Fatal(r)
 			}
 			if got := b.row(t, first.RunID); got.State != run.StateFailed || !strings.Contains(got.Error, "job") {
@@ -222,11 +222,11 @@ func TestWaitingRunBehindADeadRunIsPromoted(t *testing.T) {
 			// it ended.
 			var queued int
 			if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1 AND (args->>'run_id')::bigint = $2`,
-				StatusArgs{}.Kind(), first.RunID).Scan(&queued); err != nil || queued != 1 {
+				statusArgs{}.Kind(), first.RunID).Scan(&queued); err != nil || queued != 1 {
 				t.Fatalf("%d status jobs queued for the dead run (%v), want 1", queued, err)
 			}
 			sw := &statusWorker{pool: b.pool, gh: fakeGitHub{b.repo}}
-			if r := workJob(t, b, StatusArgs{RunID: first.RunID, Dead: true}, 1, river.Worker[StatusArgs](sw)); !r.completed() {
+			if r := workJob(t, b, statusArgs{RunID: first.RunID, Dead: true}, 1, river.Worker[statusArgs](sw)); !r.completed() {
 				t.Fatal(r)
 			}
 			if e := b.repo.lastEdit(); e.id != 77 || !strings.Contains(e.body, "stopped without finishing") {
@@ -234,7 +234,7 @@ func TestWaitingRunBehindADeadRunIsPromoted(t *testing.T) {
 			}
 			// A status job for a failed run the cleanup did not end leaves its comment alone.
 			edits := len(b.repo.edits)
-			if r := workJob(t, b, StatusArgs{RunID: first.RunID}, 1, river.Worker[StatusArgs](sw)); !r.completed() || len(b.repo.edits) != edits {
+			if r := workJob(t, b, statusArgs{RunID: first.RunID}, 1, river.Worker[statusArgs](sw)); !r.completed() || len(b.repo.edits) != edits {
 				t.Errorf("a status job without Dead: %v, %d edits, want none more than %d", r, len(b.repo.edits), edits)
 			}
 		})

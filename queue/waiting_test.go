@@ -303,7 +303,7 @@ func TestStrandedWaitingRunIsPromoted(t *testing.T) {
 		t.Fatal(err)
 	}
 	cw := &cleanupWorker{pool: b.pool, retention: DefaultDeliveryRetention, log: slog.New(slog.DiscardHandler)}
-	if r := workJob(t, b, CleanupArgs{}, 1, river.Worker[CleanupArgs](cw)); !r.completed() {
+	if r := workJob(t, b, cleanupArgs{}, 1, river.Worker[cleanupArgs](cw)); !r.completed() {
 		t.Fatal(r)
 	}
 	b.requirePromoted(t, w.RunID)

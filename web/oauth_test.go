@@ -52,7 +52,7 @@ func TestBrowserOAuthRunPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	mu.Lock()
-	handler = p.Handler()
+	handler = p.handler()
 	mu.Unlock()
 
 	b := &bundle{pool: pool, srv: srv}

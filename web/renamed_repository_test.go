@@ -68,7 +68,7 @@ func setupOAuth(t *testing.T) *oauthBundle {
 		t.Fatal(err)
 	}
 	mu.Lock()
-	handler = p.Handler()
+	handler = p.handler()
 	mu.Unlock()
 	return &oauthBundle{bundle: &bundle{pool: pool, pages: p, srv: srv}, gh: gh, clock: clock}
 }

@@ -147,7 +147,7 @@ func setupWith(t testing.TB, edit func(*Config)) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(p.Handler())
+	srv := httptest.NewServer(p.handler())
 	t.Cleanup(srv.Close)
 	return &bundle{pool: pool, auth: a, pages: p, srv: srv}
 }

@@ -29,14 +29,14 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultPollInterval = time.Second
-	// DefaultMaxStreams is how many event streams may be open at once.
-	DefaultMaxStreams = 200
-	// DefaultMaxStreamsPerViewer is how many of them one signed-in person may hold (a few
+	defaultPollInterval = time.Second
+	// defaultMaxStreams is how many event streams may be open at once.
+	defaultMaxStreams = 200
+	// defaultMaxStreamsPerViewer is how many of them one signed-in person may hold (a few
 	// tabs), so that nobody can take every stream from the others.
-	DefaultMaxStreamsPerViewer = 16
-	// DefaultListLimit is how many runs /runs shows at most.
-	DefaultListLimit = 50
+	defaultMaxStreamsPerViewer = 16
+	// defaultListLimit is how many runs /runs shows at most.
+	defaultListLimit = 50
 	// scanLimit is how many of the newest matching runs /runs reads to find the ones the
 	// viewer may read.
 	scanLimit = 500
@@ -44,9 +44,9 @@ const (
 	heartbeatEvery = 15 * time.Second
 	// maxStream ends an event stream after this long; the browser reconnects where it was.
 	maxStream = time.Hour
-	// DefaultRecheckInterval is how often an open event stream asks again whether its viewer
+	// defaultRecheckInterval is how often an open event stream asks again whether its viewer
 	// may read the run (web/auth remembers answers about as long).
-	DefaultRecheckInterval = 5 * time.Minute
+	defaultRecheckInterval = 5 * time.Minute
 )
 
 // Config holds the pages' dependencies.
@@ -55,19 +55,19 @@ type Config struct {
 	// what the workers write in PostgreSQL.
 	Runs run.Reader
 	Auth auth.Authenticator // required: nothing of a run is public (who is signed in, what they may read)
-	// PollInterval is how often an event stream looks for new events (default
-	// DefaultPollInterval).
+	// PollInterval is how often an event stream looks for new events (default 1 s).
 	PollInterval time.Duration
 	// RecheckInterval is how often an open event stream asks again whether its viewer may
-	// read the run (default DefaultRecheckInterval).
+	// read the run (default 5 minutes; web/auth remembers answers about as long).
 	RecheckInterval time.Duration
-	ListLimit       int // default DefaultListLimit
+	ListLimit       int // how many runs /runs shows at most (default 50)
 	// MaxStreams bounds the event streams open at once in this process (each polls the
 	// database); more are answered 503, and the page reloads after a while to try again
-	// (default DefaultMaxStreams).
+	// (default 200).
 	MaxStreams int
-	// MaxStreamsPerViewer bounds the streams one login holds at once (default
-	// DefaultMaxStreamsPerViewer); everyone signed in with the shared token is one login.
+	// MaxStreamsPerViewer bounds the streams one login holds at once (default 16, a few tabs,
+	// so that nobody can take every stream from the others); everyone signed in with the
+	// shared token is one login.
 	MaxStreamsPerViewer int
 	Logger              *slog.Logger
 }
@@ -117,19 +117,19 @@ func New(cfg Config) (*Pages, error) {
 		return nil, errors.New("run pages: an Authenticator is required (nothing of a run is public)")
 	}
 	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = DefaultPollInterval
+		cfg.PollInterval = defaultPollInterval
 	}
 	if cfg.RecheckInterval <= 0 {
-		cfg.RecheckInterval = DefaultRecheckInterval
+		cfg.RecheckInterval = defaultRecheckInterval
 	}
 	if cfg.MaxStreams <= 0 {
-		cfg.MaxStreams = DefaultMaxStreams
+		cfg.MaxStreams = defaultMaxStreams
 	}
 	if cfg.MaxStreamsPerViewer <= 0 {
-		cfg.MaxStreamsPerViewer = DefaultMaxStreamsPerViewer
+		cfg.MaxStreamsPerViewer = defaultMaxStreamsPerViewer
 	}
 	if cfg.ListLimit <= 0 {
-		cfg.ListLimit = DefaultListLimit
+		cfg.ListLimit = defaultListLimit
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -154,8 +154,8 @@ func (p *Pages) Routes(r chi.Router) {
 	})
 }
 
-// Handler returns a router with the pages alone.
-func (p *Pages) Handler() http.Handler {
+// handler returns a router with the pages alone.
+func (p *Pages) handler() http.Handler {
 	r := chi.NewRouter()
 	p.Routes(r)
 	return r

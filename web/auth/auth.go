@@ -26,7 +26,7 @@ import (
 )
 
 // Authenticator is what the run pages need: who is signed in, what they may read, and the
-// sign-in routes. OAuth and SharedToken implement it.
+// sign-in routes. OAuth and the shared token's sign-in implement it.
 type Authenticator interface {
 	// Viewer returns the signed-in person; ok is false without a valid, unexpired session.
 	Viewer(r *http.Request) (v Viewer, ok bool)

@@ -35,8 +35,8 @@ const (
 	DefaultReadCacheSize = 10000
 	DefaultHTTPTimeout   = 10 * time.Second
 
-	// MinTokenLength is the shortest FROGNANO_WEB_TOKEN accepted (the admin token's rule).
-	MinTokenLength = metrics.MinTokenLength
+	// minTokenLength is the shortest FROGNANO_WEB_TOKEN accepted (the admin token's rule).
+	minTokenLength = metrics.MinTokenLength
 	// MinSessionKeyLength is the shortest FROGNANO_SESSION_KEY accepted, in characters; the
 	// AES-256 key is derived from it with HKDF-SHA256.
 	MinSessionKeyLength = 32
@@ -64,8 +64,9 @@ type Config struct {
 	// GITHUB_APP_CLIENT_SECRET). The secret is never logged.
 	ClientID, ClientSecret string
 
-	// Token is the shared access token (FROGNANO_WEB_TOKEN), at least MinTokenLength
-	// characters. Whoever holds it may read every repository's runs.
+	// Token is the shared access token (FROGNANO_WEB_TOKEN), at least 16 characters
+	// (minTokenLength, the admin token's rule). Whoever holds it may read every
+	// repository's runs.
 	Token string
 
 	// SessionKey (FROGNANO_SESSION_KEY, at least MinSessionKeyLength characters) encrypts and
@@ -117,8 +118,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("both %s and %s are set; set one way of signing in", EnvClientID, EnvWebToken)
 	case c.oauth() && (c.ClientID == "" || c.ClientSecret == ""):
 		return fmt.Errorf("sign-in with GitHub needs both %s and %s", EnvClientID, EnvClientSecret)
-	case c.Token != "" && len(c.Token) < MinTokenLength:
-		return fmt.Errorf("%s must be at least %d characters", EnvWebToken, MinTokenLength)
+	case c.Token != "" && len(c.Token) < minTokenLength:
+		return fmt.Errorf("%s must be at least %d characters", EnvWebToken, minTokenLength)
 	case c.SessionKey != "" && len(c.SessionKey) < MinSessionKeyLength:
 		return fmt.Errorf("%s must be at least %d characters (for example: openssl rand -hex 32)", EnvSessionKey, MinSessionKeyLength)
 	case c.SessionTTL < 0 || c.ReadCacheTTL < 0 || c.ReadCacheSize < 0:
@@ -191,7 +192,8 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// New validates cfg and builds the Authenticator it configures: *OAuth or *SharedToken.
+// New validates cfg and builds the Authenticator it configures: *OAuth, or the shared
+// token's sign-in (FROGNANO_WEB_TOKEN).
 func New(cfg Config) (Authenticator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -23,9 +23,9 @@ const maxLoginForm = 8 << 10
 // csrfLifetime is how long a sign-in form stays usable.
 const csrfLifetime = time.Hour
 
-// SharedToken signs in whoever holds the configured access token; they may read every
+// sharedToken signs in whoever holds the configured access token; they may read every
 // repository. Build it with New.
-type SharedToken struct {
+type sharedToken struct {
 	cfg    Config
 	jar    *jar
 	log    *slog.Logger
@@ -34,26 +34,26 @@ type SharedToken struct {
 	failed *expiring[int]
 }
 
-var _ Authenticator = (*SharedToken)(nil)
+var _ Authenticator = (*sharedToken)(nil)
 
-func newSharedToken(cfg Config, j *jar) *SharedToken {
+func newSharedToken(cfg Config, j *jar) *sharedToken {
 	mac := hmac.New(sha256.New, []byte(cfg.Token))
 	mac.Write([]byte("frognano web session fingerprint"))
-	return &SharedToken{
+	return &sharedToken{
 		cfg: cfg, jar: j, log: cfg.Logger, digest: sha256.Sum256([]byte(cfg.Token)),
 		key: hex.EncodeToString(mac.Sum(nil))[:16], failed: newExpiring[int](cfg.ReadCacheSize),
 	}
 }
 
 // Routes mounts GET and POST /login, and GET and POST /logout.
-func (s *SharedToken) Routes(r chi.Router) {
+func (s *sharedToken) Routes(r chi.Router) {
 	r.Get("/login", s.handleForm)
 	r.Method(http.MethodPost, "/login", s.jar.cross.Handler(http.HandlerFunc(s.handleSubmit)))
 	mountLogout(r, s.jar, nil)
 }
 
 // Viewer returns the token holder of a valid session signed in with the current token.
-func (s *SharedToken) Viewer(r *http.Request) (Viewer, bool) {
+func (s *sharedToken) Viewer(r *http.Request) (Viewer, bool) {
 	ses, ok := s.jar.session(r)
 	if !ok || ses.Mode != "token" || subtle.ConstantTimeCompare([]byte(ses.Key), []byte(s.key)) != 1 {
 		return Viewer{}, false
@@ -62,7 +62,7 @@ func (s *SharedToken) Viewer(r *http.Request) (Viewer, bool) {
 }
 
 // CanRead is true for every repository id: the token holder may read everything.
-func (s *SharedToken) CanRead(_ context.Context, v Viewer, repoID int64) (bool, error) {
+func (s *sharedToken) CanRead(_ context.Context, v Viewer, repoID int64) (bool, error) {
 	if v.Login != SharedTokenLogin {
 		return false, ErrSignedOut
 	}
@@ -72,7 +72,7 @@ func (s *SharedToken) CanRead(_ context.Context, v Viewer, repoID int64) (bool, 
 // FindRepo is id 0 and true for every valid repository name: the token holder may read
 // everything, and without a GitHub token of its own the shared token knows no ids, so the
 // caller selects by the stored name (and still asks CanRead of each run's id).
-func (s *SharedToken) FindRepo(_ context.Context, v Viewer, owner, repo string) (int64, bool, error) {
+func (s *sharedToken) FindRepo(_ context.Context, v Viewer, owner, repo string) (int64, bool, error) {
 	if v.Login != SharedTokenLogin {
 		return 0, false, ErrSignedOut
 	}
@@ -80,7 +80,7 @@ func (s *SharedToken) FindRepo(_ context.Context, v Viewer, owner, repo string) 
 }
 
 // handleForm shows the sign-in form, with a fresh CSRF value in a cookie and in the form.
-func (s *SharedToken) handleForm(w http.ResponseWriter, r *http.Request) {
+func (s *sharedToken) handleForm(w http.ResponseWriter, r *http.Request) {
 	next, ok := startSignIn(w, r, s.Viewer)
 	if !ok {
 		return
@@ -88,7 +88,7 @@ func (s *SharedToken) handleForm(w http.ResponseWriter, r *http.Request) {
 	s.form(w, r, http.StatusOK, next, "")
 }
 
-func (s *SharedToken) form(w http.ResponseWriter, _ *http.Request, status int, next, msg string) {
+func (s *sharedToken) form(w http.ResponseWriter, _ *http.Request, status int, next, msg string) {
 	csrf := randomToken()
 	http.SetCookie(w, s.jar.cookie(csrfCookie, csrf, int(csrfLifetime.Seconds())))
 	if msg == "" {
@@ -99,7 +99,7 @@ func (s *SharedToken) form(w http.ResponseWriter, _ *http.Request, status int, n
 
 // handleSubmit checks the form: the CSRF value (double-submit: the form's must equal the
 // cookie's, which another site can neither read nor set), the address's failures, the token.
-func (s *SharedToken) handleSubmit(w http.ResponseWriter, r *http.Request) {
+func (s *sharedToken) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxLoginForm)
 	if err := r.ParseForm(); err != nil {
 		errorPage(w, http.StatusBadRequest, "Cannot sign in", "The sign-in form could not be read.")

@@ -23,13 +23,13 @@ import (
 // EnvChromium names the browser binary to use instead of searching PATH.
 const EnvChromium = "FROGNANO_CHROMIUM"
 
-// EnvArtifacts is the directory screenshots are written to (default <repository>/.artifacts).
-const EnvArtifacts = "FROGNANO_TEST_ARTIFACTS"
+// envArtifacts is the directory screenshots are written to (default <repository>/.artifacts).
+const envArtifacts = "FROGNANO_TEST_ARTIFACTS"
 
-// DefaultTimeout bounds one browser session (a test's whole use of its browser): generous,
+// defaultTimeout bounds one browser session (a test's whole use of its browser): generous,
 // because the machine running the suite may be loaded; tests wait on the page's content, never
 // on durations.
-const DefaultTimeout = 3 * time.Minute
+const defaultTimeout = 3 * time.Minute
 
 // browserNames are searched on PATH in this order: Debian's package first.
 var browserNames = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
@@ -53,7 +53,7 @@ func FindChromium() (string, error) {
 }
 
 // Browser starts a headless Chromium with a fresh profile for t and returns a chromedp context
-// (a first tab) bounded by DefaultTimeout. The browser is stopped when t ends. The test fails
+// (a first tab) bounded by 3 minutes (defaultTimeout). The browser is stopped when t ends. The test fails
 // at once when no Chromium is installed.
 func Browser(t testing.TB) context.Context {
 	t.Helper()
@@ -77,7 +77,7 @@ func Browser(t testing.TB) context.Context {
 		// Chromium refuses to run as root with its sandbox on (containers, CI machines).
 		opts = append(opts, chromedp.NoSandbox)
 	}
-	ctx, cancelTimeout := context.WithTimeout(context.Background(), DefaultTimeout)
+	ctx, cancelTimeout := context.WithTimeout(context.Background(), defaultTimeout)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
 	t.Cleanup(func() {
@@ -92,12 +92,12 @@ func Browser(t testing.TB) context.Context {
 	return bctx
 }
 
-// ArtifactsDir returns the directory test artifacts are written to, creating it:
+// artifactsDir returns the directory test artifacts are written to, creating it:
 // $FROGNANO_TEST_ARTIFACTS, else .artifacts at the repository's root (the directory holding
 // go.mod above the test's working directory).
-func ArtifactsDir(t testing.TB) string {
+func artifactsDir(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv(EnvArtifacts)
+	dir := os.Getenv(envArtifacts)
 	if dir == "" {
 		root, err := repoRoot()
 		if err != nil {
@@ -122,7 +122,7 @@ func repoRoot() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("webtest: no go.mod above the working directory; set " + EnvArtifacts)
+			return "", errors.New("webtest: no go.mod above the working directory; set " + envArtifacts)
 		}
 		dir = parent
 	}
@@ -142,7 +142,7 @@ func Screenshot(t testing.TB, ctx context.Context, name string) string {
 	if !strings.HasSuffix(file, ".png") {
 		file += ".png"
 	}
-	path := filepath.Join(ArtifactsDir(t), file)
+	path := filepath.Join(artifactsDir(t), file)
 	if err := os.WriteFile(path, buf, 0o644); err != nil {
 		t.Fatalf("webtest: writing screenshot: %v", err)
 	}
