@@ -1,0 +1,128 @@
+package secrets
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+)
+
+// Fragment is a run of consecutive lines a patch adds to one file: Line is the number of its
+// first line in the new file (1-based), Text the lines joined by "\n".
+type Fragment struct {
+	Path string
+	Line int
+	Text string
+}
+
+// Added returns the added lines of a unified diff with zero context, as `git diff -U0 --text`
+// writes it, one Fragment per hunk's run of added lines. The diff is only parsed, never
+// trusted to be well formed: a line it cannot place is skipped, a file whose name it cannot
+// read is named "?", and it never panics.
+func Added(diff []byte) []Fragment {
+	var (
+		out            []Fragment
+		path           string
+		oldLeft, nLeft int // lines of the current hunk still to come
+		cur            *Fragment
+		next           int // the new file's number of the next added line
+		lines          []string
+	)
+	flush := func() {
+		if cur != nil && len(lines) > 0 {
+			cur.Text = strings.Join(lines, "\n")
+			out = append(out, *cur)
+		}
+		cur, lines = nil, nil
+	}
+	for len(diff) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(diff, '\n'); i >= 0 {
+			line, diff = diff[:i], diff[i+1:]
+		} else {
+			line, diff = diff, nil
+		}
+		s := string(line)
+		if oldLeft > 0 || nLeft > 0 {
+			switch {
+			case strings.HasPrefix(s, "+") && nLeft > 0:
+				if cur == nil {
+					cur = &Fragment{Path: path, Line: next}
+				}
+				lines = append(lines, s[1:])
+				nLeft--
+				next++
+				continue
+			case strings.HasPrefix(s, "-") && oldLeft > 0:
+				oldLeft--
+				flush()
+				continue
+			case strings.HasPrefix(s, `\`): // "\ No newline at end of file"
+				continue
+			}
+			// A line that does not fit the hunk's counts ends it.
+			oldLeft, nLeft = 0, 0
+		}
+		flush()
+		switch {
+		case strings.HasPrefix(s, "diff --git "):
+			path = "?"
+		case strings.HasPrefix(s, "+++ "):
+			path = newPath(s[len("+++ "):])
+		case strings.HasPrefix(s, "@@ "):
+			o, n, start, ok := hunkHeader(s)
+			if ok && path != "" {
+				oldLeft, nLeft, next = o, n, start
+			}
+		}
+	}
+	flush()
+	return out
+}
+
+// newPath reads the name of a "+++ " line: "/dev/null" (a deletion) gives "", a quoted name is
+// unquoted (git's C quoting is Go's), and the "b/" prefix goes.
+func newPath(s string) string {
+	if s == "/dev/null" {
+		return ""
+	}
+	if strings.HasPrefix(s, `"`) {
+		u, err := strconv.Unquote(s)
+		if err != nil {
+			return "?"
+		}
+		s = u
+	}
+	if p, ok := strings.CutPrefix(s, "b/"); ok && p != "" {
+		return p
+	}
+	return "?"
+}
+
+// hunkHeader reads "@@ -a[,b] +c[,d] @@...": the old and new line counts and the new start.
+func hunkHeader(s string) (oldN, newN, start int, ok bool) {
+	f := strings.Fields(s)
+	if len(f) < 4 || f[3] != "@@" || !strings.HasPrefix(f[1], "-") || !strings.HasPrefix(f[2], "+") {
+		return 0, 0, 0, false
+	}
+	_, oldN, ok1 := hunkRange(f[1][1:])
+	start, newN, ok2 := hunkRange(f[2][1:])
+	if !ok1 || !ok2 {
+		return 0, 0, 0, false
+	}
+	return oldN, newN, start, true
+}
+
+func hunkRange(s string) (start, n int, ok bool) {
+	a, b, comma := strings.Cut(s, ",")
+	start, err := strconv.Atoi(a)
+	if err != nil || start < 0 || start > 1<<30 {
+		return 0, 0, false
+	}
+	n = 1
+	if comma {
+		if n, err = strconv.Atoi(b); err != nil || n < 0 || n > 1<<30 {
+			return 0, 0, false
+		}
+	}
+	return start, n, true
+}
