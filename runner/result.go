@@ -6,6 +6,7 @@ import (
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/runner/secrets"
 	"github.com/frognano/frognano/runner/verify"
 )
 
@@ -42,6 +43,9 @@ type Result struct {
 	Comparison  *verify.Comparison
 
 	Notes []string // facts a reviewer must know (patch refused, OOM, ...)
+	// SecretFindings is what runner/secrets found in the patch, by rule, file and line (never
+	// a value): under FROGNANO_SECRETS=block the patch was refused for them (Patch is nil).
+	SecretFindings []secrets.Finding
 
 	// EarlierTestInfluences is what a follow-up's branch changed before this run (earlier
 	// runs' patches, reviewers' commits) that can change what the tests report: the tests,

@@ -304,7 +304,8 @@ func (x *run) verify(ctx context.Context, sb *sandbox.Sandbox) {
 
 // checkPatch keeps raw as the run's patch when it passes every check: sanitized, applied by git
 // to the base on the host (the diff text may be entirely attacker-chosen: what counts is the
-// tree git builds from it on the host's own clone), and holding no secret.
+// tree git builds from it on the host's own clone), holding no secret of frognano's and, under
+// FROGNANO_SECRETS=block, nothing gitleaks' rules take for a secret (runner/secrets).
 func (x *run) checkPatch(ctx context.Context, raw []byte) {
 	r := x.r
 	opt := patch.Options{AllowWorkflowChanges: r.cfg.AllowWorkflowChanges, MaxBytes: r.cfg.MaxPatchBytes}
@@ -314,6 +315,9 @@ func (x *run) checkPatch(ctx context.Context, raw []byte) {
 	}
 	if err == nil && r.cfg.HoldsSecret != nil && r.cfg.HoldsSecret(string(p.Diff)) {
 		err = errPatchHoldsSecret
+	}
+	if err == nil {
+		err = x.scanSecrets(ctx, p)
 	}
 	if err != nil {
 		x.note("The patch was refused: " + err.Error())

@@ -26,6 +26,7 @@ import (
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/sandbox"
+	"github.com/frognano/frognano/runner/secrets"
 	"github.com/frognano/frognano/runner/verify"
 )
 
@@ -58,6 +59,11 @@ type Config struct {
 	// setup can leave where the model reads them). A patch that holds one is refused like an
 	// unsafe one, before its tests: a file cannot be redacted. nil: no patch is refused for it.
 	HoldsSecret func(text string) bool
+	// Secrets is what a finding of runner/secrets (gitleaks' default rules over every line the
+	// patch adds) does (FROGNANO_SECRETS): secrets.Block, the default ("" too), refuses the
+	// patch before its tests, as is a patch that could not be scanned; secrets.Warn keeps it
+	// and notes the findings. Findings are named by rule, file and line, never by value.
+	Secrets secrets.Mode
 }
 
 // DefaultConfig returns the defaults the issue and docs/leaf-protocol.md name.
@@ -67,6 +73,7 @@ func DefaultConfig() Config {
 		Leaf:          leaf.DefaultConfig(),
 		TestTimeout:   DefaultTestTimeout,
 		MaxPatchBytes: patch.DefaultMaxBytes,
+		Secrets:       secrets.DefaultMode,
 	}
 }
 

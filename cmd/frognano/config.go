@@ -15,6 +15,7 @@ import (
 	"github.com/frognano/frognano/internal/setting"
 	"github.com/frognano/frognano/runner"
 	envpkg "github.com/frognano/frognano/runner/env"
+	"github.com/frognano/frognano/runner/secrets"
 )
 
 // env reads the command's settings with internal/setting's reader, which collects every bad
@@ -53,6 +54,11 @@ func runnerConfig(getenv func(string) string) (runner.Config, error) {
 	s.Owner = e.String("FROGNANO_SANDBOX_OWNER", s.Owner)
 	cfg.TestTimeout = e.Duration("FROGNANO_TEST_TIMEOUT", cfg.TestTimeout)
 	cfg.AllowWorkflowChanges = e.Bool("FROGNANO_ALLOW_WORKFLOW_CHANGES", false)
+	mode, err := secrets.ParseMode(e.String("FROGNANO_SECRETS", string(secrets.DefaultMode)))
+	if err != nil {
+		e.Add(err)
+	}
+	cfg.Secrets = mode
 	// The repository's setup script and the environment cache (runner/env).
 	cfg.Env.Network = e.String("FROGNANO_SETUP_NETWORK", envpkg.DefaultNetwork)
 	if err := envpkg.CheckNetwork(cfg.Env.Network); err != nil {

@@ -61,28 +61,43 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("FROGNANO_SECRETS is %q: want %q or %q", s, Block, Warn)
 }
 
-// AllowListPath is the file of the base commit whose allow-lists a repository uses to let
+// AllowListPath is the file of the base branch whose allow-lists a repository uses to let
 // known fixtures through (gitleaks' own format).
 const AllowListPath = ".gitleaks.toml"
 
-// maxAllowList bounds the allow-list file read from the base commit.
+// maxAllowList bounds the allow-list file read from git's objects.
 const maxAllowList = 1 << 20
 
-// Scan applies diff to the base commit of the host's clone in a throwaway index and object
-// directory and returns the findings of gitleaks' default rules in every line the patched tree
-// adds or changes, sorted by file, line and rule. The allow-lists of the base commit's
-// .gitleaks.toml apply; the patch's own never do. An error (git, an allow-list that does not
-// parse) means the patch was not scanned: a caller that blocks must then refuse it.
-func Scan(ctx context.Context, git patch.Git, base string, diff []byte) ([]Finding, error) {
-	allow, err := readAllowList(ctx, git, base)
+// Input is one patch to scan.
+type Input struct {
+	// Base is the commit Diff applies to: only the lines the patched tree adds to it count.
+	Base string
+	Diff []byte
+	// AllowListAt is the commit whose .gitleaks.toml lets fixtures through: the base branch's
+	// head, which the repository's maintainers wrote. For a follow-up on frognano's own branch
+	// it is not Base: an earlier run's patch could have written Base's allow-list.
+	AllowListAt string
+}
+
+// Scan applies in.Diff to in.Base in the host's clone (a throwaway index and object
+// directory) and returns the findings of gitleaks' default rules in every line the patched
+// tree adds or changes, sorted by file, line and rule. The global allow-lists of the
+// .gitleaks.toml at in.AllowListAt apply; the patch's own never do. An error (git, an
+// allow-list that does not parse) means the patch was not scanned: a caller that blocks must
+// then refuse it.
+func Scan(ctx context.Context, git patch.Git, in Input) ([]Finding, error) {
+	if in.Base == "" || in.AllowListAt == "" {
+		return nil, errors.New("scanning a patch needs its base commit and the commit of its allow-list")
+	}
+	allow, err := readAllowList(ctx, git, in.AllowListAt)
 	if err != nil {
 		return nil, err
 	}
 	cfg, err := rules(allow)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s of the base commit: %w", AllowListPath, err)
+		return nil, fmt.Errorf("reading %s of the base branch: %w", AllowListPath, err)
 	}
-	added, err := addedLines(ctx, git, base, diff)
+	added, err := addedLines(ctx, git, in.Base, in.Diff)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +147,7 @@ var defaults struct {
 // One change to gitleaks' defaults: the paths of its global allow-list go (images, fonts,
 // documents, .bin, lock files, vendor/, node_modules/, gitleaks.toml itself, ...). The patch
 // names its own files, so a key written to x.png or vendor/k would otherwise pass unseen; the
-// values those paths usually hold are what the base commit's allow-list is for.
+// values those paths usually hold are what the base branch's allow-list is for.
 func rules(allow []byte) (config.Config, error) {
 	defaults.once.Do(func() {
 		var vc config.ViperConfig
@@ -186,12 +201,12 @@ func parseTOML(s string) (config.ViperConfig, error) {
 	return vc, err
 }
 
-// readAllowList reads .gitleaks.toml from git's objects at base: nil when there is none, an
-// error when it is not a regular text file of at most 1 MiB.
-func readAllowList(ctx context.Context, git patch.Git, base string) ([]byte, error) {
-	out, err := git(ctx, nil, nil, "ls-tree", "-z", base, "--", AllowListPath)
+// readAllowList reads .gitleaks.toml from git's objects at commit (never a working tree): nil
+// when there is none, an error when it is not a regular file of at most 1 MiB.
+func readAllowList(ctx context.Context, git patch.Git, commit string) ([]byte, error) {
+	out, err := git(ctx, nil, nil, "ls-tree", "-z", commit, "--", AllowListPath)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s at the base commit: %w", AllowListPath, err)
+		return nil, fmt.Errorf("reading %s at the allow-list commit: %w", AllowListPath, err)
 	}
 	if len(out) == 0 {
 		return nil, nil
@@ -199,14 +214,14 @@ func readAllowList(ctx context.Context, git patch.Git, base string) ([]byte, err
 	meta, _, _ := strings.Cut(string(out), "\t")
 	f := strings.Fields(meta)
 	if len(f) != 3 || (f[0] != "100644" && f[0] != "100755") {
-		return nil, fmt.Errorf("%s at the base commit is not a regular file", AllowListPath)
+		return nil, fmt.Errorf("%s at the allow-list commit is not a regular file", AllowListPath)
 	}
 	size, err := git(ctx, nil, nil, "cat-file", "-s", f[2])
 	if err != nil {
-		return nil, fmt.Errorf("reading %s at the base commit: %w", AllowListPath, err)
+		return nil, fmt.Errorf("reading %s at the allow-list commit: %w", AllowListPath, err)
 	}
 	if n := strings.TrimSpace(string(size)); len(n) > 9 || atoi(n) > maxAllowList {
-		return nil, fmt.Errorf("%s at the base commit is over %d bytes", AllowListPath, maxAllowList)
+		return nil, fmt.Errorf("%s at the allow-list commit is over %d bytes", AllowListPath, maxAllowList)
 	}
 	return git(ctx, nil, nil, "cat-file", "blob", f[2])
 }

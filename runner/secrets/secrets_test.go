@@ -86,7 +86,7 @@ func (b *bundle) change(t *testing.T, files map[string]string) []byte {
 
 func (b *bundle) scan(t *testing.T, diff []byte) []Finding {
 	t.Helper()
-	got, err := Scan(context.Background(), b.git, b.base, diff)
+	got, err := Scan(context.Background(), b.git, Input{Base: b.base, Diff: diff, AllowListAt: b.base})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestBrokenAllowListIsAnError(t *testing.T) {
 	t.Parallel()
 	b := setup(t, map[string]string{".gitleaks.toml": "[[allowlists]\nnot toml", "README.md": "hello\n"})
 	diff := b.change(t, map[string]string{"a.txt": "x\n"})
-	if _, err := Scan(context.Background(), b.git, b.base, diff); err == nil {
+	if _, err := Scan(context.Background(), b.git, Input{Base: b.base, Diff: diff, AllowListAt: b.base}); err == nil {
 		t.Fatal("a broken allow-list did not stop the scan")
 	}
 }

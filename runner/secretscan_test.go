@@ -1,0 +1,215 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"math/big"
+	"os/exec"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/frognano/frognano/internal/gittest"
+	"github.com/frognano/frognano/runner/secrets"
+)
+
+// fakeSecret returns n characters of alphabet, made at run time so that frognano's own
+// repository holds no value that looks like a secret.
+func fakeSecret(t *testing.T, alphabet string, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	for i := range b {
+		k, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[i] = alphabet[k.Int64()]
+	}
+	return string(b)
+}
+
+type secretsBundle struct {
+	aws, gh, key string
+	x            *run
+	logs         *bytes.Buffer
+}
+
+// setupSecrets makes a real repository whose base holds app/config.py (and files), and a run
+// of mode on it whose logger writes to logs.
+func setupSecrets(t *testing.T, mode secrets.Mode, files map[string]string) *secretsBundle {
+	t.Helper()
+	key := base64.StdEncoding.EncodeToString([]byte(fakeSecret(t, "abcdefghijklmnopqrstuvwxyz0123456789", 240)))
+	kind := "RSA " + "PRIVATE KEY"
+	b := &secretsBundle{
+		aws:  "AKIA" + fakeSecret(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16),
+		gh:   "ghp" + "_" + fakeSecret(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 36),
+		key:  "-----BEGIN " + kind + "-----\n" + key[:64] + "\n" + key[64:128] + "\n" + key[128:] + "\n-----END " + kind + "-----",
+		logs: &bytes.Buffer{},
+	}
+	all := map[string]string{"app/config.py": "A = 1\nB = 2\nC = 3\n"}
+	for p, c := range files {
+		all[p] = c
+	}
+	dir, base := gittest.Repo(t, all)
+	cfg := DefaultConfig()
+	cfg.Secrets = mode
+	log := slog.New(slog.NewJSONHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	b.x = &run{r: &Runner{cfg: cfg, log: log}, spec: Spec{RepoDir: dir}, log: log, base: base, res: &Result{}}
+	return b
+}
+
+// patch writes files over the base in the checkout, takes `git diff --binary` of them as the
+// runner takes the sandbox's, and puts the checkout back.
+func (b *secretsBundle) patch(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	dir := b.x.spec.RepoDir
+	gittest.Write(t, dir, files)
+	gittest.Git(t, dir, "add", "-A")
+	diff, err := exec.Command("git", "-C", dir, "diff", "--cached", "--binary", b.x.base).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gittest.Git(t, dir, "reset", "-q", "--hard", b.x.base)
+	gittest.Git(t, dir, "clean", "-qfdx")
+	return diff
+}
+
+// leaky is a patch with a GitHub token on a changed line and, in a new file, an AWS key
+// (line 3) and a private key (from line 5).
+func (b *secretsBundle) leaky(t *testing.T) []byte {
+	return b.patch(t, map[string]string{
+		"app/config.py":    "A = 1\nB = \"" + b.gh + "\"\nC = 3\n",
+		"deploy/creds.txt": "# creds\n\naws_access_key_id = " + b.aws + "\n\n" + b.key + "\n",
+	})
+}
+
+var leakyFindings = []secrets.Finding{
+	{Rule: "github-pat", File: "app/config.py", Line: 2},
+	{Rule: "aws-access-token", File: "deploy/creds.txt", Line: 3},
+	{Rule: "private-key", File: "deploy/creds.txt", Line: 5},
+}
+
+// checkNoValue fails when any value appears in what the run keeps: its notes, its report, the
+// Result as stored (JSON) and the logs.
+func (b *secretsBundle) checkNoValue(t *testing.T) {
+	t.Helper()
+	stored, err := json.Marshal(b.x.res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hay := map[string]string{
+		"notes": strings.Join(b.x.res.Notes, "\n"), "report": b.x.res.Markdown(),
+		"stored result": string(stored), "logs": b.logs.String(),
+	}
+	keyBody := strings.Split(b.key, "\n")[1]
+	for name, h := range hay {
+		for _, v := range []string{b.aws, b.gh, keyBody} {
+			if strings.Contains(h, v) {
+				t.Errorf("the %s hold a secret's value", name)
+			}
+		}
+	}
+}
+
+func TestPatchWithSecretsIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setupSecrets(t, secrets.Block, nil)
+	b.x.checkPatch(context.Background(), b.leaky(t))
+	if b.x.res.Patch != nil {
+		t.Fatal("a patch holding secrets was kept for publishing")
+	}
+	if !reflect.DeepEqual(b.x.res.SecretFindings, leakyFindings) {
+		t.Fatalf("findings: got %v, want %v", b.x.res.SecretFindings, leakyFindings)
+	}
+	notes := strings.Join(b.x.res.Notes, "\n")
+	for _, want := range []string{"The patch was refused: it holds what looks like a secret",
+		`github-pat in "app/config.py" line 2`, `aws-access-token in "deploy/creds.txt" line 3`, `private-key in "deploy/creds.txt" line 5`} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("the notes do not say %q:\n%s", want, notes)
+		}
+	}
+	// The report's notes are prose, with markdown's punctuation escaped.
+	if r := b.x.res.Markdown(); !strings.Contains(r, `aws\-access\-token in \"deploy\/creds\.txt\" line 3`) || !strings.Contains(r, "Patch: none") {
+		t.Errorf("the report does not name the refusal:\n%s", r)
+	}
+	b.checkNoValue(t)
+}
+
+func TestPatchWithSecretsInWarnModeIsKept(t *testing.T) {
+	t.Parallel()
+	b := setupSecrets(t, secrets.Warn, nil)
+	b.x.checkPatch(context.Background(), b.leaky(t))
+	if b.x.res.Patch == nil || len(b.x.res.Patch.Diff) == 0 {
+		t.Fatalf("FROGNANO_SECRETS=warn refused the patch: %q", b.x.res.Notes)
+	}
+	if !reflect.DeepEqual(b.x.res.SecretFindings, leakyFindings) {
+		t.Fatalf("findings: got %v, want %v", b.x.res.SecretFindings, leakyFindings)
+	}
+	notes := strings.Join(b.x.res.Notes, "\n")
+	if !strings.Contains(notes, "it is kept because FROGNANO_SECRETS=warn") || !strings.Contains(notes, `private-key in "deploy/creds.txt" line 5`) {
+		t.Errorf("the notes do not list the findings:\n%s", notes)
+	}
+	// The patch itself is published as it is, under warn; everything else stays clean.
+	b.x.res.Patch = nil
+	b.checkNoValue(t)
+}
+
+func TestSecretAllowListComesFromTheBase(t *testing.T) {
+	t.Parallel()
+	allow := "[[allowlists]]\npaths = ['''^testdata/fixtures/''']\n"
+	t.Run("InTheBaseCommit", func(t *testing.T) {
+		t.Parallel()
+		b := setupSecrets(t, secrets.Block, map[string]string{".gitleaks.toml": allow})
+		b.x.checkPatch(context.Background(), b.patch(t, map[string]string{"testdata/fixtures/token.txt": b.gh + "\n"}))
+		if b.x.res.Patch == nil || len(b.x.res.SecretFindings) != 0 {
+			t.Fatalf("the base's allow-list did not let the fixture through: %q", b.x.res.Notes)
+		}
+	})
+	t.Run("AddedByThePatch", func(t *testing.T) {
+		t.Parallel()
+		b := setupSecrets(t, secrets.Block, nil)
+		b.x.checkPatch(context.Background(), b.patch(t, map[string]string{
+			".gitleaks.toml":              allow,
+			".gitleaksignore":             "testdata/fixtures/token.txt:github-pat:1\n",
+			"testdata/fixtures/token.txt": b.gh + "\n",
+		}))
+		want := []secrets.Finding{{Rule: "github-pat", File: "testdata/fixtures/token.txt", Line: 1}}
+		if b.x.res.Patch != nil || !reflect.DeepEqual(b.x.res.SecretFindings, want) {
+			t.Fatalf("the patch's own allow-list counted: patch kept %v, findings %v", b.x.res.Patch != nil, b.x.res.SecretFindings)
+		}
+		b.checkNoValue(t)
+	})
+}
+
+func TestPatchWithoutSecretsIsKept(t *testing.T) {
+	t.Parallel()
+	b := setupSecrets(t, secrets.Block, nil)
+	b.x.checkPatch(context.Background(), b.patch(t, map[string]string{"app/config.py": "A = 1\nB = 4\nC = 3\n"}))
+	if b.x.res.Patch == nil || len(b.x.res.Notes) != 0 || b.x.res.SecretFindings != nil {
+		t.Fatalf("a clean patch: kept %v, notes %q, findings %v", b.x.res.Patch != nil, b.x.res.Notes, b.x.res.SecretFindings)
+	}
+}
+
+// TestFollowUpSecretAllowListComesFromTheBaseBranch: on a follow-up, the checkout is
+// frognano's branch, whose commits an earlier model wrote; an allow-list one of them added
+// lets nothing through, only the base branch's (Spec.SetupCommit) counts.
+func TestFollowUpSecretAllowListComesFromTheBaseBranch(t *testing.T) {
+	t.Parallel()
+	b := setupSecrets(t, secrets.Block, nil)
+	dir := b.x.spec.RepoDir
+	b.x.spec.SetupCommit = b.x.base
+	gittest.Write(t, dir, map[string]string{".gitleaks.toml": "[[allowlists]]\npaths = ['''.*''']\n"})
+	gittest.Git(t, dir, "add", "-A")
+	gittest.In(t, dir)("commit", "-q", "-m", "an earlier run's patch")
+	b.x.base = gittest.Git(t, dir, "rev-parse", "HEAD")
+	b.x.checkPatch(context.Background(), b.patch(t, map[string]string{"app/token.txt": b.gh + "\n"}))
+	want := []secrets.Finding{{Rule: "github-pat", File: "app/token.txt", Line: 1}}
+	if b.x.res.Patch != nil || !reflect.DeepEqual(b.x.res.SecretFindings, want) {
+		t.Fatalf("frognano's branch's allow-list counted: patch kept %v, findings %v", b.x.res.Patch != nil, b.x.res.SecretFindings)
+	}
+	b.checkNoValue(t)
+}
