@@ -17,6 +17,7 @@ import (
 
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/internal/setting"
+	secretscan "github.com/frognano/frognano/runner/secrets"
 )
 
 // Defaults for Config fields left zero.
@@ -65,6 +66,13 @@ type Config struct {
 	// .github/actions/ (the operator's FROGNANO_ALLOW_WORKFLOW_CHANGES); off, Publish refuses
 	// a tree that changes them, whatever the caller checked before.
 	AllowWorkflowChanges bool
+
+	// Secrets is what Publish does with a patch in which runner/secrets (gitleaks' default
+	// rules over every line the patched tree adds) finds a secret (the operator's
+	// FROGNANO_SECRETS): Block, also "", refuses it for good with a *SecretsError and
+	// pushes nothing, whatever the caller checked before; Warn pushes it (the runner
+	// has listed the findings).
+	Secrets secretscan.Mode
 
 	// CommitName and CommitEmail are the identity of Publish's commits. GitHub shows a commit
 	// as the App's when the email is "<bot user id>+<slug>[bot]@users.noreply.github.com".

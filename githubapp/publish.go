@@ -17,6 +17,7 @@ import (
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/runner/patch"
+	secretscan "github.com/frognano/frognano/runner/secrets"
 )
 
 // PublishInput is one run's result to publish.
@@ -37,6 +38,11 @@ type PublishInput struct {
 	// pushes only while it is open (else ErrPullRequestClosed, nothing pushed) and updates it,
 	// never opening another; a person who closed it meant it.
 	PullRequest int
+	// AllowListAt is the commit whose .gitleaks.toml lets known fixtures through the secrets
+	// check (Config.Secrets): the base branch's head. Empty: BaseSHA for a new pull request,
+	// which is the base branch's; none for a FastForward follow-up, whose BaseSHA is
+	// frognano's own branch, which an earlier run's patch wrote.
+	AllowListAt string
 	// Check, when set and the client reports check runs (ChecksOn), is reported on the
 	// pushed commit once the pull request exists. A failure to report it is logged: the
 	// pull request is what counts.
@@ -190,6 +196,9 @@ func (c *Client) commitPatch(ctx context.Context, in PublishInput) (string, erro
 		patch.Options{AllowWorkflowChanges: c.app.cfg.AllowWorkflowChanges}); err != nil {
 		return "", fault.Permanent(fmt.Errorf("checking the patched tree: %w", err))
 	}
+	if err := c.checkSecrets(ctx, in); err != nil {
+		return "", err
+	}
 	cfg := c.app.cfg
 	date := cfg.Now().UTC().Format(time.RFC3339)
 	identity := []string{
@@ -295,4 +304,32 @@ func prAlreadyExists(err error) bool {
 		}
 	}
 	return false
+}
+
+// SecretsError refuses a patch in which runner/secrets found what looks like a secret
+// (Config.Secrets is Block). Its text names each finding by rule, file and line, never a value.
+type SecretsError struct{ Findings []secretscan.Finding }
+
+func (e *SecretsError) Error() string {
+	return "the patch holds what looks like a secret (FROGNANO_SECRETS=block); it is never pushed: " + secretscan.List(e.Findings)
+}
+
+// checkSecrets is Publish's own secrets check, on the patch as Publish applies it: under
+// Block, a finding or a scan that could not be done refuses the patch for good.
+func (c *Client) checkSecrets(ctx context.Context, in PublishInput) error {
+	if c.app.cfg.Secrets == secretscan.Warn {
+		return nil
+	}
+	allowAt := in.AllowListAt
+	if allowAt == "" && !in.FastForward {
+		allowAt = in.BaseSHA
+	}
+	found, err := secretscan.Scan(ctx, patch.HostGit(in.Dir), secretscan.Input{Base: in.BaseSHA, Diff: in.Patch, AllowListAt: allowAt})
+	if err != nil {
+		return fault.Permanent(fmt.Errorf("scanning the patch for secrets: %w", err))
+	}
+	if len(found) > 0 {
+		return fault.Permanent(&SecretsError{Findings: found})
+	}
+	return nil
 }

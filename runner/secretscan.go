@@ -4,34 +4,18 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/secrets"
 )
-
-// maxFindingsNamed bounds the findings one note names; Result.SecretFindings keeps them all.
-const maxFindingsNamed = 20
 
 // SecretsError refuses a patch in which runner/secrets found what looks like a secret
 // (FROGNANO_SECRETS=block). Its text names each finding by rule, file and line, never a value.
 type SecretsError struct{ Findings []secrets.Finding }
 
 func (e *SecretsError) Error() string {
-	return "it holds what looks like a secret (gitleaks' rules; FROGNANO_SECRETS=block): " + namedFindings(e.Findings) +
+	return "it holds what looks like a secret (gitleaks' rules; FROGNANO_SECRETS=block): " + secrets.List(e.Findings) +
 		". A known test fixture can be allowed by the base branch's .gitleaks.toml"
-}
-
-func namedFindings(fs []secrets.Finding) string {
-	var s []string
-	for i, f := range fs {
-		if i == maxFindingsNamed {
-			s = append(s, fmt.Sprintf("and %d more", len(fs)-i))
-			break
-		}
-		s = append(s, f.String())
-	}
-	return strings.Join(s, "; ")
 }
 
 // scanSecrets runs runner/secrets over the checked patch p: under Block (the default) a
@@ -59,7 +43,7 @@ func (x *run) scanSecrets(ctx context.Context, p *patch.Checked) error {
 	default:
 		x.res.SecretFindings = found
 		x.note("The patch holds what looks like a secret (gitleaks' rules); it is kept because FROGNANO_SECRETS=warn: " +
-			namedFindings(found))
+			secrets.List(found))
 	}
 	return nil
 }

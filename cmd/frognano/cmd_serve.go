@@ -271,6 +271,7 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 		ghcfg := cfg.GitHub
 		ghcfg.Logger = log // else githubapp logs through slog.Default, outside the configured handler
 		ghcfg.AllowWorkflowChanges = cfg.Runner.AllowWorkflowChanges
+		ghcfg.Secrets = cfg.Runner.Secrets // Publish checks again what the runner checked
 		app, err := githubapp.New(ghcfg)
 		if err != nil {
 			docker.Close()

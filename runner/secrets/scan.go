@@ -38,6 +38,22 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s in %q line %d", f.Rule, f.File, f.Line)
 }
 
+// maxListed bounds the findings List names.
+const maxListed = 20
+
+// List names findings for a note or an error, "; "-separated, at most 20 and how many more.
+func List(fs []Finding) string {
+	var s []string
+	for i, f := range fs {
+		if i == maxListed {
+			s = append(s, fmt.Sprintf("and %d more", len(fs)-i))
+			break
+		}
+		s = append(s, f.String())
+	}
+	return strings.Join(s, "; ")
+}
+
 // Mode is what a finding does to the patch: FROGNANO_SECRETS.
 type Mode string
 
@@ -75,7 +91,8 @@ type Input struct {
 	Diff []byte
 	// AllowListAt is the commit whose .gitleaks.toml lets fixtures through: the base branch's
 	// head, which the repository's maintainers wrote. For a follow-up on frognano's own branch
-	// it is not Base: an earlier run's patch could have written Base's allow-list.
+	// it is not Base: an earlier run's patch could have written Base's allow-list. Empty: no
+	// repository allow-list, only gitleaks' own.
 	AllowListAt string
 }
 
@@ -86,12 +103,15 @@ type Input struct {
 // allow-list that does not parse) means the patch was not scanned: a caller that blocks must
 // then refuse it.
 func Scan(ctx context.Context, git patch.Git, in Input) ([]Finding, error) {
-	if in.Base == "" || in.AllowListAt == "" {
-		return nil, errors.New("scanning a patch needs its base commit and the commit of its allow-list")
+	if in.Base == "" {
+		return nil, errors.New("scanning a patch needs its base commit")
 	}
-	allow, err := readAllowList(ctx, git, in.AllowListAt)
-	if err != nil {
-		return nil, err
+	var allow []byte
+	if in.AllowListAt != "" {
+		var err error
+		if allow, err = readAllowList(ctx, git, in.AllowListAt); err != nil {
+			return nil, err
+		}
 	}
 	cfg, err := rules(allow)
 	if err != nil {
