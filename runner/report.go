@@ -187,6 +187,10 @@ func (r *Result) Headline() string {
 	if list := r.renderer(nil, 0).newTestList(5, 100); list != "" {
 		parts = append(parts, "New test files: "+list+".")
 	}
+	if r.Patch != nil && len(r.SecretFindings) > 0 {
+		parts = append(parts, "**The patch holds what looks like a secret** (published because FROGNANO_SECRETS=warn): "+
+			secretsLine(r.SecretFindings, 5)+".")
+	}
 	if r.Patch != nil {
 		if n := len(r.Patch.Dropped); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d path(s) were left out of the patch (listed in the pull request).", n))

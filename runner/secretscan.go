@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/secrets"
@@ -46,4 +47,18 @@ func (x *run) scanSecrets(ctx context.Context, p *patch.Checked) error {
 			secrets.List(found))
 	}
 	return nil
+}
+
+// secretsLine names at most max findings in markdown, the file (the model chose its name) as a
+// code span: "rule in `file` line N; ...".
+func secretsLine(fs []secrets.Finding, max int) string {
+	var s []string
+	for i, f := range fs {
+		if i == max {
+			s = append(s, fmt.Sprintf("and %d more (listed in the run's report)", len(fs)-i))
+			break
+		}
+		s = append(s, fmt.Sprintf("%s in %s line %d", prose(f.Rule, 100), codeSpan(f.File, 100), f.Line))
+	}
+	return strings.Join(s, "; ")
 }

@@ -103,6 +103,7 @@ func (b *secretsBundle) checkNoValue(t *testing.T) {
 	}
 	hay := map[string]string{
 		"notes": strings.Join(b.x.res.Notes, "\n"), "report": b.x.res.Markdown(),
+		"summary": b.x.res.Summary(Fit{Limit: GitHubBodyLimit}), "headline": b.x.res.Headline(),
 		"stored result": string(stored), "logs": b.logs.String(),
 	}
 	keyBody := strings.Split(b.key, "\n")[1]
@@ -136,6 +137,10 @@ func TestPatchWithSecretsIsRefused(t *testing.T) {
 	if r := b.x.res.Markdown(); !strings.Contains(r, `aws\-access\-token in \"deploy\/creds\.txt\" line 3`) || !strings.Contains(r, "Patch: none") {
 		t.Errorf("the report does not name the refusal:\n%s", r)
 	}
+	// The status comment of a run without a pull request carries the runner's summary.
+	if sum := b.x.res.Summary(Fit{Limit: GitHubBodyLimit}); !strings.Contains(sum, `private\-key in \"deploy\/creds\.txt\" line 5`) {
+		t.Errorf("the summary does not name the findings:\n%s", sum)
+	}
 	b.checkNoValue(t)
 }
 
@@ -152,6 +157,11 @@ func TestPatchWithSecretsInWarnModeIsKept(t *testing.T) {
 	notes := strings.Join(b.x.res.Notes, "\n")
 	if !strings.Contains(notes, "it is kept because FROGNANO_SECRETS=warn") || !strings.Contains(notes, `private-key in "deploy/creds.txt" line 5`) {
 		t.Errorf("the notes do not list the findings:\n%s", notes)
+	}
+	// The status comment next to the pull request says so.
+	if h := b.x.res.Headline(); !strings.Contains(h, "**The patch holds what looks like a secret**") ||
+		!strings.Contains(h, "github\\-pat in `app/config.py` line 2") {
+		t.Errorf("the headline does not list the findings: %s", h)
 	}
 	// The patch itself is published as it is, under warn; everything else stays clean.
 	b.x.res.Patch = nil
