@@ -117,30 +117,13 @@ func (l *countingLocker) Lock(ctx context.Context, key string) (func(), error) {
 func TestEvictLeastRecentlyUsed(t *testing.T) {
 	ctx := context.Background()
 	const mib = 1 << 20
-	cfg := sandboxConfig(t)
 	build := func(m *env.Manager, name string) *env.Environment {
 		t.Helper()
 		// 3 MiB that do not compress or deduplicate: each image's own layer is about that.
-		dir, head := gittest.Repo(t, map[string]string{env.ScriptFile: "head -c 3145728 /dev/urandom > /opt/" + name + "\n"})
-		e, err := m.Prepare(ctx, env.Request{RunID: "envtest-lru-" + name, RepoDir: dir, Commit: head, Scope: scopeOf(t, dir), Sandbox: cfg})
-		if err != nil {
-			t.Fatalf("building %s: %v", name, err)
-		}
-		removeEnvImage(t, e.Ref)
-		return e
+		return buildSized(t, m, "envtest-lru-"+name, name, 3*mib, nil)
 	}
-	gone := func(e *env.Environment) bool {
-		_, err := docker.ImageInspect(ctx, e.Image)
-		return cerrdefs.IsNotFound(err)
-	}
-	others, err := manager(t, env.Config{}, "").List(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var before int64
-	for _, c := range others {
-		before += c.Size
-	}
+	gone := func(e *env.Environment) bool { return imageGone(t, e) }
+	before := cachedBytes(t)
 	// Room for the images already there, and two of ours but not three.
 	const fresh = 2 * time.Second
 	// A short FreshFor, not none: these evictions are engine-wide, and other packages' tests
@@ -229,30 +212,12 @@ func TestWaitingForTheLockEndsWithTheContext(t *testing.T) {
 func TestOneTenantCannotEvictAnother(t *testing.T) {
 	ctx := context.Background()
 	const mib = 1 << 20
-	cfg := sandboxConfig(t)
 	build := func(m *env.Manager, tenant, name string, size int) *env.Environment {
 		t.Helper()
-		dir, head := gittest.Repo(t, map[string]string{env.ScriptFile: fmt.Sprintf("head -c %d /dev/urandom > /opt/%s\n", size, name)})
-		scope := env.Scope{Tenant: tenant, Repo: tenant + " " + name}
-		e, err := m.Prepare(ctx, env.Request{RunID: "envtest-fair-" + name, RepoDir: dir, Commit: head, Scope: scope, Sandbox: cfg})
-		if err != nil {
-			t.Fatalf("building %s: %v", name, err)
-		}
-		removeEnvImage(t, e.Ref)
-		return e
+		return buildSized(t, m, "envtest-fair-"+name, name, size, &env.Scope{Tenant: tenant, Repo: tenant + " " + name})
 	}
-	gone := func(e *env.Environment) bool {
-		_, err := docker.ImageInspect(ctx, e.Image)
-		return cerrdefs.IsNotFound(err)
-	}
-	others, err := manager(t, env.Config{}, "").List(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var before int64
-	for _, c := range others {
-		before += c.Size
-	}
+	gone := func(e *env.Environment) bool { return imageGone(t, e) }
+	before := cachedBytes(t)
 	const fresh = 2 * time.Second
 	suffix := fmt.Sprint(time.Now().UnixNano())
 	victimTenant, attackerTenant := "victim-"+suffix, "attacker-"+suffix
@@ -276,4 +241,42 @@ func TestOneTenantCannotEvictAnother(t *testing.T) {
 	if !gone(attacker[0]) {
 		t.Errorf("the attacker's least recently used environment is still there: nothing of its own was evicted")
 	}
+}
+
+// buildSized builds an environment whose setup writes size random bytes (no compression or
+// deduplication: its own layer is about that size) to /opt/name, with scope, or the checkout's
+// own when nil; its image is removed when the test ends.
+func buildSized(t *testing.T, m *env.Manager, runID, name string, size int, scope *env.Scope) *env.Environment {
+	t.Helper()
+	dir, head := gittest.Repo(t, map[string]string{env.ScriptFile: fmt.Sprintf("head -c %d /dev/urandom > /opt/%s\n", size, name)})
+	sc := scopeOf(t, dir)
+	if scope != nil {
+		sc = *scope
+	}
+	e, err := m.Prepare(context.Background(), env.Request{RunID: runID, RepoDir: dir, Commit: head, Scope: sc, Sandbox: sandboxConfig(t)})
+	if err != nil {
+		t.Fatalf("building %s: %v", name, err)
+	}
+	removeEnvImage(t, e.Ref)
+	return e
+}
+
+// imageGone reports whether e's image is no longer on the engine.
+func imageGone(t *testing.T, e *env.Environment) bool {
+	_, err := docker.ImageInspect(context.Background(), e.Image)
+	return cerrdefs.IsNotFound(err)
+}
+
+// cachedBytes is what the engine's environment images take now, all tests' together.
+func cachedBytes(t *testing.T) int64 {
+	t.Helper()
+	others, err := manager(t, env.Config{}, "").List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, c := range others {
+		n += c.Size
+	}
+	return n
 }
