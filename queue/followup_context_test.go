@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/frognano/frognano/githubapp"
-	"github.com/frognano/frognano/githubapp/githubtest"
+	"github.com/frognano/frognano/githubapp/hostiletest"
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/run"
 )
@@ -55,7 +55,7 @@ func (b *bundle) acceptReview(t *testing.T, reviewer string) Accepted {
 func TestFollowUpFromAReviewCarriesItsLineComments(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.repo.reviewer.comments = githubtest.HostileReviewComments()
+	b.repo.reviewer.comments = hostiletest.ReviewComments()
 	b.repo.reviewer.comments[2].Author = "someone-else"
 	res := b.acceptReview(t, "reviewer")
 	if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != run.StateSucceeded {
@@ -85,7 +85,7 @@ func TestFollowUpFromAReviewCarriesItsLineComments(t *testing.T) {
 
 	reader := setup(t)
 	reader.repo.perm = "read"
-	reader.repo.reviewer.comments = githubtest.HostileReviewComments()
+	reader.repo.reviewer.comments = hostiletest.ReviewComments()
 	res = reader.acceptReview(t, "stranger")
 	if r := reader.work(t, res, 1); !r.completed() || reader.row(t, res.RunID).State != run.StateSkipped {
 		t.Fatalf("reader's review: %v", r)
@@ -102,7 +102,7 @@ func TestCIFollowUpShowsWhatFailed(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.repo.pr.HeadSHA = ciSHA
-	b.repo.reviewer.checks = githubtest.HostileFailedChecks()
+	b.repo.reviewer.checks = hostiletest.FailedChecks()
 	req := RunRequest{InstallationID: 5, RepoID: 42, Owner: "octo", Repo: "pager", Issue: 77, Labeler: "github-actions",
 		Kind: run.KindCI, Request: "The check suite of GitHub Actions (github-actions) concluded failure on commit " + ciSHA + ".", CISHA: ciSHA, SourceID: 31}
 	res, err := b.client.Accept(context.Background(), b.delivery("check_suite", "completed"), req)

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/frognano/frognano/githubapp"
-	"github.com/frognano/frognano/githubapp/githubtest"
+	"github.com/frognano/frognano/githubapp/hostiletest"
 	"github.com/frognano/frognano/internal/golden"
 )
 
@@ -17,7 +17,7 @@ const ciSHA = "0000000000000000000000000000000000000abc"
 func TestFollowUpTaskDetailsGolden(t *testing.T) {
 	t.Parallel()
 	earlier := []string{"Run 1 (the first run, on the issue): succeeded, exit reason agent."}
-	own := githubtest.HostileReviewComments()[:2]
+	own := hostiletest.ReviewComments()[:2]
 	task := FollowUpTask("Pager skips the last page", "Steps: open page 3.", earlier, "reviewer",
 		"(The review requests changes; its summary is empty.)", RenderReviewComments(own, false))
 	golden.Check(t, "followup-task-review.txt", task)
@@ -31,7 +31,7 @@ func TestFollowUpTaskDetailsGolden(t *testing.T) {
 		t.Errorf("the comment is not fenced beyond its own backticks:\n%s", task)
 	}
 	ci := FollowUpTask("Pager skips the last page", "Steps: open page 3.", earlier, "The repository's CI (not a person)",
-		"The check suite of GitHub Actions (github-actions) concluded failure on commit "+ciSHA+".", RenderFailedChecks(ciSHA, githubtest.HostileFailedChecks(), 3))
+		"The check suite of GitHub Actions (github-actions) concluded failure on commit "+ciSHA+".", RenderFailedChecks(ciSHA, hostiletest.FailedChecks(), 3))
 	golden.Check(t, "followup-task-ci.txt", ci)
 	if got := RenderFailedChecks(ciSHA, nil, 0); !strings.Contains(got, "No failed check run could be found") {
 		t.Errorf("no checks: %q", got)

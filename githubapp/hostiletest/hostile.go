@@ -1,11 +1,14 @@
-package githubtest
+// Package hostiletest holds GitHub texts written by an attacker, which the follow-up tests of run
+// and queue share. It is apart from githubtest because it uses githubapp's types, which
+// githubapp's own tests (through githubtest) cannot import.
+package hostiletest
 
 import "github.com/frognano/frognano/githubapp"
 
-// HostileReviewComments are two line comments of "reviewer" and one of someone else, with
+// ReviewComments are two line comments of "reviewer" and one of someone else, with
 // hostile text: hidden HTML, a fence breaker and a token. The follow-up tests of run and queue
 // share them.
-func HostileReviewComments() []githubapp.ReviewComment {
+func ReviewComments() []githubapp.ReviewComment {
 	return []githubapp.ReviewComment{
 		{ID: 1, Author: "reviewer", Path: "pager/pages.py", Line: 14, Side: "RIGHT", OriginalLine: 14,
 			DiffHunk: "@@ -10,4 +10,5 @@ def pages(n):\n     if n < 0:\n         raise ValueError(n)\n-    return range(1, n)\n+    return range(1, n + 1)",
@@ -18,9 +21,9 @@ func HostileReviewComments() []githubapp.ReviewComment {
 	}
 }
 
-// HostileFailedChecks are a failed check suite's checks as a CI follow-up reads them: an
+// FailedChecks are a failed check suite's checks as a CI follow-up reads them: an
 // Actions job with annotations and its log, and a timed-out check whose log could not be read.
-func HostileFailedChecks() []githubapp.FailedCheck {
+func FailedChecks() []githubapp.FailedCheck {
 	return []githubapp.FailedCheck{
 		{ID: 11, Name: "test (3.12)", App: "github-actions", Conclusion: "failure", Title: "1 test failed",
 			Summary: "pytest exited with 1", Annotations: []githubapp.Annotation{
