@@ -14,6 +14,7 @@ import (
 
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/runner"
 )
 
 // killed is what a worker the test kills at step panics with: River's executor takes it as
@@ -45,7 +46,7 @@ var endScenarios = []endScenario{
 				t.Errorf("labels = %v: a run that succeeded keeps its label", labels)
 			}
 		}},
-	{name: "Failed", outcome: func() *run.Outcome { o := goodOutcome(); o.Patch = nil; return o }, state: run.StateFailed,
+	{name: "Failed", outcome: func() *run.Outcome { o := goodOutcome(); o.Patch, o.NoPatch = nil, runner.NoPatchUnchanged; return o }, state: run.StateFailed,
 		check: func(t *testing.T, g *ghBundle, id int64) {
 			if prs := g.gh.PRs(g.hub); len(prs) != 0 {
 				t.Errorf("PRs = %+v, want none", prs)

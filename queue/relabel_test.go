@@ -10,6 +10,7 @@ import (
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/runner"
 )
 
 func checkedOutcome() *run.Outcome {
@@ -53,7 +54,7 @@ func TestWorkerFailedRunRemovesTheLabel(t *testing.T) {
 		b := setup(t)
 		b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 			o := goodOutcome()
-			o.Patch = nil
+			o.Patch, o.NoPatch = nil, runner.NoPatchUnchanged
 			return o, nil
 		})
 		if r := b.work(t, b.accept(t, 7), 1); !r.completed() {
@@ -94,7 +95,7 @@ func TestWorkerRelabelAfterTheRunEndedUpdatesTheSamePR(t *testing.T) {
 	b := setup(t)
 	b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 		o := goodOutcome()
-		o.Patch = nil
+		o.Patch, o.NoPatch = nil, runner.NoPatchUnchanged
 		return o, nil
 	})
 	first := b.accept(t, 7)

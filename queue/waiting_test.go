@@ -14,6 +14,7 @@ import (
 
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/runner"
 )
 
 // requirePromoted fails unless run id became queued with a River job of its own, available to
@@ -58,7 +59,7 @@ func TestWaitingRunIsPromotedWhenTheActiveOneEnds(t *testing.T) {
 		{"FailedWithoutAPatch", run.StateFailed, func(b *bundle) {
 			b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 				o := goodOutcome()
-				o.Patch = nil
+				o.Patch, o.NoPatch = nil, runner.NoPatchUnchanged
 				return o, nil
 			})
 		}},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/runner"
 )
 
 func TestWorkerHappyPathPublishesOnceOnIssueBranch(t *testing.T) {
@@ -216,7 +217,7 @@ func TestWorkerEmptyPatchEndsWithoutPR(t *testing.T) {
 	res := b.accept(t, 7)
 	b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 		o := goodOutcome()
-		o.Patch, o.ExitReason, o.Summary = nil, "max_turns", "Tried 100 steps; tests still fail in pager_test.go."
+		o.Patch, o.NoPatch, o.ExitReason, o.Summary = nil, runner.NoPatchUnchanged, "max_turns", "Tried 100 steps; tests still fail in pager_test.go."
 		return o, nil
 	})
 	if r := b.work(t, res, 1); !r.completed() {
@@ -234,6 +235,35 @@ func TestWorkerEmptyPatchEndsWithoutPR(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("final comment lacks %q:\n%s", want, body)
 		}
+	}
+}
+
+// TestWorkerRefusedPatchSaysSo: a patch the runner refused (here for a secret) ends the run
+// without a pull request, and the status comment says the patch was refused, from the
+// outcome's typed reason, not that the agent changed nothing.
+func TestWorkerRefusedPatchSaysSo(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res := b.accept(t, 7)
+	b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+		o := goodOutcome()
+		o.Patch, o.NoPatch, o.Summary = nil, runner.NoPatchRefused, "The patch was refused: it holds what looks like a secret: private-key in \"deploy/key.pem\" line 1."
+		return o, nil
+	})
+	if r := b.work(t, res, 1); !r.completed() {
+		t.Fatal(r)
+	}
+	if r := b.row(t, res.RunID); r.State != run.StateFailed || len(b.repo.publishes) != 0 {
+		t.Fatalf("run = %+v, %d publishes", r, len(b.repo.publishes))
+	}
+	body := b.repo.lastEdit().body
+	for _, want := range []string{"without a pull request", "frognano refused the agent's patch (the summary below says why), so there is no pull request.", "private-key in"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("final comment lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "without changing any file") {
+		t.Errorf("final comment says the agent changed nothing:\n%s", body)
 	}
 }
 

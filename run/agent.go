@@ -210,6 +210,7 @@ func OutcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 	}
 	out := &Outcome{
 		Patch:       res.PatchBytes(),
+		NoPatch:     res.NoPatch(),
 		ExitReason:  res.ExitReason(),
 		TestTime:    res.TestTime(),
 		Elapsed:     res.Elapsed,

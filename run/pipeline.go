@@ -242,7 +242,7 @@ func (a *attempt) runAgent(ctx context.Context, baseSHA, baseBranch string, spec
 	if err := a.st.saveOutcome(ctx, r.ID, out); err != nil {
 		return err
 	}
-	r.Patch, r.ExitReason, r.Steps, r.ElapsedMS = out.Patch, out.ExitReason, out.Steps, out.Elapsed.Milliseconds()
+	r.Patch, r.NoPatch, r.ExitReason, r.Steps, r.ElapsedMS = out.Patch, out.NoPatch, out.ExitReason, out.Steps, out.Elapsed.Milliseconds()
 	r.Summary, r.PRBody, r.Headline, r.Check = CleanText(out.Summary), CleanText(out.PRBody), CleanText(out.Headline), out.Check
 	return nil
 }

@@ -90,8 +90,7 @@ func (p *issuePlan) publish(ctx context.Context, a *attempt, dir string) error {
 		return a.end(ctx, StateFailed, r.ExitReason, note, "", 0)
 	}
 	if len(r.Patch) == 0 {
-		note := "The agent finished without changing any file, so there is no pull request."
-		return a.end(ctx, StateFailed, r.ExitReason, note, "", 0)
+		return a.end(ctx, StateFailed, r.ExitReason, noPatchNote(r, ", so there is no pull request."), "", 0)
 	}
 	// The runner rendered the whole body, Fixes line included, within GitHub's limit; it
 	// is not cut here. A body stored before the runner added the line (rendered 100

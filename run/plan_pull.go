@@ -22,6 +22,10 @@ type pull struct {
 	pr     githubapp.PullRequest
 	issue  int   // the issue of the pull request's branch (ParseBranch)
 	source int64 // the review or check suite the request came from (runs.source_id; 0: none)
+	// baseHead is the head of the pull request's base branch when clone fetched it: its
+	// .gitleaks.toml (the maintainers') is the secrets check's allow-list, never the one on
+	// frognano's branch, which an earlier run's patch could have written.
+	baseHead string
 }
 
 // read reads the pull request; ok false: it is not frognano's, and the run was skipped.
@@ -103,7 +107,7 @@ func (p *pull) clone(ctx context.Context, a *attempt, spec *RunSpec) (string, st
 	if err != nil {
 		return "", "", fmt.Errorf("cloning the pull request's branch: %w", err)
 	}
-	spec.Issue, spec.SetupCommit = p.issue, baseSHA
+	spec.Issue, spec.SetupCommit, p.baseHead = p.issue, baseSHA, baseSHA
 	return headSHA, p.pr.BaseRef, nil
 }
 
@@ -112,7 +116,7 @@ func (p *pull) clone(ctx context.Context, a *attempt, spec *RunSpec) (string, st
 func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func(string) string) error {
 	r := a.run
 	if len(r.Patch) == 0 {
-		return a.end(ctx, StateFailed, r.ExitReason, say("The agent finished without changing any file, so nothing was pushed."), "", 0)
+		return a.end(ctx, StateFailed, r.ExitReason, say(noPatchNote(r, ", so nothing was pushed.")), "", 0)
 	}
 	a.p.step(ctx, r.ID, StepPublishing)
 	url, number, err := a.repo.Publish(ctx, githubapp.PublishInput{
@@ -121,6 +125,7 @@ func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func
 		Body:          followUpBody(p.pr.Body, r),
 		CommitMessage: followUpMessage(p.issue, r),
 		Patch:         r.Patch, IssueNumber: p.issue, Check: r.Check, PullRequest: r.Issue,
+		AllowListAt: p.baseHead,
 	})
 	if errors.Is(err, githubapp.ErrPullRequestClosed) {
 		return a.end(ctx, StateSkipped, r.ExitReason, say("The pull request was closed while the run worked, so nothing was pushed."), "", 0)

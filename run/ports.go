@@ -123,7 +123,10 @@ type Call struct {
 
 // Outcome is the result of a finished agent run.
 type Outcome struct {
-	Patch                                  []byte
+	Patch []byte
+	// NoPatch says why there is no Patch (runner.Result.NoPatch: runner.NoPatchUnchanged,
+	// NoPatchRefused, ...); "" when there is one.
+	NoPatch                                string
 	ExitReason, FinalMessage               string
 	Steps, PromptTokens, CompletionTokens  int
 	ModelTime, ToolTime, TestTime, Elapsed time.Duration

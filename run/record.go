@@ -54,6 +54,7 @@ type row struct {
 	BaseBranch     string
 	AgentDone      bool
 	Patch          []byte
+	NoPatch        string // why there is no Patch (runner.Result.NoPatch); "" also for old rows
 	ExitReason     string
 	Steps          int
 	ElapsedMS      int64

@@ -39,12 +39,12 @@ func (s *Store) load(ctx context.Context, id int64) (*row, error) {
 			coalesce(comment_id, 0), attempts, extra_requests, coalesce(base_sha, ''), coalesce(base_branch, ''),
 			agent_done_at IS NOT NULL, patch, coalesce(exit_reason, ''), coalesce(steps, 0), coalesce(elapsed_ms, 0),
 			coalesce(summary, ''), coalesce(pr_body, ''), coalesce(headline, ''), check_run,
-			kind, coalesce(request, ''), coalesce(request_url, ''), coalesce(ci_sha, '')
+			kind, coalesce(request, ''), coalesce(request_url, ''), coalesce(ci_sha, ''), coalesce(no_patch, '')
 		FROM runs WHERE id = $1`, id).Scan(
 		&r.InstallationID, &r.RepoID, &r.Owner, &r.Repo, &r.Issue, &r.Labeler, &r.State,
 		&r.CommentID, &r.Attempts, &r.ExtraRequests, &r.BaseSHA, &r.BaseBranch,
 		&r.AgentDone, &r.Patch, &r.ExitReason, &r.Steps, &r.ElapsedMS, &r.Summary, &r.PRBody, &r.Headline, &r.Check,
-		&r.Kind, &r.Request, &r.RequestURL, &r.CISHA)
+		&r.Kind, &r.Request, &r.RequestURL, &r.CISHA, &r.NoPatch)
 	if err != nil {
 		return nil, fmt.Errorf("loading run %d: %w", id, err)
 	}
@@ -130,12 +130,12 @@ func (s *Store) saveOutcome(ctx context.Context, id int64, o *Outcome) error {
 	err := s.exec(ctx, "saving agent outcome", `UPDATE runs SET agent_done_at = now(), patch = $2, exit_reason = $3,
 			steps = $4, prompt_tokens = $5, completion_tokens = $6, model_ms = $7, tool_ms = $8, test_ms = $9,
 			elapsed_ms = $10, trajectory = $11, report = $12, summary = $13, pr_body = $14, headline = $15,
-			environment = nullif($16, ''), setup_log = nullif($17, '')
+			environment = nullif($16, ''), setup_log = nullif($17, ''), no_patch = nullif($18, '')
 		WHERE id = $1`,
 		id, o.Patch, CleanText(o.ExitReason), o.Steps, o.PromptTokens, o.CompletionTokens,
 		o.ModelTime.Milliseconds(), o.ToolTime.Milliseconds(), o.TestTime.Milliseconds(), o.Elapsed.Milliseconds(),
 		cleanJSON(o.Trajectory), CleanText(o.Report), CleanText(o.Summary), CleanText(o.PRBody), CleanText(o.Headline),
-		CleanText(o.Environment), CleanText(o.SetupLog))
+		CleanText(o.Environment), CleanText(o.SetupLog), CleanText(o.NoPatch))
 	if err != nil || o.Check == nil {
 		return err
 	}

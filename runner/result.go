@@ -37,6 +37,9 @@ type Result struct {
 	// the patch is only reported. 0 stands for patch.DefaultMaxBytes.
 	MaxPatchBytes int64
 	Patch         *patch.Checked // nil when the patch could not be taken or was refused (see Notes)
+	// PatchLost says why a patch the agent made is not Patch: NoPatchNotTaken or NoPatchRefused
+	// (the Notes say more); "" when there was none to lose.
+	PatchLost string
 
 	TestsBefore *TestRun
 	TestsAfter  *TestRun // nil when there was no patch to test
@@ -63,6 +66,31 @@ func (r *Result) PatchBytes() []byte {
 		return nil
 	}
 	return r.Patch.Diff
+}
+
+// Why a run has no usable patch (Result.NoPatch).
+const (
+	NoPatchUnchanged = "unchanged" // the agent changed no file
+	NoPatchNotTaken  = "not_taken" // the patch could not be taken out of the sandbox
+	NoPatchRefused   = "refused"   // a check refused it: the Notes say which and why
+	NoPatchTooLarge  = "too_large" // over the patch size limit: only reported
+	NoPatchSetup     = "setup"     // setup failed, so the model was not called
+)
+
+// NoPatch says why the run has no usable patch (PatchBytes is nil), "" when it has one. A
+// caller tells the maintainer from it, never from the Notes' text.
+func (r *Result) NoPatch() string {
+	switch {
+	case r.PatchBytes() != nil:
+		return ""
+	case r.SetupFailed != "":
+		return NoPatchSetup
+	case r.PatchLost != "":
+		return r.PatchLost
+	case r.Patch != nil && r.Patch.TooLarge:
+		return NoPatchTooLarge
+	}
+	return NoPatchUnchanged
 }
 
 // ExitSetupFailed is the exit reason of a run whose setup script failed.

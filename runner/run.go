@@ -277,6 +277,7 @@ func (x *run) verify(ctx context.Context, sb *sandbox.Sandbox) {
 	sb.Close() // the agent's sandbox has served its purpose; free its memory for the tests
 	if err != nil {
 		x.note("The patch could not be taken out of the sandbox: " + err.Error())
+		res.PatchLost = NoPatchNotTaken
 	} else {
 		res.RawPatchBytes = int64(len(raw))
 		x.checkPatch(ctx, raw)
@@ -321,6 +322,7 @@ func (x *run) checkPatch(ctx context.Context, raw []byte) {
 	}
 	if err != nil {
 		x.note("The patch was refused: " + err.Error())
+		x.res.PatchLost = NoPatchRefused
 		return
 	}
 	x.res.Patch = p
