@@ -225,7 +225,8 @@ func (x *run) agent(ctx context.Context, onStep func(leaf.Step)) (*sandbox.Sandb
 	x.startTestsBefore(ctx, box)
 
 	x.log.Info("agent loop starting", "model", r.cfg.Leaf.Model, "test_cmd", x.testCmd)
-	res.Leaf = leaf.Run(loopCtx, spec.attempt.leafConfig(r.cfg.Leaf, spec), x.task, box, onStep)
+	res.Leaf = leaf.Run(loopCtx, spec.attempt.leafConfig(r.cfg.Leaf, spec), x.task, box, redactingSteps(onStep))
+	redactLoopResult(res.Leaf)
 	sb, err := box.wait()
 	if err != nil {
 		return nil, err

@@ -1,0 +1,111 @@
+package secrets
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestRedact(t *testing.T) {
+	t.Parallel()
+	aws, gh, key := awsKey(t), githubToken(t), privateKey(t)
+	keyBody := strings.Split(key, "\n")[1]
+	cases := []struct {
+		name, in string
+		gone     []string
+		want     []string
+	}{
+		{"AWSKeyInProse", "I set aws_access_key_id = " + aws + " in the config.", []string{aws}, []string{"[secret: aws-access-token]"}},
+		{"TokenAndKeyInOutput", "$ cat creds\n" + gh + "\n\n" + key + "\n", []string{gh, keyBody}, []string{"[secret: github-pat]", "[secret: private-key]"}},
+		{"Nothing", "def average(xs):\n    return total(xs) / len(xs)\n", nil, []string{"def average(xs):\n    return total(xs) / len(xs)\n"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got := Redact(c.in)
+			for _, v := range c.gone {
+				if strings.Contains(got, v) {
+					t.Errorf("a value is still there:\n%s", got)
+				}
+			}
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%q missing from:\n%s", w, got)
+				}
+			}
+		})
+	}
+}
+
+// TestRedactArguments: a Write call's content holds a private key whose line breaks the JSON
+// escapes, and a token; both go, and the arguments stay the JSON object they were.
+func TestRedactArguments(t *testing.T) {
+	t.Parallel()
+	aws, key := awsKey(t), privateKey(t)
+	raw, err := json.Marshal(map[string]string{"file_path": "deploy/creds.txt", "content": "aws = " + aws + "\n\n" + key + "\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := RedactArguments(string(raw))
+	var obj map[string]string
+	if err := json.Unmarshal([]byte(got), &obj); err != nil {
+		t.Fatalf("not JSON any more: %v\n%s", err, got)
+	}
+	if obj["file_path"] != "deploy/creds.txt" {
+		t.Errorf("file_path = %q", obj["file_path"])
+	}
+	keyLine := strings.Split(key, "\n")[1]
+	if strings.Contains(got, aws) || strings.Contains(got, keyLine) || strings.Contains(obj["content"], keyLine) {
+		t.Errorf("a value is still there:\n%s", got)
+	}
+	if !strings.Contains(obj["content"], "[secret: aws-access-token]") || !strings.Contains(obj["content"], "[secret: private-key]") {
+		t.Errorf("content = %q", obj["content"])
+	}
+	if clean := `{"command":"ls -la","description":"list"}`; RedactArguments(clean) != clean {
+		t.Errorf("arguments without a secret changed: %s", RedactArguments(clean))
+	}
+	if notJSON := "{\"command\": " + aws; strings.Contains(RedactArguments(notJSON), aws) {
+		t.Errorf("arguments that are not JSON kept the value")
+	}
+}
+
+// FuzzRedactArguments: whatever the model sends, a JSON object stays a JSON object with the
+// same keys, and redacting twice changes nothing more.
+func FuzzRedactArguments(f *testing.F) {
+	f.Add(`{"file_path":"a","content":"x"}`)
+	f.Add(`{"command":"echo AKIAABCDEFGHIJKLMNOP"}`)
+	f.Add(`{"content":"-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----"}`)
+	f.Add(`not json`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		got := RedactArguments(raw)
+		var in, out map[string]any
+		if json.Unmarshal([]byte(raw), &in) == nil {
+			if err := json.Unmarshal([]byte(got), &out); err != nil {
+				t.Fatalf("%q became %q, not JSON: %v", raw, got, err)
+			}
+			if len(in) != len(out) {
+				t.Fatalf("keys changed: %v -> %v", in, out)
+			}
+		}
+		if again := RedactArguments(got); again != got && json.Valid([]byte(raw)) {
+			var a, b any
+			if json.Unmarshal([]byte(again), &a) != nil || json.Unmarshal([]byte(got), &b) != nil {
+				t.Fatalf("redacting again broke it: %q", again)
+			}
+		}
+	})
+}
+
+// BenchmarkRedactStep is what one step's texts cost: a 30,000-character observation of code
+// with one token in it, the largest a step shows.
+func BenchmarkRedactStep(b *testing.B) {
+	var sb strings.Builder
+	for sb.Len() < 30000 {
+		sb.WriteString("def average(xs):\n    return total(xs) / len(xs)  # keep it simple, and the key in config\n")
+	}
+	sb.WriteString("token = \"ghp_" + strings.Repeat("aB3dE5", 6) + "\"\n")
+	text := sb.String()
+	for b.Loop() {
+		Redact(text)
+	}
+}
