@@ -77,9 +77,13 @@ func (x *render) writeScanners(b *strings.Builder, tails bool) {
 		return
 	}
 	b.WriteString("## Scanners\n\n")
+	fails := fmt.Sprintf("one at level %s or above fails the check run", codeSpan(string(r.failLevel()), 20))
+	if r.failLevel() == scanner.FailNone {
+		fails = "none fails the check run (level `none`)"
+	}
 	fmt.Fprintf(b, "The operator's scanners ran on the patched tree, each in a fresh sandbox sealed like the tests' (offline, "+
-		"no credential). Only findings on lines the patch added or changed are listed; one at level %s or above fails the "+
-		"check run (FROGNANO\\_SCANNER\\_FAIL\\_LEVEL).\n\n", codeSpan(string(r.failLevel()), 20))
+		"no credential). Only findings on lines the patch added or changed are listed; %s "+
+		"(FROGNANO\\_SCANNER\\_FAIL\\_LEVEL).\n\n", fails)
 	b.WriteString("| scanner | exit code | duration | on changed lines | elsewhere (not shown) |\n|---|---|---|---|---|\n")
 	for _, s := range r.Scanners {
 		code := fmt.Sprint(s.ExitCode)
@@ -161,7 +165,7 @@ func (r *Result) scannerFindings() []scannerFinding {
 
 // Annotations is the check run's annotations: one per finding on a changed line, the most
 // severe first, at most 200. A finding that fails the check (FROGNANO_SCANNER_FAIL_LEVEL) is
-// a failure, a warning otherwise a warning, anything else a notice. redact is applied to
+// a failure; otherwise an error or a warning is a warning, a note or none a notice. redact is applied to
 // every untrusted string (nil: none).
 func (r *Result) Annotations(redact func(string) string) []CheckAnnotation {
 	if redact == nil {
@@ -176,7 +180,7 @@ func (r *Result) Annotations(redact func(string) string) []CheckAnnotation {
 		switch {
 		case r.ScannerFailLevel.Fails(f.Level):
 			level = AnnotationFailure
-		case f.Level == scanner.LevelWarning:
+		case f.Level >= scanner.LevelWarning:
 			level = AnnotationWarning
 		}
 		msg := f.Message
