@@ -58,6 +58,9 @@ func (x *run) scan(ctx context.Context) {
 	}
 	changed := scanner.ChangedLines(frags)
 	for _, s := range r.cfg.Scanners {
+		if ctx.Err() != nil { // cancelled: the run reports itself as such
+			break
+		}
 		sr := r.runScanner(ctx, x.sbCfg, x.repo, x.spec, s, diff, changed)
 		x.log.Info("scanner done", "scanner", s.Name, "duration", sr.Duration, "exit_code", sr.ExitCode,
 			"findings", len(sr.Kept)+sr.More, "problem", sr.Problem != "")
