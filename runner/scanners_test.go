@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,7 +15,6 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/build"
-	"github.com/docker/docker/pkg/jsonmessage"
 
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
@@ -64,7 +64,21 @@ func buildScanImage(t *testing.T) {
 			return
 		}
 		defer resp.Body.Close()
-		scanImageOnce.err = jsonmessage.DisplayJSONMessagesStream(resp.Body, io.Discard, 0, false, nil)
+		// The engine streams JSON messages; a failed step is one with an error.
+		dec := json.NewDecoder(resp.Body)
+		for {
+			var m struct{ Error string }
+			if err := dec.Decode(&m); err == io.EOF {
+				return
+			} else if err != nil {
+				scanImageOnce.err = err
+				return
+			}
+			if m.Error != "" {
+				scanImageOnce.err = errors.New(m.Error)
+				return
+			}
+		}
 	})
 	if scanImageOnce.err != nil {
 		t.Fatalf("building %s from %s: %v", scanImage, sandbox.DefaultImage, scanImageOnce.err)
