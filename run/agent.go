@@ -188,11 +188,16 @@ func (p *progressOf) sendLocked() {
 // checkRunOf is the check run that reports res's tests on the commit a publish pushes.
 func checkRunOf(res *runner.Result, pageURL string) *githubapp.CheckRun {
 	c := res.Check(githubapp.Redact)
-	return &githubapp.CheckRun{
+	cr := &githubapp.CheckRun{
 		Name: runner.CheckRunName, Status: "completed", Conclusion: c.Conclusion,
 		Title: c.Title, Summary: c.Summary, Text: c.Text, ExternalID: res.RunID, DetailsURL: pageURL,
 		StartedAt: res.StartedAt, CompletedAt: res.StartedAt.Add(res.Elapsed),
 	}
+	for _, a := range c.Annotations { // the operator's scanners' findings (issue 21)
+		cr.Annotations = append(cr.Annotations, githubapp.CheckAnnotation{Path: a.Path, StartLine: a.StartLine, EndLine: a.EndLine,
+			Level: a.Level, Message: a.Message, Title: a.Title, RawDetails: a.RawDetails})
+	}
+	return cr
 }
 
 // OutcomeOf turns a finished runner.Result into what the pipeline stores and publishes; every

@@ -30,6 +30,9 @@ type CheckReport struct {
 	Title      string `json:"title"`      // one line, no markup
 	Summary    string `json:"summary"`    // the before/after table and the lists
 	Text       string `json:"text"`       // the failing tests and the end of the after-run's output
+	// Annotations are the operator's scanners' findings on the lines the patch changed
+	// (report_scanners.go); GitHub takes 50 a request.
+	Annotations []CheckAnnotation `json:"annotations,omitempty"`
 }
 
 // Check judges the after-run and renders the check run. Success: the after-run ran, broke
@@ -37,10 +40,13 @@ type CheckReport struct {
 // failed before (what the task targeted). Failure: a test that did not fail before fails
 // with the patch (or, without per-test results, the command passed before and fails after).
 // Neutral, with why: no test command, a test run that could not be carried out, or no test
-// whose result shows the change (still failing and nothing fixed). redact is applied to
-// every untrusted string (nil: none).
+// whose result shows the change (still failing and nothing fixed). Whatever the tests say, a
+// finding of the operator's scanners at or above FROGNANO_SCANNER_FAIL_LEVEL on a line the
+// patch changed makes it a failure (report_scanners.go). redact is applied to every untrusted
+// string (nil: none).
 func (r *Result) Check(redact func(string) string) CheckReport {
-	conclusion, title := r.judge()
+	conclusion, title := r.judgeScanners(r.judge())
+	annotations := r.Annotations(redact)
 	for level := range details {
 		x := r.renderer(redact, level)
 		var sum strings.Builder
@@ -52,13 +58,14 @@ func (r *Result) Check(redact func(string) string) CheckReport {
 		s := *x
 		s.d.tail = 0 // the output's end is in the text, once
 		s.writeTests(&sum)
+		x.writeScanners(&sum, false)
 		text := x.checkText()
 		if runeLen(sum.String()) <= checkOutputLimit && runeLen(redact2(redact, sum.String())) <= checkOutputLimit &&
 			runeLen(text) <= checkOutputLimit && runeLen(redact2(redact, text)) <= checkOutputLimit {
-			return CheckReport{Conclusion: conclusion, Title: title, Summary: sum.String(), Text: text}
+			return CheckReport{Conclusion: conclusion, Title: title, Summary: sum.String(), Text: text, Annotations: annotations}
 		}
 	}
-	return CheckReport{Conclusion: conclusion, Title: title, Summary: "The test results are too large to show here; they are in the pull request.", Text: ""}
+	return CheckReport{Conclusion: conclusion, Title: title, Summary: "The test results are too large to show here; they are in the pull request.", Text: "", Annotations: annotations}
 }
 
 // writeCounts puts the before/after comparison at the top of the summary as one table, zeros

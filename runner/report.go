@@ -78,6 +78,7 @@ func (r *Result) Markdown() string {
 	if r.SetupFailed == "" { // else there was no agent, no patch and no test run to report
 		x.writeOutcome(&b)
 		x.writeTests(&b)
+		x.writeScanners(&b, true)
 		x.writeFiles(&b)
 		x.writeAttempts(&b, attemptRoom[0])
 	}
@@ -104,6 +105,7 @@ func (r *Result) PRBody(fit Fit) string {
 		x.writeTrust(&b)
 		x.writeOutcome(&b)
 		x.writeTests(&b)
+		x.writeScanners(&b, false)
 		x.writeFiles(&b)
 		x.writeAttempts(&b, attemptRoom[level])
 		x.writeFacts(&b)

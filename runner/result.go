@@ -6,6 +6,7 @@ import (
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/runner/scanner"
 	"github.com/frognano/frognano/runner/secrets"
 	"github.com/frognano/frognano/runner/verify"
 )
@@ -49,6 +50,14 @@ type Result struct {
 	// SecretFindings is what runner/secrets found in the patch, by rule, file and line (never
 	// a value): under FROGNANO_SECRETS=block the patch was refused for them (Patch is nil).
 	SecretFindings []secrets.Finding
+
+	// Scanners is what the operator's scanners (FROGNANO_SCANNERS) found on the lines the
+	// patch added or changed, one entry per scanner in the configured order, each saying
+	// whether its SARIF was read; nil when none is configured or there was no patch to scan.
+	Scanners []ScannerRun
+	// ScannerFailLevel is the level at or above which a scanner's finding fails the check run
+	// (FROGNANO_SCANNER_FAIL_LEVEL; "" the default).
+	ScannerFailLevel scanner.FailLevel
 
 	// EarlierTestInfluences is what a follow-up's branch changed before this run (earlier
 	// runs' patches, reviewers' commits) that can change what the tests report: the tests,

@@ -296,6 +296,7 @@ func (x *run) verify(ctx context.Context, sb *sandbox.Sandbox) {
 			x.note(note)
 		}
 	}
+	x.scan(ctx) // the operator's scanners, after the tests after (scanners.go)
 	x.before.Wait()
 	res.TestsBefore = x.testsBefore
 	if res.TestsBefore != nil && res.TestsAfter != nil {

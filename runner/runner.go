@@ -26,6 +26,7 @@ import (
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/sandbox"
+	"github.com/frognano/frognano/runner/scanner"
 	"github.com/frognano/frognano/runner/secrets"
 	"github.com/frognano/frognano/runner/verify"
 )
@@ -64,6 +65,14 @@ type Config struct {
 	// patch before its tests, as is a patch that could not be scanned; secrets.Warn keeps it
 	// and notes the findings. Findings are named by rule, file and line, never by value.
 	Secrets secrets.Mode
+	// Scanners are the operator's own scanners (FROGNANO_SCANNERS, runner/scanner), run one
+	// by one after the tests, each in a fresh sandbox of the run's environment with the patch
+	// applied (scanners.go); nil runs none. ScannerTimeout bounds each (0:
+	// scanner.DefaultTimeout); a finding at or above ScannerFailLevel on a line the patch
+	// added or changed fails the check run ("": scanner.DefaultFailLevel).
+	Scanners         []scanner.Scanner
+	ScannerTimeout   time.Duration
+	ScannerFailLevel scanner.FailLevel
 }
 
 // DefaultConfig returns the defaults the issue and docs/leaf-protocol.md name.
@@ -74,6 +83,9 @@ func DefaultConfig() Config {
 		TestTimeout:   DefaultTestTimeout,
 		MaxPatchBytes: patch.DefaultMaxBytes,
 		Secrets:       secrets.DefaultMode,
+		// Scanners: none until the operator names some.
+		ScannerTimeout:   scanner.DefaultTimeout,
+		ScannerFailLevel: scanner.DefaultFailLevel,
 	}
 }
 
@@ -124,8 +136,11 @@ func New(docker *client.Client, cfg Config, log *slog.Logger) *Runner {
 	if cfg.Leaf.Logger == nil {
 		cfg.Leaf.Logger = log
 	}
+	if cfg.ScannerTimeout <= 0 {
+		cfg.ScannerTimeout = scanner.DefaultTimeout
+	}
 	if cfg.Sandbox.Lifetime == 0 {
-		cfg.Sandbox.Lifetime = SandboxLifetime(cfg.Leaf.MaxTime, cfg.TestTimeout)
+		cfg.Sandbox.Lifetime = SandboxLifetime(cfg.Leaf.MaxTime, max(cfg.TestTimeout, cfg.ScannerTimeout))
 	}
 	return &Runner{docker: docker, cfg: cfg, envs: env.New(docker, cfg.Env, log), log: log}
 }
@@ -173,13 +188,8 @@ func (r *Runner) runTests(ctx context.Context, sbCfg sandbox.Config, repo *sandb
 	defer sb.Close()
 	spec.observer().TestsStart(spec.attempt.number(), diff != nil)
 	if diff != nil {
-		res, err := sb.Exec(ctx, []string{"git", "-c", "core.hooksPath=/dev/null", "apply", "--whitespace=nowarn", "-"},
-			strings.NewReader(string(diff)), 2*time.Minute, 1<<20)
-		if err != nil {
+		if err := applyPatch(ctx, sb, diff); err != nil {
 			return fail("applying the patch", err)
-		}
-		if res.ExitCode != 0 {
-			return fail("applying the patch", fmt.Errorf("git apply exited %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr))))
 		}
 		tr.PatchApplied = true
 	}
@@ -202,6 +212,20 @@ func (r *Runner) runTests(ctx context.Context, sbCfg sandbox.Config, repo *sandb
 	tr.Outcome.Duration = res.Duration
 	tr.Outcome.TimedOut = res.TimedOut
 	return tr
+}
+
+// applyPatch applies diff to the untouched checkout in a fresh sandbox: what the tests after
+// and the operator's scanners run on.
+func applyPatch(ctx context.Context, sb *sandbox.Sandbox, diff []byte) error {
+	res, err := sb.Exec(ctx, []string{"git", "-c", "core.hooksPath=/dev/null", "apply", "--whitespace=nowarn", "-"},
+		strings.NewReader(string(diff)), 2*time.Minute, 1<<20)
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("git apply exited %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	return nil
 }
 
 // takeDiff takes the agent's changes out of the sandbox as `git diff --binary` against the

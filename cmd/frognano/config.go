@@ -15,6 +15,7 @@ import (
 	"github.com/frognano/frognano/internal/setting"
 	"github.com/frognano/frognano/runner"
 	envpkg "github.com/frognano/frognano/runner/env"
+	"github.com/frognano/frognano/runner/scanner"
 	"github.com/frognano/frognano/runner/secrets"
 )
 
@@ -59,6 +60,14 @@ func runnerConfig(getenv func(string) string) (runner.Config, error) {
 		e.Add(err)
 	}
 	cfg.Secrets = mode
+	// The operator's own scanners (runner/scanner): only this setting chooses them.
+	if cfg.Scanners, err = scanner.Parse(e.Raw("FROGNANO_SCANNERS")); err != nil {
+		e.Add(err)
+	}
+	cfg.ScannerTimeout = e.Duration("FROGNANO_SCANNER_TIMEOUT", scanner.DefaultTimeout)
+	if cfg.ScannerFailLevel, err = scanner.ParseFailLevel(e.String("FROGNANO_SCANNER_FAIL_LEVEL", string(scanner.DefaultFailLevel))); err != nil {
+		e.Add(err)
+	}
 	// The repository's setup script and the environment cache (runner/env).
 	cfg.Env.Network = e.String("FROGNANO_SETUP_NETWORK", envpkg.DefaultNetwork)
 	if err := envpkg.CheckNetwork(cfg.Env.Network); err != nil {

@@ -287,6 +287,11 @@ var describedDefaults = map[string]describedDefault{
 			t.Errorf("FROGNANO_SANDBOX_IMAGES unset gives %v", c.base.Runner.Images)
 		}
 	}},
+	"FROGNANO_SCANNERS": {"", func(t *testing.T, c *docsCheck) {
+		if len(c.base.Runner.Scanners) != 0 {
+			t.Errorf("FROGNANO_SCANNERS unset gives %d scanners", len(c.base.Runner.Scanners))
+		}
+	}},
 	"FROGNANO_SETUP_ENV": {"", func(t *testing.T, c *docsCheck) {
 		if len(c.base.Runner.Env.Env) != 0 {
 			t.Errorf("FROGNANO_SETUP_ENV unset gives setup %d variables", len(c.base.Runner.Env.Env))
@@ -366,6 +371,7 @@ var notSettings = map[string]string{
 	"FROGNANO_SETUP":          "given to the repository's setup.sh (docs/environments.md); not read",
 	"FROGNANO_BASE_COMMIT":    "given to the repository's setup.sh (docs/environments.md); not read",
 	"FROGNANO_ENV":            "given to the repository's setup.sh (docs/environments.md); not read",
+	"FROGNANO_SARIF":          "given to each of the operator's scanners: where to write SARIF (docs/environments.md); not read",
 	"FROGNANO_CHROMIUM":       "read by the tests' browser (web/webtest), documented in CONTRIBUTING.md",
 	"FROGNANO_TEST_ARTIFACTS": "read by the tests' browser (web/webtest), documented in CONTRIBUTING.md",
 }

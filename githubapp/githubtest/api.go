@@ -27,6 +27,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET "+p+"/pulls/{pull_number}", s.handleGetPull)
 	m.HandleFunc("PATCH "+p+"/pulls/{pull_number}", s.handleEditPull)
 	m.HandleFunc("POST "+p+"/check-runs", s.handleCreateCheckRun)
+	m.HandleFunc("PATCH "+p+"/check-runs/{check_run_id}", s.handleUpdateCheckRun)
 	m.HandleFunc("GET "+p+"/git/ref/{ref...}", s.handleGetRef)
 	m.HandleFunc("GET "+apiPrefix+"/rate_limit", s.handleRateLimit)
 	s.appRoutes()
@@ -171,6 +172,10 @@ func (s *Server) handleCreateCheckRun(w http.ResponseWriter, r *http.Request) {
 		writeValidation(w, "CheckRun", "name", "missing_field", "")
 		return
 	}
+	anns, ok := checkOutput(w, body, true)
+	if !ok {
+		return
+	}
 	id := s.id()
 	body["id"] = id
 	body["node_id"] = fmt.Sprintf("CR_%d", id)
@@ -181,6 +186,7 @@ func (s *Server) handleCreateCheckRun(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	repo.checkRuns[id] = body
+	s.recordOutput(repo, id, body, anns)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, body)
 }

@@ -79,8 +79,9 @@ type Server struct {
 	faults        []*fault
 	requests      []Request
 	app           appState
-	rv            *reviewerState // reviews, check suites, job logs (reviewer.go)
-	oauth         oauthState     // oauth.go
+	rv            *reviewerState             // reviews, check suites, job logs (reviewer.go)
+	ann           map[int64][]map[string]any // annotations of the check runs created (checkruns.go)
+	oauth         oauthState                 // oauth.go
 }
 
 // Request is one request the fake received.

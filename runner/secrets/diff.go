@@ -2,8 +2,11 @@ package secrets
 
 import (
 	"bytes"
+	"context"
 	"strconv"
 	"strings"
+
+	"github.com/frognano/frognano/runner/patch"
 )
 
 // Fragment is a run of consecutive lines a patch adds to one file: Line is the number of its
@@ -125,4 +128,15 @@ func hunkRange(s string) (start, n int, ok bool) {
 		}
 	}
 	return start, n, true
+}
+
+// AddedLines applies diff to base in the host's clone (a throwaway index and object directory)
+// and returns the lines the patched tree adds or changes, git's own view of them: the same
+// lines Scan reads. runner/scanner keeps its findings to them.
+func AddedLines(ctx context.Context, git patch.Git, base string, diff []byte) ([]Fragment, error) {
+	added, err := addedLines(ctx, git, base, diff)
+	if err != nil {
+		return nil, err
+	}
+	return Added(added), nil
 }

@@ -1,0 +1,107 @@
+package runner
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/githubapp/githubtest"
+	"github.com/frognano/frognano/internal/golden"
+	"github.com/frognano/frognano/runner/scanner"
+)
+
+// hostileScanResult is a result whose scanners wrote hostile text: markup, mentions, links,
+// a pipe that would end a table cell, invisible characters and a token, in rules, messages,
+// paths and a crashed scanner's output.
+func hostileScanResult(t *testing.T) *Result {
+	token := "ghp_" + strings.Repeat("e", 36)
+	r := hostileResult(t)
+	r.ScannerFailLevel = scanner.FailWarning
+	r.Scanners = []ScannerRun{
+		{Name: "semgrep", ExitCode: 1, Duration: 3200 * time.Millisecond, Findings: scanner.Findings{Kept: []scanner.Finding{
+			{Rule: "python.lang.security.audit.eval-detected", Level: scanner.LevelWarning, File: "src/app.py", Line: 3, EndLine: 5,
+				Message: "Detected eval(); <img src=x onerror=alert(1)> @octocat closes #12 see https://evil.example"},
+			{Rule: "rule|`pipe`", Level: scanner.LevelError, File: "docs/<script>|a.md", Line: 1, EndLine: 1,
+				Message: "token " + token + " hard-coded \u202eevil"},
+			{Rule: "", Level: scanner.LevelNote, File: "src/app\u202eyp.py", Line: 7, EndLine: 7, Message: ""},
+		}, Elsewhere: 12, Unplaced: 1}},
+		{Name: "crasher", ExitCode: 2, Duration: 800 * time.Millisecond, Problem: "crashed: exited 2 and wrote no SARIF; no findings taken",
+			Tail: "Traceback <b>(most recent call last)</b>\n```\nValueError: " + token + "\n"},
+		{Name: "slow", ExitCode: -1, Duration: 2 * time.Minute, Problem: "timed out after 2m0s; no findings taken"},
+	}
+	return r
+}
+
+// section is the Scanners section of a rendering.
+func section(md string) string {
+	_, s, ok := strings.Cut(md, "## Scanners\n")
+	if !ok {
+		return ""
+	}
+	if i := strings.Index(s, "\n## "); i >= 0 {
+		s = s[:i+1]
+	}
+	return "## Scanners\n" + s
+}
+
+// TestScannersSectionGolden pins the Scanners section of report.md (with the crashed scanner's
+// output) and of the PR body, as markdown and as GitHub shows it, inert and redacted, and the
+// check run's annotations.
+func TestScannersSectionGolden(t *testing.T) {
+	t.Parallel()
+	r := hostileScanResult(t)
+	token := "ghp_" + strings.Repeat("e", 36)
+	report := section(githubapp.Redact(r.Markdown()))
+	body := section(r.PRBody(Fit{Redact: githubapp.Redact}))
+	golden.Check(t, "runner-scanners-report.md", report)
+	golden.Check(t, "runner-scanners-pr-body.md", body)
+	golden.Check(t, "runner-scanners-pr-body.html", githubtest.ShowAsGitHub(body))
+	checkInert(t, report, 1) // the crashed scanner's output
+	checkInert(t, body, 0)
+	check := r.Check(githubapp.Redact)
+	if check.Conclusion != CheckFailure || !strings.HasPrefix(check.Title, "2 scanner finding(s) at level warning or above") {
+		t.Errorf("check = %s %q", check.Conclusion, check.Title)
+	}
+	if !strings.Contains(check.Summary, section(r.PRBody(Fit{Redact: githubapp.Redact}))[:200]) {
+		t.Errorf("the check summary lacks the Scanners section:\n%s", check.Summary)
+	}
+	ann, err := json.MarshalIndent(check.Annotations, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "runner-scanners-annotations.json", string(ann)+"\n")
+	for name, s := range map[string]string{"report": report, "PR body": body, "summary": check.Summary, "annotations": string(ann)} {
+		if strings.Contains(s, token) {
+			t.Errorf("the %s hold a token", name)
+		}
+	}
+	if strings.Contains(body, "Traceback") {
+		t.Error("the PR body holds a failed scanner's output")
+	}
+}
+
+// TestScannerAnnotationsCapped: at most 200 annotations, the most severe first, each within
+// the Checks API's limits.
+func TestScannerAnnotationsCapped(t *testing.T) {
+	t.Parallel()
+	r := &Result{Scanners: []ScannerRun{{Name: "a"}, {Name: "b"}}}
+	for i := range 150 {
+		r.Scanners[0].Kept = append(r.Scanners[0].Kept, scanner.Finding{Rule: strings.Repeat("r", 300), Level: scanner.LevelNote, File: "f.py", Line: i + 1, EndLine: i + 1, Message: strings.Repeat("m", 5000)})
+		r.Scanners[1].Kept = append(r.Scanners[1].Kept, scanner.Finding{Rule: "x", Level: scanner.LevelError, File: "g.py", Line: i + 1, EndLine: i + 1, Message: "m"})
+	}
+	a := r.Annotations(nil)
+	if len(a) != maxAnnotations || a[0].Path != "g.py" || a[149].Path != "g.py" || a[150].Path != "f.py" || a[0].Level != AnnotationFailure || a[150].Level != AnnotationNotice {
+		t.Fatalf("%d annotations; first %+v", len(a), a[0])
+	}
+	for _, x := range a {
+		if runeLen(x.Title) > 255 || runeLen(x.Message) > 2000 || x.EndLine < x.StartLine {
+			t.Fatalf("out of the API's limits: title %d, message %d characters", runeLen(x.Title), runeLen(x.Message))
+		}
+	}
+	// The report lists twice its notes' count and says how many more.
+	if md := r.Markdown(); strings.Count(md, "\n- **") != 40 || !strings.Contains(md, "- and 260 more") {
+		t.Errorf("the report lists %d findings", strings.Count(md, "\n- **"))
+	}
+}

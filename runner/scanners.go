@@ -1,0 +1,182 @@
+package runner
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/frognano/frognano/internal/clip"
+	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/runner/sandbox"
+	"github.com/frognano/frognano/runner/scanner"
+	"github.com/frognano/frognano/runner/secrets"
+)
+
+// ScannerRun is one of the operator's scanners run on the patched tree. When Problem is set
+// (it crashed, timed out, wrote no or unreadable SARIF) no finding was taken from it, and
+// nothing else of the run changes.
+type ScannerRun struct {
+	Name string
+	// Problem says why no findings were taken, as a sentence's end ("timed out after 2m0s;
+	// no findings taken"); "" when its SARIF was read.
+	Problem string
+	// ExitCode is the command's exit code, -1 when it did not exit by itself. A non-zero
+	// exit with readable SARIF is not a problem: many scanners exit 1 when they find
+	// something, so the SARIF decides.
+	ExitCode int
+	Duration time.Duration
+	// Tail is the end of the command's output (untrusted), kept only with a Problem, for the
+	// operator to see why.
+	Tail string
+	scanner.Findings
+}
+
+// Where a scanner writes its SARIF: under the workspace's .git (the workspace volume
+// survives Quiesce, /tmp does not; .git is not part of the tree scanners read), in a file
+// named after the scanner.
+const (
+	scanDir      = ".git/frognano-scan"
+	scanTailSize = 2000
+)
+
+// scan runs the operator's scanners (Config.Scanners) one after another on the checked patch
+// and records what each found on the lines the patch added or changed. Which scanners run
+// is the operator's setting alone: nothing of the repository or the patch decides it.
+func (x *run) scan(ctx context.Context) {
+	r, res := x.r, x.res
+	diff := res.PatchBytes()
+	if len(r.cfg.Scanners) == 0 || diff == nil || ctx.Err() != nil {
+		return
+	}
+	res.ScannerFailLevel = r.cfg.ScannerFailLevel
+	frags, err := secrets.AddedLines(ctx, patch.HostGit(x.spec.RepoDir), x.base, diff)
+	if err != nil {
+		x.note("The operator's scanners were not run: the lines the patch changes could not be read: " + err.Error())
+		return
+	}
+	changed := scanner.ChangedLines(frags)
+	for _, s := range r.cfg.Scanners {
+		if ctx.Err() != nil { // cancelled: the run reports itself as such
+			break
+		}
+		sr := r.runScanner(ctx, x.sbCfg, x.repo, x.spec, s, diff, changed)
+		x.log.Info("scanner done", "scanner", s.Name, "duration", sr.Duration, "exit_code", sr.ExitCode,
+			"findings", len(sr.Kept)+sr.More, "problem", sr.Problem != "")
+		res.Scanners = append(res.Scanners, sr)
+	}
+}
+
+// runScanner runs s in a fresh sandbox made exactly as the tests after's (the run's
+// environment image and limits, offline, no credential; runTests' path: the untouched
+// checkout with the patch applied), then ends every process left in it (Quiesce) and reads
+// the SARIF file out as untrusted bytes, bounded.
+func (r *Runner) runScanner(ctx context.Context, sbCfg sandbox.Config, repo *sandbox.Snapshot, spec Spec, s scanner.Scanner, diff []byte, changed scanner.Changed) (sr ScannerRun) {
+	sr = ScannerRun{Name: s.Name, ExitCode: -1}
+	start := time.Now()
+	defer func() { sr.Duration = time.Since(start) }()
+	fail := func(why string) ScannerRun {
+		sr.Problem = why + "; no findings taken"
+		return sr
+	}
+	sb, err := sandbox.NewFrom(ctx, r.docker, sbCfg, repo, spec.RunID, "scanner-"+s.Name)
+	if err != nil {
+		return fail("its sandbox could not be made: " + err.Error())
+	}
+	defer sb.Close()
+	if err := applyPatch(ctx, sb, diff); err != nil {
+		return fail("the patch could not be applied in its sandbox: " + err.Error())
+	}
+	if res, err := sb.Exec(ctx, []string{"mkdir", "-p", scanDir}, nil, time.Minute, 4096); err != nil || res.ExitCode != 0 {
+		return fail("its SARIF folder could not be made")
+	}
+	rel := scanDir + "/" + s.Name + ".sarif"
+	abs := strings.TrimSuffix(cmp.Or(sbCfg.Workdir, sandbox.DefaultWorkdir), "/") + "/" + rel
+	cmd := strings.ReplaceAll(s.Command, scanner.Placeholder, shellQuoteAll([]string{abs}))
+	out := &tailBuffer{max: scanTailSize}
+	res, err := sb.Run(ctx, sandbox.ExecSpec{Argv: []string{"/bin/bash", "-lc", cmd}, Env: []string{scanner.EnvSARIF + "=" + abs},
+		Timeout: r.cfg.ScannerTimeout, Output: out})
+	sr.Tail = out.String()
+	if why := sb.StopReason(context.WithoutCancel(ctx)); why != "" {
+		return fail("its sandbox was stopped: " + why)
+	}
+	switch {
+	case err != nil:
+		return fail("it could not be run: " + err.Error())
+	case res.TimedOut:
+		return fail("timed out after " + r.cfg.ScannerTimeout.String())
+	}
+	sr.ExitCode = res.ExitCode
+	data, why := readSARIF(ctx, sb, rel)
+	switch {
+	case why == errNoSARIF && res.ExitCode != 0:
+		return fail(fmt.Sprintf("crashed: exited %d and wrote no SARIF", res.ExitCode))
+	case why != "":
+		return fail(why)
+	}
+	found, err := scanner.Read(data, cmp.Or(sbCfg.Workdir, sandbox.DefaultWorkdir), changed)
+	if err != nil {
+		return fail("wrote SARIF that could not be read (" + err.Error() + ")")
+	}
+	sr.Findings, sr.Tail = found, ""
+	return sr
+}
+
+const errNoSARIF = "wrote no SARIF"
+
+// readSARIF reads the scanner's SARIF file (rel, under the workspace) out of sb. First every
+// process of the sandbox ends (Quiesce), so nothing the scanner or the model's code started
+// can swap the file while it is read; then, as the sandbox user (who could write anything
+// there anyway), the file is read only when it and its folders are what frognano made: no
+// symbolic link, no FIFO or device, at most scanner.MaxSARIFBytes. why says what was wrong.
+func readSARIF(ctx context.Context, sb *sandbox.Sandbox, rel string) (data []byte, why string) {
+	if err := sb.Quiesce(ctx); err != nil {
+		return nil, "its SARIF could not be read: " + err.Error()
+	}
+	const script = `f=$1
+[ -d .git ] && [ ! -L .git ] || exit 90
+[ -d ` + scanDir + ` ] && [ ! -L ` + scanDir + ` ] || exit 90
+[ -L "$f" ] && exit 93
+[ -e "$f" ] || exit 92
+[ -f "$f" ] || exit 94
+exec head -c "$2" -- "$f"`
+	max := int64(scanner.MaxSARIFBytes)
+	res, err := sb.Exec(ctx, []string{"/bin/sh", "-c", script, "sh", rel, fmt.Sprint(max + 1)}, nil, time.Minute, max+1)
+	switch {
+	case err != nil:
+		return nil, "its SARIF could not be read: " + err.Error()
+	case res.ExitCode == 90:
+		return nil, "the folder it was to write SARIF in was replaced"
+	case res.ExitCode == 92:
+		return nil, errNoSARIF
+	case res.ExitCode == 93:
+		return nil, "its SARIF file is a symbolic link, which frognano does not follow"
+	case res.ExitCode == 94:
+		return nil, "its SARIF file is not a regular file"
+	case res.ExitCode != 0 || res.TimedOut:
+		return nil, fmt.Sprintf("its SARIF could not be read (exit %d)", res.ExitCode)
+	case res.Truncated || int64(len(res.Stdout)) > max:
+		return nil, fmt.Sprintf("its SARIF file is larger than %d MiB", max>>20)
+	}
+	return res.Stdout, ""
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	b   []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 2*t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	s, _ := clip.Tail(strings.ToValidUTF8(string(t.b), "\uFFFD"), t.max)
+	return s
+}

@@ -1,0 +1,231 @@
+package runner_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/build"
+
+	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/runner/leaf"
+	"github.com/frognano/frognano/runner/leaf/leaftest"
+	"github.com/frognano/frognano/runner/sandbox"
+	"github.com/frognano/frognano/runner/scanner"
+)
+
+// scanImage is the sandbox image with a scanner added, as an operator adds one
+// (docs/environments.md): testdata/scanners/fake-sast as /usr/local/bin/fake-sast.
+const scanImage = "frognano-sandbox-scan:test"
+
+var scanImageOnce struct {
+	sync.Once
+	err error
+}
+
+// buildScanImage builds scanImage from the sandbox image once per test binary, offline (no
+// pull, no network), with the classic builder from a Dockerfile.
+func buildScanImage(t *testing.T) {
+	t.Helper()
+	scanImageOnce.Do(func() {
+		script, err := os.ReadFile(filepath.Join("..", "testdata", "scanners", "fake-sast"))
+		if err != nil {
+			scanImageOnce.err = err
+			return
+		}
+		var ctxTar bytes.Buffer
+		tw := tar.NewWriter(&ctxTar)
+		for _, f := range []struct {
+			name string
+			mode int64
+			body []byte
+		}{
+			{"Dockerfile", 0o644, []byte("FROM " + sandbox.DefaultImage + "\nCOPY fake-sast /usr/local/bin/fake-sast\n")},
+			{"fake-sast", 0o755, script},
+		} {
+			_ = tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.body))})
+			_, _ = tw.Write(f.body)
+		}
+		_ = tw.Close()
+		resp, err := docker.ImageBuild(context.Background(), &ctxTar, build.ImageBuildOptions{
+			Tags: []string{scanImage}, Remove: true, ForceRemove: true, NetworkMode: "none",
+		})
+		if err != nil {
+			scanImageOnce.err = err
+			return
+		}
+		defer resp.Body.Close()
+		// The engine streams JSON messages; a failed step is one with an error.
+		dec := json.NewDecoder(resp.Body)
+		for {
+			var m struct{ Error string }
+			if err := dec.Decode(&m); err == io.EOF {
+				return
+			} else if err != nil {
+				scanImageOnce.err = err
+				return
+			}
+			if m.Error != "" {
+				scanImageOnce.err = errors.New(m.Error)
+				return
+			}
+		}
+	})
+	if scanImageOnce.err != nil {
+		t.Fatalf("building %s from %s: %v", scanImage, sandbox.DefaultImage, scanImageOnce.err)
+	}
+}
+
+// scanned runs the scripted pyaverage fix (its patch changes line 16 of stats/basic.py) in
+// scanImage with the given scanners.
+func scanned(t *testing.T, scanners string, timeout time.Duration, level scanner.FailLevel) *runner.Result {
+	t.Helper()
+	buildScanImage(t)
+	list, err := scanner.Parse(scanners)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := setupWith(t, "pyaverage", leaftest.LoadModel(t, "e2e-pyaverage.json"), scanImage, func(c *runner.Config) {
+		c.Scanners, c.ScannerTimeout, c.ScannerFailLevel = list, timeout, level
+	})
+	res, err := b.runner.Run(context.Background(), b.spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.ExitReason(); got != leaf.ExitAgent {
+		t.Fatalf("exit reason %q, want agent", got)
+	}
+	if left := containersOf(t, b.spec.RunID); len(left) != 0 {
+		t.Errorf("%d sandboxes left after the run", len(left))
+	}
+	return res
+}
+
+// checkTestsUnchanged: the scanners changed nothing of the run's patch and tests.
+func checkTestsUnchanged(t *testing.T, res *runner.Result) {
+	t.Helper()
+	p := string(res.PatchBytes())
+	if !strings.Contains(p, "+    return total(xs) / len(xs)") || strings.Count(p, "diff --git") != 1 {
+		t.Errorf("the patch is not the model's fix alone:\n%s", p)
+	}
+	if res.TestsAfter == nil || res.TestsAfter.ExitCode != 0 || !res.TestsAfter.PatchApplied || res.Comparison == nil || len(res.Comparison.Fixed) != 2 {
+		t.Errorf("the tests after are not the fix's: %+v, %+v", res.TestsAfter, res.Comparison)
+	}
+	for _, n := range res.Notes {
+		if strings.Contains(n, "scanner") {
+			t.Errorf("a note about the scanners: %s", n)
+		}
+	}
+}
+
+// TestScannersEndToEnd: the operator's scanner runs on the patched tree in its own sealed
+// sandbox; its finding on the line the patch changed reaches the report, the PR body, the
+// check run's summary and annotations and fails the check (level error), while its findings
+// on unchanged lines (an error among them) are dropped. Scanners that crash, hang past their
+// timeout, write garbage, a symbolic link to /etc/passwd, a 9 MiB file or a FIFO are each
+// reported as such, and change nothing else.
+func TestScannersEndToEnd(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	res := scanned(t, "sast=fake-sast ok {sarif};; crash=fake-sast crash;; hang=fake-sast hang;; garbage=fake-sast garbage\n"+
+		"symlink=fake-sast symlink;; huge=fake-sast huge;; fifo=fake-sast fifo", 5*time.Second, "")
+	t.Logf("the run took %s", time.Since(start).Round(time.Millisecond))
+	checkTestsUnchanged(t, res)
+
+	want := map[string]string{
+		"crash":   "crashed: exited 3 and wrote no SARIF; no findings taken",
+		"hang":    "timed out after 5s; no findings taken",
+		"garbage": "wrote SARIF that could not be read (the SARIF file is not JSON (at byte 2)); no findings taken",
+		"symlink": "its SARIF file is a symbolic link, which frognano does not follow; no findings taken",
+		"huge":    "its SARIF file is larger than 8 MiB; no findings taken",
+		"fifo":    "its SARIF file is not a regular file; no findings taken",
+	}
+	if len(res.Scanners) != 7 {
+		t.Fatalf("%d scanners reported, want 7: %+v", len(res.Scanners), res.Scanners)
+	}
+	for i, s := range res.Scanners {
+		t.Logf("scanner %s: %s in its sandbox (exit %d)", s.Name, s.Duration.Round(time.Millisecond), s.ExitCode)
+		if i == 0 {
+			continue
+		}
+		if s.Problem != want[s.Name] || len(s.Kept) != 0 {
+			t.Errorf("scanner %s: problem %q, findings %v; want %q", s.Name, s.Problem, s.Kept, want[s.Name])
+		}
+	}
+	if !strings.Contains(res.Scanners[1].Tail, "internal error: cannot parse") {
+		t.Errorf("the crash's output is not kept: %q", res.Scanners[1].Tail)
+	}
+	sast := res.Scanners[0]
+	wantFinding := scanner.Finding{Rule: "fake.division", Level: scanner.LevelError, Message: "division by a length: an empty list divides by zero",
+		File: "stats/basic.py", Line: 16, EndLine: 16}
+	if sast.Name != "sast" || sast.Problem != "" || sast.ExitCode != 1 || len(sast.Kept) != 1 || sast.Kept[0] != wantFinding {
+		t.Fatalf("scanner sast = %+v, want exit 1 and only %+v", sast, wantFinding)
+	}
+	// fake.def on lines 4 and 12 (a file: URI), fake.import on the test file's lines 1 and 3,
+	// fake.def of the test functions: all on lines the patch did not touch.
+	if sast.Elsewhere < 4 || sast.Unplaced != 0 {
+		t.Errorf("scanner sast: %d findings elsewhere, %d unplaced", sast.Elsewhere, sast.Unplaced)
+	}
+
+	report, body := res.Markdown(), res.PRBody(runner.Fit{})
+	check := res.Check(nil)
+	// Messages and problems are prose: markdown's punctuation escaped.
+	line := "- **error** `fake.division` in `stats/basic.py` line 16 (`sast`): division by a length\\: an empty list divides by zero"
+	for name, text := range map[string]string{"report": report, "PR body": body, "check summary": check.Summary} {
+		for _, w := range []string{"## Scanners", line, `timed out after 5s\; no findings taken`, "| `sast` | 1 |",
+			"a symbolic link\\, which frognano does not follow", "one at level `error` or above fails the check run"} {
+			if !strings.Contains(text, w) {
+				t.Errorf("the %s lacks %q", name, w)
+			}
+		}
+		for _, bad := range []string{"fake.import", "fake.def", "root:x:0:0", "an import on an unchanged line"} {
+			if strings.Contains(text, bad) {
+				t.Errorf("the %s holds %q", name, bad)
+			}
+		}
+	}
+	if !strings.Contains(report, "internal error: cannot parse") || strings.Contains(body, "internal error: cannot parse") {
+		t.Error("a failed scanner's output belongs in the report, and only there")
+	}
+	if check.Conclusion != runner.CheckFailure || !strings.HasPrefix(check.Title, "1 scanner finding(s) at level error or above on the lines the patch changes. All 4 test(s) pass") {
+		t.Errorf("check = %s: %q", check.Conclusion, check.Title)
+	}
+	wantAnn := runner.CheckAnnotation{Path: "stats/basic.py", StartLine: 16, EndLine: 16, Level: runner.AnnotationFailure,
+		Message: wantFinding.Message, Title: "sast: fake.division", RawDetails: "scanner: sast\nrule: fake.division\nSARIF level: error"}
+	if len(check.Annotations) != 1 || check.Annotations[0] != wantAnn {
+		t.Errorf("annotations = %+v, want %+v", check.Annotations, wantAnn)
+	}
+	stored, _ := json.Marshal(res)
+	if strings.Contains(string(stored), "root:x:0:0") {
+		t.Error("/etc/passwd was read out of a sandbox")
+	}
+}
+
+// TestScannerFailLevel: with FROGNANO_SCANNER_FAIL_LEVEL=none the same finding is listed and
+// annotated as a warning but the check keeps the tests' conclusion; a scanner that fails to
+// run beside it changes nothing either.
+func TestScannerFailLevel(t *testing.T) {
+	t.Parallel()
+	res := scanned(t, "sast=fake-sast ok;;crash=fake-sast crash", time.Minute, scanner.FailNone)
+	checkTestsUnchanged(t, res)
+	check := res.Check(nil)
+	if check.Conclusion != runner.CheckSuccess || strings.Contains(check.Title, "scanner") {
+		t.Errorf("check = %s: %q, want the tests' success", check.Conclusion, check.Title)
+	}
+	if len(check.Annotations) != 1 || check.Annotations[0].Level != runner.AnnotationWarning || check.Annotations[0].StartLine != 16 {
+		t.Errorf("annotations = %+v, want one warning on line 16", check.Annotations)
+	}
+	if !strings.Contains(check.Summary, "`fake.division` in `stats/basic.py` line 16") || !strings.Contains(check.Summary, `crashed\: exited 3`) ||
+		!strings.Contains(check.Summary, "none fails the check run") {
+		t.Errorf("the summary lacks the scanners:\n%s", check.Summary)
+	}
+}
