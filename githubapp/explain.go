@@ -170,8 +170,9 @@ func (e *TokenRefusedError) explain() string {
 	case e.Status == http.StatusNotFound:
 		return said + uninstalledAdvice
 	case e.Status == http.StatusUnprocessableEntity && strings.Contains(msg, "repository"):
-		return said + " The installation no longer includes this repository (it was removed from the App's repository access, transferred elsewhere or deleted). " +
-			"An owner of the account can add it back under GitHub Apps → the App → Repository access, then add the label again."
+		return said + " The installation no longer includes this repository: it was removed from the App's repository access, transferred to another account, or deleted. " +
+			"If it was removed, an owner of the account can add it back under GitHub Apps → the App → Repository access, then add the label again; " +
+			"if it was transferred to another account, label the issue again there, with the App installed on that account (frognano does not carry a run over to another account's installation: a run acts only for the installation its label came through)."
 	}
 	return said
 }
