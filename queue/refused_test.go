@@ -294,6 +294,12 @@ func TestRefusedIssue(t *testing.T) {
 		if refused != 1 {
 			t.Errorf("%d label removals answered 404, want 1", refused)
 		}
+		// The status comment gives the run's own end, nothing about the label.
+		comments := g.gh.Comments(g.hub, 7)
+		if len(comments) != 1 {
+			t.Fatalf("%d comments, want the status comment: %+v", len(comments), comments)
+		}
+		golden.Check(t, "queue-refused-label-deleted.md", g.normalize(comments[0].Body))
 	})
 }
 
