@@ -78,6 +78,10 @@ type PullRequest struct {
 	// HeadRepoID is the head repository's id: a fork's is not this repository's, whatever
 	// the names.
 	HeadRepoID int64
+	// HeadGone: the pull request is closed and its head branch no longer exists (someone
+	// deleted it, which closes the pull request on GitHub). Looked up for closed pull requests
+	// of this repository only.
+	HeadGone bool
 }
 
 // PullRequest reads pull request number.
@@ -86,11 +90,29 @@ func (c *Client) PullRequest(ctx context.Context, number int) (PullRequest, erro
 	if err != nil {
 		return PullRequest{}, mark(fmt.Errorf("getting pull request %s/%s#%d: %w", c.owner, c.repo, number, err))
 	}
-	return PullRequest{
+	out := PullRequest{
 		Number: pr.GetNumber(), State: pr.GetState(), Title: pr.GetTitle(), Body: pr.GetBody(),
 		HeadRef: pr.GetHead().GetRef(), HeadRepo: pr.GetHead().GetRepo().GetFullName(), HeadSHA: pr.GetHead().GetSHA(),
 		BaseRef: pr.GetBase().GetRef(), HTMLURL: pr.GetHTMLURL(), HeadRepoID: pr.GetHead().GetRepo().GetID(),
-	}, nil
+	}
+	if out.State == "closed" && out.HeadRef != "" && out.HeadRepo == pr.GetBase().GetRepo().GetFullName() {
+		if out.HeadGone, err = c.branchGone(ctx, out.HeadRef); err != nil {
+			return PullRequest{}, err
+		}
+	}
+	return out, nil
+}
+
+// branchGone reports whether branch is not on GitHub (GET /git/ref/heads/{branch} answers 404).
+func (c *Client) branchGone(ctx context.Context, branch string) (bool, error) {
+	_, resp, err := c.gh.Git.GetRef(ctx, c.owner, c.repo, "heads/"+branch)
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		return true, nil
+	}
+	if err != nil {
+		return false, mark(fmt.Errorf("looking up branch %s of %s/%s: %w", branch, c.owner, c.repo, err))
+	}
+	return false, nil
 }
 
 // EditComment replaces the body of a comment. The body is redacted first.

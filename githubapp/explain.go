@@ -35,8 +35,8 @@ func Explain(err error) (reason string, ok bool) {
 	case errors.As(err, &push):
 		return push.explain(), true
 	case errors.As(err, &branch):
-		return fmt.Sprintf("The branch %s no longer exists on GitHub (someone deleted it, or the pull request's branch was removed when it was closed), "+
-			"so frognano had nothing to add a commit to. Restore the branch (the pull request's \"Restore branch\" button), then ask again.", code(branch.Branch)), true
+		return fmt.Sprintf("The branch %s no longer exists on GitHub: someone deleted it as the run started (which also closes its pull request), "+
+			"so frognano had nothing to add a commit to. %s", code(branch.Branch), RestoreBranchAdvice), true
 	case errors.As(err, &susp):
 		return fmt.Sprintf("GitHub refused every request of this run: the App is suspended on this installation (%s). "+
 			"An owner of the account can unsuspend it in the account's settings, under GitHub Apps (Installed GitHub Apps), then add the label again.", accountOf(susp.Account)), true
@@ -170,8 +170,9 @@ func (e *TokenRefusedError) explain() string {
 	case e.Status == http.StatusNotFound:
 		return said + uninstalledAdvice
 	case e.Status == http.StatusUnprocessableEntity && strings.Contains(msg, "repository"):
-		return said + " The installation no longer includes this repository (it was removed from the App's repository access, transferred elsewhere or deleted). " +
-			"An owner of the account can add it back under GitHub Apps → the App → Repository access, then add the label again."
+		return said + " The installation no longer includes this repository: it was removed from the App's repository access, transferred to another account, or deleted. " +
+			"If it was removed, an owner of the account can add it back under GitHub Apps → the App → Repository access, then add the label again; " +
+			"if it was transferred to another account, label the issue again there, with the App installed on that account (frognano does not carry a run over to another account's installation: a run acts only for the installation its label came through)."
 	}
 	return said
 }
@@ -296,6 +297,9 @@ func pushRefusal(branch, stderr string, remoteRejected bool, err error) *PushRef
 	}
 	return &PushRefusedError{Branch: branch, Kind: kind, Lines: lines, err: err}
 }
+
+// RestoreBranchAdvice is what brings back a pull request whose branch a person deleted.
+const RestoreBranchAdvice = "Restore the branch (the pull request's \"Restore branch\" button) and reopen the pull request, then ask again."
 
 // BranchGoneError: a branch frognano was to clone (a follow-up's pull request branch) is not on
 // GitHub: someone deleted it.

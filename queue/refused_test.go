@@ -58,8 +58,8 @@ func (g *ghBundle) acceptIssue(t *testing.T) Accepted {
 	return res
 }
 
-// refusal is what a run GitHub refused must leave: failed with exitReason after one attempt
-// (the job cancelled, never retried), its record's error the same reason its comment shows
+// refusal is what a run GitHub refused must leave: failed with exitReason after the attempt r
+// (the job cancelled, never retried; r is the first attempt but where a test says otherwise), its record's error the same reason its comment shows
 // (checked against golden file name+".txt"), and, when comment, exactly one comment on GitHub
 // whose final text is golden file name+".md".
 func (g *ghBundle) checkRefusal(t *testing.T, res Accepted, r attemptResult, name, exitReason string, comment bool, wants ...string) {
@@ -92,8 +92,8 @@ func (g *ghBundle) checkRecord(t *testing.T, res Accepted, r attemptResult, name
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kept.State != run.StateFailed || kept.ExitReason != exitReason || kept.Attempts != 1 {
-		t.Errorf("run %+v, want failed as %s after one attempt", kept, exitReason)
+	if kept.State != run.StateFailed || kept.ExitReason != exitReason || kept.Attempts != r.job.Attempt {
+		t.Errorf("run %+v, want failed as %s after %d attempts", kept, exitReason, r.job.Attempt)
 	}
 	reason := g.normalize(kept.Error)
 	golden.Check(t, "queue-refused-"+name+".txt", reason+"\n")
@@ -294,6 +294,12 @@ func TestRefusedIssue(t *testing.T) {
 		if refused != 1 {
 			t.Errorf("%d label removals answered 404, want 1", refused)
 		}
+		// The status comment gives the run's own end, nothing about the label.
+		comments := g.gh.Comments(g.hub, 7)
+		if len(comments) != 1 {
+			t.Fatalf("%d comments, want the status comment: %+v", len(comments), comments)
+		}
+		golden.Check(t, "queue-refused-label-deleted.md", g.normalize(comments[0].Body))
 	})
 }
 

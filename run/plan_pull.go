@@ -76,7 +76,7 @@ func (p *pull) cancelled() string {
 func (p *pull) taskFor(ctx context.Context, a *attempt, asker string) (string, bool, error) {
 	r := a.run
 	if p.pr.State != "open" {
-		return "", false, a.end(ctx, StateSkipped, "", "The pull request is closed; nothing was done.", "", 0)
+		return "", false, a.end(ctx, StateSkipped, "", closedNote(p.pr, "The pull request is closed", "nothing was done."), "", 0)
 	}
 	title, body, _, err := a.repo.Issue(ctx, p.issue)
 	if err != nil {
@@ -128,7 +128,13 @@ func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func
 		AllowListAt: p.baseHead,
 	})
 	if errors.Is(err, githubapp.ErrPullRequestClosed) {
-		return a.end(ctx, StateSkipped, r.ExitReason, say("The pull request was closed while the run worked, so nothing was pushed."), "", 0)
+		// Read it again to say why, when it can be told: its branch was deleted.
+		pr, rerr := a.repo.PullRequest(ctx, r.Issue)
+		if rerr != nil {
+			a.log.WarnContext(ctx, "reading the closed pull request", logging.Err(rerr))
+			pr = githubapp.PullRequest{}
+		}
+		return a.end(ctx, StateSkipped, r.ExitReason, say(closedNote(pr, "The pull request was closed while the run worked", "nothing was pushed.")), "", 0)
 	}
 	if errors.Is(err, githubapp.ErrBranchMoved) {
 		note := "Someone pushed to this pull request's branch while the run worked, so nothing was pushed " +
@@ -141,6 +147,16 @@ func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func
 	a.p.step(ctx, r.ID, StepPublished)
 	r.Headline = say(r.Headline) // the final reply shows the headline as its note
 	return a.end(ctx, StateSucceeded, r.ExitReason, "", url, number)
+}
+
+// closedNote says that a follow-up's pull request is closed (what), so that nothing more was
+// done (so), and, when its branch is gone, that a person deleted it and what brings it back.
+func closedNote(pr githubapp.PullRequest, what, so string) string {
+	if !pr.HeadGone {
+		return what + ", so " + so
+	}
+	return fmt.Sprintf("%s: its branch %s was deleted (GitHub closes a pull request whose branch is deleted), so %s %s",
+		what, runner.CodeSpan(pr.HeadRef, 255), so, githubapp.RestoreBranchAdvice)
 }
 
 // FollowUpTask is the model's task for a follow-up: the original issue, what the earlier runs

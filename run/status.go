@@ -76,6 +76,10 @@ func composeStatus(v Status) string {
 	case StateCancelled:
 		fmt.Fprintf(&b, "🛑 frognano run %d was cancelled.", v.RunID)
 	case StateSkipped:
+		if v.Steps > 0 { // the agent worked, then what it made had nowhere to go
+			fmt.Fprintf(&b, "frognano run %d stopped %s.", v.RunID, pick(v.FollowUp, "without a new commit", "without a pull request"))
+			break
+		}
 		fmt.Fprintf(&b, "frognano run %d was not started.", v.RunID)
 	}
 	if v.Note != "" {

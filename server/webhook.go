@@ -99,6 +99,14 @@ func (s *Server) webhook(ctx context.Context, w http.ResponseWriter, r *http.Req
 			}
 			return response{Status: pick(len(res.RunIDs) == 0, "recorded", "cancelled"), RunIDs: res.RunIDs, code: http.StatusOK}, nil
 		}
+		if event == "installation" && p.Action == "new_permissions_accepted" {
+			// Nothing to refresh or wake: every run reads its installation's grants when it
+			// starts (githubapp.App.ForRepository), so runs queued now get the new permissions,
+			// and a run that ended for want of one asked for the label again rather than being
+			// restarted unasked. The log says when the grants changed.
+			logging.FromContext(ctx).InfoContext(ctx, "the installation accepted the App's new permissions; runs started from now on use them",
+				logging.InstallationID(d.InstallationID))
+		}
 		dup, err := s.cfg.Intake.Record(ctx, d, "recorded")
 		if err != nil {
 			return response{}, err

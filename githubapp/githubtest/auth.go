@@ -34,7 +34,9 @@ type token struct {
 }
 
 func (tk *token) allows(repo *Repo, perm, level string) bool {
-	if time.Now().After(tk.expires) || !slices.Contains(tk.repos, repo.ID) {
+	// A repository that left the token's installation (transferred, removed from its
+	// repository access) is out of reach at once, as on GitHub: the token names it by id only.
+	if time.Now().After(tk.expires) || !slices.Contains(tk.repos, repo.ID) || repo.installationID != tk.installationID {
 		return false
 	}
 	have := tk.permissions[perm]

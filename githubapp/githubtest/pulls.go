@@ -19,6 +19,8 @@ type PR struct {
 	HTMLURL             string
 	MaintainerCanModify bool
 	Edits               int // successful PATCH requests
+
+	headSHA string // the head's commit when its branch was deleted (DeleteBranch)
 }
 
 // PRs returns the pull requests of repo, in creation order.
@@ -61,8 +63,12 @@ func (s *Server) pullJSON(repo *Repo, pr *PR) map[string]any {
 	base := s.apiURL("/repos/%s/pulls/%d", repo.FullName(), pr.Number)
 	issue := s.apiURL("/repos/%s/issues/%d", repo.FullName(), pr.Number)
 	ref := func(branch string) map[string]any {
+		sha := s.revParse(repo, "refs/heads/"+branch)
+		if sha == "" && branch == pr.Head {
+			sha = pr.headSHA // GitHub keeps the last head of a pull request whose branch is gone
+		}
 		return map[string]any{
-			"label": repo.Owner + ":" + branch, "ref": branch, "sha": s.revParse(repo, "refs/heads/"+branch),
+			"label": repo.Owner + ":" + branch, "ref": branch, "sha": sha,
 			"repo": s.repoJSON(repo), "user": s.userJSON(repo.Owner, 1, "Organization"),
 		}
 	}

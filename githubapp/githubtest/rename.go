@@ -18,6 +18,28 @@ import (
 
 func (s *Server) renameRoutes() {
 	s.api.HandleFunc("GET "+apiPrefix+"/repositories/{repository_id}", s.handleGetRepoByID)
+	s.api.HandleFunc(apiPrefix+"/repositories/{repository_id}/{rest...}", s.handleByID)
+}
+
+// handleByID answers a request under /repositories/{id}/ (where GitHub redirects the paths of
+// a moved repository's old name) as the same request under the repository's current name
+// does: the same routes, authorization and refusals. No repository with that id: 404.
+func (s *Server) handleByID(w http.ResponseWriter, r *http.Request) {
+	var repo *Repo
+	if id, err := strconv.ParseInt(r.PathValue("repository_id"), 10, 64); err == nil {
+		repo = s.repoByID(id)
+	}
+	if repo == nil {
+		writeError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	s.mu.Lock()
+	full := repo.FullName()
+	s.mu.Unlock()
+	r2 := r.Clone(r.Context())
+	r2.URL.Path = apiPrefix + "/repos/" + full + "/" + r.PathValue("rest")
+	r2.URL.RawPath = ""
+	s.api.ServeHTTP(w, r2)
 }
 
 // RenameRepo renames repo to owner/name (a rename, or a transfer to another owner), keeping its

@@ -155,7 +155,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if isAPI {
 		route = strings.TrimPrefix(route, apiPrefix)
 	}
-	if f := s.takeFault(r.Method, route); f != nil {
+	if f := s.takeFault(r.Method, route); f != nil && f.before != nil {
+		f.before()
+	} else if f != nil {
 		if f.afterApplying {
 			// The request takes effect, but its answer is lost: what a client sees when a
 			// proxy times out after GitHub committed the write.
@@ -225,6 +227,7 @@ type fault struct {
 	times           int
 	afterApplying   bool
 	body            string // raw JSON answer instead of an error, when set
+	before          func() // BeforeNext: run this, then answer the request as usual
 }
 
 func (f *fault) message() string {
