@@ -26,6 +26,8 @@ type cleanupWorker struct {
 	pool      *pgxpool.Pool
 	retention time.Duration
 	log       *slog.Logger
+	label     string // Config.Label and Config.PublicURL, for the ends of abandoned runs (endDead)
+	publicURL string
 }
 
 func (w *cleanupWorker) Timeout(*river.Job[cleanupArgs]) time.Duration { return 5 * time.Minute }
@@ -40,9 +42,9 @@ func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[cleanupArgs]) e
 	if err != nil {
 		return river.JobCancel(err)
 	}
-	promoted, err := promoteStranded(ctx, w.pool, rc)
+	promoted, err := promoteStranded(ctx, w.pool, rc, abandon{label: w.label, publicURL: w.publicURL})
 	if promoted > 0 {
-		w.log.WarnContext(ctx, "promoted waiting runs whose active run ended without promoting them", "count", promoted, logging.JobID(job.ID))
+		w.log.WarnContext(ctx, "ended runs no job will run any more, promoted waiting runs, woke parked runs", "count", promoted, logging.JobID(job.ID))
 	}
 	if err != nil {
 		return err

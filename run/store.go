@@ -208,12 +208,12 @@ func (s *Store) requeue(ctx context.Context, id int64, errText string) error {
 
 // cancel marks an active run cancelled (used when River cancelled the job
 // before the webhook transaction's update was seen, or by the worker) and promotes the run
-// waiting next on its pull request, like finish.
-func (s *Store) cancel(ctx context.Context, id int64, o *outbox) error {
-	_, err := s.end(ctx, "cancelling run", true, o, `UPDATE runs SET state = 'cancelled', finished_at = now(),
+// waiting next on its pull request, like finish. It reports false when the run was no longer
+// active (the queue cancelled it).
+func (s *Store) cancel(ctx context.Context, id int64, o *outbox) (bool, error) {
+	return s.end(ctx, "cancelling run", true, o, `UPDATE runs SET state = 'cancelled', finished_at = now(),
 			exit_reason = coalesce(exit_reason, 'cancelled'), outbox = $2
 		WHERE id = $1 AND state IN ('queued', 'running') RETURNING id, repo_id, issue`, id, o.value())
-	return err
 }
 
 // pass records that running run r passed its check (the requester may write, or the CI
