@@ -404,3 +404,57 @@ func (g *ghBundle) abandoned(t *testing.T, res Accepted, r attemptResult) {
 		t.Errorf("a cleanup after the end: %v, status jobs %+v", r, g.statusJobs(t, res.RunID))
 	}
 }
+
+// TestRefusalCommentIsPostedOnce: GitHub refuses a run before it has a status comment, takes
+// the post of the refusal's comment but loses its answer (502), and a person has copied the
+// run's hidden marker into a comment of theirs. The worker that ended the run cannot know
+// whether its post was taken; the status job that comes next finds the App's comment by its
+// marker (not the person's) and edits it: one comment of the App's, never a second, and the
+// person's left alone.
+func TestRefusalCommentIsPostedOnce(t *testing.T) {
+	t.Parallel()
+	g := setupGitHub(t)
+	var refused endScenario
+	for _, sc := range endScenarios {
+		if sc.refuse != nil {
+			refused = sc
+		}
+	}
+	refused.refuse(g)
+	res := g.acceptIssue(t)
+	forged := fmt.Sprintf("<!-- frognano:run:%d -->\nI am not frognano.", res.RunID)
+	mine := g.gh.AddComment(g.hub, 7, "mallory", forged)
+	g.gh.LoseNextResponse("POST", "/repos/*/*/issues/*/comments", http.StatusBadGateway, 1)
+	if r := g.work(t, res, 1); !r.cancelled() {
+		t.Fatalf("the refused run: %v", r)
+	}
+	if n := g.count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NOT NULL`, res.RunID); n != 1 {
+		t.Fatal("the outbox is gone though the worker could not know whether its post was taken")
+	}
+	jobs := g.statusJobs(t, res.RunID)
+	if len(jobs) != 1 || !jobs[0].Outbox {
+		t.Fatalf("status jobs %+v, want the outbox's", jobs)
+	}
+	status := river.Worker[statusArgs](&statusWorker{pool: g.pool, gh: g.worker.cfg.GitHub, log: g.worker.cfg.Logger})
+	if r := workJob(t, g.bundle, jobs[0], 1, status); !r.completed() {
+		t.Fatalf("the status job: %v", r)
+	}
+	var app []githubtest.Comment
+	for _, c := range g.gh.Comments(g.hub, 7) {
+		switch {
+		case c.ID == mine && c.Body != forged:
+			t.Errorf("the person's comment was edited:\n%s", c.Body)
+		case c.ID != mine:
+			app = append(app, c)
+		}
+	}
+	if len(app) != 1 || !strings.Contains(app[0].Body, "lacks the permission this request needs") || len(app[0].History) != 1 {
+		t.Fatalf("the App's comments %+v, want one, posted and then edited by the status job", app)
+	}
+	if got := g.row(t, res.RunID).CommentID; got != app[0].ID {
+		t.Errorf("the run records comment %d, want %d", got, app[0].ID)
+	}
+	if n := g.count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NOT NULL`, res.RunID); n != 0 {
+		t.Error("the run's outbox is still there")
+	}
+}
