@@ -20,7 +20,9 @@ import (
 // rewrite for runs cancelled between attempts.
 
 // cleanupWorker forgets deliveries older than the retention period (runs are kept: they are
-// the service's history) and promotes waiting runs left without an active run (promoteStranded).
+// the service's history), ends the runs no job will run any more (endDead), promotes waiting
+// runs left without an active run and wakes parked ones (promoteStranded), and queues again
+// the writing of outboxes whose job ran out of tries (requeueOutboxes).
 type cleanupWorker struct {
 	river.WorkerDefaults[cleanupArgs]
 	pool      *pgxpool.Pool

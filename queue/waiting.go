@@ -26,8 +26,8 @@ import (
 //     waits. A person's further request is counted on the run they already have waiting
 //     (extra_requests); one that comes when MaxWaitingRuns runs already wait, or after the
 //     active run has passed its check, is counted on the active run as before.
-//   - promoteWaiting: whatever ends an active run (run.Store.End: the pipeline's ends and
-//     endDead's) makes the oldest waiting run of its pull request queued and inserts its job, in
+//   - promoteWaiting: whatever ends an active run (run.Store.End: the pipeline's ends, and
+//     run.Store.EndAbandoned: endDead's) makes the oldest waiting run of its pull request queued and inserts its job, in
 //     the same transaction.
 //   - run.Store's pass: when a run passes its check, checked_at records it. When that run is one that
 //     waited (promoted_at), the runs still waiting on its pull request are folded into it

@@ -25,12 +25,18 @@ import (
 //   - the queue's periodic cleanup queues that job again for an outbox whose job ran out of
 //     tries (queue/outbox.go).
 //
-// Every write is idempotent: the status comment is edited to the rendering of the recorded
-// outcome, and the label is removed only when the outcome asks for it and no later run on the
-// issue exists (someone who labelled the issue again wants that run, not its removal). The
-// check run and the pull request body are written by Publish before the outcome is recorded;
-// Publish is idempotent, and a run that died there is still running, so its retry publishes
-// again and ends it.
+// The ends no attempt of the run records have one too: an unlabel or close that cancels the
+// run (RecordCancelled, in the queue's Cancel: the cancelled worker writes it when its context
+// ends), and the cleanup's end of a run no job will run any more (Store.EndAbandoned).
+//
+// One writer at a time (writeOutbox holds the run's row), and every write is idempotent: the
+// status comment is edited to the rendering of the recorded outcome, or, for a run that had
+// none (Post), looked for by its marker and edited, else posted; the label is removed only
+// when the outcome asks for it and no later run on the issue exists (someone who labelled the
+// issue again wants that run, not its removal). The check run and the pull request body are
+// written by Publish before the outcome is recorded; Publish is idempotent, and a run that
+// died there is still running, so its retry publishes again and ends it (or, on its job's last
+// attempt, the cleanup ends it as abandoned).
 
 // outbox is what the end of a run must still write to GitHub.
 type outbox struct {

@@ -161,7 +161,8 @@ func (s *Store) finish(ctx context.Context, id int64, state, exitReason, errText
 // End runs update, which must end an active run and return its repo_id and issue (no row: the
 // run was not active), and promotes the oldest run waiting on its pull request (Promote), in
 // one transaction. It reports whether update ended the run. Every end of a run goes through
-// it: finish and cancel here, and the queue's cleanup of runs whose job died (queue/waiting.go).
+// it (finish and cancel here) or promotes as it does (EndAbandoned: the queue's cleanup of runs
+// whose job died, queue/waiting.go).
 func (s *Store) End(ctx context.Context, what, update string, args ...any) (bool, error) {
 	return s.end(ctx, what, false, nil, update, args...)
 }
