@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/google/go-github/v66/github"
 )
@@ -56,6 +57,30 @@ func (c *Client) Comment(ctx context.Context, number int, body string) (int64, e
 		return 0, mark(fmt.Errorf("commenting on %s/%s#%d: %w", c.owner, c.repo, number, err))
 	}
 	return comment.GetID(), nil
+}
+
+// FindComment returns the id of the first comment on issue number whose body begins with
+// marker and whose author is an App's bot (a login ending in "[bot]", which no person's can:
+// a person who copies the marker into a comment is not taken for the App), 0 when there is
+// none. It reads every page of the issue's comments, newest first.
+func (c *Client) FindComment(ctx context.Context, number int, marker string) (int64, error) {
+	opts := &github.IssueListCommentsOptions{Sort: github.String("created"), Direction: github.String("desc"),
+		ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		comments, resp, err := c.gh.Issues.ListComments(ctx, c.owner, c.repo, number, opts)
+		if err != nil {
+			return 0, mark(fmt.Errorf("listing the comments of %s/%s#%d: %w", c.owner, c.repo, number, err))
+		}
+		for _, cm := range comments {
+			if strings.HasPrefix(cm.GetBody(), marker) && strings.HasSuffix(cm.GetUser().GetLogin(), "[bot]") {
+				return cm.GetID(), nil
+			}
+		}
+		if resp.NextPage == 0 {
+			return 0, nil
+		}
+		opts.Page = resp.NextPage
+	}
 }
 
 // RemoveLabel removes a label from an issue or pull request. A label that is not there (404)

@@ -54,10 +54,10 @@ func (cleanupArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: SmallQueueName, MaxAttempts: 1}
 }
 
-// statusArgs rewrites a finished run's status comment when no worker is
-// attached to the run any more: it was cancelled while waiting for a retry, or
-// (Dead) the cleanup ended it because its job had ended without it. With Outbox it writes
-// instead what the run's end left for GitHub, if its worker did not (outbox.go).
+// statusArgs writes, with Outbox, what a run's end left for GitHub, if its worker did not
+// (outbox.go). Without Outbox (jobs an earlier frognano queued) it rewrites the status
+// comment of a run cancelled while it waited for a retry, or (Dead) one the cleanup ended
+// because its job had ended without it.
 type statusArgs struct {
 	RunID  int64 `json:"run_id"`
 	Dead   bool  `json:"dead,omitempty"`

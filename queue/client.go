@@ -162,7 +162,7 @@ func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 		if err := river.AddWorkerSafely(workers, &runWorker{pool: pool, cfg: cfg}); err != nil {
 			return nil, fmt.Errorf("registering run worker: %w", err)
 		}
-		if err := river.AddWorkerSafely(workers, &cleanupWorker{pool: pool, retention: cfg.DeliveryRetention, log: cfg.Logger}); err != nil {
+		if err := river.AddWorkerSafely(workers, &cleanupWorker{pool: pool, retention: cfg.DeliveryRetention, log: cfg.Logger, label: cfg.Label, publicURL: cfg.PublicURL}); err != nil {
 			return nil, fmt.Errorf("registering cleanup worker: %w", err)
 		}
 		if err := river.AddWorkerSafely(workers, &statusWorker{pool: pool, gh: cfg.GitHub, log: cfg.Logger}); err != nil {

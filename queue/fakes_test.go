@@ -133,6 +133,21 @@ func (f *fakeRepo) EditComment(_ context.Context, id int64, body string) error {
 	return nil
 }
 
+// FindComment finds a comment the fake posted by the beginning of its body as posted.
+func (f *fakeRepo) FindComment(_ context.Context, _ int, marker string) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.pop("FindComment"); err != nil {
+		return 0, err
+	}
+	for i, body := range f.comments {
+		if strings.HasPrefix(body, marker) {
+			return 1001 + int64(i), nil // the ids Comment gave, from nextID 1000
+		}
+	}
+	return 0, nil
+}
+
 func (f *fakeRepo) PullRequest(_ context.Context, number int) (githubapp.PullRequest, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

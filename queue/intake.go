@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/run"
@@ -159,7 +161,8 @@ func (c *Client) CancelInstallation(ctx context.Context, d Delivery, installatio
 // cancelRuns is Cancel and CancelInstallation: in one transaction it records the delivery,
 // marks the active and waiting runs matching where (whose parameters start at $2; $1 is the
 // reason) cancelled and cancels their River jobs. With rewriteStatus, a run that has a status
-// comment but no running worker (it waits for a retry) gets a small job that rewrites the comment.
+// comment gets its outbox (the comment's final content, run.RecordCancelled) and the status
+// job that writes it, whether or not a worker runs it.
 func (c *Client) cancelRuns(ctx context.Context, d Delivery, where string, args []any, reason string, rewriteStatus bool) (Cancelled, error) {
 	var res Cancelled
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
@@ -222,11 +225,19 @@ func (c *Client) cancelPass(ctx context.Context, tx pgx.Tx, where string, args [
 			}
 			running = job != nil && job.State == rivertype.JobStateRunning
 		}
-		// A running worker rewrites its own status comment when its
-		// context is cancelled; a run waiting for a retry has nobody to
-		// do it, so a small job does.
-		if rewriteStatus && p.comment != 0 && !running {
-			if _, err := c.river.InsertTx(ctx, tx, statusArgs{RunID: p.run}, nil); err != nil {
+		// The cancelled status comment is in the run's outbox from this transaction on, and its
+		// status job with it, as every end's (outbox.go): a running worker writes it when River
+		// cancels its context, and the job, due a little later, after it should it die then; a
+		// run waiting for a retry has nobody to, and its job is due at once.
+		if rewriteStatus && p.comment != 0 {
+			if _, err := run.RecordCancelled(ctx, tx, p.run, c.cfg.PublicURL); err != nil {
+				return 0, err
+			}
+			opts := &river.InsertOpts{}
+			if running {
+				opts.ScheduledAt = time.Now().Add(outboxGrace)
+			}
+			if _, err := c.river.InsertTx(ctx, tx, statusArgs{RunID: p.run, Outbox: true}, opts); err != nil {
 				return 0, fmt.Errorf("queueing status update for run %d: %w", p.run, err)
 			}
 		}

@@ -17,7 +17,9 @@ import (
 // leaves a job that any live process works. The worker that ended the run writes it at once
 // itself; the job, due outboxGrace later, finds it written and does nothing. A job that runs
 // out of tries (GitHub failing all along) leaves the outbox in the run's row, where the
-// periodic cleanup finds it and queues a new one (requeueOutboxes).
+// periodic cleanup finds it and queues a new one (requeueOutboxes). The queue's own ends of a
+// run record an outbox and queue its job the same way: Cancel (intake.go) and the cleanup's
+// end of a run no job will run any more (endDead, waiting.go).
 
 // outboxGrace is how long after a run's end its status job is due: long enough for the worker
 // that ended the run to have written it (GitHub's writes are paced per installation), short

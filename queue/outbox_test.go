@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -27,6 +28,9 @@ type endScenario struct {
 	name    string
 	outcome func() *run.Outcome
 	state   string
+	// refuse, when set, makes GitHub refuse the run before it has a status comment (the
+	// reaction that comes first): the end must post the comment, not edit it.
+	refuse func(g *ghBundle)
 	// check checks the issue's visible state on the fake GitHub once everything is written.
 	check func(t *testing.T, g *ghBundle, id int64)
 }
@@ -60,6 +64,29 @@ var endScenarios = []endScenario{
 				t.Errorf("labels = %v: a failed run's label is removed, so that adding it again retries", labels)
 			}
 		}},
+	{name: "RefusedBeforeItsComment", outcome: goodOutcome, state: run.StateFailed,
+		refuse: func(g *ghBundle) {
+			g.gh.RespondNext("POST", "/repos/*/*/issues/*/reactions", http.StatusForbidden,
+				`{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest"}`, 1)
+		},
+		check: func(t *testing.T, g *ghBundle, id int64) {
+			if prs := g.gh.PRs(g.hub); len(prs) != 0 {
+				t.Errorf("PRs = %+v, want none", prs)
+			}
+			// One comment, posted by whichever writer came first, never a second.
+			body := g.onlyComment(t).Body
+			if !strings.HasPrefix(body, fmt.Sprintf("<!-- frognano:run:%d -->", id)) ||
+				!strings.Contains(body, fmt.Sprintf("❌ frognano run %d ended without a pull request.", id)) ||
+				!strings.Contains(body, "lacks the permission this request needs") {
+				t.Errorf("the comment does not say the run failed and why:\n%s", body)
+			}
+			if got := g.row(t, id).CommentID; got != g.onlyComment(t).ID {
+				t.Errorf("the run records comment %d, GitHub has %d", got, g.onlyComment(t).ID)
+			}
+			if labels := g.gh.Labels(g.hub, 7); slices.Contains(labels, "frognano") {
+				t.Errorf("labels = %v: a failed run's label is removed, so that adding it again retries", labels)
+			}
+		}},
 }
 
 // onlyComment is the issue's one comment: the status comment.
@@ -77,6 +104,9 @@ func endSteps(t *testing.T, sc endScenario) []string {
 	t.Helper()
 	g := setupGitHub(t)
 	g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) { return sc.outcome(), nil })
+	if sc.refuse != nil {
+		sc.refuse(g)
+	}
 	var mu sync.Mutex
 	var steps []string
 	g.worker.cfg.endStep = func(_ context.Context, _ int64, step string) {
@@ -85,7 +115,7 @@ func endSteps(t *testing.T, sc endScenario) []string {
 		steps = append(steps, step)
 	}
 	res := g.acceptIssue(t)
-	if r := g.work(t, res, 1); !r.completed() {
+	if r := g.work(t, res, 1); !r.completed() && !(sc.refuse != nil && r.cancelled()) {
 		t.Fatalf("a clean run: %v", r)
 	}
 	sc.check(t, g, res.RunID)
@@ -106,6 +136,9 @@ func TestRunEndSurvivesAKillAtEveryStep(t *testing.T) {
 			t.Parallel()
 			steps := endSteps(t, sc)
 			want := []string{run.StepRecorded, run.StepCommented, run.StepUnlabelled, run.StepWritten}
+			if sc.refuse != nil {
+				want = []string{run.StepRecorded, run.StepPosted, run.StepCommented, run.StepUnlabelled, run.StepWritten}
+			}
 			if sc.state == run.StateSucceeded {
 				want = []string{run.StepPublishing, run.StepPublished, run.StepRecorded, run.StepCommented, run.StepWritten}
 			}
@@ -133,6 +166,9 @@ func TestRunEndSurvivesAKillAtEveryStep(t *testing.T) {
 func killAt(t *testing.T, sc endScenario, step string, last bool) {
 	g := setupGitHub(t)
 	g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) { return sc.outcome(), nil })
+	if sc.refuse != nil {
+		sc.refuse(g)
+	}
 	g.worker.cfg.endStep = func(_ context.Context, _ int64, s string) {
 		if s == step {
 			panic(killed(step))
@@ -154,7 +190,11 @@ func killAt(t *testing.T, sc endScenario, step string, last bool) {
 
 	if step == run.StepRecorded {
 		// The window the outbox closes: the outcome is recorded, GitHub does not show it yet.
-		if body := g.onlyComment(t).Body; !strings.Contains(body, "is working on this issue") {
+		if sc.refuse != nil {
+			if cs := g.gh.Comments(g.hub, 7); len(cs) != 0 {
+				t.Fatalf("killed before any write, the issue already has comments %+v", cs)
+			}
+		} else if body := g.onlyComment(t).Body; !strings.Contains(body, "is working on this issue") {
 			t.Fatalf("killed before any write, the comment already says:\n%s", body)
 		}
 	}
@@ -175,14 +215,10 @@ func killAt(t *testing.T, sc endScenario, step string, last bool) {
 			t.Fatalf("the killed last attempt = %v, want no retry", r)
 		}
 	default:
-		// Killed on its last attempt before the outcome was recorded: the run's record says it
-		// still runs, and so does its comment; nothing of GitHub contradicts the record.
-		if len(statusJobs) != 0 {
-			t.Errorf("status jobs %v for a run whose end was never recorded", statusJobs)
-		}
-		if body := g.onlyComment(t).Body; !strings.Contains(body, "is working on this issue") {
-			t.Errorf("the comment of a run still recorded running:\n%s", body)
-		}
+		// Killed on its last attempt before the outcome was recorded: River discards the job,
+		// and no worker will take the run again. The periodic cleanup ends it, once the job
+		// has been over for a while, with an outbox that says so.
+		g.abandoned(t, res, r)
 		return
 	}
 	// The status job the end queued in its transaction comes next too (or alone).
@@ -305,5 +341,120 @@ func TestRunEndOutlivesItsStatusJob(t *testing.T) {
 	}
 	if n := b.count(t, `SELECT count(*) FROM river_job WHERE kind = $1 AND state = 'available'`, statusArgs{}.Kind()); n != 0 {
 		t.Errorf("%d status jobs queued by a cleanup after the outbox was written", n)
+	}
+}
+
+// abandoned takes over a run whose worker was killed on its job's last attempt before the
+// run's outcome was recorded (r is that attempt): River discards the job (the attempt worked a
+// copy of it), the periodic cleanup ends the run once the job has been over for longer than
+// the grace, and the status job it queued makes GitHub say so: the status comment says that
+// frognano stopped working on it and how to retry, and the label is off (adding it again
+// retries). A cleanup within the grace, and one after the end, change nothing.
+func (g *ghBundle) abandoned(t *testing.T, res Accepted, r attemptResult) {
+	t.Helper()
+	ctx := context.Background()
+	if r.job.State != rivertype.JobStateDiscarded {
+		t.Fatalf("the killed last attempt = %v, want River to discard the job", r)
+	}
+	if got := g.row(t, res.RunID).State; got != run.StateRunning {
+		t.Fatalf("the run is %s before the cleanup", got)
+	}
+	if _, err := g.pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE id = $1`, res.JobID); err != nil {
+		t.Fatal(err)
+	}
+	cleanup := river.Worker[cleanupArgs](&cleanupWorker{pool: g.pool, retention: MinDeliveryRetention, log: g.worker.cfg.Logger,
+		label: g.worker.cfg.Label, publicURL: g.worker.cfg.PublicURL})
+	if r := workJob(t, g.bundle, cleanupArgs{}, 1, cleanup); !r.completed() {
+		t.Fatalf("the cleanup: %v", r)
+	}
+	if got := g.row(t, res.RunID).State; got != run.StateRunning {
+		t.Fatalf("the cleanup ended the run %s within the grace after its job's end", got)
+	}
+	if _, err := g.pool.Exec(ctx, `UPDATE river_job SET finalized_at = now() - interval '1 hour' WHERE id = $1`, res.JobID); err != nil {
+		t.Fatal(err)
+	}
+	if r := workJob(t, g.bundle, cleanupArgs{}, 1, cleanup); !r.completed() {
+		t.Fatalf("the cleanup: %v", r)
+	}
+	if got := g.row(t, res.RunID); got.State != run.StateFailed || !strings.Contains(got.Error, "job") {
+		t.Fatalf("after the cleanup the run is %+v, want failed saying its job ended", got)
+	}
+	jobs := g.statusJobs(t, res.RunID)
+	if len(jobs) != 1 || !jobs[0].Outbox {
+		t.Fatalf("status jobs %+v, want the outbox's", jobs)
+	}
+	status := river.Worker[statusArgs](&statusWorker{pool: g.pool, gh: g.worker.cfg.GitHub, log: g.worker.cfg.Logger})
+	if r := workJob(t, g.bundle, jobs[0], 1, status); !r.completed() {
+		t.Fatalf("the status job: %v", r)
+	}
+	body := g.onlyComment(t).Body
+	for _, want := range []string{fmt.Sprintf("❌ frognano stopped working on run %d before it finished.", res.RunID),
+		"died on its last try", "Add the label again to retry."} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the status comment lacks %q:\n%s", want, body)
+		}
+	}
+	if labels := g.gh.Labels(g.hub, 7); slices.Contains(labels, "frognano") {
+		t.Errorf("labels = %v: the label of a run frognano gave up is removed, so that adding it again retries", labels)
+	}
+	if n := g.count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NOT NULL`, res.RunID); n != 0 {
+		t.Error("the run's outbox is still there")
+	}
+	if r := workJob(t, g.bundle, cleanupArgs{}, 1, cleanup); !r.completed() || len(g.statusJobs(t, res.RunID)) != 1 {
+		t.Errorf("a cleanup after the end: %v, status jobs %+v", r, g.statusJobs(t, res.RunID))
+	}
+}
+
+// TestRefusalCommentIsPostedOnce: GitHub refuses a run before it has a status comment, takes
+// the post of the refusal's comment but loses its answer (502), and a person has copied the
+// run's hidden marker into a comment of theirs. The worker that ended the run cannot know
+// whether its post was taken; the status job that comes next finds the App's comment by its
+// marker (not the person's) and edits it: one comment of the App's, never a second, and the
+// person's left alone.
+func TestRefusalCommentIsPostedOnce(t *testing.T) {
+	t.Parallel()
+	g := setupGitHub(t)
+	var refused endScenario
+	for _, sc := range endScenarios {
+		if sc.refuse != nil {
+			refused = sc
+		}
+	}
+	refused.refuse(g)
+	res := g.acceptIssue(t)
+	forged := fmt.Sprintf("<!-- frognano:run:%d -->\nI am not frognano.", res.RunID)
+	mine := g.gh.AddComment(g.hub, 7, "mallory", forged)
+	g.gh.LoseNextResponse("POST", "/repos/*/*/issues/*/comments", http.StatusBadGateway, 1)
+	if r := g.work(t, res, 1); !r.cancelled() {
+		t.Fatalf("the refused run: %v", r)
+	}
+	if n := g.count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NOT NULL`, res.RunID); n != 1 {
+		t.Fatal("the outbox is gone though the worker could not know whether its post was taken")
+	}
+	jobs := g.statusJobs(t, res.RunID)
+	if len(jobs) != 1 || !jobs[0].Outbox {
+		t.Fatalf("status jobs %+v, want the outbox's", jobs)
+	}
+	status := river.Worker[statusArgs](&statusWorker{pool: g.pool, gh: g.worker.cfg.GitHub, log: g.worker.cfg.Logger})
+	if r := workJob(t, g.bundle, jobs[0], 1, status); !r.completed() {
+		t.Fatalf("the status job: %v", r)
+	}
+	var app []githubtest.Comment
+	for _, c := range g.gh.Comments(g.hub, 7) {
+		switch {
+		case c.ID == mine && c.Body != forged:
+			t.Errorf("the person's comment was edited:\n%s", c.Body)
+		case c.ID != mine:
+			app = append(app, c)
+		}
+	}
+	if len(app) != 1 || !strings.Contains(app[0].Body, "lacks the permission this request needs") || len(app[0].History) != 1 {
+		t.Fatalf("the App's comments %+v, want one, posted and then edited by the status job", app)
+	}
+	if got := g.row(t, res.RunID).CommentID; got != app[0].ID {
+		t.Errorf("the run records comment %d, want %d", got, app[0].ID)
+	}
+	if n := g.count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NOT NULL`, res.RunID); n != 0 {
+		t.Error("the run's outbox is still there")
 	}
 }

@@ -167,7 +167,8 @@ func TestParkedRunsAreWokenByTheCleanup(t *testing.T) {
 			}
 			if name == "DeadRunHoldsTheSlot" {
 				b.startByHand(t, dead.RunID)
-				if _, err := b.pool.Exec(context.Background(), `UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE id = $1`, dead.JobID); err != nil {
+				// Discarded longer ago than the grace the cleanup gives a job's end (abandonGrace).
+				if _, err := b.pool.Exec(context.Background(), `UPDATE river_job SET state = 'discarded', finalized_at = now() - interval '1 hour' WHERE id = $1`, dead.JobID); err != nil {
 					t.Fatal(err)
 				}
 			} else if _, err := b.pool.Exec(context.Background(), `UPDATE runs SET state = 'failed', finished_at = now() WHERE id = $1`, dead.RunID); err != nil {

@@ -20,12 +20,16 @@ import (
 // rewrite for runs cancelled between attempts.
 
 // cleanupWorker forgets deliveries older than the retention period (runs are kept: they are
-// the service's history) and promotes waiting runs left without an active run (promoteStranded).
+// the service's history), ends the runs no job will run any more (endDead), promotes waiting
+// runs left without an active run and wakes parked ones (promoteStranded), and queues again
+// the writing of outboxes whose job ran out of tries (requeueOutboxes).
 type cleanupWorker struct {
 	river.WorkerDefaults[cleanupArgs]
 	pool      *pgxpool.Pool
 	retention time.Duration
 	log       *slog.Logger
+	label     string // Config.Label and Config.PublicURL, for the ends of abandoned runs (endDead)
+	publicURL string
 }
 
 func (w *cleanupWorker) Timeout(*river.Job[cleanupArgs]) time.Duration { return 5 * time.Minute }
@@ -40,9 +44,9 @@ func (w *cleanupWorker) Work(ctx context.Context, job *river.Job[cleanupArgs]) e
 	if err != nil {
 		return river.JobCancel(err)
 	}
-	promoted, err := promoteStranded(ctx, w.pool, rc)
+	promoted, err := promoteStranded(ctx, w.pool, rc, abandon{label: w.label, publicURL: w.publicURL})
 	if promoted > 0 {
-		w.log.WarnContext(ctx, "promoted waiting runs whose active run ended without promoting them", "count", promoted, logging.JobID(job.ID))
+		w.log.WarnContext(ctx, "ended runs no job will run any more, promoted waiting runs, woke parked runs", "count", promoted, logging.JobID(job.ID))
 	}
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -25,8 +26,8 @@ import (
 //     waits. A person's further request is counted on the run they already have waiting
 //     (extra_requests); one that comes when MaxWaitingRuns runs already wait, or after the
 //     active run has passed its check, is counted on the active run as before.
-//   - promoteWaiting: whatever ends an active run (run.Store.End: the pipeline's ends and
-//     endDead's) makes the oldest waiting run of its pull request queued and inserts its job, in
+//   - promoteWaiting: whatever ends an active run (run.Store.End: the pipeline's ends, and
+//     run.Store.EndAbandoned: endDead's) makes the oldest waiting run of its pull request queued and inserts its job, in
 //     the same transaction.
 //   - run.Store's pass: when a run passes its check, checked_at records it. When that run is one that
 //     waited (promoted_at), the runs still waiting on its pull request are folded into it
@@ -168,8 +169,8 @@ func waitOrCount(ctx context.Context, tx pgx.Tx, d Delivery, req RunRequest, kin
 // for an active run ended by something that does not (an older frognano during an upgrade, an
 // operator's UPDATE), for a wake that a dead process never made, and for a run that nothing
 // will end (endDead).
-func promoteStranded(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx]) (int, error) {
-	n, err := promoteStrandedWaiting(ctx, pool, rc)
+func promoteStranded(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], ab abandon) (int, error) {
+	n, err := promoteStrandedWaiting(ctx, pool, rc, ab)
 	if limit := limitFrom(ctx); err == nil && limit > 0 {
 		var woken int
 		woken, err = wakeStranded(ctx, pool, rc, limit)
@@ -179,8 +180,8 @@ func promoteStranded(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[p
 }
 
 // promoteStrandedWaiting is promoteStranded's part for the waiting runs.
-func promoteStrandedWaiting(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx]) (int, error) {
-	n, err := endDead(ctx, pool, rc)
+func promoteStrandedWaiting(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], ab abandon) (int, error) {
+	n, err := endDead(ctx, pool, rc, ab)
 	if err != nil {
 		return n, err
 	}
@@ -220,28 +221,46 @@ func promoteStrandedWaiting(ctx context.Context, pool *pgxpool.Pool, rc *river.C
 	return n, nil
 }
 
-// deadJob is true of an active run (alias r) whose River job has ended (completed, cancelled,
-// discarded) or is gone: no worker will take the run again, whatever its row says. A parked
-// run's job has ended by design: a wake gives it its next (parked.go).
-const deadJob = `r.parked_at IS NULL AND r.job_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM river_job j
-	WHERE j.id = r.job_id AND j.state NOT IN ('completed', 'cancelled', 'discarded'))`
+// abandonGrace is how long a run's job must have been over before the cleanup takes the run
+// as abandoned (deadJob): the job's end and the run's are separate writes, and an operator
+// who retries a job from River's UI does it in this time.
+const abandonGrace = time.Minute
 
-// endDead ends, as failed, each active run that has runs waiting behind it, or that is running
-// while its installation has runs parked, but whose job has ended without ending it (deadJob:
-// River's rescuer discarded the job after a crash on its last attempt, or the worker's own end
-// failed before it cancelled the job), and promotes the oldest waiting run and wakes the
-// parked ones in the same transaction (run.Store.End, promoteAndWake with the limit the
-// context carries). Without it the waiting runs would wait forever, and the dead run would
-// hold its installation's slot forever. It returns how many runs it ended, each of which promoted one unless the runs
-// waiting behind it were cancelled meanwhile.
-func endDead(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx]) (int, error) {
+// deadJob is true of an active run (alias r) whose River job has ended (completed, cancelled,
+// discarded) more than abandonGrace ago, or is gone: no worker will take the run again,
+// whatever its row says. A parked run's job has ended by design: a wake gives it its next
+// (parked.go); a snoozed or retrying run's job is scheduled or retryable, not ended; a waiting
+// run is not active and has no job (this file).
+var deadJob = fmt.Sprintf(`r.parked_at IS NULL AND r.job_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM river_job j
+	WHERE j.id = r.job_id AND (j.state NOT IN ('completed', 'cancelled', 'discarded') OR j.finalized_at > now() - interval '%d seconds'))`,
+	int(abandonGrace.Seconds()))
+
+// abandon is what the cleanup's end of an abandoned run needs of the queue's Config.
+type abandon struct {
+	label     string // Config.Label: an issue run's label comes off, so that adding it again retries
+	publicURL string // Config.PublicURL: the status comment links the run's page
+}
+
+// endDead ends, as failed, each active run whose job has ended without ending it (deadJob:
+// River's rescuer discarded the job after a crash on its last attempt, River cancelled it, the
+// worker's own end failed before it cancelled the job, or the job is gone), whether or not
+// anything waits behind it: nothing else would ever end it, its status comment would say it
+// works forever, and it would hold its installation's slot. River's rescuer, which this
+// follows, fails the jobs of dead workers; this ends the runs those jobs leave behind. Each end
+// records the outbox that makes GitHub say so (run.Store.EndAbandoned) and queues its status job,
+// due at once (nobody else writes it), and promotes the oldest waiting run and wakes the parked
+// ones in the same transaction (promoteAndWake with the limit the context carries). It returns
+// how many runs it ended.
+func endDead(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], ab abandon) (int, error) {
 	s := run.NewStore(pool, func(ctx context.Context, tx pgx.Tx, repoID int64, issue int) (int64, error) {
 		return promoteAndWake(ctx, tx, rc, limitFrom(ctx), repoID, issue)
+	}).WithDeliver(func(ctx context.Context, tx pgx.Tx, runID int64) error {
+		if _, err := rc.InsertTx(ctx, tx, statusArgs{RunID: runID, Outbox: true}, nil); err != nil {
+			return fmt.Errorf("queueing the writing of run %d's end to GitHub: %w", runID, err)
+		}
+		return nil
 	})
-	rows, err := pool.Query(ctx, `SELECT r.id FROM runs r WHERE r.state IN ('queued', 'running') AND `+deadJob+`
-		AND (EXISTS (SELECT 1 FROM runs w WHERE w.repo_id = r.repo_id AND w.issue = r.issue AND w.state = 'waiting')
-			OR r.state = 'running' AND EXISTS (SELECT 1 FROM runs p WHERE p.installation_id = r.installation_id
-				AND p.state = 'queued' AND p.parked_at IS NOT NULL))`)
+	rows, err := pool.Query(ctx, `SELECT r.id FROM runs r WHERE r.state IN ('queued', 'running') AND `+deadJob+` ORDER BY r.id`)
 	if err != nil {
 		return 0, fmt.Errorf("looking for active runs whose job ended: %w", err)
 	}
@@ -251,22 +270,14 @@ func endDead(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx]) 
 	}
 	n := 0
 	for _, id := range dead {
-		// The job is looked at again under the run's row lock: an operator may have retried it.
-		ended, err := s.End(ctx, fmt.Sprintf("ending run %d, whose job ended", id), `UPDATE runs r SET state = 'failed', finished_at = now(),
-				error = 'its job ended without ending the run (the worker died on its last attempt, or could not record the end); ended by the cleanup so that the requests waiting behind it, or its installation''s parked runs, run'
-			WHERE r.id = $1 AND r.state IN ('queued', 'running') AND `+deadJob+` RETURNING r.repo_id, r.issue`, id)
+		// The job is looked at again under the run's row lock: a wake or an operator may have
+		// given it a new one.
+		ended, err := s.EndAbandoned(ctx, id, deadJob, ab.label, ab.publicURL)
 		if err != nil {
 			return n, err
 		}
 		if ended {
 			n++
-			// Its status comment still says it runs: a small job rewrites it.
-			if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-				_, err := rc.InsertTx(ctx, tx, statusArgs{RunID: id, Dead: true}, nil)
-				return err
-			}); err != nil {
-				return n, fmt.Errorf("queueing the status update of run %d: %w", id, err)
-			}
 		}
 	}
 	return n, nil

@@ -204,7 +204,8 @@ func TestWaitingRunBehindADeadRunIsPromoted(t *testing.T) {
 			if got := b.row(t, first.RunID).State; got != run.StateRunning || b.row(t, w.RunID).State != run.StateWaiting {
 				t.Fatalf("the cleanup changed a run whose job may still run: %s, waiting run %s", got, b.row(t, w.RunID).State)
 			}
-			sql := `UPDATE river_job SET state = $2, finalized_at = now() WHERE id = $1`
+			// Ended longer ago than the grace the cleanup gives a job's end (abandonGrace).
+			sql := `UPDATE river_job SET state = $2, finalized_at = now() - interval '1 hour' WHERE id = $1`
 			if jobState == "deleted" { // River's job cleaner deletes ended jobs after a while
 				sql = `DELETE FROM river_job WHERE id = $1 AND $2 <> ''`
 			}
@@ -218,18 +219,18 @@ func TestWaitingRunBehindADeadRunIsPromoted(t *testing.T) {
 				t.Errorf("the dead run: %+v; want failed, saying its job ended", got)
 			}
 			b.requirePromoted(t, w.RunID)
-			// Its status comment said it was running; the cleanup queued the job that says
-			// it ended.
+			// Its status comment said it was running; the cleanup recorded its outbox and
+			// queued the job that writes it.
 			var queued int
-			if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1 AND (args->>'run_id')::bigint = $2`,
+			if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = $1 AND (args->>'run_id')::bigint = $2 AND (args->>'outbox')::bool`,
 				statusArgs{}.Kind(), first.RunID).Scan(&queued); err != nil || queued != 1 {
-				t.Fatalf("%d status jobs queued for the dead run (%v), want 1", queued, err)
+				t.Fatalf("%d outbox status jobs queued for the dead run (%v), want 1", queued, err)
 			}
-			sw := &statusWorker{pool: b.pool, gh: fakeGitHub{b.repo}}
-			if r := workJob(t, b, statusArgs{RunID: first.RunID, Dead: true}, 1, river.Worker[statusArgs](sw)); !r.completed() {
+			sw := &statusWorker{pool: b.pool, gh: fakeGitHub{b.repo}, log: slog.New(slog.DiscardHandler)}
+			if r := workJob(t, b, statusArgs{RunID: first.RunID, Outbox: true}, 1, river.Worker[statusArgs](sw)); !r.completed() {
 				t.Fatal(r)
 			}
-			if e := b.repo.lastEdit(); e.id != 77 || !strings.Contains(e.body, "stopped without finishing") {
+			if e := b.repo.lastEdit(); e.id != 77 || !strings.Contains(e.body, "stopped working on run") || !strings.Contains(e.body, "Ask again with a new comment to retry.") {
 				t.Errorf("the dead run's status comment became %+v", e)
 			}
 			// A status job for a failed run the cleanup did not end leaves its comment alone.

@@ -2,20 +2,124 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/frognano/frognano/internal/fault"
 )
 
 // This file holds what is said of runs that ended with no attempt of theirs to say it: a run
-// cancelled while it waited for a retry, one the queue's cleanup ended because its job had
-// ended without it, and the runs a stop request stopped.
+// the queue cancelled (an unlabel or a close), one the queue's cleanup ended because no job
+// will run it any more, and the runs a stop request stopped.
 
 // DeadRunNote is the status comment's note of a run the queue's cleanup ended because its
-// job had ended without ending it (queue/waiting.go endDead).
+// job had ended without ending it, in comments that an earlier frognano queued (RewriteStatus
+// with dead); EndAbandoned says more.
 const DeadRunNote = "This run's worker stopped without finishing it (it died on its last try, or could not record the end). " +
 	"It was ended so that the requests waiting behind it could run; ask again to retry it."
+
+// abandonedNote says why frognano stopped working on a run of kind whose job can no longer
+// run it, and how to retry; published: it may have opened or updated its pull request first.
+func abandonedNote(kind string, published bool) string {
+	note := "Its worker stopped before the run could end (the process died on its last try, or could not record how the run ended), " +
+		"and no other worker will take it up."
+	if published {
+		note += pick(kind == KindIssue, " It may have opened or updated a draft pull request for this issue before it stopped; a new run updates that one.",
+			" It may have pushed a commit to this pull request before it stopped.")
+	}
+	return note + pick(kind == KindIssue, " Add the label again to retry.", " Ask again with a new comment to retry.")
+}
+
+// AbandonedError is the error recorded on a run EndAbandoned ended.
+const AbandonedError = "its job ended without ending the run (the worker died on its last attempt, or could not record the end); " +
+	"ended by the cleanup"
+
+// EndAbandoned ends active run id as failed when dead, an SQL condition on the run as alias r
+// (the queue's: no job will run it any more), still holds once the run's row is locked: it is
+// evaluated in a statement of its own after the lock, so it sees every transaction that changed
+// the run before (a wake that gave it a new job, an operator's retry). In the same transaction
+// it records the run's outbox, as every end does: the status comment says that frognano stopped
+// working on the run, why, and how to retry (posted when the run has none and had passed its
+// check, found by its marker first: an attempt may have posted it without recording it), and an
+// issue run's label (label; "": none) comes off, so that adding it again retries; it promotes the
+// run waiting behind it (Promote) and queues the outbox's writing (Deliver). publicURL links
+// the run's page (""; none). It reports whether it ended the run.
+func (s *Store) EndAbandoned(ctx context.Context, id int64, dead, label, publicURL string) (bool, error) {
+	ended := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		ended = false
+		var kind string
+		var repoID int64
+		var issue int
+		var comment int64
+		var checked, published bool
+		err := tx.QueryRow(ctx, `SELECT kind, repo_id, issue, coalesce(comment_id, 0), checked_at IS NOT NULL, agent_done_at IS NOT NULL AND patch IS NOT NULL
+			FROM runs WHERE id = $1 AND state IN ('queued', 'running') FOR UPDATE`, id).Scan(&kind, &repoID, &issue, &comment, &checked, &published)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("locking run: %w", err)
+		}
+		var still bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs r WHERE r.id = $1 AND `+dead+`)`, id).Scan(&still); err != nil || !still {
+			return err
+		}
+		v := Status{RunID: id, State: StateFailed, Abandoned: true, Note: abandonedNote(kind, published),
+			FollowUp: kind != KindIssue, Page: RunPageURL(publicURL, id)}
+		o := &outbox{}
+		switch {
+		case comment != 0:
+			o.CommentID, o.Status = comment, &v
+		case checked:
+			o.Status, o.Post = &v, true // its requester may start runs: say it, as a refusal would
+		}
+		if kind == KindIssue && label != "" {
+			o.Unlabel = label
+		}
+		if _, err := tx.Exec(ctx, `UPDATE runs SET state = 'failed', finished_at = now(), error = $2, outbox = $3 WHERE id = $1`,
+			id, AbandonedError, o.value()); err != nil {
+			return fmt.Errorf("ending run: %w", err)
+		}
+		ended = true
+		if s.promote == nil {
+			return errors.New("ending a run: this Store cannot promote the run waiting behind it")
+		}
+		if _, err := s.promote(ctx, tx, repoID, issue); err != nil || o.value() == nil || s.deliver == nil {
+			return err
+		}
+		return s.deliver(ctx, tx, id)
+	})
+	if err != nil {
+		return false, fmt.Errorf("ending run %d, whose job ended: %w", id, err)
+	}
+	return ended, nil
+}
+
+// RecordCancelled records, in tx, which has just cancelled run id (an unlabel or a close: the
+// queue's Cancel), the run's outbox: its status comment (a follow-up's reply) says it was
+// cancelled, as its worker would say it. It reports false when the run has no comment (nothing
+// to write). The caller queues the writing in tx, as every end does: a worker killed as its
+// context ends leaves it to that job. publicURL links the run's page ("": none).
+func RecordCancelled(ctx context.Context, tx pgx.Tx, id int64, publicURL string) (bool, error) {
+	var kind string
+	var comment int64
+	if err := tx.QueryRow(ctx, `SELECT kind, coalesce(comment_id, 0) FROM runs WHERE id = $1`, id).Scan(&kind, &comment); err != nil {
+		return false, fmt.Errorf("reading cancelled run %d: %w", id, err)
+	}
+	if comment == 0 {
+		return false, nil
+	}
+	v := Status{RunID: id, State: StateCancelled, Note: planFor(kind).cancelled(), FollowUp: kind != KindIssue, Page: RunPageURL(publicURL, id)}
+	o := &outbox{CommentID: comment, Status: &v}
+	if _, err := tx.Exec(ctx, `UPDATE runs SET outbox = $2 WHERE id = $1`, id, o.value()); err != nil {
+		return false, fmt.Errorf("recording the outbox of cancelled run %d: %w", id, err)
+	}
+	return true, nil
+}
 
 // RewriteStatus rewrites the status comment of run id, which ended with nobody to rewrite it:
 // cancelled (while it waited for a retry) or, with dead, failed by the queue's cleanup

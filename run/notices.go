@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/frognano/frognano/githubapp"
-	"github.com/frognano/frognano/internal/logging"
 )
 
 // ExitPermissions is the exit reason of a run its installation lacked a core permission for.
@@ -27,26 +26,14 @@ func (a *attempt) lacksPermissions(ctx context.Context, e *githubapp.MissingPerm
 		s := a.view(StateFailed, note)
 		v = &s
 	}
-	if ok, err := a.record(ctx, StateFailed, ExitPermissions, note, "", 0, v, false); err != nil {
+	// Without a status comment yet, the outbox posts one (outbox.Post).
+	if ok, err := a.record(ctx, StateFailed, ExitPermissions, note, "", 0, v, false, v != nil); err != nil {
 		return err
 	} else if !ok {
 		return errRunCancelled
 	}
 	if !e.CanComment() {
 		a.log.WarnContext(ctx, "the installation cannot comment either; the reason is on the run's page and in its record")
-		return nil
-	}
-	body := RenderStatus(a.view(StateFailed, note))
-	if r.CommentID != 0 {
-		return nil // the outbox edited it
-	}
-	id, err := a.repo.Comment(ctx, r.Issue, body)
-	if err != nil {
-		a.log.WarnContext(ctx, "saying which permissions are missing", logging.Err(err))
-		return nil
-	}
-	if err := a.st.setComment(ctx, r.ID, id); err != nil {
-		a.log.WarnContext(ctx, "recording the comment", logging.Err(err))
 	}
 	return nil
 }

@@ -105,7 +105,10 @@ func (p *Pipeline) Work(ctx context.Context, t Try) error {
 	}
 	if terminal(r.State) {
 		// The process that ended it may have died before GitHub showed the end.
-		if wrote, err := p.WriteOutbox(ctx, r.ID, log); wrote || err != nil {
+		if wrote, err := p.WriteOutbox(ctx, r.ID, log); IsOutboxBusy(err) {
+			log.InfoContext(ctx, "another process is writing the run's end to GitHub; its status job follows it")
+			return nil
+		} else if wrote || err != nil {
 			return err
 		}
 		log.InfoContext(ctx, "run already finished; nothing to do", "state", r.State)
@@ -296,7 +299,7 @@ func (a *attempt) end(ctx context.Context, state, exitReason, note, prURL string
 	if state == StateFailed {
 		v.Summary = r.Summary
 	}
-	ok, err := a.record(ctx, state, exitReason, note, prURL, prNumber, &v, state == StateFailed)
+	ok, err := a.record(ctx, state, exitReason, note, prURL, prNumber, &v, state == StateFailed, false)
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,10 @@ type Repo interface {
 	React(ctx context.Context, number int, content string) error
 	Comment(ctx context.Context, number int, body string) (int64, error)
 	EditComment(ctx context.Context, id int64, body string) error
+	// FindComment returns the id of the App's own comment on issue number whose body begins
+	// with marker, 0 when there is none (how a writer that may have posted before it died
+	// finds what it posted).
+	FindComment(ctx context.Context, number int, marker string) (int64, error)
 	// RemoveLabel removes label from the issue; one that is not there is no error.
 	RemoveLabel(ctx context.Context, number int, label string) error
 	// Clone makes a fresh clone of the default branch in dir (which exists

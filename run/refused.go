@@ -22,36 +22,22 @@ const (
 
 // refused ends a run GitHub refused: the same reason (githubapp.Explain's, one paragraph) goes
 // to the log, the run's record (its page, `frognano runs show`, and by its exit reason the
-// frognano_runs_finished_total metric) and GitHub. There it edits the status comment or the
-// follow-up's reply; when none exists yet (GitHub refused before it was posted) and the
-// installation can comment (issues: write), it posts one comment instead of staying silent. A
-// comment GitHub refuses too is logged: the record keeps the reason. Nothing is retried.
+// frognano_runs_finished_total metric) and GitHub. There its outbox edits the status comment
+// or the follow-up's reply; when none exists yet (GitHub refused before it was posted) and the
+// installation can comment (issues: write), the outbox posts one instead of staying silent
+// (outbox.Post: one comment, whoever writes it and whenever a writer dies). A comment GitHub
+// refuses too is given up: the record keeps the reason. Nothing is retried.
 func (a *attempt) refused(ctx context.Context, exitReason, note, errText string) {
 	r := a.run
 	r.ExitReason = exitReason
 	a.log.ErrorContext(ctx, "GitHub refused the run; it ends", "exit_reason", exitReason, "reason", note, slog.String(logging.ErrorKey, errText))
 	v := a.view(StateFailed, note)
-	if ok, err := a.record(ctx, StateFailed, exitReason, note, "", 0, &v, true); err != nil {
-		a.log.ErrorContext(ctx, "recording the refusal", logging.Err(err))
-		return
-	} else if !ok {
-		return // cancelled meanwhile: its own note stands
-	}
-	if r.CommentID != 0 {
-		return // the outbox edited it
-	}
-	if a.repo == nil || !a.repo.Grants().Has("issues", "write") {
+	post := a.repo != nil && a.repo.Grants().Has("issues", "write")
+	if r.CommentID == 0 && !post {
 		a.log.WarnContext(ctx, "the App cannot comment there; the reason is on the run's page and in its record")
-		return
 	}
-	id, err := a.repo.Comment(ctx, r.Issue, RenderStatus(a.view(StateFailed, note)))
-	if err != nil {
-		a.log.WarnContext(ctx, "saying on GitHub why the run ended", logging.Err(err))
-		return
-	}
-	r.CommentID = id
-	if err := a.st.setComment(ctx, r.ID, id); err != nil {
-		a.log.WarnContext(ctx, "recording the comment", logging.Err(err))
+	if _, err := a.record(ctx, StateFailed, exitReason, note, "", 0, &v, true, post); err != nil {
+		a.log.ErrorContext(ctx, "recording the refusal", logging.Err(err))
 	}
 }
 

@@ -33,11 +33,23 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 			a.status.close()
 		}
 		v := a.view(StateCancelled, a.plan.cancelled())
-		o := a.outboxOf(&v, false)
-		if err := a.st.cancel(bg, r.ID, o); err != nil {
-			a.log.ErrorContext(bg, "recording cancellation", logging.Err(err))
-		} else {
-			a.flush(bg, o)
+		o := a.outboxOf(&v, false, false)
+		ended, cerr := a.st.cancel(bg, r.ID, o)
+		switch {
+		case cerr != nil:
+			a.log.ErrorContext(bg, "recording cancellation", logging.Err(cerr))
+		case ended && o != nil:
+			a.flush(bg)
+		case !ended && a.repo != nil:
+			// Cancelled by the queue: an unlabel or a close recorded the comment's final content
+			// in the run's outbox and queued its writing (queue/intake.go), which this writes
+			// now; a canceller that recorded none (a stop request) leaves it to this worker.
+			wrote, werr := a.p.writeOutbox(bg, a.repo, r.ID, r.Issue)
+			if werr != nil {
+				a.log.WarnContext(bg, "writing the run's end to GitHub; it is left for the next writer", logging.Err(werr))
+			} else if !wrote {
+				a.finalComment(bg, v)
+			}
 		}
 		return final(err)
 
@@ -95,7 +107,7 @@ func (a *attempt) failed(ctx context.Context, exitReason, note, errText string) 
 		a.run.ExitReason = exitReason
 	}
 	v := a.view(StateFailed, note)
-	if _, err := a.record(ctx, StateFailed, exitReason, errText, "", 0, &v, true); err != nil {
+	if _, err := a.record(ctx, StateFailed, exitReason, errText, "", 0, &v, true, false); err != nil {
 		a.log.ErrorContext(ctx, "recording failure", logging.Err(err))
 	}
 }

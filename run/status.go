@@ -37,6 +37,9 @@ type Status struct {
 	ExtraRequests int
 	FollowUp      bool   // a follow-up on a pull request: the comment is a reply there
 	Page          string // the run's page (RunPageURL); "": no link
+	// Abandoned: a failed run frognano stopped working on (EndAbandoned), said so; it may
+	// have published before it stopped.
+	Abandoned bool `json:",omitempty"`
 	// Notices say what the run skips and why (check runs off for want of a permission).
 	Notices []string
 }
@@ -72,6 +75,10 @@ func composeStatus(v Status) string {
 		}
 		fmt.Fprintf(&b, "✅ frognano run %d opened a draft pull request: #%d (%s).", v.RunID, v.PRNumber, v.PRURL)
 	case StateFailed:
+		if v.Abandoned {
+			fmt.Fprintf(&b, "❌ frognano stopped working on run %d before it finished.", v.RunID)
+			break
+		}
 		fmt.Fprintf(&b, "❌ frognano run %d ended %s.", v.RunID, pick(v.FollowUp, "without a new commit", "without a pull request"))
 	case StateCancelled:
 		fmt.Fprintf(&b, "🛑 frognano run %d was cancelled.", v.RunID)

@@ -161,7 +161,8 @@ func (s *Store) finish(ctx context.Context, id int64, state, exitReason, errText
 // End runs update, which must end an active run and return its repo_id and issue (no row: the
 // run was not active), and promotes the oldest run waiting on its pull request (Promote), in
 // one transaction. It reports whether update ended the run. Every end of a run goes through
-// it: finish and cancel here, and the queue's cleanup of runs whose job died (queue/waiting.go).
+// it (finish and cancel here) or promotes as it does (EndAbandoned: the queue's cleanup of runs
+// whose job died, queue/waiting.go).
 func (s *Store) End(ctx context.Context, what, update string, args ...any) (bool, error) {
 	return s.end(ctx, what, false, nil, update, args...)
 }
@@ -208,12 +209,12 @@ func (s *Store) requeue(ctx context.Context, id int64, errText string) error {
 
 // cancel marks an active run cancelled (used when River cancelled the job
 // before the webhook transaction's update was seen, or by the worker) and promotes the run
-// waiting next on its pull request, like finish.
-func (s *Store) cancel(ctx context.Context, id int64, o *outbox) error {
-	_, err := s.end(ctx, "cancelling run", true, o, `UPDATE runs SET state = 'cancelled', finished_at = now(),
+// waiting next on its pull request, like finish. It reports false when the run was no longer
+// active (the queue cancelled it).
+func (s *Store) cancel(ctx context.Context, id int64, o *outbox) (bool, error) {
+	return s.end(ctx, "cancelling run", true, o, `UPDATE runs SET state = 'cancelled', finished_at = now(),
 			exit_reason = coalesce(exit_reason, 'cancelled'), outbox = $2
 		WHERE id = $1 AND state IN ('queued', 'running') RETURNING id, repo_id, issue`, id, o.value())
-	return err
 }
 
 // pass records that running run r passed its check (the requester may write, or the CI

@@ -51,6 +51,16 @@ func (s *Server) AddLabel(repo *Repo, number int, label string) {
 	}
 }
 
+// AddComment records a comment by user (a person's login, or an App's "slug[bot]") on an issue
+// or PR and returns its id.
+func (s *Server) AddComment(repo *Repo, number int, user, body string) int64 {
+	c := &Comment{ID: s.id(), Issue: number, Body: body, User: user}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	repo.comments = append(repo.comments, c)
+	return c.ID
+}
+
 // Labels returns the labels on an issue.
 func (s *Server) Labels(repo *Repo, number int) []string {
 	s.mu.Lock()

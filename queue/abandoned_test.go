@@ -1,0 +1,172 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/riverqueue/river"
+
+	"github.com/frognano/frognano/run"
+)
+
+// TestCleanupEndsOnlyAbandonedRuns: the periodic cleanup ends, as failed with an outbox, an
+// active run whose job can no longer run it (discarded, cancelled, completed or gone) once
+// the job has been over for longer than the grace, whether or not anything waits behind it.
+// It leaves alone every run that something will still take up: a parked run (no job on
+// purpose: a wake gives it one), a snoozed or retrying one (its job is scheduled or
+// retryable), a waiting one, and one whose job ended within the grace.
+func TestCleanupEndsOnlyAbandonedRuns(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t)
+	exec := func(sql string, args ...any) {
+		t.Helper()
+		if _, err := b.pool.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := `now() - interval '1 hour'`
+	abandoned := map[string]Accepted{}
+	for i, jobState := range []string{"discarded", "cancelled", "completed", "deleted"} {
+		res := b.accept(t, 100+i)
+		abandoned[jobState] = res
+		exec(`UPDATE runs SET state = 'running', started_at = now(), attempts = 3 WHERE id = $1`, res.RunID)
+		if jobState == "deleted" { // River's job cleaner deletes ended jobs after a while
+			exec(`DELETE FROM river_job WHERE id = $1`, res.JobID)
+			continue
+		}
+		exec(`UPDATE river_job SET state = $2, finalized_at = `+long+` WHERE id = $1`, res.JobID, jobState)
+	}
+	alive := map[string]Accepted{}
+	parked := b.accept(t, 200)
+	alive["parked"] = parked
+	exec(`UPDATE runs SET parked_at = `+long+` WHERE id = $1`, parked.RunID)
+	exec(`UPDATE river_job SET state = 'completed', finalized_at = `+long+` WHERE id = $1`, parked.JobID)
+	snoozed := b.accept(t, 201)
+	alive["snoozed"] = snoozed
+	exec(`UPDATE river_job SET state = 'scheduled', scheduled_at = now() + interval '1 minute' WHERE id = $1`, snoozed.JobID)
+	retrying := b.accept(t, 202)
+	alive["retrying"] = retrying
+	exec(`UPDATE runs SET state = 'running', started_at = now(), attempts = 1 WHERE id = $1`, retrying.RunID)
+	exec(`UPDATE river_job SET state = 'retryable', attempt = 1, scheduled_at = now() + interval '1 minute' WHERE id = $1`, retrying.JobID)
+	recent := b.accept(t, 203)
+	alive["ended within the grace"] = recent
+	exec(`UPDATE runs SET state = 'running', started_at = now(), attempts = 3 WHERE id = $1`, recent.RunID)
+	exec(`UPDATE river_job SET state = 'discarded', finalized_at = now() WHERE id = $1`, recent.JobID)
+	active := b.acceptFollowUp(t, "maintainer", "@frognano rename x")
+	alive["active with a waiting run"] = active
+	waiting := b.acceptFollowUp(t, "other-maintainer", "@frognano rename y")
+	alive["waiting"] = waiting
+	before := map[string]string{}
+	for name, res := range alive {
+		before[name] = b.row(t, res.RunID).State
+	}
+
+	cw := &cleanupWorker{pool: b.pool, retention: DefaultDeliveryRetention, log: b.worker.cfg.Logger, label: "frognano"}
+	if r := workJob(t, b, cleanupArgs{}, 1, river.Worker[cleanupArgs](cw)); !r.completed() {
+		t.Fatal(r)
+	}
+	g := &ghBundle{bundle: b}
+	for name, res := range abandoned {
+		if got := b.row(t, res.RunID); got.State != run.StateFailed || !strings.Contains(got.Error, "job") {
+			t.Errorf("the run whose job was %s: %+v; want failed, saying its job ended", name, got)
+		}
+		if jobs := g.statusJobs(t, res.RunID); len(jobs) != 1 || !jobs[0].Outbox {
+			t.Errorf("the run whose job was %s: status jobs %+v, want its outbox's", name, jobs)
+		}
+	}
+	for name, res := range alive {
+		if got := b.row(t, res.RunID).State; got != before[name] {
+			t.Errorf("the %s run went from %s to %s", name, before[name], got)
+		}
+		if jobs := g.statusJobs(t, res.RunID); len(jobs) != 0 {
+			t.Errorf("the %s run: status jobs %+v", name, jobs)
+		}
+	}
+	if b.row(t, waiting.RunID).State != run.StateWaiting {
+		t.Error("the waiting run is no longer waiting")
+	}
+
+	// The outbox of a run that never passed its check, and so never said anything on the
+	// issue, takes the label off and says nothing: it is not known that its labeller may
+	// start runs.
+	sw := river.Worker[statusArgs](&statusWorker{pool: b.pool, gh: fakeGitHub{b.repo}, log: b.worker.cfg.Logger})
+	if r := workJob(t, b, statusArgs{RunID: abandoned["discarded"].RunID, Outbox: true}, 1, sw); !r.completed() {
+		t.Fatal(r)
+	}
+	if len(b.repo.comments) != 0 || len(b.repo.edits) != 0 || fmt.Sprint(b.repo.removedLabels) != "[frognano]" {
+		t.Errorf("comments %q, edits %+v, labels removed %v; want only the label removed", b.repo.comments, b.repo.edits, b.repo.removedLabels)
+	}
+}
+
+// TestCancelSurvivesAKillAtEveryStep: an unlabel (Cancel) while the run's worker works it. The
+// worker is killed when its context ends (before it writes anything), or at each step of its
+// writing of the cancelled status comment. The transaction that cancelled the run recorded
+// that comment in the run's outbox and queued the status job, which writes it: the comment
+// ends saying the run was cancelled, never "working".
+func TestCancelSurvivesAKillAtEveryStep(t *testing.T) {
+	t.Parallel()
+	const atCancel = "cancelled"
+	for _, step := range []string{"", atCancel, run.StepCommented, run.StepWritten} {
+		name := "KilledAt_" + step
+		if step == "" {
+			name = "NotKilled"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			g := setupGitHub(t)
+			var res Accepted
+			g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+				// The label comes off while the agent works; River cancels the worker's
+				// context, which is when a worker killed right then stops.
+				if _, err := g.client.Cancel(ctx, g.delivery("issues", "unlabeled"), g.hub.ID, 7, "issue unlabeled"); err != nil {
+					t.Error(err)
+				}
+				if step == atCancel {
+					panic(killed(step))
+				}
+				return goodOutcome(), nil
+			})
+			g.worker.cfg.endStep = func(_ context.Context, _ int64, s string) {
+				if s == step {
+					panic(killed(step))
+				}
+			}
+			res = g.acceptIssue(t)
+			// The run's job is the one River is running (the attempt works a copy of it).
+			if _, err := g.pool.Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, res.JobID); err != nil {
+				t.Fatal(err)
+			}
+			r := g.work(t, res, 1)
+			if step != "" && !strings.Contains(r.String(), killed(step)) {
+				t.Fatalf("the killed attempt = %v, want River to see it die", r)
+			}
+			if got := g.row(t, res.RunID).State; got != run.StateCancelled {
+				t.Fatalf("the run is %s", got)
+			}
+			g.worker.cfg.endStep = nil
+			jobs := g.statusJobs(t, res.RunID)
+			if len(jobs) != 1 || !jobs[0].Outbox {
+				t.Fatalf("status jobs %+v, want the one the cancel queued for its outbox", jobs)
+			}
+			status := river.Worker[statusArgs](&statusWorker{pool: g.pool, gh: g.worker.cfg.GitHub, log: g.worker.cfg.Logger})
+			if r := workJob(t, g.bundle, jobs[0], 1, status); !r.completed() {
+				t.Fatalf("the status job: %v", r)
+			}
+			body := g.onlyComment(t).Body
+			if !strings.Contains(body, fmt.Sprintf("🛑 frognano run %d was cancelled.", res.RunID)) ||
+				!strings.Contains(body, "The label was removed or the issue was closed.") {
+				t.Errorf("the status comment of the cancelled run:\n%s", body)
+			}
+			if n := g.count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NOT NULL`, res.RunID); n != 0 {
+				t.Error("the run's outbox is still there")
+			}
+			if prs := g.gh.PRs(g.hub); len(prs) != 0 {
+				t.Errorf("PRs %+v of a cancelled run", prs)
+			}
+		})
+	}
+}
