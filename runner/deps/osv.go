@@ -2,6 +2,7 @@ package deps
 
 import (
 	"archive/zip"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,7 +69,7 @@ func (db OSV) Check(ctx context.Context, rep *Report) {
 		return
 	}
 	rep.VulnData = "OSV's offline exports (FROGNANO_OSV_DIR)"
-	wanted := map[string]map[string]bool{} // ecosystem -> loose names
+	wanted := map[string]map[string]bool{} // ecosystem -> name -> true
 	var ecos []string
 	for _, c := range rep.Changes {
 		for _, p := range c.New {
@@ -79,7 +80,7 @@ func (db OSV) Check(ctx context.Context, rep *Report) {
 				wanted[p.Ecosystem] = map[string]bool{}
 				ecos = append(ecos, p.Ecosystem)
 			}
-			wanted[p.Ecosystem][loose(p.Name)] = true
+			wanted[p.Ecosystem][p.Name] = true
 		}
 	}
 	sort.Strings(ecos)
@@ -115,9 +116,13 @@ func (db OSV) Check(ctx context.Context, rep *Report) {
 	}
 }
 
-// load reads DIR/eco/all.zip and returns its records that name one of the packages (by
-// loose name), with notes about the records it skipped.
-func (db OSV) load(eco string, names map[string]bool) (map[string][]*osvpb.Vulnerability, []string, error) {
+// load reads DIR/eco/all.zip and returns its records that name one of the packages, by
+// loose name, with notes about the records it skipped.
+func (db OSV) load(eco string, pkgNames map[string]bool) (map[string][]*osvpb.Vulnerability, []string, error) {
+	names := map[string]bool{}
+	for n := range pkgNames {
+		names[loose(n)] = true
+	}
 	p := filepath.Join(db.Dir, eco, "all.zip")
 	f, err := os.Open(p)
 	if errors.Is(err, os.ErrNotExist) {
@@ -139,6 +144,7 @@ func (db OSV) load(eco string, names map[string]bool) (map[string][]*osvpb.Vulne
 		return nil, nil, fmt.Errorf("%s/all.zip is not a zip file OSV exports: %w", eco, err)
 	}
 	idx := map[string][]*osvpb.Vulnerability{}
+	pre := newPrefilter(pkgNames)
 	var read int64
 	var tooLarge, bad, kept int
 	buf := make([]byte, 0, 64<<10)
@@ -161,6 +167,9 @@ func (db OSV) load(eco string, names map[string]bool) (map[string][]*osvpb.Vulne
 		}
 		if read += int64(len(buf)); read > maxReadBytes {
 			return nil, nil, fmt.Errorf("%s/all.zip holds over %d GiB of records", eco, maxReadBytes>>30)
+		}
+		if !pre.mayName(buf) {
+			continue
 		}
 		hit, ok := names4(buf, eco, names)
 		if !ok {
@@ -217,6 +226,54 @@ func readEntry(zf *zip.File, buf []byte) ([]byte, error) {
 			return buf, err
 		}
 	}
+}
+
+// prefilter skips, before any JSON decoding, the records that cannot name one of the
+// packages: a record names a package only if it holds, in some letter case, the longest run
+// of ASCII letters and digits of its name (JSON writers never escape those). A name without
+// such a run of 3 or more turns the prefilter off.
+type prefilter struct {
+	needles [][]byte
+	off     bool
+	lower   []byte
+}
+
+func newPrefilter(names map[string]bool) *prefilter {
+	p := &prefilter{}
+	for n := range names {
+		best := ""
+		for _, run := range strings.FieldsFunc(strings.ToLower(n), func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+		}) {
+			if len(run) > len(best) {
+				best = run
+			}
+		}
+		if len(best) < 3 {
+			p.off = true
+		}
+		p.needles = append(p.needles, []byte(best))
+	}
+	return p
+}
+
+// mayName reports whether rec may name one of the packages.
+func (p *prefilter) mayName(rec []byte) bool {
+	if p.off {
+		return true
+	}
+	p.lower = append(p.lower[:0], rec...)
+	for i, c := range p.lower {
+		if c >= 'A' && c <= 'Z' {
+			p.lower[i] = c + 'a' - 'A'
+		}
+	}
+	for _, n := range p.needles {
+		if bytes.Contains(p.lower, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // recordHead is what a record's names are read from before it is parsed whole.

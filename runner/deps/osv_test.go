@@ -89,8 +89,9 @@ func TestCheckWithBadExports(t *testing.T) {
 	dir := t.TempDir()
 	osvtest.Write(t, dir, "PyPI", map[string]string{
 		"good.json":  exportVulns[0].JSON(),
-		"bad.json":   `{"id": "X", "affected": [`,
-		"array.json": `[1, 2, 3]`,
+		"bad.json":   `{"id": "X", "affected": [{"package": {"name": "requests"`,
+		"array.json": `["requests"]`,
+		"other.json": `not even JSON, and about another package`,
 		"huge.json":  `{"id": "H", "details": "` + strings.Repeat("a", maxRecordBytes) + `"}`,
 		"notes.txt":  "not a record",
 	})
