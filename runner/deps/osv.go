@@ -15,11 +15,11 @@ import (
 	"strings"
 
 	"github.com/google/osv-scalibr/enricher/vulnmatch/osvlocal"
+	osvpb "github.com/ossf/osv-schema/bindings/go/osvschema"
 	gocvss20 "github.com/pandatix/go-cvss/20"
 	gocvss30 "github.com/pandatix/go-cvss/30"
 	gocvss31 "github.com/pandatix/go-cvss/31"
 	gocvss40 "github.com/pandatix/go-cvss/40"
-	osvpb "github.com/ossf/osv-schema/bindings/go/osvschema"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
