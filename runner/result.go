@@ -3,6 +3,7 @@ package runner
 import (
 	"time"
 
+	"github.com/frognano/frognano/runner/deps"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
@@ -46,6 +47,11 @@ type Result struct {
 	// SecretFindings is what runner/secrets found in the patch, by rule, file and line (never
 	// a value): under FROGNANO_SECRETS=block the patch was refused for them (Patch is nil).
 	SecretFindings []secrets.Finding
+	// Dependencies is what the patch does to the repository's dependency manifests and lock
+	// files (runner/deps): packages added, removed or changed, their known vulnerabilities
+	// when FROGNANO_OSV_DIR is set, and whether the environment the tests ran in had them.
+	// nil when the patch touches no manifest (or was refused).
+	Dependencies *deps.Report
 
 	// EarlierTestInfluences is what a follow-up's branch changed before this run (earlier
 	// runs' patches, reviewers' commits) that can change what the tests report: the tests,

@@ -293,6 +293,7 @@ func (x *run) verify(ctx context.Context, sb *sandbox.Sandbox) {
 		if note != "" {
 			x.note(note)
 		}
+		x.checkInstalled(ctx)
 	}
 	x.before.Wait()
 	res.TestsBefore = x.testsBefore
@@ -325,6 +326,7 @@ func (x *run) checkPatch(ctx context.Context, raw []byte) {
 	}
 	x.res.Patch = p
 	x.res.Notes = append(x.res.Notes, setupChangeNotes(p)...)
+	x.listDependencies(ctx, p)
 }
 
 // finish waits for the tests before and completes the Result.

@@ -59,6 +59,7 @@ func runnerConfig(getenv func(string) string) (runner.Config, error) {
 		e.Add(err)
 	}
 	cfg.Secrets = mode
+	cfg.OSVDir = e.osvDir("FROGNANO_OSV_DIR")
 	// The repository's setup script and the environment cache (runner/env).
 	cfg.Env.Network = e.String("FROGNANO_SETUP_NETWORK", envpkg.DefaultNetwork)
 	if err := envpkg.CheckNetwork(cfg.Env.Network); err != nil {

@@ -35,8 +35,10 @@ type Change struct {
 	// are known or no vulnerability data was configured.
 	Vulns []Vuln
 	// Install says whether New's version was found installed in the environment the tests
-	// ran in (Installed, Missing) or could not be checked (Unchecked, the zero value).
+	// ran in (Installed, Missing) or could not be checked (Unchecked, the zero value);
+	// Found is the version found there, "" when none.
 	Install Install
+	Found   string
 }
 
 // Install is what frognano found about a new version in the run's environment.

@@ -25,6 +25,7 @@ import (
 	"github.com/google/osv-scalibr/extractor/filesystem/language/rust/cargolock"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/rust/cargotoml"
 	scalibrlog "github.com/google/osv-scalibr/log"
+	"github.com/google/osv-scalibr/semantic"
 
 	cpb "github.com/google/osv-scalibr/binary/proto/config_go_proto"
 )
@@ -75,6 +76,21 @@ func (p Package) Display() string {
 		return p.Version
 	}
 	return "(no version)"
+}
+
+// SameVersion reports whether the version v found installed is what p asks for, with
+// SCALIBR's version semantics of p's ecosystem: the same version for a pin, any version for a
+// requirement that is not one (p.Req: its bounds are not evaluated here).
+func SameVersion(p Package, v string) bool {
+	if p.Req != "" {
+		return v != ""
+	}
+	sv, err := semantic.Parse(p.Version, p.Ecosystem)
+	if err != nil {
+		return p.Version == v
+	}
+	c, err := sv.CompareStr(v)
+	return err == nil && c == 0
 }
 
 // parser is one of SCALIBR's extractors, and which of the packages it returns is the
