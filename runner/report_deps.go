@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/frognano/frognano/runner/deps"
@@ -67,7 +68,7 @@ func (x *render) vulnLine(v deps.Vuln) string {
 		s += " (" + strings.Join(as, ", ") + ")"
 	}
 	if v.Severity != "" {
-		s += ", " + prose(x.redact(v.Severity), 60)
+		s += ", severity " + codeSpan(x.redact(v.Severity), 60)
 	}
 	if len(v.Fixed) > 0 {
 		var fs []string
@@ -151,7 +152,7 @@ func (x *render) writeDependencies(b *strings.Builder) {
 					ids = append(ids, codeCell(x.redact(v.ID), 60))
 				}
 				vulns = fmt.Sprintf("**%d**: %s", len(c.Vulns), strings.Join(ids, ", "))
-			case c.Kind != deps.Removed && rep.VulnData != "" && hasVersion(c.New):
+			case c.Kind != deps.Removed && slices.Contains(rep.VulnChecked, c.Ecosystem) && hasVersion(c.New):
 				vulns = "none known"
 			}
 			inst := installText(c, x)
@@ -170,10 +171,17 @@ func (x *render) writeDependencies(b *strings.Builder) {
 		}
 	}
 	x.writeVulnList(b)
-	if rep.VulnData == "" {
+	switch {
+	case !rep.VulnData:
 		b.WriteString("No vulnerability data was configured (`FROGNANO_OSV_DIR`): the versions were not checked for known vulnerabilities.\n\n")
-	} else {
-		fmt.Fprintf(b, "Checked for known vulnerabilities against %s.\n\n", prose(rep.VulnData, 200))
+	case len(rep.VulnChecked) == 0:
+		b.WriteString("No version was checked for known vulnerabilities (see the notes).\n\n")
+	default:
+		var es []string
+		for _, e := range rep.VulnChecked {
+			es = append(es, escapePunct(e))
+		}
+		fmt.Fprintf(b, "Checked for known vulnerabilities against OSV's offline exports (`FROGNANO_OSV_DIR`): %s.\n\n", strings.Join(es, ", "))
 	}
 	for i, n := range rep.Notes {
 		if i == x.d.notes {

@@ -62,8 +62,9 @@ func setup(t *testing.T, repo, script, image string) bundle {
 	return setupWith(t, repo, leaftest.LoadModel(t, script), image)
 }
 
-// setupWith is setup with a script loaded from anywhere (testdata/hostile, for example).
-func setupWith(t *testing.T, repo string, script leaftest.Script, image string) bundle {
+// setupWith is setup with a script loaded from anywhere (testdata/hostile, for example); opts
+// change the runner's configuration.
+func setupWith(t *testing.T, repo string, script leaftest.Script, image string, opts ...func(*runner.Config)) bundle {
 	t.Helper()
 	model := leaftest.NewServer(t, script)
 	cfg := runner.DefaultConfig()
@@ -76,6 +77,9 @@ func setupWith(t *testing.T, repo string, script leaftest.Script, image string) 
 	cfg.Leaf.BaseURL = model.URL
 	cfg.Leaf.RetryBaseDelay = time.Millisecond
 	cfg.TestTimeout = 3 * time.Minute
+	for _, o := range opts {
+		o(&cfg)
+	}
 	r := runner.New(docker, cfg, nil)
 	spec := runner.Spec{RunID: fmt.Sprintf("rt-%s-%d", strings.ToLower(t.Name()), time.Now().UnixNano()), RepoDir: checkout(t, repo), Task: "Fix the failing test."}
 	spec.RunID = strings.NewReplacer("/", "-", "_", "-").Replace(spec.RunID)

@@ -62,9 +62,10 @@ type Report struct {
 	// Notes say what could not be read or checked (a manifest that does not parse, an
 	// export that could not be read): facts for the reviewer, never errors of the run.
 	Notes []string
-	// VulnData says what vulnerability data the versions were checked against; "" when
-	// none was configured (FROGNANO_OSV_DIR).
-	VulnData string
+	// VulnData is whether vulnerability data was configured (FROGNANO_OSV_DIR), and
+	// VulnChecked the ecosystems whose new versions were checked against it.
+	VulnData    bool
+	VulnChecked []string
 }
 
 // Vulnerable returns the changes with a known vulnerability.

@@ -62,13 +62,13 @@ type OSV struct{ Dir string }
 
 // Check matches the new version of every added or changed package of rep against the
 // exports and fills Change.Vulns, using SCALIBR's offline matcher and its version semantics.
-// It sets rep.VulnData. An export that is missing, too large or malformed is a note and
+// It sets rep.VulnData, and rep.VulnChecked to the ecosystems it checked. An export that is missing, too large or malformed is a note and
 // leaves the changes of its ecosystem unchecked; nothing else changes.
 func (db OSV) Check(ctx context.Context, rep *Report) {
 	if rep == nil {
 		return
 	}
-	rep.VulnData = "OSV's offline exports (FROGNANO_OSV_DIR)"
+	rep.VulnData = true
 	wanted := map[string]map[string]bool{} // ecosystem -> name -> true
 	var ecos []string
 	for _, c := range rep.Changes {
@@ -84,7 +84,6 @@ func (db OSV) Check(ctx context.Context, rep *Report) {
 		}
 	}
 	sort.Strings(ecos)
-	var checked []string
 	for _, eco := range ecos {
 		if ctx.Err() != nil {
 			rep.Notes = append(rep.Notes, "The check for known vulnerabilities was cancelled.")
@@ -96,7 +95,7 @@ func (db OSV) Check(ctx context.Context, rep *Report) {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("The %s packages were not checked for known vulnerabilities: %v.", eco, err))
 			continue
 		}
-		checked = append(checked, eco)
+		rep.VulnChecked = append(rep.VulnChecked, eco)
 		for i := range rep.Changes {
 			c := &rep.Changes[i]
 			if c.Ecosystem != eco {
@@ -110,9 +109,6 @@ func (db OSV) Check(ctx context.Context, rep *Report) {
 				c.Vulns = append(c.Vulns, vs...)
 			}
 		}
-	}
-	if len(checked) > 0 {
-		rep.VulnData += ": " + strings.Join(checked, ", ")
 	}
 }
 
