@@ -13,6 +13,8 @@ import (
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/deps"
 	"github.com/frognano/frognano/runner/deps/osvtest"
+	"github.com/frognano/frognano/runner/env"
+	"github.com/frognano/frognano/runner/env/envtest"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -126,4 +128,59 @@ func sectionOf(t *testing.T, md, heading string) string {
 		rest = rest[:j+1]
 	}
 	return heading + rest
+}
+
+// TestRunChecksGoModulesInTheEnvironment: in the environment gocmp's setup built (go-cmp
+// v0.7.0 downloaded into its module cache from the test's own module server), a patch that
+// adds golang.org/x/text, which the offline sandbox could not download, and a module requiring
+// go-cmp v0.7.0: the check in a fresh sandbox of that environment finds go-cmp in the cache
+// and not x/text, and the report says the tests after ran without it.
+func TestRunChecksGoModulesInTheEnvironment(t *testing.T) {
+	t.Parallel()
+	srv := envtest.NewServer(t, docker, "goproxy", goProxyFiles(t, "github.com/google/go-cmp@v0.7.0"))
+	envCfg := env.Config{Network: srv.Network, Env: []string{"GOPROXY=" + srv.URL()}}
+	dir := checkout(t, "gocmp")
+	freshEnvironment(t, dir, goImage)
+	b := envBundle(t, dir, leaftest.LoadModel(t, "e2e-deps-go.json"), goImage, envCfg)
+	b.spec.Repo = "test/gocmp-deps"
+	res, err := b.runner.Run(context.Background(), b.spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SetupFailed != "" {
+		t.Fatalf("setup failed: %s\n%s", res.SetupFailed, res.SetupLog())
+	}
+	keepImage(t, res.Environment.Image)
+	d := res.Dependencies
+	if d == nil {
+		t.Fatalf("no dependencies listed; notes %q", res.Notes)
+	}
+	got := map[string]deps.Install{}
+	for _, c := range d.Changes {
+		got[c.File+" "+c.Name+" "+c.Kind] = c.Install
+	}
+	want := map[string]deps.Install{
+		"go.mod golang.org/x/text added":              deps.Missing,
+		"tools/go.mod github.com/google/go-cmp added": deps.Installed,
+		"tools/go.mod stdlib added":                   deps.Unchecked,
+	}
+	if len(got) != len(want) {
+		t.Errorf("changes %v, want %v (notes %q, %q)", got, want, d.Notes, res.Notes)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %q, want %q (notes %q)", k, got[k], w, res.Notes)
+		}
+	}
+	report := res.Markdown()
+	for _, w := range []string{
+		"| `golang.org/x/text` | Go | `go.mod` | added `0.3.7` |  | **no**: the tests after ran without it |",
+		"| `github.com/google/go-cmp` | Go | `tools/go.mod` | added `0.7.0` |  | yes |",
+		"| `stdlib` | Go | `tools/go.mod` | added `1.21` |  | the image's Go toolchain (not installed by the patch) |",
+		"No vulnerability data was configured (`FROGNANO_OSV_DIR`)",
+	} {
+		if !strings.Contains(report, w) {
+			t.Errorf("report lacks %q:\n%s", w, sectionOf(t, report, "## Dependencies"))
+		}
+	}
 }

@@ -87,7 +87,7 @@ func (x *run) checkInstalled(ctx context.Context) {
 			}
 		case "Go":
 			v := "v" + c.New[0].Version
-			if c.Name != "stdlib" && module.Check(c.Name, v) == nil && semver.IsValid(v) {
+			if !c.Toolchain() && module.Check(c.Name, v) == nil && semver.IsValid(v) {
 				gomods = append(gomods, c)
 			}
 		}

@@ -91,6 +91,9 @@ func installText(c deps.Change, x *render) string {
 	if c.Kind == deps.Removed {
 		return ""
 	}
+	if c.Toolchain() {
+		return "the image's Go toolchain (not installed by the patch)"
+	}
 	switch c.Install {
 	case deps.Installed:
 		if c.Found != "" && c.New[0].Req != "" {
@@ -156,7 +159,7 @@ func (x *render) writeDependencies(b *strings.Builder) {
 				vulns = "none known"
 			}
 			inst := installText(c, x)
-			if c.Kind != deps.Removed && c.Install == deps.Unchecked {
+			if c.Kind != deps.Removed && c.Install == deps.Unchecked && !c.Toolchain() {
 				unchecked = true
 			}
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", codeCell(x.redact(c.Name), 100), escapePunct(c.Ecosystem),
@@ -255,7 +258,7 @@ func (r *Result) depsHeadline() []string {
 	}
 	var missing []string
 	for _, c := range r.Dependencies.Changes {
-		if c.Kind == deps.Removed || c.Install == deps.Installed {
+		if c.Kind == deps.Removed || c.Install == deps.Installed || c.Toolchain() {
 			continue
 		}
 		if len(missing) == 5 {

@@ -41,6 +41,11 @@ type Change struct {
 	Found   string
 }
 
+// Toolchain reports whether c is the Go toolchain a go.mod names (its go or toolchain line,
+// which SCALIBR lists as the module "stdlib", so its known vulnerabilities are checked): not a
+// package anything installs.
+func (c Change) Toolchain() bool { return c.Ecosystem == "Go" && c.Name == "stdlib" }
+
 // Install is what frognano found about a new version in the run's environment.
 type Install string
 
