@@ -21,7 +21,7 @@ import (
 // FROGNANO_OSV_DIR, matches the new versions against OSV's offline exports. It never refuses
 // the patch: what it finds is for the reviewer (Result.Dependencies), and a failure is a note.
 func (x *run) listDependencies(ctx context.Context, p *patch.Checked) {
-	if p == nil || len(p.Diff) == 0 || !touchesManifest(p) {
+	if p == nil || p.TooLarge || len(p.Diff) == 0 || !touchesManifest(p) {
 		return
 	}
 	rep, err := deps.List(ctx, patch.HostGit(x.spec.RepoDir), x.base, p.Diff)
