@@ -103,7 +103,7 @@ func TestRunListsDependencyChanges(t *testing.T) {
 		t.Errorf("check run %q %q: want success, the title naming the vulnerability", check.Conclusion, check.Title)
 	}
 	for _, w := range []string{"**The patch adds dependency versions with known vulnerabilities:** `attrs` `22.2.0` (`FROG-2026-0001`).",
-		"New dependency versions the offline sandbox could not install (the tests after ran without them): `urllib3` `1.26.4`."} {
+		"New dependency versions the tests after ran without (not in their environment; the offline sandbox could not install them): `urllib3` `1.26.4`."} {
 		if !strings.Contains(headline, w) {
 			t.Errorf("headline lacks %q:\n%s", w, headline)
 		}

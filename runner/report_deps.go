@@ -91,6 +91,9 @@ func installText(c deps.Change, x *render) string {
 	if c.Kind == deps.Removed {
 		return ""
 	}
+	if x.r.TestsAfter == nil {
+		return "no tests ran with the patch"
+	}
 	if c.Toolchain() {
 		return "the image's Go toolchain (not installed by the patch)"
 	}
@@ -159,7 +162,7 @@ func (x *render) writeDependencies(b *strings.Builder) {
 				vulns = "none known"
 			}
 			inst := installText(c, x)
-			if c.Kind != deps.Removed && c.Install == deps.Unchecked && !c.Toolchain() {
+			if c.Kind != deps.Removed && c.Install == deps.Unchecked && !c.Toolchain() && x.r.TestsAfter != nil {
 				unchecked = true
 			}
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", codeCell(x.redact(c.Name), 100), escapePunct(c.Ecosystem),
@@ -256,20 +259,32 @@ func (r *Result) depsHeadline() []string {
 		}
 		parts = append(parts, "**The patch adds dependency versions with known vulnerabilities:** "+strings.Join(s, "; ")+".")
 	}
-	var missing []string
+	if r.TestsAfter == nil {
+		return parts
+	}
+	var missing, likely []string
 	for _, c := range r.Dependencies.Changes {
 		if c.Kind == deps.Removed || c.Install == deps.Installed || c.Toolchain() {
 			continue
 		}
-		if len(missing) == 5 {
-			missing = append(missing, "and more")
-			break
+		list := &likely
+		if c.Install == deps.Missing {
+			list = &missing
 		}
-		missing = append(missing, codeSpan(c.Name, 100)+" "+versions(x, c.New))
+		switch n := len(*list); {
+		case n == 5:
+			*list = append(*list, "and more")
+		case n < 5:
+			*list = append(*list, codeSpan(c.Name, 100)+" "+versions(x, c.New))
+		}
 	}
 	if len(missing) > 0 {
-		parts = append(parts, "New dependency versions the offline sandbox could not install (the tests after ran without them): "+
+		parts = append(parts, "New dependency versions the tests after ran without (not in their environment; the offline sandbox could not install them): "+
 			strings.Join(missing, ", ")+".")
+	}
+	if len(likely) > 0 {
+		parts = append(parts, "New dependency versions the tests after most likely ran without (added after their environment was built; not checked): "+
+			strings.Join(likely, ", ")+".")
 	}
 	return parts
 }

@@ -84,7 +84,8 @@ func TestDependenciesRenderInert(t *testing.T) {
 // not be checked is said to be most likely missing from the tests after.
 func TestDependenciesWithoutVulnerabilityData(t *testing.T) {
 	t.Parallel()
-	res := &Result{RunID: "r", Patch: &patch.Checked{Diff: []byte("x")}, Dependencies: hostileDeps(t, "")}
+	res := &Result{RunID: "r", Patch: &patch.Checked{Diff: []byte("x")}, Dependencies: hostileDeps(t, ""),
+		TestCommand: "npm test", TestsAfter: &TestRun{}}
 	md := res.Markdown()
 	for _, want := range []string{
 		"No vulnerability data was configured (`FROGNANO_OSV_DIR`): the versions were not checked for known vulnerabilities.",
@@ -93,6 +94,13 @@ func TestDependenciesWithoutVulnerabilityData(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+	if h := res.Headline(); !strings.Contains(h, "New dependency versions the tests after most likely ran without (added after their environment was built; not checked): ") {
+		t.Errorf("headline %q", h)
+	}
+	res.TestsAfter, res.TestCommand = nil, ""
+	if md := res.Markdown(); !strings.Contains(md, "| no tests ran with the patch |") || strings.Contains(md, "most likely") {
+		t.Errorf("without tests after, the report still speaks of them:\n%s", md)
 	}
 	if strings.Contains(md, "[!CAUTION]") || strings.Contains(md, "none known") {
 		t.Error("the report claims a vulnerability check that was not made")
