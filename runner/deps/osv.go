@@ -339,4 +339,3 @@ func match(recs []*osvpb.Vulnerability, p Package) (out []Vuln, err error) {
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
 }
-
