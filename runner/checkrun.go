@@ -47,6 +47,10 @@ type CheckReport struct {
 func (r *Result) Check(redact func(string) string) CheckReport {
 	conclusion, title := r.judgeScanners(r.judge())
 	annotations := r.Annotations(redact)
+	// A known vulnerability of a new dependency version does not change the conclusion, which
+	// judges the tests (the check's name); the title says it and the summary's warning is at
+	// the top (docs/security.md says why).
+	title += r.depsTitle()
 	for level := range details {
 		x := r.renderer(redact, level)
 		var sum strings.Builder
@@ -54,10 +58,12 @@ func (r *Result) Check(redact func(string) string) CheckReport {
 			fmt.Fprintf(&sum, "**Why neutral:** %s\n\n", prose(title, 300))
 		}
 		x.writeTrust(&sum)
+		x.writeDepsWarning(&sum)
 		writeCounts(&sum, r.Comparison)
 		s := *x
 		s.d.tail = 0 // the output's end is in the text, once
 		s.writeTests(&sum)
+		x.writeDependencies(&sum)
 		x.writeScanners(&sum, false)
 		text := x.checkText()
 		if runeLen(sum.String()) <= checkOutputLimit && runeLen(redact2(redact, sum.String())) <= checkOutputLimit &&

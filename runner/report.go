@@ -71,6 +71,7 @@ func (r *Result) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# frognano run %s\n\n", prose(r.RunID, 200))
 	x.writeTrust(&b)
+	x.writeDepsWarning(&b)
 	b.WriteString("## Task\n\n")
 	b.WriteString(codeBlock(r.Task, "text"))
 	b.WriteString("\n")
@@ -80,6 +81,7 @@ func (r *Result) Markdown() string {
 		x.writeTests(&b)
 		x.writeScanners(&b, true)
 		x.writeFiles(&b)
+		x.writeDependencies(&b)
 		x.writeAttempts(&b, attemptRoom[0])
 	}
 	x.writeFacts(&b)
@@ -103,10 +105,12 @@ func (r *Result) PRBody(fit Fit) string {
 		b.WriteString("> [!IMPORTANT]\n> This change was written by an AI model (FrogNano) and has not been reviewed. " +
 			"It needs human review before it is merged.\n\n")
 		x.writeTrust(&b)
+		x.writeDepsWarning(&b)
 		x.writeOutcome(&b)
 		x.writeTests(&b)
 		x.writeScanners(&b, false)
 		x.writeFiles(&b)
+		x.writeDependencies(&b)
 		x.writeAttempts(&b, attemptRoom[level])
 		x.writeFacts(&b)
 		head := b.String()
@@ -143,9 +147,11 @@ func (r *Result) Summary(fit Fit) string {
 		x.writeSetupFailure(&b)
 		if r.SetupFailed == "" {
 			x.writeTrust(&b)
+			x.writeDepsWarning(&b)
 			x.writeOutcome(&b)
 			x.writeTests(&b)
 			x.writeFiles(&b)
+			x.writeDependencies(&b)
 			x.writeAttempts(&b, 0)
 		}
 		x.writeFacts(&b)
@@ -193,6 +199,7 @@ func (r *Result) Headline() string {
 		parts = append(parts, "**The patch holds what looks like a secret** (published because FROGNANO_SECRETS=warn): "+
 			secretsLine(r.SecretFindings, 5)+".")
 	}
+	parts = append(parts, r.depsHeadline()...)
 	if r.Patch != nil {
 		if n := len(r.Patch.Dropped); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d path(s) were left out of the patch (listed in the pull request).", n))

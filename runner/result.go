@@ -3,6 +3,7 @@ package runner
 import (
 	"time"
 
+	"github.com/frognano/frognano/runner/deps"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
@@ -50,6 +51,11 @@ type Result struct {
 	// SecretFindings is what runner/secrets found in the patch, by rule, file and line (never
 	// a value): under FROGNANO_SECRETS=block the patch was refused for them (Patch is nil).
 	SecretFindings []secrets.Finding
+	// Dependencies is what the patch does to the repository's dependency manifests and lock
+	// files (runner/deps): packages added, removed or changed, their known vulnerabilities
+	// when FROGNANO_OSV_DIR is set, and whether the environment the tests ran in had them.
+	// nil when the patch touches no manifest (or was refused).
+	Dependencies *deps.Report
 
 	// Scanners is what the operator's scanners (FROGNANO_SCANNERS) found on the lines the
 	// patch added or changed, one entry per scanner in the configured order, each saying

@@ -295,6 +295,7 @@ func (x *run) verify(ctx context.Context, sb *sandbox.Sandbox) {
 		if note != "" {
 			x.note(note)
 		}
+		x.checkInstalled(ctx)
 	}
 	x.scan(ctx) // the operator's scanners, after the tests after (scanners.go)
 	x.before.Wait()
@@ -329,6 +330,7 @@ func (x *run) checkPatch(ctx context.Context, raw []byte) {
 	}
 	x.res.Patch = p
 	x.res.Notes = append(x.res.Notes, setupChangeNotes(p)...)
+	x.listDependencies(ctx, p)
 }
 
 // finish waits for the tests before and completes the Result.

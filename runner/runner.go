@@ -73,6 +73,12 @@ type Config struct {
 	Scanners         []scanner.Scanner
 	ScannerTimeout   time.Duration
 	ScannerFailLevel scanner.FailLevel
+	// OSVDir is the operator's offline copy of OSV's per-ecosystem exports
+	// (FROGNANO_OSV_DIR: DIR/<Ecosystem>/all.zip): the versions a patch adds to its
+	// dependencies are checked against it (runner/deps). "": they are only listed, and the
+	// report says that no vulnerability data was configured. A known vulnerability never
+	// refuses the patch.
+	OSVDir string
 }
 
 // DefaultConfig returns the defaults the issue and docs/leaf-protocol.md name.

@@ -68,6 +68,7 @@ func runnerConfig(getenv func(string) string) (runner.Config, error) {
 	if cfg.ScannerFailLevel, err = scanner.ParseFailLevel(e.String("FROGNANO_SCANNER_FAIL_LEVEL", string(scanner.DefaultFailLevel))); err != nil {
 		e.Add(err)
 	}
+	cfg.OSVDir = e.osvDir("FROGNANO_OSV_DIR")
 	// The repository's setup script and the environment cache (runner/env).
 	cfg.Env.Network = e.String("FROGNANO_SETUP_NETWORK", envpkg.DefaultNetwork)
 	if err := envpkg.CheckNetwork(cfg.Env.Network); err != nil {

@@ -297,6 +297,11 @@ var describedDefaults = map[string]describedDefault{
 			t.Errorf("FROGNANO_SETUP_ENV unset gives setup %d variables", len(c.base.Runner.Env.Env))
 		}
 	}},
+	"FROGNANO_OSV_DIR": {"", func(t *testing.T, c *docsCheck) {
+		if c.base.Runner.OSVDir != "" {
+			t.Errorf("FROGNANO_OSV_DIR unset gives %q", c.base.Runner.OSVDir)
+		}
+	}},
 	"FROGNANO_MAX_SANDBOXES": {"host memory / `FROGNANO_SANDBOX_MEMORY`, less one", func(t *testing.T, c *docsCheck) {
 		host := sandbox.HostMemory()
 		if host <= 0 {

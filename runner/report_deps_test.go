@@ -1,0 +1,139 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/frognano/frognano/internal/gittest"
+	"github.com/frognano/frognano/runner/deps"
+	"github.com/frognano/frognano/runner/deps/osvtest"
+	"github.com/frognano/frognano/runner/patch"
+)
+
+// hostileDeps lists, with the real extractors on a real clone, a patch whose package-lock.json
+// names packages and versions full of markup, invisible characters and a value the redactor
+// knows, and checks them against an export whose record says the same kind of thing.
+func hostileDeps(t *testing.T, osvDir string) *deps.Report {
+	t.Helper()
+	dir, base := gittest.Repo(t, map[string]string{"package-lock.json": `{"lockfileVersion": 3, "packages": {}}`})
+	gittest.Write(t, dir, map[string]string{"package-lock.json": `{"lockfileVersion": 3, "packages": {
+		"node_modules/<img src=x onerror=alert(1)>": {"version": "1.0.0"},
+		"node_modules/evil\u202egnp": {"version": "2.0.0 @octocat closes #12"},
+		"node_modules/leaky-SECRETVALUE": {"version": "3.0.0"},
+		"node_modules/a|b": {"version": "<!-- x -->"}}}`})
+	gittest.Git(t, dir, "add", "-A")
+	diff, err := exec.Command("git", "-C", dir, "diff", "--cached", "--binary", base).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := deps.List(context.Background(), patch.HostGit(dir), base, diff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Changes) != 4 {
+		t.Fatalf("changes %+v, want the 4 packages", rep.Changes)
+	}
+	if osvDir != "" {
+		deps.OSV{Dir: osvDir}.Check(context.Background(), rep)
+	}
+	return rep
+}
+
+func TestDependenciesRenderInert(t *testing.T) {
+	t.Parallel()
+	osvDir := osvtest.Export(t, t.TempDir(), osvtest.Vuln{
+		ID: "FROG-<b>1</b>", Ecosystem: "npm", Package: "<img src=x onerror=alert(1)>", Introduced: "0", Fixed: "9.9.9 [link](javascript:x)",
+		Aliases: []string{"@admin"}, Severity: "<script>alert(1)</script>",
+		Summary: "*emph* https://evil.example <details open>x</details> SECRETVALUE \u200b",
+	})
+	res := &Result{RunID: "r", Patch: &patch.Checked{Diff: []byte("x")}, Dependencies: hostileDeps(t, osvDir)}
+	redact := func(s string) string { return strings.ReplaceAll(s, "SECRETVALUE", "[REDACTED]") }
+	x := res.renderer(redact, 0)
+	var b strings.Builder
+	x.writeDepsWarning(&b)
+	x.writeDependencies(&b)
+	md := b.String()
+	checkInert(t, md, 0)
+	if strings.Contains(md, "SECRETVALUE") {
+		t.Error("the section holds a value the redactor knows")
+	}
+	for _, want := range []string{"> [!CAUTION]", "`FROG-<b>1</b>`", "`<img src=x onerror=alert(1)>`"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the section lacks %q:\n%s", want, md)
+		}
+	}
+	for name, text := range map[string]string{
+		"PR body": res.PRBody(Fit{Redact: redact}), "summary": res.Summary(Fit{Redact: redact}),
+		"check run": res.Check(redact).Summary, "report": redact(res.Markdown()), "headline": redact(res.Headline()),
+	} {
+		if !strings.Contains(text, "known vulnerabilities") {
+			t.Errorf("the %s does not show the known vulnerability", name)
+		}
+		if strings.Contains(text, "SECRETVALUE") {
+			t.Errorf("the %s holds a value the redactor knows", name)
+		}
+		checkInert(t, text, strings.Count(text, "<details>\n<summary>"))
+	}
+}
+
+// TestDependenciesWithoutVulnerabilityData: unset FROGNANO_OSV_DIR, the versions are only
+// listed, the report says no vulnerability data was configured, and a new version that could
+// not be checked is said to be most likely missing from the tests after.
+func TestDependenciesWithoutVulnerabilityData(t *testing.T) {
+	t.Parallel()
+	res := &Result{RunID: "r", Patch: &patch.Checked{Diff: []byte("x")}, Dependencies: hostileDeps(t, ""),
+		TestCommand: "npm test", TestsAfter: &TestRun{}}
+	md := res.Markdown()
+	for _, want := range []string{
+		"No vulnerability data was configured (`FROGNANO_OSV_DIR`): the versions were not checked for known vulnerabilities.",
+		"most likely not (see below)", "The tests after most likely ran without it.",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if h := res.Headline(); !strings.Contains(h, "New dependency versions the tests after most likely ran without (added after their environment was built; not checked): ") {
+		t.Errorf("headline %q", h)
+	}
+	res.TestsAfter, res.TestCommand = nil, ""
+	if md := res.Markdown(); !strings.Contains(md, "| no tests ran with the patch |") || strings.Contains(md, "most likely") {
+		t.Errorf("without tests after, the report still speaks of them:\n%s", md)
+	}
+	if strings.Contains(md, "[!CAUTION]") || strings.Contains(md, "none known") {
+		t.Error("the report claims a vulnerability check that was not made")
+	}
+	if c := res.Check(nil); strings.Contains(c.Title, "vulnerab") {
+		t.Errorf("check run title %q", c.Title)
+	}
+}
+
+// TestDependenciesAreCapped: a lock file of thousands of new packages, every one with a known
+// vulnerability, still fits each text GitHub takes.
+func TestDependenciesAreCapped(t *testing.T) {
+	t.Parallel()
+	rep := &deps.Report{Files: []string{"package-lock.json"}, VulnData: true, VulnChecked: []string{"npm"}}
+	for i := range 5000 {
+		p := deps.Package{Ecosystem: "npm", Name: fmt.Sprintf("pkg-%d-%s", i, strings.Repeat("n", 150)), Version: "1.0.0"}
+		v := deps.Vuln{ID: fmt.Sprintf("FROG-%d", i), Version: "1.0.0", Summary: strings.Repeat("s", 2000), Fixed: []string{"1", "2", "3", "4"}}
+		rep.Changes = append(rep.Changes, deps.Change{File: "package-lock.json", Ecosystem: "npm", Name: p.Name, Kind: deps.Added,
+			New: []deps.Package{p}, Vulns: []deps.Vuln{v, v}})
+		rep.Notes = append(rep.Notes, strings.Repeat("note ", 200))
+	}
+	res := &Result{RunID: "r", Patch: &patch.Checked{Diff: []byte("x")}, Dependencies: rep}
+	if n := runeLen(res.PRBody(Fit{})); n > GitHubBodyLimit {
+		t.Errorf("PR body of %d characters", n)
+	}
+	if n := runeLen(res.Summary(Fit{})); n > GitHubBodyLimit {
+		t.Errorf("summary of %d characters", n)
+	}
+	c := res.Check(nil)
+	if n := runeLen(c.Summary); n > checkOutputLimit || !strings.Contains(c.Summary, "and 9980 more (listed under Dependencies)") {
+		t.Errorf("check run summary of %d characters, or without the count of what it left out", n)
+	}
+	if h := res.Headline(); runeLen(h) > 3000 {
+		t.Errorf("headline of %d characters", runeLen(h))
+	}
+}
