@@ -91,8 +91,8 @@ type ObserverRequest struct {
 type ObserverMark struct {
 	Seq     uint64 `json:"seq"`
 	Queries int    `json:"queries"` // DNS questions received, resends included
-	Lookups int `json:"lookups"` // of which not a resend of the same question with the same id
-	NoRoute int `json:"no_route"`
+	Lookups int    `json:"lookups"` // of which not a resend of the same question with the same id
+	NoRoute int    `json:"no_route"`
 	// Touched are the indices (in ObserverReport.Keys) of the questions asked since the last
 	// mark, at most maxTouched; TouchedMore counts the rest, and questions not kept.
 	Touched     []int  `json:"touched,omitempty"`
