@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/runner/executor"
 	"github.com/frognano/frognano/runner/sandbox"
 )
 
@@ -101,4 +102,114 @@ except OSError as e: print(e)"`)
 		t.Errorf("command of call 3 = %q", c[2].Command)
 	}
 	t.Logf("observer: %d queries, %d lookups, %d no-route; calls %+v", rep.Observer.Queries, rep.Observer.Lookups, rep.Observer.NoRoute, c)
+}
+
+// TestObserverOutOfReach: the model, which controls every process of the sandbox user, can
+// neither kill, stop or ptrace the observer, nor read or write its streams, nor take its port
+// (UDP or TCP, on 127.0.0.1 or every address), nor make it forget: a flood of 100,000
+// questions (random names, malformed packets, TCP connections past the cap, an oversized TCP
+// message) leaves it answering, its tables bounded, and what it keeps counted.
+func TestObserverOutOfReach(t *testing.T) {
+	t.Parallel()
+	sb := observedSandbox(t)
+	find := `pid=$(for d in /proc/[0-9]*; do [ "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)" = "/opt/frognano/frognano-executor -observe-network " ] && echo "${d#/proc/}"; done | head -n1)
+[ -n "$pid" ] && grep -q '^Uid:[[:space:]]*0[[:space:]]' /proc/$pid/status || { echo "observer not found"; exit 99; }
+`
+	attacks := []struct{ name, command string }{
+		{"Kill", find + `kill -KILL "$pid" && echo KILLED; kill -STOP "$pid" && echo STOPPED`},
+		{"ReadStreams", find + `ls /proc/$pid/fd && echo LISTED; echo '{"seq":1,"queries":0}' > /proc/$pid/fd/1 && echo WROTE`},
+		{"Ptrace", find + `python3 -c "
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.ptrace(16, int(sys.argv[1]), 0, 0) == 0: print('ATTACHED')" "$pid"`},
+		{"TakePort", `python3 -c "
+import socket
+for kind in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
+    for addr in ('127.0.0.1', '0.0.0.0'):
+        for opt in (None, socket.SO_REUSEADDR, socket.SO_REUSEPORT):
+            s = socket.socket(socket.AF_INET, kind)
+            if opt: s.setsockopt(socket.SOL_SOCKET, opt, 1)
+            try:
+                s.bind((addr, 53)); print('BOUND', kind, addr, opt)
+            except OSError as e: pass
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(('127.0.0.1', 54)); print('CONTROL')
+"`},
+	}
+	for _, a := range attacks {
+		r := bash(t, sb, a.command)
+		if a.name == "TakePort" && !strings.Contains(r.stdout, "CONTROL") {
+			t.Errorf("TakePort: the control bind of port 54 failed, so the test proves nothing:\n%s", r.raw)
+		}
+		for _, bad := range []string{"KILLED", "STOPPED", "LISTED", "WROTE", "ATTACHED", "BOUND", "observer not found"} {
+			if strings.Contains(r.stdout, bad) {
+				t.Errorf("%s: the model's command succeeded (%s):\n%s", a.name, bad, r.raw)
+			}
+		}
+	}
+	flood := bash(t, sb, `python3 - <<'EOF'
+import os, random, socket, struct
+def q(name, qid):
+    b = b''.join(bytes([len(l)]) + l.encode() for l in name.split('.')) + b'\0'
+    return struct.pack('>HHHHHH', qid, 0x0100, 1, 0, 0, 0) + b + struct.pack('>HH', 1, 1)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.setblocking(False)
+sent = 0
+for i in range(100000):
+    p = q('n%d.flood.invalid' % random.randrange(1 << 30), random.randrange(65536)) if i % 10 else os.urandom(i % 13)
+    try:
+        u.sendto(p, ('127.0.0.1', 53)); sent += 1
+    except BlockingIOError:
+        pass
+conns = []
+for i in range(40):
+    c = socket.create_connection(('127.0.0.1', 53))
+    conns.append(c)
+conns[0].sendall(struct.pack('>H', 60000) + b'x' * 100)
+print('sent', sent)
+EOF`)
+	if flood.code != 0 {
+		t.Fatalf("the flood failed: %s", flood.raw)
+	}
+	after := bash(t, sb, "git ls-remote https://after.flood.invalid/x")
+	if !strings.Contains(after.stderr, "Could not resolve host") {
+		t.Errorf("a lookup after the flood printed %q", after.stderr)
+	}
+	rep := sb.NetworkReport(context.Background())
+	if !rep.Observed {
+		t.Fatalf("the observer was disturbed: %s", rep.Why)
+	}
+	o := rep.Observer
+	if len(o.Keys) > executor.MaxObservedQuestions || o.KeysDropped == 0 || o.Queries < 1000 || o.Malformed == 0 {
+		t.Errorf("after the flood: %d keys, %d dropped, %d queries, %d malformed", len(o.Keys), o.KeysDropped, o.Queries, o.Malformed)
+	}
+	last := rep.Calls[len(rep.Calls)-1]
+	if !last.Observed || last.Lookups == 0 {
+		t.Errorf("the lookup after the flood was not counted: %+v", last)
+	}
+	t.Logf("flood: %s; observer: %d queries, %d lookups, %d keys, %d dropped, %d malformed, %d TCP refused; %s",
+		strings.TrimSpace(flood.stdout), o.Queries, o.Lookups, len(o.Keys), o.KeysDropped, o.Malformed, o.TCPRefused, rep.Why)
+}
+
+// TestNetworkReportSaysWhenUnobserved: a sandbox whose observer is gone (here ended by Quiesce,
+// as anything that kills it would) or was never started reports that nothing was observed, and
+// why, instead of an empty report that would read as "no network use".
+func TestNetworkReportSaysWhenUnobserved(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	sb := observedSandbox(t)
+	bash(t, sb, "true")
+	if err := sb.Quiesce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rep := sb.NetworkReport(ctx); rep.Observed || !strings.Contains(rep.Why, "stopped answering") {
+		t.Errorf("after the observer ended: observed %v, why %q", rep.Observed, rep.Why)
+	}
+	plain := readySandbox(t, testConfig(), "")
+	if rep := plain.NetworkReport(ctx); rep.Observed || rep.Why == "" {
+		t.Errorf("without an observer: observed %v, why %q", rep.Observed, rep.Why)
+	}
+	if err := plain.StartNetworkObserver(ctx); err == nil {
+		t.Error("an observer started after the executor, when the model's commands could hold its port")
+	}
 }
