@@ -79,6 +79,7 @@ func (r *Result) Markdown() string {
 		x.writeOutcome(&b)
 		x.writeTests(&b)
 		x.writeFiles(&b)
+		x.writeEgress(&b)
 		x.writeAttempts(&b, attemptRoom[0])
 	}
 	x.writeFacts(&b)
@@ -105,6 +106,7 @@ func (r *Result) PRBody(fit Fit) string {
 		x.writeOutcome(&b)
 		x.writeTests(&b)
 		x.writeFiles(&b)
+		x.writeEgress(&b)
 		x.writeAttempts(&b, attemptRoom[level])
 		x.writeFacts(&b)
 		head := b.String()
@@ -144,6 +146,7 @@ func (r *Result) Summary(fit Fit) string {
 			x.writeOutcome(&b)
 			x.writeTests(&b)
 			x.writeFiles(&b)
+			x.writeEgress(&b)
 			x.writeAttempts(&b, 0)
 		}
 		x.writeFacts(&b)

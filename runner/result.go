@@ -3,6 +3,7 @@ package runner
 import (
 	"time"
 
+	"github.com/frognano/frognano/runner/egress"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
@@ -46,6 +47,11 @@ type Result struct {
 	// SecretFindings is what runner/secrets found in the patch, by rule, file and line (never
 	// a value): under FROGNANO_SECRETS=block the patch was refused for them (Patch is nil).
 	SecretFindings []secrets.Finding
+
+	// Egress is what the offline sandbox stopped: the names the model's commands tried to
+	// resolve, connections with no route, commands not found, and what to do (runner/egress);
+	// nil when the agent's sandbox was never made.
+	Egress *egress.Report
 
 	// EarlierTestInfluences is what a follow-up's branch changed before this run (earlier
 	// runs' patches, reviewers' commits) that can change what the tests report: the tests,

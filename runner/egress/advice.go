@@ -1,16 +1,21 @@
 package egress
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 )
 
 // Advice is one thing to do so that the next run has what this one lacked.
 type Advice struct {
-	Ecosystem string // Python, Go, Node, Rust, System, Files, or a missing toolchain's name
+	// Ecosystem is Python, Go, Node, Rust, System, Files or a toolchain of the tables; "" for a
+	// missing command no table knows.
+	Ecosystem string
+	// NotFound is the missing command this advice is for ("" when it is for network use): a
+	// program name the model ran (commandName's characters only), shown as code.
+	NotFound string
 	// Why says what in the run and the base commit points here. It is built from this
-	// package's own words, program names of its tables and file names of Manifests only.
+	// package's own words, program names of its tables and file names of Manifests only, never
+	// from the model's text, so it can be shown as it is.
 	Why string
 	// Setup is a .frognano/setup.sh snippet, one of docs/environments.md's examples (the test
 	// TestSnippetsAreTheDocumentedOnes keeps them the same); "" when there is none.
@@ -18,7 +23,7 @@ type Advice struct {
 	// Image says to map the repository to an image that has the toolchain
 	// (FROGNANO_SANDBOX_IMAGES, the operator's setting).
 	Image bool
-	// Hint is one more sentence of this package's own, when the snippet needs a word.
+	// Hint is one more sentence of this package's own (Markdown), when the snippet needs a word.
 	Hint string
 	// SetupExists is whether the base commit already has .frognano/setup.sh (then: add to it).
 	SetupExists bool
@@ -79,17 +84,13 @@ func advise(r *Report, in Input) []Advice {
 		return slices.ContainsFunc(out, func(a Advice) bool { return a.Ecosystem == eco })
 	}
 	for _, m := range r.Missing {
-		eco := m.Toolchain
-		if eco == "" {
-			eco = m.Command
-		}
-		if has(eco) {
+		if m.Toolchain != "" && has(m.Toolchain) {
 			continue
 		}
-		a := Advice{Ecosystem: eco, Image: true, Setup: Snippets[m.Toolchain], SetupExists: in.HasSetup,
-			Why: fmt.Sprintf("%s was not found in the sandbox", m.Command)}
+		a := Advice{Ecosystem: m.Toolchain, NotFound: m.Command, Image: true, Setup: Snippets[m.Toolchain], SetupExists: in.HasSetup,
+			Why: "was not found in the sandbox"}
 		if a.Setup == "" {
-			a.Hint = "Or install it in .frognano/setup.sh, which runs as root with network before the model (Debian's packages with apt-get)."
+			a.Hint = "Or install it in `.frognano/setup.sh`, which runs as root with network before the model (Debian's packages with `apt-get`)."
 		}
 		out = append(out, a)
 	}
@@ -139,15 +140,15 @@ func advise(r *Report, in Input) []Advice {
 		switch eco {
 		case Python:
 			if !slices.Contains(in.Files, "requirements.txt") && slices.ContainsFunc(in.Files, func(f string) bool { return manifestEcosystem[f] == Python }) {
-				a.Hint = "The repository has no requirements.txt: install the package itself as the snippet's last comment says (pip install -e ., with its files listed in .frognano/setup-inputs)."
+				a.Hint = "The repository has no `requirements.txt`: install the package itself as the snippet's last comment says (`pip install -e .`, with its files listed in `.frognano/setup-inputs`)."
 			}
 		case Go:
 			a.Image = true
-			a.Hint = "The default image has no Go: map the repository to a Go image first (deploy/sandbox/Dockerfile.go-example)."
+			a.Hint = "The default image has no Go: map the repository to a Go image first (`deploy/sandbox/Dockerfile.go-example` shows one)."
 		case System:
-			a.Hint = "Install system packages in .frognano/setup.sh, which runs as root with network before the model: apt-get update && apt-get install -y --no-install-recommends PACKAGE."
+			a.Hint = "Install system packages in `.frognano/setup.sh`, which runs as root with network before the model: `apt-get update && apt-get install -y --no-install-recommends PACKAGE`."
 		case Files:
-			a.Hint = "Download what the tests need in .frognano/setup.sh, which runs with network before the model, and put it outside /workspace (under /opt, say): what setup writes in /workspace is dropped."
+			a.Hint = "Download what the tests need in `.frognano/setup.sh`, which runs with network before the model, and put it outside `/workspace` (under `/opt`, say): what setup writes in `/workspace` is dropped."
 		}
 		out = append(out, a)
 	}

@@ -26,14 +26,7 @@ const maxWords = 32
 func commandWords(command string) []string {
 	var out []string
 	seen := map[string]bool{}
-	segments := strings.FieldsFunc(command, func(r rune) bool {
-		switch r {
-		case '\n', ';', '&', '|', '(', ')', '{', '}', '`':
-			return true
-		}
-		return false
-	})
-	for _, seg := range segments {
+	for _, seg := range segments(command) {
 		for _, w := range strings.Fields(seg) {
 			w = strings.Trim(w, `"'`)
 			if strings.Contains(w, "=") && !strings.HasPrefix(w, "=") {
@@ -53,6 +46,41 @@ func commandWords(command string) []string {
 		}
 	}
 	return out
+}
+
+// segments splits a command at newlines, ';', '&', '|', parentheses, braces and backticks
+// outside quotes: a separator in a quoted string ("echo 'a; b'") does not start a command.
+// Quotes are shell quotes as far as this reading goes: single quotes end only at the next
+// single quote, a backslash escapes the next character outside them.
+func segments(command string) []string {
+	var out []string
+	var cur strings.Builder
+	var quote rune
+	escaped := false
+	for _, r := range command {
+		switch {
+		case escaped:
+			escaped = false
+		case quote == '\'':
+			if r == '\'' {
+				quote = 0
+			}
+		case r == '\\':
+			escaped = true
+		case quote == '"':
+			if r == '"' {
+				quote = 0
+			}
+		case r == '\'' || r == '"':
+			quote = r
+		case strings.ContainsRune("\n;&|(){}`", r):
+			out = append(out, cur.String())
+			cur.Reset()
+			continue
+		}
+		cur.WriteRune(r)
+	}
+	return append(out, cur.String())
 }
 
 func isNumber(w string) bool {

@@ -101,6 +101,7 @@ func TestCommandWords(t *testing.T) {
 		{"FOO=1 BAR=2 go test ./...", []string{"go"}},
 		{"sudo -E env X=1 timeout 30 yarn", []string{"yarn"}},
 		{"echo 'npm install'", []string{"echo"}},
+		{"echo 'curl: (6) Could not; resolve' && echo \"a | b\" \\; x; exit 127", []string{"echo", "exit"}},
 		{"./node_modules/.bin/jest", nil},
 		{"(npx jest)\n`gofmt -l .`", []string{"npx", "gofmt"}},
 		{"if true; then rustc x.rs; fi", []string{"if", "rustc", "fi"}},
