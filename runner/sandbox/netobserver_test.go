@@ -2,8 +2,11 @@ package sandbox_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/frognano/frognano/runner/executor"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -212,4 +215,44 @@ func TestNetworkReportSaysWhenUnobserved(t *testing.T) {
 	if err := plain.StartNetworkObserver(ctx); err == nil {
 		t.Error("an observer started after the executor, when the model's commands could hold its port")
 	}
+}
+
+// BenchmarkToolRoundTripBashTrueObserved is BenchmarkToolRoundTripBashTrue with the network
+// observer running: the difference is the mark each Bash call asks of it.
+func BenchmarkToolRoundTripBashTrueObserved(b *testing.B) {
+	sb := observedSandbox(b)
+	benchCall(b, sb, "Bash", `{"command": "true"}`, func(o string) bool { return strings.HasPrefix(o, "Exit code: 0") })
+}
+
+// BenchmarkStartNetworkObserver is what starting the observer adds to making the agent's
+// sandbox (one exec, its ready line), and the memory it holds once started, after a flood.
+func BenchmarkStartNetworkObserver(b *testing.B) {
+	ctx := context.Background()
+	var lat latencies
+	var rss []int
+	for range b.N {
+		b.StopTimer()
+		sb := newSandbox(b, testConfig(), "agent")
+		b.StartTimer()
+		start := time.Now()
+		if err := sb.StartNetworkObserver(ctx); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+		b.StopTimer()
+		res, err := sb.Run(ctx, sandbox.ExecSpec{User: "0:0", Argv: []string{"/bin/sh", "-c",
+			`for d in /proc/[0-9]*; do [ "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)" = "/opt/frognano/frognano-executor -observe-network " ] && grep VmRSS "$d/status"; done`}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var kb int
+		fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(string(res.Stdout), "VmRSS:")), "%d", &kb)
+		rss = append(rss, kb)
+		sb.Close()
+		b.StartTimer()
+	}
+	b.StopTimer()
+	lat.report(b)
+	slices.Sort(rss)
+	b.ReportMetric(float64(rss[len(rss)/2]), "rss-KiB")
 }
