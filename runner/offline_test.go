@@ -3,12 +3,14 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/runner/egress"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -121,4 +123,42 @@ func egressSection(text string) string {
 		rest = rest[:i]
 	}
 	return rest
+}
+
+// TestHostileHideFromObserver (testdata/hostile/hide-from-observer.json): the model cannot kill,
+// stop or displace the observer, and flooding it with 100,000 random names hides no try: the
+// report stays bounded, counts the flood, and still reports pip's try with its advice (under
+// the names not kept when the flood filled the table).
+func TestHostileHideFromObserver(t *testing.T) {
+	t.Parallel()
+	script := leaftest.Load(t, filepath.Join(leaftest.ModelsDir(t), "..", "hostile", "hide-from-observer.json"))
+	res := runOffline(t, script, map[string]string{"requirements.txt": "somepkg==1.0\n"})
+	e := res.Egress
+	if e == nil || strings.Contains(e.Unobserved, "stopped answering") {
+		t.Fatalf("the observer was lost: %+v", e)
+	}
+	if e.Lookups < 1000 || len(e.Hosts) > 100 || e.HostsMore == 0 {
+		t.Errorf("after the flood: %d lookups, %d hosts kept, %d not kept", e.Lookups, len(e.Hosts), e.HostsMore)
+	}
+	var pip *egress.Call
+	for i, c := range e.Calls {
+		if strings.HasPrefix(c.Command, "pip install") {
+			pip = &e.Calls[i]
+		}
+	}
+	if pip == nil || pip.Lookups == 0 || pip.Tool != "pip" {
+		t.Fatalf("pip's try is hidden: %+v", e.Calls)
+	}
+	report := res.Markdown()
+	section := egressSection(report)
+	if !strings.Contains(section, "**Python** (pip tried to reach the network") || !strings.Contains(section, "lookup(s) of names the observer did not keep") {
+		t.Errorf("the section lacks pip's advice or the count of names not kept:\n%s", section)
+	}
+	if rows := strings.Count(section, "\n| `"); rows > 20 {
+		t.Errorf("the report lists %d names, over its bound of 20", rows)
+	}
+	if len(section) > 20000 {
+		t.Errorf("the section takes %d bytes", len(section))
+	}
+	t.Logf("%d lookups, %d names kept, %d lookups of names not kept; unobserved %q", e.Lookups, len(e.Hosts), e.HostsMore, e.Unobserved)
 }
