@@ -34,6 +34,9 @@ func startAgentBox(ctx context.Context, create func(context.Context) (*sandbox.S
 			b.cancel()
 			return
 		}
+		// The network observer first, so that no command of the model can hold its port; a
+		// failure is no reason to stop the run: the report says nothing was observed, and why.
+		_ = sb.StartNetworkObserver(ctx)
 		if err := sb.StartExecutor(ctx); err != nil {
 			sb.Close()
 			b.err = classify("starting the tool executor", err)

@@ -82,6 +82,7 @@ func (r *Result) Markdown() string {
 		x.writeScanners(&b, true)
 		x.writeFiles(&b)
 		x.writeDependencies(&b)
+		x.writeEgress(&b)
 		x.writeAttempts(&b, attemptRoom[0])
 	}
 	x.writeFacts(&b)
@@ -111,6 +112,7 @@ func (r *Result) PRBody(fit Fit) string {
 		x.writeScanners(&b, false)
 		x.writeFiles(&b)
 		x.writeDependencies(&b)
+		x.writeEgress(&b)
 		x.writeAttempts(&b, attemptRoom[level])
 		x.writeFacts(&b)
 		head := b.String()
@@ -152,6 +154,7 @@ func (r *Result) Summary(fit Fit) string {
 			x.writeTests(&b)
 			x.writeFiles(&b)
 			x.writeDependencies(&b)
+			x.writeEgress(&b)
 			x.writeAttempts(&b, 0)
 		}
 		x.writeFacts(&b)

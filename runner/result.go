@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/runner/deps"
+	"github.com/frognano/frognano/runner/egress"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
@@ -64,6 +65,11 @@ type Result struct {
 	// ScannerFailLevel is the level at or above which a scanner's finding fails the check run
 	// (FROGNANO_SCANNER_FAIL_LEVEL; "" the default).
 	ScannerFailLevel scanner.FailLevel
+
+	// Egress is what the offline sandbox stopped: the names the model's commands tried to
+	// resolve, connections with no route, commands not found, and what to do (runner/egress);
+	// nil when the agent's sandbox was never made.
+	Egress *egress.Report
 
 	// EarlierTestInfluences is what a follow-up's branch changed before this run (earlier
 	// runs' patches, reviewers' commits) that can change what the tests report: the tests,

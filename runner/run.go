@@ -43,6 +43,7 @@ func (r *Runner) Run(ctx context.Context, spec Spec, onStep func(leaf.Step)) (*R
 		return nil, err
 	}
 	if x.res.Cancelled {
+		x.reportEgress(ctx, nil)
 		return x.finish(ctx), nil
 	}
 	x.verify(ctx, sb)
@@ -70,6 +71,8 @@ type run struct {
 	testsBefore *TestRun
 
 	cleanups []func() // undone by close, last first
+
+	network sandbox.NetworkReport // what the agent's sandbox observed (offline.go)
 }
 
 func (x *run) defer_(f func()) { x.cleanups = append(x.cleanups, f) }
@@ -244,6 +247,7 @@ func (x *run) agent(ctx context.Context, onStep func(leaf.Step)) (*sandbox.Sandb
 	if why := sb.StopReason(context.WithoutCancel(ctx)); why != "" {
 		x.note(why)
 	}
+	x.network = sb.NetworkReport(context.WithoutCancel(ctx)) // before Quiesce ends the observer
 	if res.Leaf.ExitReason == leaf.ExitCancelled || ctx.Err() != nil {
 		res.Cancelled = true
 	}
@@ -275,7 +279,8 @@ func (x *run) startTestsBefore(ctx context.Context, box *agentBox) {
 func (x *run) verify(ctx context.Context, sb *sandbox.Sandbox) {
 	r, res := x.r, x.res
 	raw, err := takeDiff(ctx, sb, x.base)
-	sb.Close() // the agent's sandbox has served its purpose; free its memory for the tests
+	x.reportEgress(ctx, sb) // after takeDiff's Quiesce: no process of the model is left
+	sb.Close()              // the agent's sandbox has served its purpose; free its memory for the tests
 	if err != nil {
 		x.note("The patch could not be taken out of the sandbox: " + err.Error())
 		res.PatchLost = NoPatchNotTaken

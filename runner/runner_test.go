@@ -151,6 +151,10 @@ func TestRunPythonEndToEnd(t *testing.T) {
 	if ids := containersOf(t, b.spec.RunID); len(ids) != 0 {
 		t.Errorf("containers left behind: %v", ids)
 	}
+	// An honest offline run: nothing to say about the network (no false positive).
+	if !res.Egress.Empty() || strings.Contains(report, "offline sandbox stopped") {
+		t.Errorf("an honest run reports network use: %+v", res.Egress)
+	}
 	traj := res.Trajectory()
 	if traj.ExitReason != leaf.ExitAgent || traj.OutputPatch != p {
 		t.Errorf("trajectory exit %q, patch matches %v", traj.ExitReason, traj.OutputPatch == p)
@@ -183,6 +187,9 @@ func TestRunGoEndToEnd(t *testing.T) {
 	c := res.Comparison
 	if c == nil || len(c.Fixed) != 1 || !strings.HasSuffix(c.Fixed[0], "TestMaxNegative") || len(c.Broken) != 0 {
 		t.Fatalf("comparison = %+v, want TestMaxNegative fixed", c)
+	}
+	if !res.Egress.Empty() {
+		t.Errorf("an honest Go run (GOPROXY=off) reports network use: %+v", res.Egress)
 	}
 	if ids := containersOf(t, b.spec.RunID); len(ids) != 0 {
 		t.Errorf("containers left behind: %v", ids)

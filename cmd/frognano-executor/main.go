@@ -5,6 +5,10 @@
 // It shares its user with the model's commands, so before anything else it hardens itself
 // (executor.Harden): non-dumpable, protocol streams no child can inherit. Then it starts the
 // OS threads it will need (executor.ReserveThreads), while the container's PID limit has room.
+//
+// With -observe-network it is the agent sandbox's network observer instead (executor.Observe),
+// which the host starts as root without capabilities: the same binary, so nothing new enters
+// the sandbox.
 package main
 
 import (
@@ -32,9 +36,18 @@ func main() {
 	executor.ReserveThreads(executor.ReservedThreads)
 	workdir := flag.String("workdir", ".", "repository checkout the tools work in")
 	killLeftovers := flag.Bool("kill-leftovers", false, "after a Bash timeout, kill every other process of this user (sandbox only; refused as root)")
+	observe := flag.Bool("observe-network", false, "instead of serving tools, be the sandbox's network observer on "+executor.ObserverAddr+" (run as root without capabilities)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *observe {
+		if err := executor.Observe(ctx, in, out); err != nil && !errors.Is(err, context.Canceled) {
+			log.Error("observing the network", "error", err)
+			stop()
+			os.Exit(1)
+		}
+		return
+	}
 	err = executor.Serve(ctx, in, out, *workdir, executor.Options{KillLeftovers: *killLeftovers})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		log.Error("serving tool calls", "error", err)

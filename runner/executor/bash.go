@@ -44,24 +44,25 @@ const (
 const captureKeep = 4*bashOutputChars + 64
 
 // toolBash runs the Bash tool. killed is how many leftover processes sw killed after a
-// timeout (always 0 when sw is nil).
-func toolBash(ctx context.Context, cwd string, args *pyDict, sw *sweeper) (obs string, killed int, err error) {
+// timeout (always 0 when sw is nil); exit is bash's exit status when the command ran to its
+// end (Response.ExitCode), nil otherwise.
+func toolBash(ctx context.Context, cwd string, args *pyDict, sw *sweeper) (obs string, killed int, exit *int, err error) {
 	command := falsyEmptyStr(args, "command")
 	if command == "" {
-		return "", 0, pyError("ValueError", "command is required")
+		return "", 0, nil, pyError("ValueError", "command is required")
 	}
 	timeout, err := timeoutSeconds(args)
 	if err != nil {
-		return "", 0, err
+		return "", 0, nil, err
 	}
 	// subprocess.Popen refuses a NUL in an argument before it starts anything.
 	if strings.IndexByte(command, 0) >= 0 {
-		return "", 0, nulError
+		return "", 0, nil, nulError
 	}
 	// subprocess.run starts the command, then communicate() fails converting a timeout that
 	// poll() cannot take, and run() kills the command at once. frognano does not start it.
 	if err := pollTimeoutError(timeout); err != nil {
-		return "", 0, err
+		return "", 0, nil, err
 	}
 	return runBash(ctx, cwd, command, math.Min(timeout, maxTimeoutSeconds), sw)
 }
@@ -165,17 +166,18 @@ func (s *stream) drain() {
 
 // runBash runs command under timeout. After a timeout, and when bash cannot start because
 // no process can be made, sw (when not nil) kills every leftover process; killed is how many
-// it found outside the command's process group.
-func runBash(ctx context.Context, cwd, command string, timeout float64, sw *sweeper) (obs string, killed int, err error) {
+// it found outside the command's process group. exit is bash's exit status when it ended by
+// itself (nil after a timeout or a cancellation, or when it could not start).
+func runBash(ctx context.Context, cwd, command string, timeout float64, sw *sweeper) (obs string, killed int, exit *int, err error) {
 	stdout, outW, err := newStream()
 	if err != nil {
-		return "", 0, pyError("OSError", err.Error())
+		return "", 0, nil, pyError("OSError", err.Error())
 	}
 	stderr, errW, err := newStream()
 	if err != nil {
 		stdout.r.Close()
 		outW.Close()
-		return "", 0, pyError("OSError", err.Error())
+		return "", 0, nil, pyError("OSError", err.Error())
 	}
 	newCmd := func() *exec.Cmd {
 		cmd := exec.Command("/bin/bash", "-lc", command)
@@ -215,9 +217,9 @@ func runBash(ctx context.Context, cwd, command string, timeout float64, sw *swee
 		stderr.r.Close()
 		var pe *os.PathError
 		if errors.As(err, &pe) {
-			return "", killed, osError(pe.Err, pe.Path)
+			return "", killed, nil, osError(pe.Err, pe.Path)
 		}
-		return "", killed, osError(err, "/bin/bash")
+		return "", killed, nil, osError(err, "/bin/bash")
 	}
 	go stdout.drain()
 	go stderr.drain()
@@ -266,9 +268,9 @@ func runBash(ctx context.Context, cwd, command string, timeout float64, sw *swee
 		}
 		stdout.r.Close()
 		stderr.r.Close()
-		status := fmt.Sprintf("Exit code: %d", exitCode(cmd.ProcessState))
-		obs, err := renderBash(status, stdout, stderr, true)
-		return obs, killed, err
+		code := exitCode(cmd.ProcessState)
+		obs, err := renderBash(fmt.Sprintf("Exit code: %d", code), stdout, stderr, true)
+		return obs, killed, &code, err
 	case <-deadline.C:
 		killGroup()
 		<-exited
@@ -280,12 +282,12 @@ func runBash(ctx context.Context, cwd, command string, timeout float64, sw *swee
 		// The reference decodes the partial output of a timed-out command leniently
 		// (errors="replace", no newline translation).
 		obs, err := renderBash(fmt.Sprintf("Timed out after %.1fs", timeout), stdout, stderr, false)
-		return obs, killed, err
+		return obs, killed, nil, err
 	case <-ctx.Done():
 		killGroup()
 		<-exited
 		finish(killDrain)
-		return "", killed, pyError("CancelledError", "tool call cancelled: "+ctx.Err().Error())
+		return "", killed, nil, pyError("CancelledError", "tool call cancelled: "+ctx.Err().Error())
 	}
 }
 
@@ -403,4 +405,16 @@ func renderBash(status string, stdout, stderr *stream, strict bool) (string, err
 		return full, nil
 	}
 	return fmt.Sprintf("%s\n[truncated %d chars]", prefixRunes(full, bashOutputChars), total-bashOutputChars), nil
+}
+
+// BashCommand is the command a Bash call's raw arguments hold, read exactly as the executor
+// reads it to run it (Python's json.loads, then the reference's falsy-to-empty rule): "" when
+// there is none. The host uses it to know what ran, from the call it sent rather than from
+// anything the sandbox printed.
+func BashCommand(arguments string) string {
+	args, err := parseCall(arguments)
+	if err != nil {
+		return ""
+	}
+	return falsyEmptyStr(args, "command")
 }

@@ -35,21 +35,22 @@ const (
 // with Python's exception names, so Execute never fails. Execute is safe for concurrent
 // use; a Bash command is killed with its whole process group when ctx ends.
 func Execute(ctx context.Context, workdir, tool, arguments string) string {
-	obs, _ := execute(ctx, workdir, tool, arguments, nil)
+	obs, _, _ := execute(ctx, workdir, tool, arguments, nil)
 	return obs
 }
 
 // execute is the tool call; its observation is then read the way the reference's runtime
 // reads the tool runner's output, as UTF-8 with errors="replace" (a file name that is not
 // UTF-8 reaches a Glob listing as raw bytes).
-func execute(ctx context.Context, workdir, tool, arguments string, sw *sweeper) (string, int) {
-	obs, killed := executeRaw(ctx, workdir, tool, arguments, sw)
-	return decodeReplace([]byte(obs)), killed
+func execute(ctx context.Context, workdir, tool, arguments string, sw *sweeper) (string, int, *int) {
+	obs, killed, exit := executeRaw(ctx, workdir, tool, arguments, sw)
+	return decodeReplace([]byte(obs)), killed, exit
 }
 
 // executeRaw is Execute with the sweeper Serve uses when Options.KillLeftovers is set; killed
-// is how many leftover processes it killed after a Bash timeout or a full pids limit.
-func executeRaw(ctx context.Context, workdir, tool, arguments string, sw *sweeper) (obs string, killed int) {
+// is how many leftover processes it killed after a Bash timeout or a full pids limit, exit a
+// Bash command's exit status when it ran to its end (Response.ExitCode).
+func executeRaw(ctx context.Context, workdir, tool, arguments string, sw *sweeper) (obs string, killed int, exit *int) {
 	args, err := parseCall(arguments)
 	if err == nil {
 		err = prepareCall(tool, args)
@@ -57,13 +58,13 @@ func executeRaw(ctx context.Context, workdir, tool, arguments string, sw *sweepe
 	if err != nil {
 		// The reference raises this before its tool runner starts and ends the run with
 		// tool_error; frognano shows the model that text instead (leaf-protocol.md, §10).
-		return err.Error(), 0
+		return err.Error(), 0, nil
 	}
 	cwd, err := physicalDir(workdir)
 	if err != nil {
 		// The reference chdir()s into the workdir before looking at the tool and reports
 		// a failure there with this prefix.
-		return "leaf tool_runner error: " + err.Error(), 0
+		return "leaf tool_runner error: " + err.Error(), 0, nil
 	}
 	switch tool {
 	case "Read":
@@ -75,21 +76,21 @@ func executeRaw(ctx context.Context, workdir, tool, arguments string, sw *sweepe
 	case "Glob":
 		obs, err = toolGlob(cwd, args)
 	case "Bash":
-		obs, killed, err = toolBash(ctx, cwd, args, sw)
+		obs, killed, exit, err = toolBash(ctx, cwd, args, sw)
 	default:
 		// Over the wire the name is always valid UTF-8 (JSON); a direct caller's bytes
 		// are made valid so the observation always is.
-		return "Unknown tool: " + strings.ToValidUTF8(tool, "\uFFFD"), 0
+		return "Unknown tool: " + strings.ToValidUTF8(tool, "\uFFFD"), 0, nil
 	}
 	if err != nil {
 		var te *toolError
 		if errors.As(err, &te) {
-			return te.Error(), killed
+			return te.Error(), killed, exit
 		}
 		// Only toolErrors are expected here; anything else still follows the form.
-		return "OSError: " + err.Error(), killed
+		return "OSError: " + err.Error(), killed, exit
 	}
-	return obs, killed
+	return obs, killed, exit
 }
 
 // prepareCall is what the reference's host does with the parsed arguments before its tool

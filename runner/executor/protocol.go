@@ -51,6 +51,12 @@ type Response struct {
 	// host can tell a long call from an executor that a process in the sandbox stopped
 	// (SIGSTOP) or that is otherwise stuck. The call's answer follows later, without it.
 	Alive bool `json:"alive,omitempty"`
+	// ExitCode is a Bash command's exit status (minus the signal number when a signal ended
+	// bash) when it ran to its end: nil for other tools, a timeout, or a command that could
+	// not start. It is never part of the observation, so unlike the "Exit code: N" line there
+	// (which the command's own output can imitate), no command can forge it; the host reads it
+	// to tell a command that was not found (127) from one that printed so (runner/egress).
+	ExitCode *int `json:"exit_code,omitempty"`
 }
 
 // HeartbeatInterval is how often the executor writes a heartbeat (Response.Alive) while a call

@@ -97,7 +97,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, workdir string, opt
 			return err
 		}
 		if n := buf.Len(); n > MaxResponseBytes {
-			err := encode(Response{ID: resp.ID, Nonce: resp.Nonce, Killed: resp.Killed, Error: fmt.Sprintf(
+			err := encode(Response{ID: resp.ID, Nonce: resp.Nonce, Killed: resp.Killed, ExitCode: resp.ExitCode, Error: fmt.Sprintf(
 				"the %.40q observation takes %d bytes as a response line, over the %d bytes a line may carry (more than the model's whole context)",
 				tool, n, MaxResponseBytes)})
 			if err != nil {
@@ -128,9 +128,9 @@ func handleLine(ctx context.Context, lr lineResult, workdir string, sw *sweeper,
 		return Response{Observation: "ProtocolError: " + err.Error()}, ""
 	}
 	stop := beat(req.ID, req.Nonce)
-	obs, killed := execute(ctx, workdir, req.Tool, req.Arguments, sw)
+	obs, killed, exit := execute(ctx, workdir, req.Tool, req.Arguments, sw)
 	stop()
-	return Response{ID: req.ID, Nonce: req.Nonce, Observation: obs, Killed: killed}, req.Tool
+	return Response{ID: req.ID, Nonce: req.Nonce, Observation: obs, Killed: killed, ExitCode: exit}, req.Tool
 }
 
 // heartbeat writes a Response with Alive set, id and nonce to w every HeartbeatInterval until

@@ -147,8 +147,12 @@ func (s *Sandbox) StartExecutor(ctx context.Context) error {
 	return nil
 }
 
-// copyExecutor puts the binary at executorPath, owned by root and not writable by the sandbox user.
+// copyExecutor puts the binary at executorPath, owned by root and not writable by the sandbox
+// user, once (the network observer and the executor are the same binary). Called with callMu held.
 func (s *Sandbox) copyExecutor(ctx context.Context) error {
+	if s.copied {
+		return nil
+	}
 	if s.cfg.ExecutorPath == "" {
 		return errors.New("starting the sandbox executor: Config.ExecutorPath is empty")
 	}
@@ -181,6 +185,7 @@ func (s *Sandbox) copyExecutor(ctx context.Context) error {
 	if err := s.docker.CopyToContainer(ctx, s.id, executorDir, &buf, container.CopyToContainerOptions{}); err != nil {
 		return fmt.Errorf("copying the executor into the sandbox: %w", err)
 	}
+	s.copied = true
 	return nil
 }
 
@@ -318,6 +323,9 @@ func (s *Sandbox) Call(ctx context.Context, tool, arguments string) (string, err
 		}
 		if resp.Killed > 0 {
 			e.killed.Add(int64(resp.Killed))
+		}
+		if tool == "Bash" {
+			s.recordBash(ctx, arguments, resp.ExitCode)
 		}
 		if resp.Error != "" {
 			return "", fmt.Errorf("calling sandbox tool %s: the executor could not answer: %s", tool, resp.Error)

@@ -17,6 +17,7 @@ func (s *Sandbox) Quiesce(ctx context.Context) error {
 	if e := s.exe.Load(); e != nil {
 		e.close() // its stream ends with the container: expected, not a failure
 	}
+	s.closeObserver() // so does the network observer's: NetworkReport comes before
 	zero := 0
 	if err := s.docker.ContainerStop(ctx, s.id, container.StopOptions{Signal: "SIGKILL", Timeout: &zero}); err != nil {
 		return fmt.Errorf("stopping the sandbox to end the model's processes: %w", err)

@@ -229,6 +229,8 @@ type Sandbox struct {
 	gid      int
 	exe      atomic.Pointer[executorConn] // set once by StartExecutor
 	callMu   sync.Mutex                   // serialises StartExecutor and Call
+	copied   bool                         // the executor binary is in the container; guarded by callMu
+	obs      atomic.Pointer[observerConn] // set once by StartNetworkObserver
 	watch    *diskWatcher                 // set by New before the sandbox is handed out
 	closeMu  sync.Mutex
 	closed   bool
@@ -446,6 +448,7 @@ func (s *Sandbox) Close() error {
 	if exe := s.exe.Load(); exe != nil {
 		exe.close()
 	}
+	s.closeObserver()
 	return s.closeErr
 }
 

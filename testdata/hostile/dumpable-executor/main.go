@@ -18,7 +18,15 @@ import (
 func main() {
 	workdir := flag.String("workdir", ".", "repository checkout the tools work in")
 	killLeftovers := flag.Bool("kill-leftovers", false, "as frognano-executor's flag")
+	observe := flag.Bool("observe-network", false, "as frognano-executor's flag")
 	flag.Parse()
+	if *observe {
+		if err := executor.Observe(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "observing the network:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := executor.Serve(context.Background(), os.Stdin, os.Stdout, *workdir, executor.Options{KillLeftovers: *killLeftovers}); err != nil {
 		fmt.Fprintln(os.Stderr, "serving tool calls:", err)
 		os.Exit(1)
