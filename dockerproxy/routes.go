@@ -27,6 +27,7 @@ import (
 //	GET /containers/json                                        Prune, sandbox ls (only frognano's are listed)
 //	POST /containers/create                                     sandboxes, setup, disk watcher, pins (checked)
 //	GET /containers/{id}/json                                   inspect
+//	GET /containers/{id}/stats                                  a sandbox's CPU time and peak memory at Close (one shot)
 //	POST /containers/{id}/start|stop|kill|wait|attach           lifecycle, the watcher's stream
 //	DELETE /containers/{id}                                     Close, Prune
 //	PUT /containers/{id}/archive                                copying the checkout and the executor in
@@ -185,6 +186,7 @@ func (p *Proxy) checkContainerCall(r *http.Request, tail string, q url.Values, f
 	}
 	rules := map[string]rule{
 		"json":    {http.MethodGet, []string{"size"}},
+		"stats":   {http.MethodGet, []string{"stream", "one-shot"}},
 		"start":   {http.MethodPost, nil},
 		"stop":    {http.MethodPost, []string{"t", "signal"}},
 		"kill":    {http.MethodPost, []string{"signal"}},

@@ -52,6 +52,7 @@ func (r *Result) Check(redact func(string) string) CheckReport {
 		s := *x
 		s.d.tail = 0 // the output's end is in the text, once
 		s.writeTests(&sum)
+		writeUsage(&sum, r.Usage()) // issue 22: what the run used (usage.go)
 		text := x.checkText()
 		if runeLen(sum.String()) <= checkOutputLimit && runeLen(redact2(redact, sum.String())) <= checkOutputLimit &&
 			runeLen(text) <= checkOutputLimit && runeLen(redact2(redact, text)) <= checkOutputLimit {
