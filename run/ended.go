@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"github.com/frognano/frognano/githubapp"
 	"strings"
 
 	"github.com/frognano/frognano/internal/fault"
@@ -22,6 +23,7 @@ const DeadRunNote = "This run's worker stopped without finishing it (it died on 
 // (DeadRunNote). A run in any other state, or without a comment, is left alone. An error GitHub
 // will give again is a *FinalError.
 func (p *Pipeline) RewriteStatus(ctx context.Context, id int64, dead bool) error {
+	ctx = githubapp.WithAuditRun(ctx, id)
 	r, err := p.cfg.Store.load(ctx, id)
 	if err != nil {
 		return err

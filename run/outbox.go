@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/internal/logging"
 )
@@ -39,6 +40,11 @@ type outbox struct {
 	Status    *Status `json:"status,omitempty"` // its final content, rendered when written
 	// Unlabel is the label to take off the issue (a failed issue run: adding it again retries).
 	Unlabel string `json:"unlabel,omitempty"`
+	// Post: the run has no status comment yet; Status is posted as a new one (postStatus).
+	// Posting is set before the post is sent: a writer that finds it looks for the comment an
+	// earlier writer may have posted before it died, so the comment is never posted twice.
+	Post    bool `json:"post,omitempty"`
+	Posting bool `json:"posting,omitempty"`
 }
 
 // value is o as the runs.outbox column takes it: NULL when there is nothing to write.
@@ -106,6 +112,8 @@ func (a *attempt) outboxOf(v *Status, unlabel bool) *outbox {
 	o := &outbox{}
 	if v != nil && a.run.CommentID != 0 {
 		o.CommentID, o.Status = a.run.CommentID, v
+	} else if v != nil && a.postStatus {
+		o.Status, o.Post = v, true
 	}
 	if unlabel && a.p.cfg.Label != "" && a.run.Kind == KindIssue {
 		o.Unlabel = a.p.cfg.Label
@@ -141,7 +149,18 @@ func (p *Pipeline) writeOutbox(ctx context.Context, repo Repo, id, repoID int64,
 		refused = errors.Join(refused, fmt.Errorf("%s: %w", what, err))
 		return nil
 	}
-	if o.Status != nil && o.CommentID != 0 {
+	posted := false
+	if o.Status != nil && o.CommentID == 0 && o.Post {
+		cid, err := p.postStatus(ctx, repo, id, issue, o)
+		if err != nil {
+			if err := give("posting the status comment", err); err != nil {
+				return err
+			}
+		}
+		o.CommentID, posted = cid, cid != 0
+		p.step(ctx, id, StepCommented)
+	}
+	if o.Status != nil && o.CommentID != 0 && !posted {
 		v := *o.Status
 		_, extra, err := st.current(ctx, id)
 		if err != nil {
@@ -187,6 +206,7 @@ func (p *Pipeline) WriteOutbox(ctx context.Context, id int64, log *slog.Logger) 
 	if err != nil || o == nil {
 		return false, err
 	}
+	ctx = githubapp.WithAuditRun(ctx, id)
 	repo, err := p.cfg.GitHub.ForRepo(ctx, r.InstallationID, r.RepoID, r.Owner, r.Repo)
 	if err != nil {
 		return true, fmt.Errorf("opening repository %s/%s: %w", r.Owner, r.Repo, err)

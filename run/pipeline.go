@@ -103,6 +103,7 @@ func (p *Pipeline) Work(ctx context.Context, t Try) error {
 	if err != nil {
 		return err
 	}
+	ctx = githubapp.WithAuditRun(ctx, r.ID) // its GitHub writes go to its audit trail
 	if terminal(r.State) {
 		// The process that ended it may have died before GitHub showed the end.
 		if wrote, err := p.WriteOutbox(ctx, r.ID, log); wrote || err != nil {
@@ -142,6 +143,9 @@ type attempt struct {
 	plan   plan
 	repo   Repo
 	status *statusComment // nil until the status comment exists
+	// postStatus: the end's outbox posts the status comment when the run has none yet (a
+	// budget's refusal, budget.go).
+	postStatus bool
 }
 
 // do is the one skeleton of every run. Its plan says what differs by kind: who may ask, the
@@ -166,6 +170,9 @@ func (a *attempt) do(ctx context.Context) error {
 		return err
 	}
 	if err := a.st.pass(ctx, r); err != nil {
+		if spent := (*BudgetExceeded)(nil); errors.As(err, &spent) {
+			return a.overBudgetEnd(ctx, spent)
+		}
 		return err
 	}
 
