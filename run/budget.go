@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -163,6 +164,9 @@ func effectiveBudgets(ctx context.Context, q interface {
 func (a *attempt) overBudgetEnd(ctx context.Context, e *BudgetExceeded) error {
 	a.log.InfoContext(ctx, "run not started: a budget is spent", "budget", e.Scope+" "+e.What, "limit", e.Limit, "used", e.Used)
 	note := e.Note(time.Now())
+	if a.run.Kind != KindIssue {
+		note = strings.Replace(note, "add the label again", "ask again", 1)
+	}
 	v := a.view(StateSkipped, note)
 	a.postStatus = true
 	ok, err := a.record(ctx, StateSkipped, ExitBudget, e.Error(), "", 0, &v, true)

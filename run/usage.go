@@ -28,7 +28,9 @@ func usageOf(o *Outcome, u runner.Usage) {
 // UsageLines is r's usage as label and value pairs, for `frognano runs show` and the run page.
 func UsageLines(r Record) [][2]string {
 	u := r.Usage
-	ms := func(v int64) string { return (time.Duration(v) * time.Millisecond).Round(100 * time.Millisecond).String() }
+	ms := func(v int64) string {
+		return (time.Duration(v) * time.Millisecond).Round(100 * time.Millisecond).String()
+	}
 	attempts := "-"
 	if u.AgentAttempts > 0 {
 		attempts = fmt.Sprint(u.AgentAttempts)

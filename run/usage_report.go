@@ -15,13 +15,13 @@ const (
 
 // UsageRow is what the runs of one installation, repository or person used.
 type UsageRow struct {
-	Key                                  string // the installation's id, "owner/name", or the login
-	Runs                                 int64  // runs created since the date (any state)
-	Started                              int64  // of which passed their check (counted by the budgets)
-	PromptTokens, CompletionTokens       int64
-	CachedTokens                         int64
+	Key                                   string // the installation's id, "owner/name", or the login
+	Runs                                  int64  // runs created since the date (any state)
+	Started                               int64  // of which passed their check (counted by the budgets)
+	PromptTokens, CompletionTokens        int64
+	CachedTokens                          int64
 	ModelMS, ToolMS, TestMS, SandboxCPUMS int64
-	SandboxPeakBytes                     int64 // the highest of one sandbox
+	SandboxPeakBytes                      int64 // the highest of one sandbox
 }
 
 // UsageReport sums the usage of the runs created at or after since, grouped by by

@@ -272,7 +272,7 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 		ghcfg := cfg.GitHub
 		ghcfg.Logger = log // else githubapp logs through slog.Default, outside the configured handler
 		ghcfg.AllowWorkflowChanges = cfg.Runner.AllowWorkflowChanges
-		ghcfg.Secrets = cfg.Runner.Secrets // Publish checks again what the runner checked
+		ghcfg.Secrets = cfg.Runner.Secrets                 // Publish checks again what the runner checked
 		ghcfg.Audit = runs.NewStore(pool, nil).RecordAudit // every write of a run, in its audit trail
 		app, err := githubapp.New(ghcfg)
 		if err != nil {
