@@ -108,4 +108,3 @@ func (u *Usage) collect(ctx context.Context, ch chan<- prometheus.Metric) error 
 	}
 	return nil
 }
-

@@ -51,11 +51,11 @@ func TestUsageCollector(t *testing.T) {
 		t.Errorf("%d repository labels (other: %v, 1000: %v, 60: %v); want the top %d and other", len(repos), repos["other"], repos["1000"], repos["60"], MaxUsageSeries)
 	}
 	for key, want := range map[string]float64{
-		"frognano_usage_runs_total,installation=5,repository=1000":                    2,
-		"frognano_usage_tokens_total,installation=5,kind=prompt,repository=1000":      200000,
-		"frognano_usage_tokens_total,installation=5,kind=cached,repository=1000":      100000,
+		"frognano_usage_runs_total,installation=5,repository=1000":                     2,
+		"frognano_usage_tokens_total,installation=5,kind=prompt,repository=1000":       200000,
+		"frognano_usage_tokens_total,installation=5,kind=cached,repository=1000":       100000,
 		"frognano_usage_seconds_total,installation=5,kind=sandbox_cpu,repository=1000": 9,
-		"frognano_usage_runs_total,installation=9,repository=other":                   11, // repositories 50..60
+		"frognano_usage_runs_total,installation=9,repository=other":                    11, // repositories 50..60
 	} {
 		if values[key] != want {
 			t.Errorf("%s = %v, want %v", key, values[key], want)
