@@ -211,6 +211,11 @@ func (p *Proxy) checkContainerCall(r *http.Request, tail string, q url.Values, f
 		return nil, err
 	}
 	switch op {
+	case "stats":
+		// One reading at a sandbox's Close; a stream would hold a connection open for nothing.
+		if st := q.Get("stream"); st != "0" && st != "false" {
+			return nil, refuse("stats are served one shot only (stream=0)")
+		}
 	case "start":
 		// Old API versions read a HostConfig from start's body: none may come.
 		body, err := readJSON(r)

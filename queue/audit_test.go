@@ -121,3 +121,26 @@ func TestAuditTrailOfAFullRun(t *testing.T) {
 		}
 	}
 }
+
+// TestWhoStartedAndStoppedARun: the record says who labelled the issue and who removed the
+// label (the webhook's sender), as `frognano runs show` and the run page print them.
+func TestWhoStartedAndStoppedARun(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res := b.accept(t, 7)
+	d := b.delivery("issues", "unlabeled")
+	d.Sender = "carol"
+	if _, err := b.client.Cancel(context.Background(), d, 42, 7, "issue unlabeled"); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := run.NewStore(b.pool, nil).Run(context.Background(), res.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run.StartedBy(rec); got != "@maintainer (labelled the issue)" {
+		t.Errorf("started by %q", got)
+	}
+	if got := run.StoppedBy(rec); got != "@carol (issue unlabeled)" {
+		t.Errorf("stopped by %q", got)
+	}
+}
