@@ -27,6 +27,7 @@ import (
 //	GET /containers/json                                        Prune, sandbox ls (only frognano's are listed)
 //	POST /containers/create                                     sandboxes, setup, disk watcher, pins (checked)
 //	GET /containers/{id}/json                                   inspect
+//	GET /containers/{id}/stats                                  a sandbox's CPU time and peak memory at Close (one shot)
 //	POST /containers/{id}/start|stop|kill|wait|attach           lifecycle, the watcher's stream
 //	DELETE /containers/{id}                                     Close, Prune
 //	PUT /containers/{id}/archive                                copying the checkout and the executor in
@@ -185,6 +186,7 @@ func (p *Proxy) checkContainerCall(r *http.Request, tail string, q url.Values, f
 	}
 	rules := map[string]rule{
 		"json":    {http.MethodGet, []string{"size"}},
+		"stats":   {http.MethodGet, []string{"stream", "one-shot"}},
 		"start":   {http.MethodPost, nil},
 		"stop":    {http.MethodPost, []string{"t", "signal"}},
 		"kill":    {http.MethodPost, []string{"signal"}},
@@ -209,6 +211,11 @@ func (p *Proxy) checkContainerCall(r *http.Request, tail string, q url.Values, f
 		return nil, err
 	}
 	switch op {
+	case "stats":
+		// One reading at a sandbox's Close; a stream would hold a connection open for nothing.
+		if st := q.Get("stream"); st != "0" && st != "false" {
+			return nil, refuse("stats are served one shot only (stream=0)")
+		}
 	case "start":
 		// Old API versions read a HostConfig from start's body: none may come.
 		body, err := readJSON(r)

@@ -124,7 +124,10 @@ func (a *App) forRepo(ctx context.Context, installationID, repoID int64, owner, 
 		tokens.InstallationTokenOptions.Repositories = nil
 		tokens.InstallationTokenOptions.RepositoryIDs = []int64{repoID}
 	}
-	rt := &retryTransport{next: tokens, cfg: a.cfg, writes: a.bucket(installationID)}
+	var rt http.RoundTripper = &retryTransport{next: tokens, cfg: a.cfg, writes: a.bucket(installationID)}
+	if a.cfg.Audit != nil {
+		rt = &auditTransport{next: rt, sink: a.cfg.Audit, log: a.cfg.Logger, now: a.cfg.Now}
+	}
 	gh := github.NewClient(&http.Client{Transport: rt, CheckRedirect: sameHostRedirect})
 	if gh.BaseURL, err = url.Parse(a.endpoints.API); err != nil {
 		return nil, fmt.Errorf("creating client: parsing API URL: %w", err)

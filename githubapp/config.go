@@ -78,6 +78,10 @@ type Config struct {
 	// as the App's when the email is "<bot user id>+<slug>[bot]@users.noreply.github.com".
 	CommitName, CommitEmail string
 
+	// Audit, when set, records every write made on behalf of a run (WithAuditRun): the API's,
+	// by the installation clients' transport, and Publish's push (audit.go).
+	Audit AuditSink
+
 	// Transport is the base transport for API calls (default http.DefaultTransport).
 	Transport http.RoundTripper
 	// Logger receives githubapp's log lines (default slog.Default()), always through

@@ -113,6 +113,7 @@ func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, err
 		return "", 0, fault.Transient(fmt.Errorf("pushing %s to %s/%s: %w", in.Branch, c.owner, c.repo, err))
 	}
 	c.log.InfoContext(ctx, "pushed branch", "branch", in.Branch, "commit", commit)
+	c.auditPush(ctx, in.Branch, commit) // the audit trail (audit.go)
 	var pr *github.PullRequest
 	if existing != nil {
 		pr, err = c.updatePR(ctx, existing, Redact(in.Title), Redact(in.Body))

@@ -72,6 +72,10 @@ type Config struct {
 	// Label is the label that starts a run; a failed run removes it from its issue, so that
 	// adding it again retries. "" leaves labels alone.
 	Label string
+	// Budgets cap the runs and tokens of an installation and of each repository per UTC day
+	// (FROGNANO_BUDGET_*; zero fields: no limit); the budgets table overrides them per
+	// installation (run/budget.go).
+	Budgets run.Budgets
 	// CIFollowUps is how many follow-up runs the repository's failed CI may start on one pull
 	// request: 0 means run.DefaultCIFollowUps, a negative value none.
 	CIFollowUps int

@@ -22,6 +22,9 @@ type Delivery struct {
 	Event          string
 	Action         string
 	InstallationID int64
+	// Sender is who caused the event (its sender's login): the runs a Cancel cancels keep it
+	// as who stopped them (runs.stopped_by). "": not known.
+	Sender string
 }
 
 // RunRequest is a labeled issue that should get a run, or (Kind run.KindFollowUp) a reviewer's
@@ -181,7 +184,7 @@ func (c *Client) cancelRuns(ctx context.Context, d Delivery, where string, args 
 		// that waited, and is queued for the next statement, which takes waiting runs only:
 		// only the next pass sees it (waiting.go).
 		for pass := 0; ; pass++ {
-			n, err := c.cancelPass(ctx, tx, where, args, reason, rewriteStatus, &res)
+			n, err := c.cancelPass(ctx, tx, where, args, reason, d.Sender, rewriteStatus, &res)
 			if err != nil {
 				return err
 			}
@@ -199,10 +202,13 @@ func (c *Client) cancelRuns(ctx context.Context, d Delivery, where string, args 
 
 // cancelPass is one pass of cancelRuns in tx: it cancels the active runs matching where and
 // their jobs, then the runs waiting on them, adds them to res and returns how many it cancelled.
-func (c *Client) cancelPass(ctx context.Context, tx pgx.Tx, where string, args []any, reason string, rewriteStatus bool, res *Cancelled) (int, error) {
-	rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $1
+func (c *Client) cancelPass(ctx context.Context, tx pgx.Tx, where string, args []any, reason, sender string, rewriteStatus bool, res *Cancelled) (int, error) {
+	// Who stopped the runs is the last parameter, after where's.
+	stoppedBy := fmt.Sprintf(", stopped_by = nullif($%d, '')", len(args)+2)
+	params := append(append([]any{reason}, args...), sender)
+	rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $1`+stoppedBy+`
 		WHERE `+where+` AND state IN ('queued', 'running')
-		RETURNING id, coalesce(job_id, 0), coalesce(comment_id, 0), installation_id`, append([]any{reason}, args...)...)
+		RETURNING id, coalesce(job_id, 0), coalesce(comment_id, 0), installation_id`, params...)
 	if err != nil {
 		return 0, fmt.Errorf("cancelling runs: %w", err)
 	}
@@ -245,8 +251,8 @@ func (c *Client) cancelPass(ctx context.Context, tx pgx.Tx, where string, args [
 	// The runs waiting on the same pull requests go with them: they have neither a job nor a
 	// status comment. Their rows are locked after the active runs', as everywhere
 	// (waiting.go).
-	rows, err = tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $1
-		WHERE `+where+` AND state = 'waiting' RETURNING id`, append([]any{reason}, args...)...)
+	rows, err = tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $1`+stoppedBy+`
+		WHERE `+where+` AND state = 'waiting' RETURNING id`, params...)
 	if err != nil {
 		return 0, fmt.Errorf("cancelling waiting runs: %w", err)
 	}

@@ -98,9 +98,9 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 		// promoted while this transaction waited for the row of the run it ended is queued only
 		// for the next pass (as in cancelRuns).
 		for pass := 0; ; pass++ {
-			rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $3
+			rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $3, stopped_by = $4
 				WHERE repo_id = $1 AND issue = $2 AND kind IN ('followup', 'ci') AND state IN ('queued', 'running')
-				RETURNING id, coalesce(job_id, 0), coalesce(comment_id, 0), extra_requests`, a.RepoID, a.PR, tag)
+				RETURNING id, coalesce(job_id, 0), coalesce(comment_id, 0), extra_requests`, a.RepoID, a.PR, tag, a.Requester)
 			if err != nil {
 				return fmt.Errorf("stopping follow-ups: %w", err)
 			}
@@ -114,9 +114,9 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 			// The requests waiting on the pull request are stopped too: they have neither a job
 			// nor a reply. Their rows are locked after the active run's, as everywhere
 			// (waiting.go).
-			rows, err = tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $3
+			rows, err = tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $3, stopped_by = $4
 				WHERE repo_id = $1 AND issue = $2 AND state = 'waiting'
-				RETURNING id, 0, 0, extra_requests`, a.RepoID, a.PR, tag)
+				RETURNING id, 0, 0, extra_requests`, a.RepoID, a.PR, tag, a.Requester)
 			if err != nil {
 				return fmt.Errorf("stopping waiting follow-ups: %w", err)
 			}

@@ -235,6 +235,7 @@ func OutcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 		out.ModelTime, out.ToolTime, out.FinalMessage, out.Steps = lr.ModelTime, lr.ToolTime, githubapp.Redact(lr.FinalMessage), len(lr.Steps)
 		out.PromptTokens, out.CompletionTokens = lr.PromptTokens, lr.CompletionTokens
 	}
+	usageOf(out, res.Usage())
 	return out, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/frognano/frognano/githubapp"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -126,6 +127,7 @@ func RecordCancelled(ctx context.Context, tx pgx.Tx, id int64, publicURL string)
 // (DeadRunNote). A run in any other state, or without a comment, is left alone. An error GitHub
 // will give again is a *FinalError.
 func (p *Pipeline) RewriteStatus(ctx context.Context, id int64, dead bool) error {
+	ctx = githubapp.WithAuditRun(ctx, id)
 	r, err := p.cfg.Store.load(ctx, id)
 	if err != nil {
 		return err

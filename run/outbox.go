@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/frognano/frognano/githubapp"
 	"log/slog"
 
 	"github.com/jackc/pgx/v5"
@@ -274,6 +275,7 @@ func (p *Pipeline) WriteOutbox(ctx context.Context, id int64, log *slog.Logger) 
 	if err != nil || !pending {
 		return false, err
 	}
+	ctx = githubapp.WithAuditRun(ctx, id)
 	repo, err := p.cfg.GitHub.ForRepo(ctx, r.InstallationID, r.RepoID, r.Owner, r.Repo)
 	if err != nil {
 		return true, fmt.Errorf("opening repository %s/%s: %w", r.Owner, r.Repo, err)

@@ -103,6 +103,7 @@ func (p *Pipeline) Work(ctx context.Context, t Try) error {
 	if err != nil {
 		return err
 	}
+	ctx = githubapp.WithAuditRun(ctx, r.ID) // its GitHub writes go to its audit trail
 	if terminal(r.State) {
 		// The process that ended it may have died before GitHub showed the end.
 		if wrote, err := p.WriteOutbox(ctx, r.ID, log); IsOutboxBusy(err) {
@@ -169,6 +170,9 @@ func (a *attempt) do(ctx context.Context) error {
 		return err
 	}
 	if err := a.st.pass(ctx, r); err != nil {
+		if spent := (*BudgetExceeded)(nil); errors.As(err, &spent) {
+			return a.overBudgetEnd(ctx, spent)
+		}
 		return err
 	}
 

@@ -134,6 +134,12 @@ type Outcome struct {
 	ExitReason, FinalMessage               string
 	Steps, PromptTokens, CompletionTokens  int
 	ModelTime, ToolTime, TestTime, Elapsed time.Duration
+	// CachedTokens, SandboxCPU, SandboxPeak and AgentAttempts are the rest of the run's usage
+	// (runner.Usage): the tokens above and the times are summed over every attempt.
+	CachedTokens  int
+	SandboxCPU    time.Duration
+	SandboxPeak   int64
+	AgentAttempts int
 	// PRBody is the whole body of the pull request, the Fixes line (fixesLine) included,
 	// redacted and within GitHub's limit: the runner's renderer is the only place that
 	// cuts it.

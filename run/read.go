@@ -26,6 +26,8 @@ type Reader interface {
 	// Events returns run id's events with an id above after, oldest first, at most
 	// MaxEventsRead.
 	Events(ctx context.Context, id, after int64) ([]Event, error)
+	// Audit returns run id's audit trail (audit.go), oldest first.
+	Audit(ctx context.Context, id int64) ([]AuditEntry, error)
 }
 
 var _ Reader = (*Store)(nil)
@@ -52,17 +54,26 @@ type Record struct {
 	Patch                          []byte
 	Environment                    string // the image the run's sandboxes came from, and how
 	SetupLog                       string // the setup script's output when this run ran it
+	// Usage is the rest of what the run used (issue 22); Kind and StoppedBy say who started
+	// it (Labeler: the labeller, the follow-up's author, the App for CI) and who stopped it.
+	Usage     RunUsage
+	Kind      string
+	StoppedBy string
 }
 
 const runColumns = `id, repo_id, owner, repo, issue, labeler, state, attempts, created_at, started_at, finished_at,
 	coalesce(exit_reason, ''), coalesce(pr_url, ''), coalesce(error, ''), coalesce(steps, 0),
-	coalesce(prompt_tokens, 0), coalesce(completion_tokens, 0), coalesce(elapsed_ms, 0)`
+	coalesce(prompt_tokens, 0), coalesce(completion_tokens, 0), coalesce(elapsed_ms, 0),
+	coalesce(cached_tokens, 0), coalesce(model_ms, 0), coalesce(tool_ms, 0), coalesce(test_ms, 0),
+	coalesce(sandbox_cpu_ms, 0), coalesce(sandbox_peak_bytes, 0), coalesce(agent_attempts, 0), kind, coalesce(stopped_by, '')`
 
 func scanRun(row pgx.Row, extra ...any) (Record, error) {
 	var r Record
 	dest := append([]any{&r.ID, &r.RepoID, &r.Owner, &r.Repo, &r.Issue, &r.Labeler, &r.State, &r.Attempts, &r.CreatedAt,
 		&r.StartedAt, &r.FinishedAt, &r.ExitReason, &r.PRURL, &r.Error, &r.Steps,
-		&r.PromptTokens, &r.CompletionTokens, &r.ElapsedMS}, extra...)
+		&r.PromptTokens, &r.CompletionTokens, &r.ElapsedMS,
+		&r.Usage.CachedTokens, &r.Usage.ModelMS, &r.Usage.ToolMS, &r.Usage.TestMS,
+		&r.Usage.SandboxCPUMS, &r.Usage.SandboxPeakBytes, &r.Usage.AgentAttempts, &r.Kind, &r.StoppedBy}, extra...)
 	err := row.Scan(dest...)
 	return r, err
 }

@@ -18,6 +18,7 @@ type Store struct {
 	pool    *pgxpool.Pool
 	promote Promote
 	deliver Deliver // nil: the queue's cleanup finds the outboxes left (outbox.go)
+	budgets Budgets // the FROGNANO_BUDGET_* settings (budget.go)
 }
 
 // Promote makes the oldest run waiting on pull request (repoID, issue) queued and inserts its
@@ -130,12 +131,14 @@ func (s *Store) saveOutcome(ctx context.Context, id int64, o *Outcome) error {
 	err := s.exec(ctx, "saving agent outcome", `UPDATE runs SET agent_done_at = now(), patch = $2, exit_reason = $3,
 			steps = $4, prompt_tokens = $5, completion_tokens = $6, model_ms = $7, tool_ms = $8, test_ms = $9,
 			elapsed_ms = $10, trajectory = $11, report = $12, summary = $13, pr_body = $14, headline = $15,
-			environment = nullif($16, ''), setup_log = nullif($17, ''), no_patch = nullif($18, '')
+			environment = nullif($16, ''), setup_log = nullif($17, ''), no_patch = nullif($18, ''),
+			cached_tokens = $19, sandbox_cpu_ms = $20, sandbox_peak_bytes = $21, agent_attempts = nullif($22, 0)
 		WHERE id = $1`,
 		id, o.Patch, CleanText(o.ExitReason), o.Steps, o.PromptTokens, o.CompletionTokens,
 		o.ModelTime.Milliseconds(), o.ToolTime.Milliseconds(), o.TestTime.Milliseconds(), o.Elapsed.Milliseconds(),
 		cleanJSON(o.Trajectory), CleanText(o.Report), CleanText(o.Summary), CleanText(o.PRBody), CleanText(o.Headline),
-		CleanText(o.Environment), CleanText(o.SetupLog), CleanText(o.NoPatch))
+		CleanText(o.Environment), CleanText(o.SetupLog), CleanText(o.NoPatch),
+		o.CachedTokens, o.SandboxCPU.Milliseconds(), o.SandboxPeak, o.AgentAttempts)
 	if err != nil || o.Check == nil {
 		return err
 	}
@@ -222,10 +225,16 @@ func (s *Store) cancel(ctx context.Context, id int64, o *outbox) (bool, error) {
 // pull request into it, in one transaction (the rules are queue/waiting.go's). It returns
 // errRunCancelled when the run is no longer running.
 func (s *Store) pass(ctx context.Context, r *row) error {
+	var spent *BudgetExceeded
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// A run past a budget does not pass (budget.go).
+		var err error
+		if spent, err = s.overBudget(ctx, tx, r.ID, r.InstallationID, r.RepoID); err != nil || spent != nil {
+			return err
+		}
 		var repoID int64
 		var waited bool
-		err := tx.QueryRow(ctx, `UPDATE runs SET checked_at = coalesce(checked_at, now())
+		err = tx.QueryRow(ctx, `UPDATE runs SET checked_at = coalesce(checked_at, now())
 			WHERE id = $1 AND state = 'running' RETURNING repo_id, promoted_at IS NOT NULL`, r.ID).Scan(&repoID, &waited)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return errRunCancelled
@@ -247,6 +256,9 @@ func (s *Store) pass(ctx context.Context, r *row) error {
 	})
 	if err != nil && !errors.Is(err, errRunCancelled) {
 		return fmt.Errorf("passing run %d: %w", r.ID, err)
+	}
+	if err == nil && spent != nil {
+		return spent
 	}
 	return err
 }

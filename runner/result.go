@@ -8,6 +8,7 @@ import (
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/runner/sandbox"
 	"github.com/frognano/frognano/runner/scanner"
 	"github.com/frognano/frognano/runner/secrets"
 	"github.com/frognano/frognano/runner/verify"
@@ -79,6 +80,10 @@ type Result struct {
 	// Attempts is every attempt of a run of several (RunAttempts), this one among them;
 	// nil for a run of one.
 	Attempts *AttemptSet
+
+	// SandboxUsage is the CPU time and peak memory of the sandboxes this attempt made
+	// (complete once Run has returned); Usage sums a run's.
+	SandboxUsage *sandbox.Usage
 }
 
 // PatchBytes returns the usable patch, or nil when there is none (empty, refused, or too large).

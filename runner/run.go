@@ -178,6 +178,8 @@ func (x *run) environment(ctx context.Context) (ended bool, err error) {
 	baseImage := r.cfg.Images.For(spec.Repo, r.cfg.Sandbox.Image)
 	x.sbCfg = r.cfg.Sandbox
 	x.sbCfg.Image = baseImage
+	x.sbCfg.Usage = &sandbox.Usage{} // this attempt's sandboxes (Result.Usage)
+	x.res.SandboxUsage = x.sbCfg.Usage
 	if spec.Observer != nil {
 		o, k := spec.Observer, spec.attempt.number()
 		x.sbCfg.OnSlotWait = func(w sandbox.SlotWait) { o.SandboxWait(k, w) }

@@ -169,7 +169,7 @@ func (s *Server) issues(ctx context.Context, d queue.Delivery, body []byte) (res
 		if err != nil {
 			return response{}, err
 		}
-		d.InstallationID = t.installationID
+		d.InstallationID, d.Sender = t.installationID, t.sender // who stopped the run (runs.stopped_by)
 		res, err := s.cfg.Intake.Cancel(ctx, d, t.repoID, t.issue, "issue "+p.Action)
 		if err != nil {
 			return response{}, err

@@ -31,6 +31,11 @@ type runView struct {
 	Diff      []diffLine
 	MoreDiff  int
 	Tests     *run.TestsEvent
+	// Usage is what the run used (run.UsageLines); StartedBy and StoppedBy who started and
+	// stopped it; Audit its writes on GitHub (issue 22).
+	Usage                [][2]string
+	StartedBy, StoppedBy string
+	Audit                []run.AuditEntry
 }
 
 type timelineItem struct {
@@ -125,7 +130,11 @@ func (p *Pages) runView(ctx context.Context, rec run.Record) (*runView, error) {
 	if err != nil {
 		return nil, err
 	}
-	view := &runView{Run: rec, Facts: facts, Live: run.Unfinished(rec.State)}
+	view := &runView{Run: rec, Facts: facts, Live: run.Unfinished(rec.State),
+		Usage: run.UsageLines(rec), StartedBy: run.StartedBy(rec), StoppedBy: run.StoppedBy(rec)}
+	if view.Audit, err = p.cfg.Runs.Audit(ctx, rec.ID); err != nil {
+		return nil, err
+	}
 	view.Timeline = append(view.Timeline, queuedItems(rec, facts)...)
 	b := newStepBuilder()
 	var after int64

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 const usage = `frognano: FrogNano-4B as a GitHub App, running in an offline sandbox.
@@ -23,8 +24,13 @@ Usage:
                                 check the set-up: configuration, PostgreSQL, Docker, the
                                 sandbox, the model server, GitHub; one line per check
   frognano runs [--limit N]     the newest runs kept in PostgreSQL
-  frognano runs show ID [--report|--trajectory|--patch|--setup-log]
-                                one run: its facts, report, trajectory or patch
+  frognano runs show ID [--report|--trajectory|--patch|--setup-log|--audit]
+                                one run: its facts and usage, report, trajectory, patch,
+                                or what it did on GitHub (--audit)
+  frognano usage [--since DATE] [--by installation|repository|person] [--format table|csv|json]
+                                what the runs used (tokens, times, sandbox CPU and memory)
+  frognano budget set|show|clear --installation ID [--runs N] [--tokens N] [--repo-runs N] [--repo-tokens N]
+                                an installation's budgets per UTC day, read by every worker
   frognano sandbox build        build the sandbox image (offline when no registry answers)
   frognano sandbox ls           list sandboxes and cached environment images
   frognano sandbox prune [--environments]
@@ -88,6 +94,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return migrateCmd(ctx, rest, getenv, stdout, stderr)
 	case "runs":
 		return runsCmd(ctx, rest, getenv, stdout, stderr)
+	case "usage":
+		return usageCmd(ctx, rest, getenv, stdout, stderr, time.Now())
+	case "budget":
+		return budgetCmd(ctx, rest, getenv, stdout, stderr)
 	case "setup":
 		return setupCmd(ctx, rest, getenv, stdout, stderr)
 	case "doctor":

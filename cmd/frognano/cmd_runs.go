@@ -25,6 +25,7 @@ func runsCmd(ctx context.Context, args []string, getenv func(string) string, std
 		fs.BoolFunc("trajectory", "print the run's trajectory (JSON)", func(string) error { what = "trajectory"; return nil })
 		fs.BoolFunc("patch", "print the run's patch", func(string) error { what = "patch"; return nil })
 		fs.BoolFunc("setup-log", "print the output of the repository's setup script, when this run ran it", func(string) error { what = "setup-log"; return nil })
+		fs.BoolFunc("audit", "print what the run did on GitHub (its audit trail), who started it and who stopped it", func(string) error { what = "audit"; return nil })
 		if len(args) < 2 {
 			return usageError{"frognano runs show needs a run id"}
 		}
@@ -63,6 +64,8 @@ func runsCmd(ctx context.Context, args []string, getenv func(string) string, std
 				return nil
 			}
 			_, err = io.WriteString(stdout, r.SetupLog)
+		case "audit":
+			err = writeRunAudit(ctx, stdout, reader, r)
 		default:
 			err = writeRunFacts(stdout, r)
 		}
@@ -110,6 +113,10 @@ func writeRunFacts(w io.Writer, r runs.Record) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%d\n", r.ID)
 	fmt.Fprintf(tw, "issue\t%s/%s#%d (labelled by %s)\n", r.Owner, r.Repo, r.Issue, r.Labeler)
+	fmt.Fprintf(tw, "started by\t%s\n", runs.StartedBy(r))
+	if by := runs.StoppedBy(r); by != "" {
+		fmt.Fprintf(tw, "stopped by\t%s\n", by)
+	}
 	if r.State == runs.StateWaiting {
 		fmt.Fprintf(tw, "state\t%s (for the active run of this pull request to end; it has no job yet)\n", r.State)
 	} else {
@@ -117,7 +124,9 @@ func writeRunFacts(w io.Writer, r runs.Record) error {
 	}
 	fmt.Fprintf(tw, "exit reason\t%s\n", dash(r.ExitReason))
 	fmt.Fprintf(tw, "steps\t%d\n", r.Steps)
-	fmt.Fprintf(tw, "tokens\t%d prompt, %d completion\n", r.PromptTokens, r.CompletionTokens)
+	for _, l := range runs.UsageLines(r) { // tokens, time, sandboxes, attempts (issue 22)
+		fmt.Fprintf(tw, "%s\t%s\n", l[0], l[1])
+	}
 	fmt.Fprintf(tw, "created\t%s\n", r.CreatedAt.UTC().Format(time.RFC3339))
 	if r.FinishedAt != nil {
 		fmt.Fprintf(tw, "finished\t%s (agent and tests %s)\n", r.FinishedAt.UTC().Format(time.RFC3339), time.Duration(r.ElapsedMS)*time.Millisecond)
@@ -127,7 +136,7 @@ func writeRunFacts(w io.Writer, r runs.Record) error {
 	if r.Error != "" {
 		fmt.Fprintf(tw, "error\t%s\n", r.Error)
 	}
-	fmt.Fprintf(tw, "kept\treport %d bytes, trajectory %d bytes, patch %d bytes, setup log %d bytes (frognano runs show %d --report|--trajectory|--patch|--setup-log)\n",
+	fmt.Fprintf(tw, "kept\treport %d bytes, trajectory %d bytes, patch %d bytes, setup log %d bytes (frognano runs show %d --report|--trajectory|--patch|--setup-log|--audit)\n",
 		len(r.Report), len(r.Trajectory), len(r.Patch), len(r.SetupLog), r.ID)
 	return tw.Flush()
 }
@@ -137,4 +146,27 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// writeRunAudit prints who started run r, who stopped it, and every write it made on GitHub
+// (its audit trail), oldest first.
+func writeRunAudit(ctx context.Context, w io.Writer, reader runs.Reader, r runs.Record) error {
+	trail, err := reader.Audit(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "run %d on %s/%s#%d\nstarted by %s\n", r.ID, r.Owner, r.Repo, r.Issue, runs.StartedBy(r))
+	if by := runs.StoppedBy(r); by != "" {
+		fmt.Fprintf(w, "stopped by %s\n", by)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nTIME (UTC)\tACTION\tOBJECT\tSHA\tREQUEST ID\tURL")
+	for _, e := range trail {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.At.UTC().Format("2006-01-02 15:04:05"), e.Action,
+			dash(strings.TrimSpace(e.ObjectType+" "+e.ObjectID)), dash(e.ObjectSHA), dash(e.RequestID), dash(e.ObjectURL))
+	}
+	if len(trail) == 0 {
+		fmt.Fprintln(tw, "(no write on GitHub)")
+	}
+	return tw.Flush()
 }

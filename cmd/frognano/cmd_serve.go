@@ -119,6 +119,7 @@ func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig,
 		SoftStopTimeout:      e.Duration("FROGNANO_SOFT_STOP_TIMEOUT", queue.DefaultSoftStopTimeout),
 		DeliveryRetention:    e.Duration("FROGNANO_DELIVERY_RETENTION", queue.DefaultDeliveryRetention),
 		WorkDir:              e.String("FROGNANO_WORK_DIR", os.TempDir()),
+		Budgets:              budgetsConfig(e.Env), // issue 22 (cmd_budget.go)
 	}
 	if cfg.Queue.DeliveryRetention < queue.MinDeliveryRetention {
 		errs = append(errs, fmt.Errorf("FROGNANO_DELIVERY_RETENTION must be at least %s (GitHub Enterprise redelivers for 7 days)", queue.MinDeliveryRetention))
@@ -271,7 +272,8 @@ func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWe
 		ghcfg := cfg.GitHub
 		ghcfg.Logger = log // else githubapp logs through slog.Default, outside the configured handler
 		ghcfg.AllowWorkflowChanges = cfg.Runner.AllowWorkflowChanges
-		ghcfg.Secrets = cfg.Runner.Secrets // Publish checks again what the runner checked
+		ghcfg.Secrets = cfg.Runner.Secrets                 // Publish checks again what the runner checked
+		ghcfg.Audit = runs.NewStore(pool, nil).RecordAudit // every write of a run, in its audit trail
 		app, err := githubapp.New(ghcfg)
 		if err != nil {
 			docker.Close()

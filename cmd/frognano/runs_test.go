@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
+
+var usageFacts = regexp.MustCompile(`sandboxes\s+(\S+) CPU, peak memory (\S+ \S+)`)
 
 // TestRunsCommand: after a run through the whole service, an operator finds it with
 // `frognano runs` and reads its report, trajectory and patch with `frognano runs show`.
@@ -33,6 +36,22 @@ func TestRunsCommand(t *testing.T) {
 	for _, want := range []string{"state         succeeded (attempts 1)", "exit reason   agent", "steps         5"} {
 		if !strings.Contains(facts, want) {
 			t.Errorf("frognano runs show lacks %q:\n%s", want, facts)
+		}
+	}
+	// What the run used (issue 22): tokens from the scripted model server, the sandboxes' CPU
+	// time and peak memory from the engine.
+	if m := usageFacts.FindStringSubmatch(facts); m == nil || m[1] == "0s" || m[2] == "0 B" {
+		t.Errorf("frognano runs show: no sandbox usage (%q):\n%s", m, facts)
+	}
+	for _, want := range []string{"prompt (", "cached), ", "agent attempt(s)", "started by    @" + svcMaintainer + " (labelled the issue)"} {
+		if !strings.Contains(facts, want) {
+			t.Errorf("frognano runs show lacks %q:\n%s", want, facts)
+		}
+	}
+	audit := cli("runs", "show", fmt.Sprint(id), "--audit")
+	for _, want := range []string{"reaction.created", "comment.created", "comment.edited", "branch.pushed", "pull_request.created", "F00D:"} {
+		if !strings.Contains(audit, want) {
+			t.Errorf("frognano runs show --audit lacks %q:\n%s", want, audit)
 		}
 	}
 	if r := cli("runs", "show", fmt.Sprint(id), "--report"); !strings.Contains(r, "## Tests") {

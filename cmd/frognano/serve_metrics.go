@@ -49,7 +49,7 @@ func (s *service) startAdmin(ctx context.Context) error {
 	if s.cfg.Admin.MetricsAddr == "" {
 		return nil
 	}
-	s.metrics.Registry().MustRegister(metrics.NewDatabase(s.pool, s.log))
+	s.metrics.Registry().MustRegister(metrics.NewDatabase(s.pool, s.log), metrics.NewUsage(s.pool, s.log))
 	a, err := s.metrics.StartAdmin(ctx, metrics.AdminConfig{
 		Addr: s.cfg.Admin.MetricsAddr, Token: s.cfg.Admin.AdminToken, River: s.queue.River(), Logger: s.log,
 	})

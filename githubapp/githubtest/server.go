@@ -18,12 +18,14 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -67,6 +69,8 @@ type Server struct {
 	api  *http.ServeMux
 	web  *http.ServeMux // the few web pages a test drives (the App manifest flow)
 
+	reqSeq atomic.Int64 // X-GitHub-Request-Id
+
 	mu            sync.Mutex
 	nextID        int64
 	repos         map[string]*Repo // "owner/name"
@@ -88,6 +92,9 @@ type Server struct {
 type Request struct {
 	Method, Path, Query string
 	Status              int
+	// RequestID is the X-GitHub-Request-Id the fake answered an API request with, as GitHub
+	// does with every answer ("" for git).
+	RequestID string
 }
 
 // New starts a fake GitHub; t.Cleanup stops it.
@@ -145,16 +152,19 @@ func (r *statusRecorder) Flush() {
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &statusRecorder{ResponseWriter: w}
-	defer func() {
-		s.mu.Lock()
-		s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Status: rec.status})
-		s.mu.Unlock()
-	}()
 	route := r.URL.Path
 	isAPI := strings.HasPrefix(route, apiPrefix+"/")
+	requestID := ""
 	if isAPI {
 		route = strings.TrimPrefix(route, apiPrefix)
+		requestID = fmt.Sprintf("F00D:%X:%X", s.AppID, s.reqSeq.Add(1)) // its own sequence: ids stay as they were
+		rec.Header().Set("X-GitHub-Request-Id", requestID)
 	}
+	defer func() {
+		s.mu.Lock()
+		s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Status: rec.status, RequestID: requestID})
+		s.mu.Unlock()
+	}()
 	if f := s.takeFault(r.Method, route); f != nil && f.before != nil {
 		f.before()
 	} else if f != nil {

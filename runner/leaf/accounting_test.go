@@ -124,3 +124,24 @@ func TestLengthExitReason(t *testing.T) {
 		}
 	}
 }
+
+// TestCachedTokensAreSummed: the prompt tokens a server served from its prompt cache
+// (usage.prompt_tokens_details.cached_tokens) are summed over the turns that report them; a
+// turn without the detail adds nothing, and the request the model gets is the same.
+func TestCachedTokensAreSummed(t *testing.T) {
+	t.Parallel()
+	b := setup(t, leaftest.Script{Turns: []leaftest.Turn{
+		{ToolCalls: []leaftest.ToolCall{{Name: "Read", Arguments: `{"file_path":"file.py"}`}},
+			Usage: &leaftest.Usage{PromptTokens: 900, CompletionTokens: 30, TotalTokens: 930}},
+		{ToolCalls: []leaftest.ToolCall{{Name: "Read", Arguments: `{"file_path":"file.py"}`}},
+			Usage: &leaftest.Usage{PromptTokens: 960, CompletionTokens: 20, TotalTokens: 980, PromptTokensDetails: &leaftest.PromptTokensDetails{CachedTokens: 896}}},
+		{Content: "done", Usage: &leaftest.Usage{PromptTokens: 1000, CompletionTokens: 5, TotalTokens: 1005, PromptTokensDetails: &leaftest.PromptTokensDetails{CachedTokens: 960}}},
+	}})
+	r := Run(context.Background(), b.cfg, "task", b.tools, nil)
+	if r.ExitReason != ExitAgent {
+		t.Fatalf("exit %q (%s)", r.ExitReason, r.Error)
+	}
+	if r.PromptTokens != 2860 || r.CompletionTokens != 55 || r.CachedTokens != 1856 {
+		t.Errorf("tokens %d prompt, %d completion, %d cached; want 2860, 55, 1856", r.PromptTokens, r.CompletionTokens, r.CachedTokens)
+	}
+}

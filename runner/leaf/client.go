@@ -42,6 +42,9 @@ type completion struct {
 
 type usage struct {
 	Prompt, Completion, Total optInt
+	// Cached is the part of Prompt the server took from its prompt cache
+	// (prompt_tokens_details.cached_tokens), when it says; it is only counted, never sent.
+	Cached optInt
 }
 
 // total is the reference's _usage_total: total_tokens, else prompt+completion, else 0.
@@ -118,6 +121,10 @@ type wireResponse struct {
 		PromptTokens     optInt `json:"prompt_tokens"`
 		CompletionTokens optInt `json:"completion_tokens"`
 		TotalTokens      optInt `json:"total_tokens"`
+		// PromptTokensDetails is OpenAI's; vLLM and llama.cpp send it when prefix caching is on.
+		PromptTokensDetails *struct {
+			CachedTokens optInt `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
@@ -162,6 +169,9 @@ func decodeResponse(body []byte) (completion, error) {
 	}
 	if w.Usage != nil {
 		c.Usage = usage{Prompt: w.Usage.PromptTokens, Completion: w.Usage.CompletionTokens, Total: w.Usage.TotalTokens}
+		if d := w.Usage.PromptTokensDetails; d != nil {
+			c.Usage.Cached = d.CachedTokens
+		}
 	}
 	return c, nil
 }

@@ -82,6 +82,9 @@ func Run(ctx context.Context, cfg Config, task string, tools Tools, onStep func(
 		if c.Usage.Completion.OK {
 			r.CompletionTokens += c.Usage.Completion.V
 		}
+		if c.Usage.Cached.OK && c.Usage.Cached.V > 0 {
+			r.CachedTokens += c.Usage.Cached.V
+		}
 		r.ContextTokens = c.Usage.total()
 		if r.ContextTokens == 0 {
 			r.ContextTokens = estimateTokens(r.Messages)

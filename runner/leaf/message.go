@@ -176,7 +176,10 @@ type Result struct {
 	// PromptTokens and CompletionTokens are summed over every turn's usage.
 	PromptTokens     int
 	CompletionTokens int
-	Elapsed          time.Duration
-	ModelTime        time.Duration
-	ToolTime         time.Duration
+	// CachedTokens is the part of PromptTokens the server served from its prompt cache
+	// (usage.prompt_tokens_details.cached_tokens), summed; 0 when it never said.
+	CachedTokens int
+	Elapsed      time.Duration
+	ModelTime    time.Duration
+	ToolTime     time.Duration
 }

@@ -118,6 +118,9 @@ type Config struct {
 	// sandboxes of one Config may wait at once. It is called from the goroutine
 	// that creates the sandbox and must not block for long.
 	OnSlotWait func(SlotWait)
+	// Usage, when set, is given each sandbox's CPU time and peak memory as Close removes it
+	// (usage.go): one per run, shared by its sandboxes.
+	Usage *Usage
 }
 
 // initUser runs the container's own processes: nobody, distinct from the sandbox user.
@@ -426,6 +429,7 @@ func (s *Sandbox) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	// The watcher goes first: a volume still mounted by it would survive the sandbox's removal.
+	s.measure(ctx)
 	var errs []error
 	if s.watch != nil {
 		errs = append(errs, s.closeWatcher(ctx, s.watch))

@@ -1,0 +1,77 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/frognano/frognano/githubapp"
+)
+
+// AuditEntry is one row of a run's audit trail (run_audit, migration 0014): a write frognano
+// made on GitHub on behalf of the run (githubapp/audit.go records them). It holds no secret and
+// no text of GitHub's: ids, numbers, SHAs, URLs and GitHub's request id.
+type AuditEntry struct {
+	ID int64
+	githubapp.AuditEntry
+}
+
+// RecordAudit keeps e in the audit trail: the githubapp.AuditSink of the service's App.
+func (s *Store) RecordAudit(ctx context.Context, e githubapp.AuditEntry) error {
+	if e.At.IsZero() {
+		e.At = time.Now()
+	}
+	// The context may be ending (a cancelled run's last write): the record is still kept.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
+	defer cancel()
+	return s.exec(ctx, "recording a GitHub write of run "+fmt.Sprint(e.RunID), `INSERT INTO run_audit
+			(run_id, at, action, method, path, status, object_type, object_id, object_sha, object_url, request_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		e.RunID, e.At, CleanText(e.Action), CleanText(e.Method), CleanText(e.Path), e.Status, CleanText(e.ObjectType),
+		CleanText(e.ObjectID), CleanText(e.ObjectSHA), CleanText(e.ObjectURL), CleanText(e.RequestID))
+}
+
+// MaxAuditRead bounds one Audit answer.
+const MaxAuditRead = 1000
+
+// Audit returns run id's audit trail, oldest first, at most MaxAuditRead entries.
+func (s *Store) Audit(ctx context.Context, id int64) ([]AuditEntry, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, run_id, at, action, method, path, status, object_type, object_id,
+			object_sha, object_url, request_id FROM run_audit WHERE run_id = $1 ORDER BY id LIMIT $2`, id, MaxAuditRead)
+	if err != nil {
+		return nil, fmt.Errorf("reading the audit trail of run %d: %w", id, err)
+	}
+	defer rows.Close()
+	var out []AuditEntry
+	for rows.Next() {
+		var e AuditEntry
+		if err := rows.Scan(&e.ID, &e.RunID, &e.At, &e.Action, &e.Method, &e.Path, &e.Status, &e.ObjectType,
+			&e.ObjectID, &e.ObjectSHA, &e.ObjectURL, &e.RequestID); err != nil {
+			return nil, fmt.Errorf("reading the audit trail of run %d: %w", id, err)
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// StartedBy says who started run r: the labeller, the follow-up's author, or CI.
+func StartedBy(r Record) string {
+	switch r.Kind {
+	case KindFollowUp:
+		return "@" + r.Labeler + " (a follow-up request on the pull request)"
+	case KindCI:
+		return "CI (a failed check suite on the pull request; " + r.Labeler + ")"
+	}
+	return "@" + r.Labeler + " (labelled the issue)"
+}
+
+// StoppedBy says who stopped or cancelled run r ("" when nobody did).
+func StoppedBy(r Record) string {
+	if r.State != StateCancelled {
+		return ""
+	}
+	if r.StoppedBy == "" {
+		return "frognano (" + r.Error + ")"
+	}
+	return "@" + r.StoppedBy + " (" + r.Error + ")"
+}
