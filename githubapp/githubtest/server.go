@@ -79,8 +79,9 @@ type Server struct {
 	faults        []*fault
 	requests      []Request
 	app           appState
-	rv            *reviewerState // reviews, check suites, job logs (reviewer.go)
-	oauth         oauthState     // oauth.go
+	rv            *reviewerState   // reviews, check suites, job logs (reviewer.go)
+	oauth         oauthState       // oauth.go
+	users         map[string]int64 // lower-case login -> user id (gitdb.go)
 }
 
 // Request is one request the fake received.
