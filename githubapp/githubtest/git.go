@@ -199,7 +199,7 @@ func (s *Server) Branch(repo *Repo, branch string) *Commit {
 	f := strings.SplitN(info, "\x00", 7)
 	c := &Commit{SHA: sha, Parents: strings.Fields(f[0]), AuthorName: f[1], AuthorEmail: f[2], CommitterName: f[3],
 		CommitterEmail: f[4], Tree: f[5], Message: strings.TrimSpace(f[6]), Files: map[string]string{}, Verified: s.Verified(repo, sha)}
-	names := strings.Split(s.mustGit(repo.Dir, "ls-tree", "-r", "--name-only", sha), "\n")
+	names := strings.Split(s.mustGit(repo.Dir, "ls-tree", "-r", "-z", "--name-only", sha), "\x00")
 	sort.Strings(names)
 	for _, n := range names {
 		if n != "" {

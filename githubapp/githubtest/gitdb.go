@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -702,17 +703,13 @@ func (s *Server) handleRequestReviewers(w http.ResponseWriter, r *http.Request) 
 	}
 	st := repo.db()
 	for _, u := range req.Reviewers {
-		st.requestedFor[pr.Number] = append(st.requestedFor[pr.Number], u)
+		if !slices.Contains(st.requestedFor[pr.Number], u) { // asking twice is asking once
+			st.requestedFor[pr.Number] = append(st.requestedFor[pr.Number], u)
+		}
 	}
 	cp := *pr
 	s.mu.Unlock()
-	out := s.pullJSON(repo, &cp)
-	var reviewers []any
-	for _, u := range s.RequestedReviewers(repo, pr.Number) {
-		reviewers = append(reviewers, s.userJSON(u, s.UserID(u), "User"))
-	}
-	out["requested_reviewers"] = reviewers
-	writeJSON(w, http.StatusCreated, out)
+	writeJSON(w, http.StatusCreated, s.pullJSON(repo, &cp))
 }
 
 // handleGetUserByLogin is GET /users/{username}, for the logins the fake knows (SetPermission, UserID).
