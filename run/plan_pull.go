@@ -125,7 +125,7 @@ func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func
 		Body:          followUpBody(p.pr.Body, r),
 		CommitMessage: followUpMessage(p.issue, r),
 		Patch:         r.Patch, IssueNumber: p.issue, Check: r.Check, PullRequest: r.Issue,
-		AllowListAt: p.baseHead,
+		AllowListAt: p.baseHead, CoAuthor: requester(r),
 	})
 	if errors.Is(err, githubapp.ErrPullRequestClosed) {
 		return a.end(ctx, StateSkipped, r.ExitReason, say("The pull request was closed while the run worked, so nothing was pushed."), "", 0)
@@ -141,6 +141,15 @@ func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func
 	a.p.step(ctx, r.ID, StepPublished)
 	r.Headline = say(r.Headline) // the final reply shows the headline as its note
 	return a.end(ctx, StateSucceeded, r.ExitReason, "", url, number)
+}
+
+// requester is who asked for a follow-up, credited in its commit and asked to review: nobody
+// for a run the repository's failed CI started (its "labeller" is the CI App).
+func requester(r *row) githubapp.Person {
+	if r.Kind == KindCI {
+		return githubapp.Person{}
+	}
+	return githubapp.Person{Login: r.Labeler}
 }
 
 // FollowUpTask is the model's task for a follow-up: the original issue, what the earlier runs
