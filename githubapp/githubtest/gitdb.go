@@ -293,6 +293,8 @@ func (s *Server) handleCreateTree(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var dels, adds bytes.Buffer
+	var contents []string
+	var inline []treeEntryReq
 	for i, e := range req.Tree {
 		field := fmt.Sprintf("tree[%d]", i)
 		if !validTreePath(e.Path) {
@@ -320,13 +322,15 @@ func (s *Server) handleCreateTree(w http.ResponseWriter, r *http.Request) {
 				writeGitDBError(w, http.StatusUnprocessableEntity, field+".content is only for blobs", "trees#create-a-tree")
 				return
 			}
-			sha, err := s.git(repo.Dir, []byte(*e.Content), "hash-object", "-w", "-t", "blob", "--stdin")
-			if err != nil {
+			// Written below with the others in one hash-object.
+			f := filepath.Join(tmp, fmt.Sprintf("content-%d", i))
+			if err := os.WriteFile(f, []byte(*e.Content), 0o600); err != nil {
 				s.t.Errorf("fake GitHub: %v", err)
 				writeError(w, http.StatusInternalServerError, "Server Error")
 				return
 			}
-			fmt.Fprintf(&adds, "%s %s\t%s\x00", e.Mode, sha, e.Path)
+			contents = append(contents, f)
+			inline = append(inline, e)
 		case isNull:
 			// Deleting: GitHub "returns an error if you try to delete a file that does not exist".
 			if !existing[e.Path] {
@@ -341,6 +345,18 @@ func (s *Server) handleCreateTree(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			fmt.Fprintf(&adds, "%s %s\t%s\x00", e.Mode, sha, e.Path)
+		}
+	}
+	if len(contents) > 0 {
+		out, err := run([]byte(strings.Join(contents, "\n")+"\n"), "hash-object", "-w", "--no-filters", "--stdin-paths")
+		shas := strings.Fields(out)
+		if err != nil || len(shas) != len(inline) {
+			s.t.Errorf("fake GitHub: hash-object: %v", err)
+			writeError(w, http.StatusInternalServerError, "Server Error")
+			return
+		}
+		for i, e := range inline {
+			fmt.Fprintf(&adds, "%s %s\t%s\x00", e.Mode, shas[i], e.Path)
 		}
 	}
 	if _, err := run(append(dels.Bytes(), adds.Bytes()...), "update-index", "-z", "--replace", "--index-info"); err != nil {
