@@ -4,9 +4,9 @@
 // with (plus GET /repositories/{id}, which the subset leaves out, answered like
 // /repos/{owner}/{repo}), and real git repositories served over smart HTTP by `git http-backend`,
 // which demand an installation token for clone and push. It also serves GitHub's Git database
-API (blobs, trees, commits, references: gitdb.go), writing real objects into those
-repositories, with the verification GitHub reports for API-made commits, review requests and
-GET /users/{username}. Repositories can be renamed and deleted
+// API (blobs, trees, commits, references: gitdb.go), writing real objects into those
+// repositories, with the verification GitHub reports for API-made commits, review requests and
+// GET /users/{username}. Repositories can be renamed and deleted
 // as on GitHub: ids stay, names move (rename.go). It records what it was asked so tests can
 // inspect it, and can inject faults (5xx, rate limits).
 //
