@@ -532,4 +532,3 @@ func (s *Server) gitCommitJSON(repo *Repo, sha string) map[string]any {
 		"message":   strings.TrimSuffix(msg, "\n"), "parents": parents, "verification": verification,
 	}
 }
-
