@@ -2,6 +2,7 @@ package githubapp
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,7 +27,7 @@ import (
 type AuditEntry struct {
 	RunID  int64
 	At     time.Time
-	Action string // "comment.created", "pull_request.updated", "branch.pushed", … (auditAction)
+	Action string // "comment.created", "pull_request.updated", "branch.created", … (auditAction)
 	Method string // the HTTP method; "GIT" for a push
 	Path   string // the API path (no host, no query), or the pushed ref
 	Status int    // GitHub's HTTP status; 0 for a push
@@ -135,6 +136,10 @@ func auditAction(method, path string) (action, objectType string) {
 		return "check_run.created", "check_run"
 	case method == http.MethodPatch && len(seg) == 2 && seg[0] == "check-runs":
 		return "check_run.updated", "check_run"
+	case len(seg) >= 2 && seg[0] == "git" && seg[1] == "refs":
+		// The branch frognano's commit is published on (Publish: the Git database API).
+		verb := map[string]string{http.MethodPost: "created", http.MethodPatch: "updated", http.MethodDelete: "deleted"}[method]
+		return "branch." + cmp.Or(verb, strings.ToLower(method)), "branch"
 	case len(seg) >= 2 && seg[0] == "git":
 		kind := strings.TrimSuffix(seg[1], "s") // blobs, trees, commits, refs
 		if method == http.MethodPost {
@@ -178,7 +183,7 @@ func objectOf(e *AuditEntry, body []byte) {
 	case o.Number != 0:
 		e.ObjectID = fmt.Sprintf("#%d", o.Number)
 	case o.Ref != "":
-		e.ObjectID = o.Ref
+		e.ObjectID = strings.TrimPrefix(o.Ref, "refs/heads/")
 	case o.ID != nil:
 		e.ObjectID = fmt.Sprint(*o.ID)
 	}
@@ -193,18 +198,4 @@ func firstOf(s ...string) string {
 		}
 	}
 	return ""
-}
-
-// auditPush records the push of commit to branch on behalf of ctx's run (Publish).
-func (c *Client) auditPush(ctx context.Context, branch, commit string) {
-	sink, runID := c.app.cfg.Audit, AuditRun(ctx)
-	if sink == nil || runID == 0 {
-		return
-	}
-	e := AuditEntry{RunID: runID, At: c.app.cfg.Now().UTC(), Action: "branch.pushed", Method: "GIT",
-		Path: "refs/heads/" + branch, ObjectType: "branch", ObjectID: branch, ObjectSHA: commit,
-		ObjectURL: strings.TrimSuffix(c.app.endpoints.Git, "/") + "/" + c.owner + "/" + c.repo + "/tree/" + url.PathEscape(branch)}
-	if err := sink(ctx, e); err != nil {
-		c.log.ErrorContext(ctx, "recording the push in the audit trail", logging.RunID(runID), logging.Err(err))
-	}
 }

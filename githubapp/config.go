@@ -28,8 +28,9 @@ const (
 	DefaultGitTimeout       = 10 * time.Minute
 	DefaultMaxRateLimitWait = 5 * time.Minute
 	DefaultMaxRetries       = 3
-	DefaultCommitName       = "frognano[bot]"
-	DefaultCommitEmail      = "frognano[bot]@users.noreply.github.com"
+	// The half of a custom commit identity the operator left unset (Config.CommitName).
+	DefaultCommitName  = "frognano[bot]"
+	DefaultCommitEmail = "frognano[bot]@users.noreply.github.com"
 )
 
 // Environment variables read by ParseConfig.
@@ -74,8 +75,11 @@ type Config struct {
 	// has listed the findings).
 	Secrets secretscan.Mode
 
-	// CommitName and CommitEmail are the identity of Publish's commits. GitHub shows a commit
-	// as the App's when the email is "<bot user id>+<slug>[bot]@users.noreply.github.com".
+	// CommitName and CommitEmail (FROGNANO_COMMIT_NAME/EMAIL) are the author and committer of
+	// Publish's commits. Both empty (the default): the commits carry none, so GitHub makes the
+	// App's bot their author and signs them (Verified). Set: GitHub does not sign them, and a
+	// ruleset that requires signed commits refuses them. One set alone: the other is
+	// DefaultCommitName or DefaultCommitEmail.
 	CommitName, CommitEmail string
 
 	// Audit, when set, records every write made on behalf of a run (WithAuditRun): the API's,
@@ -263,12 +267,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxRetries == 0 {
 		c.MaxRetries = DefaultMaxRetries
-	}
-	if c.CommitName == "" {
-		c.CommitName = DefaultCommitName
-	}
-	if c.CommitEmail == "" {
-		c.CommitEmail = DefaultCommitEmail
 	}
 	if c.Transport == nil {
 		c.Transport = http.DefaultTransport

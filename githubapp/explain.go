@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -207,95 +206,50 @@ func tokenRefusal(installation int64, err error) error {
 	return e
 }
 
-// PushRefusedError: GitHub's git server refused a push with a reason of its own (a ruleset, a
-// branch protection rule, an archived or disabled repository): pushing again is refused the
-// same way until someone changes the setting, so it is permanent.
+// PushRefusedError: GitHub refused to move frognano's branch to its commit (the Git database
+// API's reference update) for a rule of the repository (a ruleset, a branch protection rule,
+// required signatures): trying again is refused the same way until someone changes the
+// setting, so it is permanent. An archived or disabled repository refuses every write, which
+// Explain words from GitHub's answer itself.
 type PushRefusedError struct {
 	Branch string
 	Kind   string   // one of the PushRefused* constants
-	Lines  []string // GitHub's remote lines, as git printed them without "remote: "
+	Lines  []string // GitHub's message, line by line
 	err    error
 }
 
-// What GitHub's git server refuses a push for.
+// What GitHub refuses a branch update for.
 const (
-	PushRefusedRuleset       = "ruleset"        // GH013: a repository ruleset
-	PushRefusedProtection    = "protection"     // GH006: a branch protection rule
+	PushRefusedRuleset       = "ruleset"        // "Repository rule violations found": a repository ruleset
+	PushRefusedProtection    = "protection"     // "Protected branch update failed": a branch protection rule
 	PushRefusedSignedCommits = "signed_commits" // "Commits must have verified signatures", by either
-	PushRefusedArchived      = "archived"       // the repository is archived
-	PushRefusedDisabled      = "disabled"       // GitHub disabled the repository
-	PushRefusedOther         = "other"          // refused with remote lines frognano does not know
 )
 
 func (e *PushRefusedError) Error() string {
-	return fmt.Sprintf("GitHub refused the push of %s (%s): %v", e.Branch, e.Kind, e.err)
+	return fmt.Sprintf("GitHub refused the update of branch %s (%s): %v", e.Branch, e.Kind, e.err)
 }
 
 func (e *PushRefusedError) Unwrap() error { return e.err }
 
 func (e *PushRefusedError) explain() string {
-	said := fmt.Sprintf("GitHub refused the push of %s", code(e.Branch))
+	said := fmt.Sprintf("GitHub refused the update of branch %s", code(e.Branch))
 	if len(e.Lines) > 0 {
 		said += ": " + quote(strings.Join(e.Lines, " "))
 	}
 	said += "."
 	switch e.Kind {
 	case PushRefusedSignedCommits:
-		return said + " A \"Require signed commits\" rule covers this branch, and frognano's commits are not signed. " +
-			"To let frognano push its branches, exclude " + code("frognano/*") + " from that rule (Settings → Rules → Rulesets, or Settings → Branches for a branch protection rule), then add the label again."
+		return said + " A \"Require signed commits\" rule covers this branch, and this commit is not one GitHub signed: GitHub signs frognano's commits only when they carry no author of their own, " +
+			"and " + code(EnvCommitName) + "/" + code(EnvCommitEmail) + " give them one. Unset both and restart frognano, or exclude " + code("frognano/*") +
+			" from that rule (Settings → Rules → Rulesets, or Settings → Branches for a branch protection rule), then add the label again."
 	case PushRefusedRuleset:
-		return said + " A repository ruleset covers frognano's branches. To let frognano push them, exclude " + code("frognano/*") +
+		return said + " A repository ruleset covers frognano's branches. To let frognano write them, exclude " + code("frognano/*") +
 			" from the ruleset's target branches (Settings → Rules → Rulesets), or add the App to its bypass list, then add the label again."
 	case PushRefusedProtection:
-		return said + " A branch protection rule matches frognano's branches. To let frognano push them, change the rule's branch name pattern so that it does not match " +
+		return said + " A branch protection rule matches frognano's branches. To let frognano write them, change the rule's branch name pattern so that it does not match " +
 			code("frognano/*") + " (Settings → Branches), then add the label again."
-	case PushRefusedArchived:
-		return said + " The repository is archived, so GitHub refuses every change to it. To let frognano work on it, an admin can unarchive it (Settings → General → Danger Zone → Unarchive this repository), then add the label again."
-	case PushRefusedDisabled:
-		return said + " GitHub has disabled this repository; only GitHub can lift it, and frognano cannot push there until then."
 	}
 	return said + " Nothing more was done; GitHub's lines above say what it requires."
-}
-
-// remoteLine is one line of GitHub's git server, as git prints it on stderr.
-var remoteLine = regexp.MustCompile(`(?m)^remote: ?(.*)$`)
-
-// pushRefusal reads git's stderr of a failed push (run with LC_ALL=C) for GitHub's own reason,
-// its "remote:" lines; remoteRejected is whether git's report says the server refused a ref
-// (pushOutcome). It returns nil when GitHub gave no reason (a network error, a timeout): that
-// is worth retrying.
-func pushRefusal(branch, stderr string, remoteRejected bool, err error) *PushRefusedError {
-	// GitHub's reason starts at its first error line; git's progress ("Resolving deltas")
-	// before it says nothing.
-	var lines []string
-	for _, m := range remoteLine.FindAllStringSubmatch(stderr, -1) {
-		l := strings.TrimSpace(m[1])
-		if len(lines) == 0 && !strings.HasPrefix(l, "error:") && !strings.Contains(l, "archived") && !strings.Contains(l, "disabled") && !strings.Contains(l, "blocked") {
-			continue
-		}
-		if l = strings.TrimSpace(strings.TrimPrefix(l, "error: ")); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	text := strings.Join(lines, "\n")
-	kind := ""
-	switch {
-	case strings.Contains(text, "Commits must have verified signatures"):
-		kind = PushRefusedSignedCommits
-	case strings.Contains(text, "GH013"):
-		kind = PushRefusedRuleset
-	case strings.Contains(text, "GH006"):
-		kind = PushRefusedProtection
-	case strings.Contains(text, "archived so it is read-only"):
-		kind = PushRefusedArchived
-	case strings.Contains(text, "is disabled") || strings.Contains(text, "access blocked"):
-		kind = PushRefusedDisabled
-	case len(lines) > 0 && remoteRejected:
-		kind = PushRefusedOther
-	default:
-		return nil
-	}
-	return &PushRefusedError{Branch: branch, Kind: kind, Lines: lines, err: err}
 }
 
 // RestoreBranchAdvice is what brings back a pull request whose branch a person deleted.

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -79,23 +78,17 @@ func (c *Client) git(ctx context.Context, r gitRun) (string, error) {
 		if !errors.As(err, &he) {
 			return "", err
 		}
-		ge := &gitError{cmd: he.Cmd, err: he.Err, stderr: strings.TrimSpace(Redact(he.Stderr))}
-		if he.Cmd == "push" && slices.Contains(r.args, "--porcelain") {
-			ge.refs = parsePushReport(out)
-		}
-		return "", ge
+		return "", &gitError{cmd: he.Cmd, err: he.Err, stderr: strings.TrimSpace(Redact(he.Stderr))}
 	}
 	return strings.TrimSpace(string(out)), nil
 }
 
 // gitError is a git invocation that failed, with the end of its stderr (redacted): where
-// GitHub's git server says why it refused (its "remote:" lines), read by pushRefusal. A
-// `push --porcelain` adds how each ref went, from git's report (refs).
+// GitHub's git server says why it refused (a clone of a branch that is gone).
 type gitError struct {
 	cmd    string
 	err    error
 	stderr string
-	refs   []refUpdate
 }
 
 func (e *gitError) Error() string { return fmt.Sprintf("git %s: %v: %s", e.cmd, e.err, e.stderr) }

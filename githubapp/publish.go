@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/go-github/v66/github"
 
@@ -30,8 +27,8 @@ type PublishInput struct {
 	CommitMessage string // default: Title; "#<IssueNumber>" is added when missing
 	Patch         []byte // already sanitized by the caller; applied with `git apply --cached`
 	IssueNumber   int
-	// FastForward pushes without force: the commit's parent is BaseSHA, and when Branch
-	// no longer points there (someone pushed meanwhile) the push is refused with
+	// FastForward moves Branch without force: the commit's parent is BaseSHA, and when Branch
+	// no longer points there (someone pushed meanwhile) nothing is written and Publish returns
 	// ErrBranchMoved instead of overwriting their commits. Follow-up runs set it.
 	FastForward bool
 	// PullRequest, when set (a follow-up), is the pull request Branch belongs to: Publish
@@ -43,6 +40,10 @@ type PublishInput struct {
 	// which is the base branch's; none for a FastForward follow-up, whose BaseSHA is
 	// frognano's own branch, which an earlier run's patch wrote.
 	AllowListAt string
+	// CoAuthor is who asked for the run (the labeller, or who asked for the follow-up): the
+	// commit credits them (Co-authored-by) and they are asked to review the pull request.
+	// Empty, or a bot: neither.
+	CoAuthor Person
 	// Check, when set and the client reports check runs (ChecksOn), is reported on the
 	// pushed commit once the pull request exists. A failure to report it is logged: the
 	// pull request is what counts.
@@ -53,7 +54,8 @@ type PublishInput struct {
 // operator's setup values: HoldsSecret), so it is never pushed. The text never shows it.
 var ErrPatchHoldsSecret = errors.New("the patch holds a value frognano keeps secret (a token or one of the operator's FROGNANO_SETUP_ENV values); it is never pushed")
 
-// ErrBranchMoved: a fast-forward push was refused because the branch moved since BaseSHA.
+// ErrBranchMoved: a follow-up's commit was not put on the branch because the branch moved
+// (or was deleted) since BaseSHA.
 var ErrBranchMoved = errors.New("the branch moved since the run started")
 
 // ErrPullRequestClosed: a follow-up's pull request (PublishInput.PullRequest) was closed while
@@ -62,11 +64,15 @@ var ErrPullRequestClosed = errors.New("the pull request was closed while the run
 
 var shaPattern = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 
-// Publish commits Patch on top of BaseSHA as the App's bot identity, force-pushes it to Branch,
-// then updates the open pull request whose head is Branch, or creates it as a DRAFT against
-// BaseBranch. It returns the PR's URL and number. It never touches Dir's working tree or HEAD
-// (the commit is built in a temporary index), never merges, approves or marks ready, and running
-// it again after any failure updates the same PR instead of opening a second one.
+// Publish builds the tree of Patch on BaseSHA on the host and checks it, makes the commit on
+// GitHub through its Git database API (signed by GitHub: no author or committer of its own
+// unless the operator set FROGNANO_COMMIT_NAME/EMAIL), holding exactly that tree, moves Branch
+// to it (created or replaced for a new pull request; only from BaseSHA, never forced, for a
+// follow-up), then updates the open pull request whose head is Branch, or creates it as a
+// DRAFT against BaseBranch, and asks CoAuthor to review it. It returns the PR's URL and
+// number. It never touches Dir's working tree or HEAD (the tree is built in a temporary
+// index), never merges, approves or marks ready, and running it again after any failure
+// updates the same PR with the same commit instead of opening a second one.
 func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, error) {
 	if err := in.validate(); err != nil {
 		return "", 0, fault.Permanent(fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err))
@@ -82,38 +88,15 @@ func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, err
 		}
 		existing = pr
 	}
-	commit, err := c.commitPatch(ctx, in)
+	bt, err := c.buildTree(ctx, in)
 	if err != nil {
 		return "", 0, mark(fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err))
 	}
-	tok, err := c.token(ctx)
+	message := withTrailer(commitMessage(in), c.coAuthorTrailer(ctx, in.CoAuthor))
+	commit, err := c.publishCommit(ctx, in, bt, message)
 	if err != nil {
 		return "", 0, mark(fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err))
 	}
-	push := []string{"push", "--force", "--no-verify", "--porcelain", "--", c.remote(), commit + ":refs/heads/" + in.Branch}
-	if in.FastForward {
-		// The lease is what makes this a fast-forward from BaseSHA and nothing else: a plain
-		// push would also fast-forward a branch a reviewer rewound (or deleted and re-created
-		// older) during the run, putting back the commits they removed. The server checks the
-		// branch's old value in the same update.
-		lease := "--force-with-lease=refs/heads/" + in.Branch + ":" + in.BaseSHA
-		push = []string{"push", "--no-verify", "--porcelain", lease, "--", c.remote(), commit + ":refs/heads/" + in.Branch}
-	}
-	if _, err := c.git(ctx, gitRun{dir: in.Dir, args: push, token: tok}); err != nil {
-		// How the ref went comes from git's --porcelain report, never from the error's text.
-		rejected, remoteRejected := pushOutcome(err)
-		if in.FastForward && rejected {
-			return "", 0, fault.Permanent(fmt.Errorf("pushing %s to %s/%s: %w", in.Branch, c.owner, c.repo, ErrBranchMoved))
-		}
-		// GitHub said why (a ruleset, branch protection, an archived repository): pushing again
-		// gets the same answer until someone changes that setting.
-		if refused := pushRefusal(in.Branch, gitStderr(err), remoteRejected, err); refused != nil {
-			return "", 0, fault.Permanent(fmt.Errorf("pushing %s to %s/%s: %w", in.Branch, c.owner, c.repo, refused))
-		}
-		return "", 0, fault.Transient(fmt.Errorf("pushing %s to %s/%s: %w", in.Branch, c.owner, c.repo, err))
-	}
-	c.log.InfoContext(ctx, "pushed branch", "branch", in.Branch, "commit", commit)
-	c.auditPush(ctx, in.Branch, commit) // the audit trail (audit.go)
 	var pr *github.PullRequest
 	if existing != nil {
 		pr, err = c.updatePR(ctx, existing, Redact(in.Title), Redact(in.Body))
@@ -123,6 +106,7 @@ func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, err
 	if err != nil {
 		return "", 0, mark(fmt.Errorf("publishing pull request for %s on %s/%s: %w", in.Branch, c.owner, c.repo, err))
 	}
+	c.requestReview(ctx, pr, in.CoAuthor)
 	if in.Check != nil && c.ChecksOn() {
 		if _, err := c.CreateCheckRun(ctx, commit, *in.Check); err != nil {
 			c.log.WarnContext(ctx, "reporting the check run", "commit", commit, logging.Err(err))
@@ -168,50 +152,6 @@ func validBranch(b string) bool {
 		}
 	}
 	return true
-}
-
-// commitPatch builds the commit in a throwaway index so the clone's index, working tree and HEAD
-// stay as they were: a retry starts from the same state.
-func (c *Client) commitPatch(ctx context.Context, in PublishInput) (string, error) {
-	tmp, err := os.MkdirTemp("", "frognano-index-")
-	if err != nil {
-		return "", fmt.Errorf("creating temporary index: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	indexEnv := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
-	if _, err := c.git(ctx, gitRun{dir: in.Dir, env: indexEnv, args: []string{"read-tree", in.BaseSHA}}); err != nil {
-		return "", fault.Permanent(fmt.Errorf("reading base commit: %w", err))
-	}
-	if _, err := c.git(ctx, gitRun{dir: in.Dir, env: indexEnv, stdin: in.Patch,
-		args: []string{"apply", "--cached", "--binary", "--whitespace=nowarn", "-"}}); err != nil {
-		return "", fault.Permanent(fmt.Errorf("applying patch: %w", err))
-	}
-	tree, err := c.git(ctx, gitRun{dir: in.Dir, env: indexEnv, args: []string{"write-tree"}})
-	if err != nil {
-		return "", fmt.Errorf("writing tree: %w", err)
-	}
-	// The last check before anything is pushed, on the tree git really built: whatever the
-	// patch's text claimed, no path into .git, no symlink leaving the repository, no gitlink
-	// change, no workflow change unless the operator allows it.
-	if err := patch.CheckTree(ctx, patch.HostGit(in.Dir), in.BaseSHA, tree,
-		patch.Options{AllowWorkflowChanges: c.app.cfg.AllowWorkflowChanges}); err != nil {
-		return "", fault.Permanent(fmt.Errorf("checking the patched tree: %w", err))
-	}
-	if err := c.checkSecrets(ctx, in); err != nil {
-		return "", err
-	}
-	cfg := c.app.cfg
-	date := cfg.Now().UTC().Format(time.RFC3339)
-	identity := []string{
-		"GIT_AUTHOR_NAME=" + cfg.CommitName, "GIT_AUTHOR_EMAIL=" + cfg.CommitEmail, "GIT_AUTHOR_DATE=" + date,
-		"GIT_COMMITTER_NAME=" + cfg.CommitName, "GIT_COMMITTER_EMAIL=" + cfg.CommitEmail, "GIT_COMMITTER_DATE=" + date,
-	}
-	commit, err := c.git(ctx, gitRun{dir: in.Dir, env: identity, stdin: []byte(commitMessage(in)),
-		args: []string{"commit-tree", tree, "-p", in.BaseSHA, "-F", "-"}})
-	if err != nil {
-		return "", fmt.Errorf("creating commit: %w", err)
-	}
-	return commit, nil
 }
 
 func commitMessage(in PublishInput) string {

@@ -68,8 +68,9 @@ func TestPublishCreatesThenUpdatesOneDraft(t *testing.T) {
 	if len(first.Parents) != 1 || first.Parents[0] != in.BaseSHA {
 		t.Errorf("commit parents = %v, want [%s]", first.Parents, in.BaseSHA)
 	}
-	if first.AuthorName != DefaultCommitName || first.AuthorEmail != DefaultCommitEmail || first.CommitterName != DefaultCommitName {
-		t.Errorf("commit identity = %s <%s> / %s", first.AuthorName, first.AuthorEmail, first.CommitterName)
+	// No identity of frognano's own: GitHub makes the App's bot the author and signs it.
+	if first.AuthorName != "frognano[bot]" || !strings.HasSuffix(first.AuthorEmail, "+frognano[bot]@users.noreply.github.com") || !first.Verified {
+		t.Errorf("commit identity = %s <%s> / %s, verified %v", first.AuthorName, first.AuthorEmail, first.CommitterName, first.Verified)
 	}
 	if !strings.Contains(first.Message, "#12") {
 		t.Errorf("commit message %q does not name the issue", first.Message)
@@ -78,7 +79,7 @@ func TestPublishCreatesThenUpdatesOneDraft(t *testing.T) {
 		t.Errorf("pushed calc/add.go = %q", got)
 	}
 
-	// A second run (new patch, new title) force-pushes the branch and updates the same PR.
+	// A second run (new patch, new title) replaces the branch's commit and updates the same PR.
 	in.Patch = []byte(fixPatch + testPatch)
 	in.Title = "Fix Add and test it"
 	url2, number2, err := b.client.Publish(ctx, in)
@@ -91,10 +92,10 @@ func TestPublishCreatesThenUpdatesOneDraft(t *testing.T) {
 	}
 	second := b.gh.Branch(b.repo, in.Branch)
 	if second.SHA == first.SHA || second.Parents[0] != in.BaseSHA {
-		t.Errorf("branch was not force-pushed from the base: %s (parent %v), first %s", second.SHA, second.Parents, first.SHA)
+		t.Errorf("branch was not replaced from the base: %s (parent %v), first %s", second.SHA, second.Parents, first.SHA)
 	}
 	if _, ok := second.Files["calc/add_test.go"]; !ok {
-		t.Errorf("second push lacks calc/add_test.go: %v", second.Files)
+		t.Errorf("second commit lacks calc/add_test.go: %v", second.Files)
 	}
 	// The clone itself was not touched: Publish builds the commit in a temporary index.
 	if out, err := hostGit(t, in.Dir, "status", "--porcelain"); err != nil || out != "" {

@@ -38,9 +38,6 @@ func TestAuditTrailOfAFullRun(t *testing.T) {
 		if e.RunID != res.RunID {
 			t.Errorf("entry %+v of another run", e)
 		}
-		if e.Method == "GIT" {
-			continue
-		}
 		if e.RequestID == "" {
 			t.Errorf("entry without GitHub's request id: %+v", e)
 		}
@@ -70,7 +67,7 @@ func TestAuditTrailOfAFullRun(t *testing.T) {
 	if writes != len(byID) {
 		t.Errorf("%d writes on GitHub, %d in the audit trail", writes, len(byID))
 	}
-	for action, want := range map[string]int{"reaction.created": 1, "comment.created": 1, "branch.pushed": 1,
+	for action, want := range map[string]int{"reaction.created": 1, "comment.created": 1, "branch.created": 1,
 		"pull_request.created": 1, "check_run.created": 1} {
 		if actions[action] != want {
 			t.Errorf("%d %s in the trail, want %d (all: %v)", actions[action], action, want, actions)
@@ -82,7 +79,7 @@ func TestAuditTrailOfAFullRun(t *testing.T) {
 	head := a.gh.Branch(a.hub, "frognano/issue-7")
 	for _, e := range trail {
 		switch e.Action {
-		case "branch.pushed":
+		case "branch.created":
 			if head == nil || e.ObjectSHA != head.SHA || e.ObjectID != "frognano/issue-7" {
 				t.Errorf("push %+v; the branch's head on GitHub is %+v", e, head)
 			}

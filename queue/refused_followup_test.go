@@ -76,7 +76,7 @@ func TestFollowUpRefused(t *testing.T) {
 		if !strings.Contains(body, "The pull request was closed while the run worked, so nothing was pushed.") {
 			t.Errorf("reply:\n%s", body)
 		}
-		if n := g.gh.CountRequests("POST", "/octo/pager.git/git-receive-pack"); n != 1 {
+		if n := g.gh.CountRequests("POST", "/repos/octo/pager/git/refs") + g.gh.CountRequests("PATCH", "/repos/octo/pager/git/refs/heads/*/*"); n != 1 {
 			t.Errorf("%d pushes, want the issue run's only", n)
 		}
 	})
@@ -122,7 +122,7 @@ func TestFollowUpRefused(t *testing.T) {
 			if g.gh.Branch(g.hub, branch) != nil {
 				t.Error("the deleted branch exists again")
 			}
-			if n := g.gh.CountRequests("POST", "/octo/pager.git/git-receive-pack"); n != 1 {
+			if n := g.gh.CountRequests("POST", "/repos/octo/pager/git/refs") + g.gh.CountRequests("PATCH", "/repos/octo/pager/git/refs/heads/*/*"); n != 1 {
 				t.Errorf("%d pushes, want the issue run's only", n)
 			}
 		})

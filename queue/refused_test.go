@@ -123,19 +123,19 @@ func (g *ghBundle) normalize(s string) string {
 	})
 }
 
-// Case 1: GitHub's git server refuses the push of frognano/issue-7 (a ruleset, branch
-// protection, required signatures). The run ends at once with the status comment saying what
-// GitHub said and which setting to change; the push is not tried again.
+// Case 1: GitHub refuses to create frognano/issue-7 (a ruleset, branch protection). The run
+// ends at once with the status comment saying what GitHub said and which setting to change;
+// the branch is not tried again. (A ruleset requiring signed commits accepts frognano's
+// API-made commits, which GitHub signs: githubapp's TestPublishSignedCommitUnderRuleset.)
 func TestRefusedPush(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		rule  githubtest.PushRefusal
 		wants []string
 	}{
-		{githubtest.RefuseRuleset, []string{"GH013: Repository rule violations found for refs/heads/frognano/issue-7.",
+		{githubtest.RefuseRuleset, []string{"Repository rule violations found Cannot create ref due to creations being restricted.",
 			"exclude `frognano/*` from the ruleset's target branches"}},
-		{githubtest.RefuseProtection, []string{"GH006: Protected branch update failed", "does not match `frognano/*` (Settings → Branches)"}},
-		{githubtest.RefuseSignedCommits, []string{"Commits must have verified signatures", "\"Require signed commits\" rule"}},
+		{githubtest.RefuseProtection, []string{"Protected branch update failed", "does not match `frognano/*` (Settings → Branches)"}},
 	} {
 		t.Run(string(tt.rule), func(t *testing.T) {
 			t.Parallel()
@@ -144,8 +144,8 @@ func TestRefusedPush(t *testing.T) {
 			res := g.acceptIssue(t)
 			r := g.work(t, res, 1)
 			g.checkRefusal(t, res, r, "push-"+string(tt.rule), run.ExitGitHubRefused, true, tt.wants...)
-			if n := g.gh.CountRequests("POST", "/octo/pager.git/git-receive-pack"); n != 1 {
-				t.Errorf("%d pushes, want 1 (a refusal is not retried)", n)
+			if n := g.gh.CountRequests("POST", "/repos/octo/pager/git/refs"); n != 1 {
+				t.Errorf("%d branch creations, want 1 (a refusal is not retried)", n)
 			}
 			if g.gh.Branch(g.hub, "frognano/issue-7") != nil || len(g.gh.PRs(g.hub)) != 0 {
 				t.Error("a branch or pull request exists after the refused push")
@@ -179,7 +179,7 @@ func TestRefusedRepository(t *testing.T) {
 		})
 		res := g.acceptIssue(t)
 		g.checkRecord(t, res, g.work(t, res, 1), "archived-push", run.ExitGitHubRefused,
-			"“This repository was archived so it is read-only.”", "unarchive it")
+			"“Repository was archived so is read-only.”", "unarchive it")
 		// GitHub refuses the edit of the status comment too (403, archived): one try, no more.
 		if n := g.gh.CountRequests("PATCH", "/repos/octo/pager/issues/comments/*"); n != 1 {
 			t.Errorf("%d edits of the status comment, want the one GitHub refused", n)

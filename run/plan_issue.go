@@ -109,6 +109,8 @@ func (p *issuePlan) publish(ctx context.Context, a *attempt, dir string) error {
 		CommitMessage: fmt.Sprintf("Fix #%d: %s\n\nWritten by frognano run %d.", r.Issue, clip.Bytes(githubapp.InertReferences(p.title), 200), r.ID),
 		Patch:         r.Patch, IssueNumber: r.Issue,
 		Check: r.Check,
+		// The labeller is credited in the commit and asked to review (issue 22).
+		CoAuthor: githubapp.Person{Login: r.Labeler},
 	})
 	if err != nil {
 		return fmt.Errorf("publishing pull request: %w", err)

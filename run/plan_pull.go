@@ -125,7 +125,7 @@ func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func
 		Body:          followUpBody(p.pr.Body, r),
 		CommitMessage: followUpMessage(p.issue, r),
 		Patch:         r.Patch, IssueNumber: p.issue, Check: r.Check, PullRequest: r.Issue,
-		AllowListAt: p.baseHead,
+		AllowListAt: p.baseHead, CoAuthor: requester(r),
 	})
 	if errors.Is(err, githubapp.ErrPullRequestClosed) {
 		// Read it again to say why, when it can be told: its branch was deleted.
@@ -157,6 +157,15 @@ func closedNote(pr githubapp.PullRequest, what, so string) string {
 	}
 	return fmt.Sprintf("%s: its branch %s was deleted (GitHub closes a pull request whose branch is deleted), so %s %s",
 		what, runner.CodeSpan(pr.HeadRef, 255), so, githubapp.RestoreBranchAdvice)
+}
+
+// requester is who asked for a follow-up, credited in its commit and asked to review: nobody
+// for a run the repository's failed CI started (its "labeller" is the CI App).
+func requester(r *row) githubapp.Person {
+	if r.Kind == KindCI {
+		return githubapp.Person{}
+	}
+	return githubapp.Person{Login: r.Labeler}
 }
 
 // FollowUpTask is the model's task for a follow-up: the original issue, what the earlier runs

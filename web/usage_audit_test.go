@@ -28,7 +28,7 @@ func TestRunPageShowsUsageAndAuditTrail(t *testing.T) {
 	for _, e := range []githubapp.AuditEntry{
 		{RunID: id, Action: "comment.created", Method: "POST", Path: "/repos/octo/pager/issues/7/comments", Status: 201,
 			ObjectType: "comment", ObjectID: "1001", ObjectURL: "https://github.example/octo/pager/issues/7#issuecomment-1001", RequestID: "F00D:1:2"},
-		{RunID: id, Action: "branch.pushed", Method: "GIT", Path: "refs/heads/frognano/issue-7", ObjectType: "branch",
+		{RunID: id, Action: "branch.created", Method: "POST", Path: "/repos/octo/pager/git/refs", ObjectType: "branch",
 			ObjectID: "frognano/issue-7<script>", ObjectSHA: "0123456789abcdef0123456789abcdef01234567", ObjectURL: "javascript:alert(1)"},
 	} {
 		if err := st.RecordAudit(ctx, e); err != nil {

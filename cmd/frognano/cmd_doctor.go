@@ -85,6 +85,7 @@ func doctorCmd(ctx context.Context, args []string, getenv func(string) string, s
 		gh.MaxRetries = 1 // a preflight reports; it does not wait out a flaky GitHub
 		results = append(results, doctor.GitHub(ctx, gh)...)
 	}
+	results = append(results, doctor.CommitSigning(cfg.GitHub))
 
 	if failed := doctor.Write(stdout, results); failed > 0 {
 		return fmt.Errorf("%d of %d checks failed", failed, len(results))

@@ -225,9 +225,7 @@ var packageDefaults = map[string]struct {
 	want, owner string
 	field       func(serviceConfig) string
 }{
-	githubapp.EnvURL:         {githubapp.DefaultURL, "githubapp.DefaultURL", func(c serviceConfig) string { return c.GitHub.URL }},
-	githubapp.EnvCommitName:  {githubapp.DefaultCommitName, "githubapp.DefaultCommitName", func(c serviceConfig) string { return c.GitHub.CommitName }},
-	githubapp.EnvCommitEmail: {githubapp.DefaultCommitEmail, "githubapp.DefaultCommitEmail", func(c serviceConfig) string { return c.GitHub.CommitEmail }},
+	githubapp.EnvURL: {githubapp.DefaultURL, "githubapp.DefaultURL", func(c serviceConfig) string { return c.GitHub.URL }},
 }
 
 // describedDefault is a default the documents give in words, and how it is checked.
@@ -253,6 +251,10 @@ var describedDefaults = map[string]describedDefault{
 			t.Errorf("workers without FROGNANO_MODEL_URL: err = %v", err)
 		}
 	}},
+	// Unset, frognano's commits carry no identity of their own, so GitHub signs them
+	// (githubapp: TestPublishSignedCommitUnderRuleset).
+	githubapp.EnvCommitName:  {"(none: the App's bot, signed)", noCommitIdentity},
+	githubapp.EnvCommitEmail: {"(none: the App's bot, signed)", noCommitIdentity},
 	"FROGNANO_PUBLIC_URL": {"(no links)", func(t *testing.T, c *docsCheck) {
 		if c.base.Queue.PublicURL != "" || c.base.Web.PublicURL != "" {
 			t.Errorf("FROGNANO_PUBLIC_URL unset gives links to %q", c.base.Queue.PublicURL)
@@ -413,4 +415,11 @@ func codeNames(t *testing.T) map[string]string {
 		t.Fatalf("found no FROGNANO_LABEL or GITHUB_APP_ID in the code: %v", out)
 	}
 	return out
+}
+
+// noCommitIdentity: FROGNANO_COMMIT_NAME/EMAIL unset leave githubapp's commit identity empty.
+func noCommitIdentity(t *testing.T, c *docsCheck) {
+	if c.base.GitHub.CommitName != "" || c.base.GitHub.CommitEmail != "" {
+		t.Errorf("FROGNANO_COMMIT_NAME/EMAIL unset give the identity %q <%q>", c.base.GitHub.CommitName, c.base.GitHub.CommitEmail)
+	}
 }

@@ -49,7 +49,7 @@ func TestRunsCommand(t *testing.T) {
 		}
 	}
 	audit := cli("runs", "show", fmt.Sprint(id), "--audit")
-	for _, want := range []string{"reaction.created", "comment.created", "comment.edited", "branch.pushed", "pull_request.created", "F00D:"} {
+	for _, want := range []string{"reaction.created", "comment.created", "comment.edited", "branch.created", "pull_request.created", "F00D:"} {
 		if !strings.Contains(audit, want) {
 			t.Errorf("frognano runs show --audit lacks %q:\n%s", want, audit)
 		}

@@ -11,8 +11,9 @@ import (
 )
 
 // TestServicePushRefusedByRuleset is issue 18's refusal through the real service: a
-// repository ruleset covers frognano's branches, so GitHub's git server refuses the push of
-// frognano/issue-1 with GH013. Before, the push was retried as a network error, three times,
+// repository ruleset covers frognano's branches, so GitHub refuses to create frognano/issue-1
+// ("Repository rule violations found"; since issue 22 the branch is made through the API, not
+// pushed). Before, the push was retried as a network error, three times,
 // and the run ended with "an infrastructure error". Now it ends after one push as
 // github_refused, and the status comment, the run's record (`frognano runs show`, the run
 // page) and the log give the same reason: GitHub's own lines and the setting to change.
@@ -27,14 +28,14 @@ func TestServicePushRefusedByRuleset(t *testing.T) {
 	if row.ExitReason != runs.ExitGitHubRefused || row.Attempts != 1 {
 		t.Errorf("run ended as %q after %d attempts, want %s after one", row.ExitReason, row.Attempts, runs.ExitGitHubRefused)
 	}
-	for _, want := range []string{"GitHub refused the push of `frognano/issue-1`", "GH013: Repository rule violations found for refs/heads/frognano/issue-1.",
+	for _, want := range []string{"GitHub refused the update of branch `frognano/issue-1`", "Repository rule violations found Cannot create ref due to creations being restricted.",
 		"exclude `frognano/*` from the ruleset's target branches"} {
 		if !strings.Contains(row.Error, want) {
 			t.Errorf("the run's record lacks %q:\n%s", want, row.Error)
 		}
 	}
-	if n := e.gh.CountRequests("POST", "/*/*.git/git-receive-pack"); n != 1 {
-		t.Errorf("%d pushes, want 1: a refusal is not retried", n)
+	if n := e.gh.CountRequests("POST", "/repos/*/*/git/refs"); n != 1 {
+		t.Errorf("%d branch creations, want 1: a refusal is not retried", n)
 	}
 	if e.gh.Branch(e.repo, svcBranch) != nil || len(e.gh.PRs(e.repo)) != 0 {
 		t.Error("a branch or pull request exists after the refused push")
@@ -52,7 +53,7 @@ func TestServicePushRefusedByRuleset(t *testing.T) {
 	if err := writeRunFacts(&shown, kept); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(shown.String(), "github_refused") || !strings.Contains(shown.String(), "GH013") {
+	if !strings.Contains(shown.String(), "github_refused") || !strings.Contains(shown.String(), "Repository rule violations found") {
 		t.Errorf("frognano runs show:\n%s", shown.String())
 	}
 	if logs := e.logs.String(); !strings.Contains(logs, "GitHub refused the run; it ends") {

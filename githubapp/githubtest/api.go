@@ -34,6 +34,7 @@ func (s *Server) routes() {
 	s.reviewerRoutes()
 	s.oauthRoutes()
 	s.renameRoutes()
+	s.gitDBRoutes()
 	m.HandleFunc(apiPrefix+"/", s.unexpected)
 }
 
@@ -62,7 +63,10 @@ func (s *Server) userJSON(login string, id int64, typ string) map[string]any {
 	}
 }
 
-func (s *Server) botJSON() map[string]any { return s.userJSON(AppSlug+"[bot]", 41898282, "Bot") }
+// botUserID is the user id of the App's bot: its commits' no-reply address starts with it.
+const botUserID = 41898282
+
+func (s *Server) botJSON() map[string]any { return s.userJSON(AppSlug+"[bot]", botUserID, "Bot") }
 
 func (s *Server) repoJSON(r *Repo) map[string]any {
 	base := s.apiURL("/repos/%s", r.FullName())

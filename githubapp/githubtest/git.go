@@ -30,6 +30,7 @@ type Repo struct {
 	checkRuns      map[int64]map[string]any
 	archived       bool // refuse.go
 	disabled       bool
+	gitdb          *gitDBState // gitdb.go
 }
 
 // FullName is "owner/name".
@@ -178,8 +179,13 @@ type Commit struct {
 	Parents                 []string
 	AuthorName, AuthorEmail string
 	CommitterName           string
+	CommitterEmail          string
 	Message                 string
 	Files                   map[string]string // path -> content, the whole tree
+	Tree                    string            // the tree's id
+	// Verified: GitHub would show the commit as verified (made through the Git database
+	// API without an author or committer, which GitHub signs).
+	Verified bool
 }
 
 // Branch returns the commit at the tip of branch, or nil when the branch does not exist.
@@ -189,11 +195,11 @@ func (s *Server) Branch(repo *Repo, branch string) *Commit {
 	if err != nil {
 		return nil
 	}
-	info := s.mustGit(repo.Dir, "show", "-s", "--format=%P%x00%an%x00%ae%x00%cn%x00%B", sha)
-	f := strings.SplitN(info, "\x00", 5)
+	info := s.mustGit(repo.Dir, "show", "-s", "--format=%P%x00%an%x00%ae%x00%cn%x00%ce%x00%T%x00%B", sha)
+	f := strings.SplitN(info, "\x00", 7)
 	c := &Commit{SHA: sha, Parents: strings.Fields(f[0]), AuthorName: f[1], AuthorEmail: f[2], CommitterName: f[3],
-		Message: strings.TrimSpace(f[4]), Files: map[string]string{}}
-	names := strings.Split(s.mustGit(repo.Dir, "ls-tree", "-r", "--name-only", sha), "\n")
+		CommitterEmail: f[4], Tree: f[5], Message: strings.TrimSpace(f[6]), Files: map[string]string{}, Verified: s.Verified(repo, sha)}
+	names := strings.Split(s.mustGit(repo.Dir, "ls-tree", "-r", "-z", "--name-only", sha), "\x00")
 	sort.Strings(names)
 	for _, n := range names {
 		if n != "" {

@@ -77,6 +77,7 @@ func (s *Server) SetPermission(repo *Repo, user, perm string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	repo.permissions[user] = perm
+	s.userIDLocked(user)
 }
 
 // Comments returns the comments on an issue or PR, with their edit history.

@@ -72,7 +72,12 @@ func (s *Server) pullJSON(repo *Repo, pr *PR) map[string]any {
 			"repo": s.repoJSON(repo), "user": s.userJSON(repo.Owner, 1, "Organization"),
 		}
 	}
+	reviewers := []any{}
+	for _, u := range s.RequestedReviewers(repo, pr.Number) {
+		reviewers = append(reviewers, s.userJSON(u, s.UserID(u), "User"))
+	}
 	return map[string]any{
+		"requested_reviewers": reviewers, "requested_teams": []any{},
 		"id": int64(pr.Number) + 9000, "node_id": fmt.Sprintf("PR_%d", pr.Number), "number": pr.Number,
 		"state": pr.State, "locked": false, "title": pr.Title, "body": pr.Body, "draft": pr.Draft,
 		"user": s.botJSON(), "head": ref(pr.Head), "base": ref(pr.Base), "labels": []any{}, "assignee": nil,

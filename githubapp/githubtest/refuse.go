@@ -46,8 +46,16 @@ const (
 // RefusePushes makes every push to repo fail as GitHub fails it under rule: a pre-receive hook
 // in the bare repository prints GitHub's lines on stderr (git shows them as "remote: ...") and
 // exits 1, so git reports the ref as remote-rejected. An empty rule removes the hook.
+//
+// The Git database API refuses as GitHub does under the same rule: creating or updating a
+// reference answers 422 "Repository rule violations found" (a ruleset) or "Protected branch
+// update failed" (protection); under RefuseSignedCommits it answers 409 only when the update
+// brings in a commit GitHub did not sign (API-made commits without an author are signed).
 func (s *Server) RefusePushes(repo *Repo, rule PushRefusal) {
 	s.t.Helper()
+	s.mu.Lock()
+	repo.db().pushRule = rule
+	s.mu.Unlock()
 	hook := filepath.Join(repo.Dir, "hooks", "pre-receive")
 	if rule == "" {
 		if err := os.Remove(hook); err != nil && !os.IsNotExist(err) {

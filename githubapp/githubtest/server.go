@@ -3,7 +3,10 @@
 // installation tokens), the 18 REST endpoints of the OpenAPI subset in the shapes GitHub answers
 // with (plus GET /repositories/{id}, which the subset leaves out, answered like
 // /repos/{owner}/{repo}), and real git repositories served over smart HTTP by `git http-backend`,
-// which demand an installation token for clone and push. Repositories can be renamed and deleted
+// which demand an installation token for clone and push. It also serves GitHub's Git database
+// API (blobs, trees, commits, references: gitdb.go), writing real objects into those
+// repositories, with the verification GitHub reports for API-made commits, review requests and
+// GET /users/{username}. Repositories can be renamed and deleted
 // as on GitHub: ids stay, names move (rename.go). It records what it was asked so tests can
 // inspect it, and can inject faults (5xx, rate limits).
 //
@@ -86,6 +89,7 @@ type Server struct {
 	rv            *reviewerState             // reviews, check suites, job logs (reviewer.go)
 	ann           map[int64][]map[string]any // annotations of the check runs created (checkruns.go)
 	oauth         oauthState                 // oauth.go
+	users         map[string]int64           // lower-case login -> user id (gitdb.go)
 }
 
 // Request is one request the fake received.
