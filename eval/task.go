@@ -217,4 +217,3 @@ func Folder(instanceID string) string {
 	sum := sha256.Sum256([]byte(instanceID))
 	return safe + "-" + hex.EncodeToString(sum[:4])
 }
-
