@@ -179,6 +179,10 @@ func mineCommit(ctx context.Context, opt MineOptions, repo, c string) (t Task, w
 		return t, "", err
 	}
 	for _, e := range []error{errBefore, errAfter} {
+		var se *runner.SetupError
+		if errors.As(e, &se) {
+			return t, "", e // no image, no executor: no commit can be tested
+		}
 		if e != nil {
 			return t, "its tests could not be run: " + e.Error(), nil
 		}

@@ -217,3 +217,12 @@ func Folder(instanceID string) string {
 	sum := sha256.Sum256([]byte(instanceID))
 	return safe + "-" + hex.EncodeToString(sum[:4])
 }
+
+// TaskLine is t as one line of a task file.
+func TaskLine(t Task) (string, error) {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return "", fmt.Errorf("encoding task %s: %w", t.InstanceID, err)
+	}
+	return string(b), nil
+}

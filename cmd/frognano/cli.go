@@ -25,6 +25,13 @@ Usage:
   frognano runs [--limit N]     the newest runs kept in PostgreSQL
   frognano runs show ID [--report|--trajectory|--patch|--setup-log]
                                 one run: its facts, report, trajectory or patch
+  frognano eval --tasks FILE --out DIR [flags]
+                                measure the model on SWE-bench-style tasks (docs/eval.md)
+  frognano eval compare DIR_A DIR_B
+                                which tasks flipped between two evaluations, and whether
+                                the difference is significant
+  frognano eval tasks --from-history REPO --out FILE [--since DATE] [--limit N]
+                                make tasks of a repository's own fixes
   frognano sandbox build        build the sandbox image (offline when no registry answers)
   frognano sandbox ls           list sandboxes and cached environment images
   frognano sandbox prune [--environments]
@@ -78,6 +85,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch cmd {
 	case "run":
 		return runCmd(ctx, rest, getenv, stdout, stderr)
+	case "eval":
+		return evalCmd(ctx, rest, getenv, stdout, stderr)
 	case "sandbox":
 		return sandboxCmd(ctx, rest, getenv, stdout, stderr)
 	case "serve":
