@@ -91,14 +91,19 @@ func (ix index) outcome(id string) string {
 // candidates are the keys an id may stand for, most literal first.
 func candidates(id string) []string {
 	out := []string{id}
-	if strings.Contains(id, "::") || strings.Contains(id, ".py") {
-		file, rest, _ := strings.Cut(id, "::")
+	// A pytest node id: the parameters in brackets are kept as they are.
+	node, param := id, ""
+	if i := strings.IndexByte(id, '['); i >= 0 {
+		node, param = id[:i], id[i:]
+	}
+	if strings.Contains(node, "::") || strings.HasSuffix(node, ".py") {
+		file, rest, _ := strings.Cut(node, "::")
 		file = strings.TrimSuffix(strings.TrimPrefix(file, "./"), ".py")
 		k := strings.ReplaceAll(file, "/", ".")
 		if rest != "" {
 			k += "." + strings.ReplaceAll(rest, "::", ".")
 		}
-		out = append(out, k)
+		out = append(out, k+param)
 	}
 	// A Go id "pkg/path/TestName[/sub]": the slash before the test's name becomes a dot.
 	for i := 0; i < len(id); i++ {

@@ -130,7 +130,7 @@ func (t *Task) check() error {
 		return errors.New("instance_id: too long or holds control characters")
 	case !commitRe.MatchString(t.BaseCommit):
 		return errors.New("base_commit: not a commit id (7 to 64 lowercase hex digits)")
-	case t.Repo != "" && !repoRe.MatchString(t.Repo):
+	case t.Repo != "" && (!repoRe.MatchString(t.Repo) || slices.ContainsFunc(strings.Split(t.Repo, "/"), func(s string) bool { return strings.Trim(s, ".") == "" })):
 		return errors.New(`repo: not "owner/name"`)
 	case len(t.FailToPass)+len(t.PassToPass) > MaxTests:
 		return fmt.Errorf("more than %d test ids", MaxTests)
