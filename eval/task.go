@@ -86,6 +86,9 @@ func (l *stringList) UnmarshalJSON(b []byte) error {
 var (
 	commitRe = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 	repoRe   = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+	// urlRe is the clone URLs a task may give: no other transport (ext::, fd::, a local
+	// path that git would read as options) reaches git.
+	urlRe = regexp.MustCompile(`^(https?|ssh|git)://[A-Za-z0-9._~%@:\[\]-]+(/[^\s]*)?$`)
 )
 
 // ParseTask reads one line of a task file. It returns an error saying what is wrong with a
@@ -136,6 +139,8 @@ func (t *Task) check() error {
 		return fmt.Errorf("more than %d test ids", MaxTests)
 	case t.RepoURL != "" && strings.HasPrefix(t.RepoURL, "-"), t.RepoPath != "" && strings.HasPrefix(t.RepoPath, "-"):
 		return errors.New("repo_path or repo_url starts with '-'")
+	case t.RepoURL != "" && !urlRe.MatchString(t.RepoURL):
+		return errors.New("repo_url: not an http(s), ssh or git URL")
 	case !utf8.ValidString(t.TestPatch):
 		return errors.New("test_patch: not UTF-8 text")
 	}

@@ -22,6 +22,8 @@ func TestParseTasks(t *testing.T) {
 		strings.Replace(strings.Replace(goodLine, `"a-1"`, `"a-8"`, 1), `"FAIL_TO_PASS":["x"]`, `"FAIL_TO_PASS":["x\u0007"]`, 1),
 		strings.Replace(strings.Replace(goodLine, `"a-1"`, `"a-9"`, 1), `"repo":"acme/a"`, `"repo":"acme/a","repo_url":"--upload-pack=evil"`, 1),
 		`42`,
+		strings.Replace(strings.Replace(goodLine, `"a-1"`, `"a-10"`, 1), `"repo":"acme/a"`, `"repo":"acme/a","repo_url":"ext::sh -c touch% /tmp/pwned"`, 1),
+		strings.Replace(strings.Replace(goodLine, `"a-1"`, `"a-11"`, 1), `"repo":"acme/a"`, `"repo":"acme/a","repo_url":"https://git.example.com/acme/a.git"`, 1),
 	}, "\n")
 	tasks, errs, err := ParseTasks(strings.NewReader(file))
 	if err != nil {
@@ -31,12 +33,12 @@ func TestParseTasks(t *testing.T) {
 	for _, tk := range tasks {
 		ids = append(ids, tk.InstanceID)
 	}
-	if strings.Join(ids, ",") != "a-1,a-3,a-4" || tasks[1].Line != 4 {
+	if strings.Join(ids, ",") != "a-1,a-3,a-4,a-11" || tasks[1].Line != 4 {
 		t.Errorf("tasks %v", ids)
 	}
 	want := map[int]string{
 		3: "not a JSON object", 5: "instance_id repeats line 1's", 7: "base_commit: not a commit id", 8: "missing FAIL_TO_PASS",
-		9: `repo: not "owner/name"`, 10: "control characters", 11: "starts with '-'", 12: "not a JSON object",
+		9: `repo: not "owner/name"`, 10: "control characters", 11: "starts with '-'", 12: "not a JSON object", 13: "repo_url: not an http(s), ssh or git URL",
 	}
 	if len(errs) != len(want) {
 		t.Errorf("errors %v", errs)
