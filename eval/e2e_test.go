@@ -134,7 +134,7 @@ func TestEvalEndToEnd(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	var prog progress
-	sum, err := eval.Run(context.Background(), tasks, bad, eval.Options{Runner: r, Out: out, Jobs: 3, Model: "frognano-4b-test", WriteRun: writeRun, Progress: prog.add})
+	sum, err := eval.Run(context.Background(), tasks, bad, eval.Options{Runner: r, Out: out, Jobs: 3, Model: "frognano-4b-test", WriteRun: writeRun, Progress: prog.add, Bar: true})
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, prog.String())
 	}
@@ -231,7 +231,7 @@ func TestEvalEndToEnd(t *testing.T) {
 			t.Errorf("the task's folder: %v", err)
 		}
 	}
-	if !strings.Contains(prog.String(), "[5/5]") || !strings.Contains(prog.String(), "pyaverage-2-half: unresolved (FAIL_TO_PASS 1/2, PASS_TO_PASS 2/2)") {
+	if !strings.Contains(prog.String(), "[5/5]") || !strings.Contains(prog.String(), "[##############################] 5/5 tasks, 2 resolved, 2 unresolved, 1 errors") || !strings.Contains(prog.String(), "pyaverage-2-half: unresolved (FAIL_TO_PASS 1/2, PASS_TO_PASS 2/2)") {
 		t.Errorf("progress lines:\n%s", prog.String())
 	}
 	if ids := containersOwnedBy(t, owner); len(ids) != 0 {

@@ -44,6 +44,8 @@ type Options struct {
 	Redact func(string) string
 	// Progress receives one line when a task starts and one when it ends.
 	Progress func(line string)
+	// Bar adds an overall progress bar to Progress after each finished task (for a terminal).
+	Bar bool
 	// OnStep, when set, receives each step of each task's attempts.
 	OnStep func(instanceID string, k int, s leaf.Step)
 }
@@ -116,6 +118,9 @@ func Run(ctx context.Context, tasks []Task, badLines []*LineError, opt Options) 
 					w.progress(fmt.Sprintf("%s: writing its results: %v", visible(t.InstanceID), err))
 				}
 				w.progress(fmt.Sprintf("[%d/%d] %s", n, len(todo), rec.line()))
+				if opt.Bar {
+					w.progress(w.bar())
+				}
 			}
 		}()
 	}

@@ -230,3 +230,27 @@ func Report(records []*Record, total int, bad []*LineError) string {
 func cell(s string, max int) string {
 	return runner.CodeSpan(strings.ReplaceAll(s, "|", `\|`), max)
 }
+
+// bar is the evaluation's overall progress: every task of the file, finished or kept.
+func (w *writer) bar() string {
+	w.mu.Lock()
+	var done []*Record
+	for _, r := range w.records {
+		if r != nil {
+			done = append(done, r)
+		}
+	}
+	w.mu.Unlock()
+	return Bar(len(done), len(w.tasks), RateOf(done))
+}
+
+// Bar draws done of total tasks as a bar of 30 cells, with the rate so far.
+func Bar(done, total int, r Rate) string {
+	const width = 30
+	filled := 0
+	if total > 0 {
+		filled = min(width, done*width/total)
+	}
+	return fmt.Sprintf("[%s%s] %d/%d tasks, %d resolved, %d unresolved, %d errors",
+		strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total, r.Resolved, r.Scored-r.Resolved, r.Errors)
+}

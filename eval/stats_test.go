@@ -48,3 +48,20 @@ func TestMcNemar(t *testing.T) {
 		}
 	}
 }
+
+func TestBar(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		done, total int
+		want        string
+	}{
+		{0, 10, "[..............................] 0/10 tasks, 1 resolved, 2 unresolved, 3 errors"},
+		{5, 10, "[###############...............] 5/10 tasks, 1 resolved, 2 unresolved, 3 errors"},
+		{10, 10, "[##############################] 10/10 tasks, 1 resolved, 2 unresolved, 3 errors"},
+		{1, 0, "[..............................] 1/0 tasks, 1 resolved, 2 unresolved, 3 errors"},
+	} {
+		if got := Bar(c.done, c.total, Rate{Resolved: 1, Scored: 3, Errors: 3}); got != c.want {
+			t.Errorf("Bar(%d, %d) = %q, want %q", c.done, c.total, got, c.want)
+		}
+	}
+}

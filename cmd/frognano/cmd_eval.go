@@ -34,6 +34,7 @@ func evalCmd(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return usageError{err.Error()}
 	}
+	bar := isTerminal(stderr)
 	stdout, stderr = redactingWriter{stdout}, redactingWriter{stderr}
 	fs := newFlagSet("eval", stderr)
 	tasksFile := fs.String("tasks", "", "the task file: JSON Lines in SWE-bench's task format (docs/eval.md)")
@@ -91,6 +92,7 @@ func evalCmd(ctx context.Context, args []string, getenv func(string) string, std
 			return writeAttemptOutputs(dir, res)
 		},
 		Redact:   githubapp.Redact,
+		Bar:      bar,
 		Progress: func(line string) { term.println("frognano: " + line) },
 		OnStep: func(id string, k int, s leaf.Step) {
 			prefix := runner.Visible(id) + " | "
@@ -213,4 +215,14 @@ func evalTasksCmd(ctx context.Context, args []string, getenv func(string) string
 	}
 	fmt.Fprintf(stderr, "frognano: wrote %d task(s) to %s (%d commit(s) skipped)\n", len(tasks), *out, len(skipped))
 	return nil
+}
+
+// isTerminal reports whether w is a terminal, where the overall progress bar is drawn.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
