@@ -16,8 +16,8 @@ import (
 )
 
 // suite is the end-to-end evaluation's tasks: on pyaverage one fixed, one half-fixed, one whose
-// fix breaks a PASS_TO_PASS test and one whose test ids do not exist; on gomax one fixed; and a
-// malformed line.
+// fix breaks a PASS_TO_PASS test, one whose test ids do not exist, and one whose model hides the
+// tests (a conftest.py that ends pytest); on gomax one fixed; and a malformed line.
 type suite struct {
 	file    string
 	servers map[string]*leaftest.Server
@@ -50,6 +50,7 @@ func newSuite(t *testing.T) suite {
 		"",
 		jsonLine(t, noIDs),
 		jsonLine(t, goTask),
+		jsonLine(t, task("pyaverage-5-sabotage", "Check the rounding of average.")),
 	}
 	file := filepath.Join(t.TempDir(), "tasks.jsonl")
 	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
@@ -61,6 +62,7 @@ func newSuite(t *testing.T) suite {
 		"arithmetic mean is wrong": leaftest.NewServer(t, leaftest.LoadModel(t, "eval-pyaverage-breaks.json")),
 		"median":                   leaftest.NewServer(t, leaftest.LoadModel(t, "eval-finish.json")),
 		"negative numbers":         leaftest.NewServer(t, leaftest.LoadModel(t, "eval-gomax-fixed.json")),
+		"rounding of average":      leaftest.NewServer(t, leaftest.LoadModel(t, "eval-pyaverage-sabotage.json")),
 	}}
 }
 
@@ -129,8 +131,8 @@ func TestEvalEndToEnd(t *testing.T) {
 	owner := "eval-test-e2e"
 	r := newRunner(t, owner, router.URL, 4)
 	tasks, bad := readTasks(t, s.file)
-	if len(tasks) != 5 || len(bad) != 1 || bad[0].Line != 3 {
-		t.Fatalf("parsed %d tasks and %v, want 5 and line 3 malformed", len(tasks), bad)
+	if len(tasks) != 6 || len(bad) != 1 || bad[0].Line != 3 {
+		t.Fatalf("parsed %d tasks and %v, want 6 and line 3 malformed", len(tasks), bad)
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	var prog progress
@@ -138,13 +140,15 @@ func TestEvalEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, prog.String())
 	}
-	if sum.Ran != 5 || sum.Kept != 0 || sum.Stopped {
-		t.Errorf("summary %+v, want 5 run", sum)
+	if sum.Ran != 6 || sum.Kept != 0 || sum.Stopped {
+		t.Errorf("summary %+v, want 6 run", sum)
 	}
 	recs := readRecords(t, out)
 	want := map[string]string{
 		"pyaverage-1-fixed": eval.StatusResolved, "pyaverage-2-half": eval.StatusUnresolved, "pyaverage-3-breaks": eval.StatusUnresolved,
 		"pyaverage-4-noids": eval.StatusError, "gomax-1-fixed": eval.StatusResolved,
+		// Its failure is not turned into an error left out of the rate.
+		"pyaverage-5-sabotage": eval.StatusUnresolved,
 	}
 	for id, status := range want {
 		if got := recs[id]; got.Status != status || !got.Final {
@@ -177,6 +181,9 @@ func TestEvalEndToEnd(t *testing.T) {
 		if got := outcome(c.id, c.group, c.test); got != c.want {
 			t.Errorf("%s: %s is %q, want %q", c.id, c.test, got, c.want)
 		}
+	}
+	if e := recs["pyaverage-5-sabotage"].Error; !strings.Contains(e, "the model's patch hid the task's tests") {
+		t.Errorf("the sabotage's note %q", e)
 	}
 	if e := recs["pyaverage-4-noids"].Error; !strings.Contains(e, "not found") || !strings.Contains(e, "test_median") {
 		t.Errorf("the unknown id's error %q", e)
@@ -214,14 +221,14 @@ func TestEvalEndToEnd(t *testing.T) {
 		}
 		n++
 	}
-	if n != 5 {
-		t.Errorf("%d predictions, want 5", n)
+	if n != 6 {
+		t.Errorf("%d predictions, want 6", n)
 	}
 	report, err := os.ReadFile(filepath.Join(out, "report.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"2 of 4 resolved: 50.0% (95% interval 15.0% to 85.0%)", "Errors, counted apart (not in the rate): 1", "line 3:", "| `pyaverage-2-half` | unresolved | 1/2 | 2/2 |", "| `pyaverage-3-breaks` | unresolved | 2/2 | 1/2 |"} {
+	for _, w := range []string{"2 of 5 resolved: 40.0% (95% interval 11.8% to 76.9%)", "Errors, counted apart (not in the rate): 1", "line 3:", "| `pyaverage-2-half` | unresolved | 1/2 | 2/2 |", "| `pyaverage-3-breaks` | unresolved | 2/2 | 1/2 |"} {
 		if !strings.Contains(string(report), w) {
 			t.Errorf("report.md lacks %q:\n%s", w, report)
 		}
@@ -231,7 +238,7 @@ func TestEvalEndToEnd(t *testing.T) {
 			t.Errorf("the task's folder: %v", err)
 		}
 	}
-	if !strings.Contains(prog.String(), "[5/5]") || !strings.Contains(prog.String(), "[##############################] 5/5 tasks, 2 resolved, 2 unresolved, 1 errors") || !strings.Contains(prog.String(), "pyaverage-2-half: unresolved (FAIL_TO_PASS 1/2, PASS_TO_PASS 2/2)") {
+	if !strings.Contains(prog.String(), "[6/6]") || !strings.Contains(prog.String(), "[##############################] 6/6 tasks, 2 resolved, 3 unresolved, 1 errors") || !strings.Contains(prog.String(), "pyaverage-2-half: unresolved (FAIL_TO_PASS 1/2, PASS_TO_PASS 2/2)") {
 		t.Errorf("progress lines:\n%s", prog.String())
 	}
 	if ids := containersOwnedBy(t, owner); len(ids) != 0 {
@@ -250,10 +257,10 @@ func TestEvalEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if again.Ran != 0 || again.Kept != 5 {
-			t.Errorf("resumed: ran %d, kept %d; want 0 and 5", again.Ran, again.Kept)
+		if again.Ran != 0 || again.Kept != 6 {
+			t.Errorf("resumed: ran %d, kept %d; want 0 and 6", again.Ran, again.Kept)
 		}
-		if got := readRecords(t, out); len(got) != 5 || got["pyaverage-1-fixed"].Status != eval.StatusResolved {
+		if got := readRecords(t, out); len(got) != 6 || got["pyaverage-1-fixed"].Status != eval.StatusResolved {
 			t.Errorf("results after resuming: %v", got)
 		}
 		// A task whose line changed is not the task that finished: it runs again.
@@ -267,8 +274,8 @@ func TestEvalEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if third.Ran != 1 || third.Kept != 4 || len(srv.Requests()) != 3 {
-			t.Errorf("changed line: ran %d, kept %d, %d model requests; want 1, 4, 3", third.Ran, third.Kept, len(srv.Requests()))
+		if third.Ran != 1 || third.Kept != 5 || len(srv.Requests()) != 3 {
+			t.Errorf("changed line: ran %d, kept %d, %d model requests; want 1, 5, 3", third.Ran, third.Kept, len(srv.Requests()))
 		}
 	})
 
@@ -296,7 +303,7 @@ func TestEvalEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(c.OnlyA) != 1 || c.OnlyA[0] != "pyaverage-1-fixed" || len(c.OnlyB) != 1 || c.OnlyB[0] != "pyaverage-2-half" || c.Both != 1 || c.Neither != 1 || c.P != 1 {
+		if len(c.OnlyA) != 1 || c.OnlyA[0] != "pyaverage-1-fixed" || len(c.OnlyB) != 1 || c.OnlyB[0] != "pyaverage-2-half" || c.Both != 1 || c.Neither != 2 || c.P != 1 {
 			t.Errorf("comparison %+v", c)
 		}
 		text := c.String()
@@ -306,4 +313,29 @@ func TestEvalEndToEnd(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestEvalAttempts: --attempts N is honoured as a run honours it: two attempts, one that fixes
+// the task and one that changes nothing; frognano's own tests choose the fix, and the task's
+// tokens are both attempts'.
+func TestEvalAttempts(t *testing.T) {
+	t.Parallel()
+	dir, commit, patch := pyTaskRepo(t)
+	router := leaftest.NewRouter(t, nil,
+		leaftest.NewServer(t, leaftest.LoadModel(t, "eval-pyaverage-fixed.json")),
+		leaftest.NewServer(t, leaftest.LoadModel(t, "eval-finish.json")))
+	owner := "eval-test-attempts"
+	task := eval.Task{InstanceID: "attempts", RepoPath: dir, BaseCommit: commit, ProblemStatement: "average() divides by one too few.", TestPatch: patch,
+		FailToPass: []string{"tests/test_basic.py::test_average"}, PassToPass: []string{"tests/test_basic.py::test_total"}}
+	sum, err := eval.Run(context.Background(), []eval.Task{task}, nil, eval.Options{Runner: newRunnerWith(t, owner, router.URL, 4, 2), Out: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := sum.Records[0]
+	if rec.Status != eval.StatusResolved || rec.PromptTokens != 3500+900 || rec.Steps != 3 {
+		t.Errorf("record %+v, want resolved by the fixing attempt with both attempts' 4400 prompt tokens", rec)
+	}
+	if ids := containersOwnedBy(t, owner); len(ids) != 0 {
+		t.Errorf("sandboxes left behind: %v", ids)
+	}
 }

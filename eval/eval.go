@@ -228,13 +228,38 @@ func runTask(ctx context.Context, src *sources, t Task, opt Options) *Record {
 	rec.TestsSeconds += tr.Duration.Seconds()
 	rec.TestCommand = tr.Command
 	writeTestsOutput(folder, tr, opt.Redact)
-	switch {
-	case tr.Error != "":
+	if tr.Error != "" {
 		return fail(false, "the task's tests could not be run: %s", tr.Error)
-	case tr.Tests == nil:
+	}
+	var score Score
+	if tr.Tests != nil {
+		score = ScoreTests(tr.Tests, t.FailToPass, t.PassToPass)
+	}
+	if (tr.Tests == nil || len(score.Missing) > 0) && len(model) > 0 {
+		// Unreadable results or missing ids are the task's error only when the test patch
+		// alone gives them too; otherwise the model's patch hid the tests (a conftest.py that
+		// ends pytest, a deleted test), which is its failure, never an error left out of the rate.
+		hid, err := hiddenByModel(ctx, opt.Runner, tspec, dir, res.BaseCommit, t)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fail(false, "the task's tests could not be run without the model's patch: %v", err)
+		}
+		if hid {
+			if tr.Tests == nil {
+				score = ScoreTests(nil, t.FailToPass, t.PassToPass)
+			}
+			rec.Tests = &score
+			rec.Status, rec.Final = StatusUnresolved, true
+			rec.Error = "the model's patch hid the task's tests: with the test patch alone they run and every id is found"
+			rec.WallSeconds = time.Since(start).Seconds()
+			return rec
+		}
+	}
+	if tr.Tests == nil {
 		return fail(true, "the results of %q cannot be read per test (frognano reads go test, pytest and python -m unittest); give a test_cmd it reads", tr.Command)
 	}
-	score := ScoreTests(tr.Tests, t.FailToPass, t.PassToPass)
 	rec.Tests = &score
 	rec.WallSeconds = time.Since(start).Seconds()
 	rec.Final = true
@@ -251,6 +276,24 @@ func runTask(ctx context.Context, src *sources, t Task, opt Options) *Record {
 		rec.Error = "the task's tests timed out"
 	}
 	return rec
+}
+
+// hiddenByModel runs the task's tests with its test patch alone and reports whether their
+// results are read per test there and hold every id.
+func hiddenByModel(ctx context.Context, r *runner.Runner, spec runner.Spec, dir, base string, t Task) (bool, error) {
+	alone, err := combine(ctx, dir, base, nil, []byte(t.TestPatch))
+	if err != nil {
+		return false, err
+	}
+	spec.RunID += "-alone"
+	tr, err := r.TestsWith(ctx, spec, t.TestCmd, alone)
+	if err != nil {
+		return false, err
+	}
+	if tr.Error != "" || tr.Tests == nil {
+		return false, nil
+	}
+	return len(ScoreTests(tr.Tests, t.FailToPass, t.PassToPass).Missing) == 0, nil
 }
 
 func isSetup(err error) bool {

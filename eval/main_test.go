@@ -45,7 +45,14 @@ func TestMain(m *testing.M) {
 // most slots sandboxes and model requests at once, and the model at url.
 func newRunner(t testing.TB, owner, url string, slots int) *runner.Runner {
 	t.Helper()
+	return newRunnerWith(t, owner, url, slots, 1)
+}
+
+// newRunnerWith is newRunner making attempts attempts per run.
+func newRunnerWith(t testing.TB, owner, url string, slots, attempts int) *runner.Runner {
+	t.Helper()
 	cfg := runner.DefaultConfig()
+	cfg.Attempts.N = attempts
 	cfg.Sandbox.ExecutorPath = executorPath
 	cfg.Sandbox.Memory = 1 << 30
 	cfg.Sandbox.CPUs = 1

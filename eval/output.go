@@ -20,7 +20,7 @@ type Record struct {
 	// Tests is each FAIL_TO_PASS and PASS_TO_PASS id's outcome; nil when they did not run.
 	Tests            *Score  `json:"tests,omitempty"`
 	TestCommand      string  `json:"test_command,omitempty"`
-	Steps            int     `json:"steps"`
+	Steps            int     `json:"steps"` // the chosen attempt's; tokens and seconds are every attempt's
 	PromptTokens     int     `json:"prompt_tokens"`
 	CompletionTokens int     `json:"completion_tokens"`
 	ModelSeconds     float64 `json:"model_seconds"`
@@ -45,8 +45,24 @@ func (r *Record) fromRun(res *runner.Result) {
 	r.TestsSeconds = res.TestTime().Seconds()
 	if l := res.Leaf; l != nil {
 		r.Steps = len(l.Steps)
-		r.PromptTokens, r.CompletionTokens = l.PromptTokens, l.CompletionTokens
-		r.ModelSeconds, r.ToolsSeconds = l.ModelTime.Seconds(), l.ToolTime.Seconds()
+	}
+	// Tokens and time are every attempt's: what the task cost, not only the chosen attempt.
+	runs := []*runner.Result{res}
+	if res.Attempts != nil {
+		runs = runs[:0]
+		for _, a := range res.Attempts.Attempts {
+			if a.Result != nil {
+				runs = append(runs, a.Result)
+			}
+		}
+	}
+	for _, x := range runs {
+		if l := x.Leaf; l != nil {
+			r.PromptTokens += l.PromptTokens
+			r.CompletionTokens += l.CompletionTokens
+			r.ModelSeconds += l.ModelTime.Seconds()
+			r.ToolsSeconds += l.ToolTime.Seconds()
+		}
 	}
 	r.PatchBytes = len(res.PatchBytes())
 }
