@@ -230,8 +230,12 @@ func Report(records []*Record, total int, bad []*LineError) string {
 		if r.Error != "" {
 			errText = cell(r.Error, 200)
 		}
+		exit := "–"
+		if r.ExitReason != "" {
+			exit = cell(r.ExitReason, 40)
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d | %d | %s | %s |\n", cell(r.InstanceID, 80), r.Status, f2p, p2p, r.Steps,
-			r.PromptTokens+r.CompletionTokens, cell(r.ExitReason, 40), errText)
+			r.PromptTokens+r.CompletionTokens, exit, errText)
 	}
 	if len(bad) > 0 {
 		b.WriteString("\n## Lines not used\n\n")
