@@ -144,3 +144,69 @@ func TestEvalCommandInterrupted(t *testing.T) {
 		t.Errorf("stderr:\n%s", stderr.String())
 	}
 }
+
+// TestEvalTasksCommand: `frognano eval tasks --from-history` writes a task file of the fixes
+// in a repository's history (one here, after a commit that does not qualify), with no model.
+func TestEvalTasksCommand(t *testing.T) {
+	t.Parallel()
+	repo := cliCheckout(t, "pyaverage")
+	git := func(args ...string) {
+		if out, err := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(repo, "NOTES.md"), []byte("notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "notes")
+	basic := filepath.Join(repo, "stats", "basic.py")
+	code, err := os.ReadFile(basic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(basic, bytes.Replace(code, []byte("(len(xs) - 1)"), []byte("len(xs)"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(repo, "tests", "test_basic.py"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(f, "\n\ndef test_average_pair():\n    assert average([1, 3]) == 2\n")
+	f.Close()
+	git("commit", "-q", "-am", "average divides by len(xs)")
+	out := filepath.Join(t.TempDir(), "mined.jsonl")
+	env := envMap(map[string]string{"FROGNANO_SANDBOX_MEMORY": "1g", "FROGNANO_SANDBOX_CPUS": "1", "FROGNANO_SANDBOX_OWNER": fmt.Sprintf("eval-tasks-%d", time.Now().UnixNano())})
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"eval", "tasks", "--from-history", repo, "--limit", "5", "--name", "acme/pyaverage", "--out", out, "--executor", cliExecutor(t)}, env, &stdout, &stderr); err != nil {
+		t.Fatalf("eval tasks: %v\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var task struct {
+		ID        string   `json:"instance_id"`
+		Repo      string   `json:"repo"`
+		F2P       []string `json:"FAIL_TO_PASS"`
+		P2P       []string `json:"PASS_TO_PASS"`
+		Problem   string   `json:"problem_statement"`
+		Reference string   `json:"reference_patch"`
+	}
+	if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &task) != nil {
+		t.Fatalf("task file:\n%s\nstderr:\n%s", b, stderr.String())
+	}
+	// Every test of the base fails on average's bug except test_total and test_average_empty;
+	// with the fix, test_average, test_average_single and the new one pass.
+	if strings.Join(task.F2P, ",") != "tests.test_basic.test_average,tests.test_basic.test_average_pair,tests.test_basic.test_average_single" ||
+		strings.Join(task.P2P, ",") != "tests.test_basic.test_average_empty,tests.test_basic.test_total" ||
+		task.Problem != "average divides by len(xs)" || task.Repo != "acme/pyaverage" || !strings.Contains(task.Reference, "stats/basic.py") {
+		t.Errorf("task %+v", task)
+	}
+	for _, w := range []string{"skipped: it does not change both tests and code", "task: FAIL_TO_PASS 3, PASS_TO_PASS 2", "wrote 1 task(s)"} {
+		if !strings.Contains(stderr.String(), w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+		}
+	}
+}
