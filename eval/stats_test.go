@@ -1,7 +1,11 @@
 package eval
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -63,5 +67,52 @@ func TestBar(t *testing.T) {
 		if got := Bar(c.done, c.total, Rate{Resolved: 1, Scored: 3, Errors: 3}); got != c.want {
 			t.Errorf("Bar(%d, %d) = %q, want %q", c.done, c.total, got, c.want)
 		}
+	}
+}
+
+// TestCompareVerdicts: the verdict in plain words, from two folders' results.jsonl.
+func TestCompareVerdicts(t *testing.T) {
+	t.Parallel()
+	write := func(statuses map[string]string) string {
+		dir := t.TempDir()
+		var b strings.Builder
+		for id, s := range statuses {
+			fmt.Fprintf(&b, `{"instance_id":%q,"status":%q}`+"\n", id, s)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "results.jsonl"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	a, b := map[string]string{}, map[string]string{}
+	for i := range 12 { // B resolves 9 tasks A does not, A none that B does not
+		id := fmt.Sprintf("t%02d", i)
+		a[id], b[id] = StatusUnresolved, StatusResolved
+		if i >= 9 {
+			a[id] = StatusResolved
+		}
+	}
+	a["err"], b["err"] = StatusError, StatusResolved
+	c, err := CompareDirs(write(a), write(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.OnlyB) != 9 || len(c.OnlyA) != 0 || c.Both != 3 || len(c.Unpaired) != 1 || math.Abs(c.P-2/512.0) > 1e-12 {
+		t.Errorf("comparison %+v", c)
+	}
+	if s := c.String(); !strings.Contains(s, "verdict: significant at the 5% level: B resolves more") || !strings.Contains(s, "3 of 12 resolved: 25.0%") {
+		t.Errorf("text:\n%s", s)
+	}
+	same, err := CompareDirs(write(b), write(b))
+	if err != nil || !strings.Contains(same.String(), "verdict: no task flipped") {
+		t.Errorf("same: %v\n%s", err, same)
+	}
+	if _, err := CompareDirs(t.TempDir(), write(b)); err == nil {
+		t.Error("a folder without results.jsonl compared")
+	}
+	garbage := t.TempDir()
+	os.WriteFile(filepath.Join(garbage, "results.jsonl"), []byte("{not json\n"), 0o644)
+	if _, err := CompareDirs(garbage, write(b)); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("garbage: %v", err)
 	}
 }
