@@ -175,7 +175,7 @@ func (x *run) settings(ctx context.Context) error {
 // setup ends the run (ended); the model is never called.
 func (x *run) environment(ctx context.Context) (ended bool, err error) {
 	r, spec := x.r, x.spec
-	baseImage := r.cfg.Images.For(spec.Repo, r.cfg.Sandbox.Image)
+	baseImage := cmp.Or(spec.Image, r.cfg.Images.For(spec.Repo, r.cfg.Sandbox.Image))
 	x.sbCfg = r.cfg.Sandbox
 	x.sbCfg.Image = baseImage
 	x.sbCfg.Usage = &sandbox.Usage{} // this attempt's sandboxes (Result.Usage)

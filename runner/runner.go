@@ -103,6 +103,9 @@ type Spec struct {
 	Task       string // the user message given to the model
 	// Repo is "owner/name": it picks the base image from Config.Images. Empty for a local run.
 	Repo string
+	// Image, when set, is the base image of this run's sandboxes, over Config.Images and
+	// Sandbox.Image: a `frognano eval` task names its own.
+	Image string
 	// Scope is whose environment the run's setup builds (env.ServiceScope in the service);
 	// empty: the checkout's own (env.LocalScope), as for `frognano run`. Runs of one scope
 	// never share an environment with another's.

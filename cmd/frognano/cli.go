@@ -31,6 +31,13 @@ Usage:
                                 what the runs used (tokens, times, sandbox CPU and memory)
   frognano budget set|show|clear --installation ID [--runs N] [--tokens N] [--repo-runs N] [--repo-tokens N]
                                 an installation's budgets per UTC day, read by every worker
+  frognano eval --tasks FILE --out DIR [flags]
+                                measure the model on SWE-bench-style tasks (docs/eval.md)
+  frognano eval compare DIR_A DIR_B
+                                which tasks flipped between two evaluations, and whether
+                                the difference is significant
+  frognano eval tasks --from-history REPO --out FILE [--since DATE] [--limit N]
+                                make tasks of a repository's own fixes
   frognano sandbox build        build the sandbox image (offline when no registry answers)
   frognano sandbox ls           list sandboxes and cached environment images
   frognano sandbox prune [--environments]
@@ -84,6 +91,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch cmd {
 	case "run":
 		return runCmd(ctx, rest, getenv, stdout, stderr)
+	case "eval":
+		return evalCmd(ctx, rest, getenv, stdout, stderr)
 	case "sandbox":
 		return sandboxCmd(ctx, rest, getenv, stdout, stderr)
 	case "serve":

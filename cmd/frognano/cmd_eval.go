@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/frognano/frognano/eval"
+	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/runner/leaf"
+	"github.com/frognano/frognano/runner/sandbox"
+)
+
+// evalCmd is `frognano eval`: SWE-bench-style tasks run as labelled issues are (package eval),
+// `eval compare`, and `eval tasks --from-history`. It exits 0 when every task ran, whatever
+// the model achieved.
+func evalCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "compare":
+			return evalCompareCmd(args[1:], stdout, stderr)
+		case "tasks":
+			return evalTasksCmd(ctx, args[1:], getenv, stdout, stderr)
+		}
+	}
+	cfg, err := runnerConfig(getenv)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	bar := isTerminal(stderr)
+	stdout, stderr = redactingWriter{stdout}, redactingWriter{stderr}
+	fs := newFlagSet("eval", stderr)
+	tasksFile := fs.String("tasks", "", "the task file: JSON Lines in SWE-bench's task format (docs/eval.md)")
+	out := fs.String("out", "", "the output folder; an earlier evaluation in it is resumed")
+	repos := fs.String("repos", "", "a folder of clones, DIR/OWNER/NAME, for tasks that give neither repo_path nor repo_url")
+	rerun := fs.Bool("rerun", false, "discard what an earlier evaluation in --out finished and run every task")
+	jobs := fs.Int("jobs", 0, "tasks at once (0: half of FROGNANO_MAX_SANDBOXES, at least 1); sandboxes and model requests stay within their limits")
+	bindRunnerFlags(fs, &cfg)
+	fs.StringVar(&cfg.Env.Network, "setup-network", cfg.Env.Network, `Docker network the repository's .frognano/setup.sh runs on; "none": no network (FROGNANO_SETUP_NETWORK)`)
+	fs.BoolVar(&cfg.Env.Disabled, "no-setup", false, "run no setup script: the sandboxes use the image as it is")
+	fs.IntVar(&cfg.Attempts.N, "attempts", cfg.Attempts.N, "independent attempts per task; frognano's own tests choose the patch (FROGNANO_ATTEMPTS)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *tasksFile == "" || *out == "" {
+		return usageError{"give --tasks FILE and --out DIR"}
+	}
+	if err := checkRunnerConfig(cfg); err != nil {
+		return usageError{err.Error()}
+	}
+	if err := checkAttempts(cfg.Attempts); err != nil {
+		return usageError{err.Error()}
+	}
+	f, err := os.Open(*tasksFile)
+	if err != nil {
+		return usageError{fmt.Sprintf("reading the task file: %v", err)}
+	}
+	tasks, bad, err := eval.ParseTasks(f)
+	f.Close()
+	if err != nil {
+		return setupError{err}
+	}
+	for _, e := range bad {
+		fmt.Fprintf(stderr, "frognano: %s: %s\n", *tasksFile, runner.Visible(e.Error()))
+	}
+	if len(tasks) == 0 {
+		return usageError{fmt.Sprintf("%s holds no usable task", *tasksFile)}
+	}
+	r, done, err := newEvalRunner(ctx, &cfg, stderr, true)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if *jobs <= 0 {
+		*jobs = max(1, cfg.Sandbox.Slots.Cap()/2)
+	}
+	term := &terminal{out: stderr, prefix: func(int) string { return "" }}
+	fmt.Fprintf(stderr, "frognano: evaluating %s on %d task(s) from %s, %d at once\n", cfg.Leaf.Model, len(tasks), *tasksFile, *jobs)
+	sum, err := eval.Run(ctx, tasks, bad, eval.Options{
+		Runner: r, Out: *out, TaskDir: filepath.Dir(*tasksFile), Repos: *repos, Jobs: *jobs, Rerun: *rerun, Model: cfg.Leaf.Model,
+		WriteRun: func(dir string, res *runner.Result) error {
+			if err := writeOutputs(dir, res); err != nil {
+				return err
+			}
+			return writeAttemptOutputs(dir, res)
+		},
+		Redact:   githubapp.Redact,
+		Bar:      bar,
+		Progress: func(line string) { term.println("frognano: " + line) },
+		OnStep: func(id string, k int, s leaf.Step) {
+			prefix := runner.Visible(id) + " | "
+			if cfg.Attempts.N > 1 {
+				prefix += fmt.Sprintf("attempt %d | ", k)
+			}
+			term.println(prefix + progressLine(s, cfg.Leaf.MaxSteps))
+		},
+	})
+	if err != nil {
+		return err
+	}
+	recs := make([]*eval.Record, len(sum.Records))
+	for i := range sum.Records {
+		recs[i] = &sum.Records[i]
+	}
+	rate := eval.RateOf(recs)
+	fmt.Fprintf(stderr, "frognano: %s; errors (counted apart): %d; kept from before: %d\n", rate, rate.Errors, sum.Kept)
+	fmt.Fprintf(stderr, "frognano: wrote %s\n", filepath.Join(*out, "{report.md,results.jsonl,predictions.jsonl}"))
+	if sum.Stopped {
+		fmt.Fprintf(stderr, "frognano: stopped; run the same command again to finish the other tasks\n")
+		return context.Canceled
+	}
+	return nil
+}
+
+// newEvalRunner makes the runner as `frognano run` does: sandboxes told apart from the
+// service's and other runs', those an interrupted run left removed, the set-up checked
+// (the model server too when model is set).
+func newEvalRunner(ctx context.Context, cfg *runner.Config, stderr io.Writer, model bool) (*runner.Runner, func(), error) {
+	docker, err := sandbox.NewClient()
+	if err != nil {
+		return nil, nil, setupError{err}
+	}
+	cfg.Sandbox.Owner = runOwner(cfg.Sandbox.Owner)
+	cfg.Sandbox.Instance = sandbox.ProcessInstance(os.Getpid())
+	if n, err := sandbox.PruneIf(ctx, docker, cfg.Sandbox.Owner, func(instance string) bool { return !sandbox.ProcessAlive(instance) }); err != nil {
+		fmt.Fprintf(stderr, "frognano: removing the sandboxes of interrupted runs: %v\n", err)
+	} else if n > 0 {
+		fmt.Fprintf(stderr, "frognano: removed %d sandbox(es) that interrupted runs left behind\n", n)
+	}
+	r := runner.New(docker, *cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if model {
+		if err := r.Preflight(ctx); err != nil {
+			docker.Close()
+			return nil, nil, setupError{err}
+		}
+	}
+	return r, func() { docker.Close() }, nil
+}
+
+// evalCompareCmd is `frognano eval compare DIR_A DIR_B`.
+func evalCompareCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("eval compare", stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() != 2 {
+		return usageError{"give two evaluation folders: frognano eval compare DIR_A DIR_B"}
+	}
+	c, err := eval.CompareDirs(fs.Arg(0), fs.Arg(1))
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	fmt.Fprint(stdout, c.String())
+	return nil
+}
+
+// evalTasksCmd is `frognano eval tasks --from-history REPO --out FILE`.
+func evalTasksCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := runnerConfig(getenv)
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	stdout, stderr = redactingWriter{stdout}, redactingWriter{stderr}
+	fs := newFlagSet("eval tasks", stderr)
+	from := fs.String("from-history", "", "a local clone whose history to mine")
+	out := fs.String("out", "", "the task file to write")
+	branch := fs.String("branch", "", "the branch whose first-parent history is mined (default: the clone's HEAD)")
+	since := fs.String("since", "", `only commits after this date, as git reads it ("2026-01-01", "6 months ago")`)
+	limit := fs.Int("limit", 50, "examine the newest N commits at most (0: all)")
+	name := fs.String("name", "", `"owner/name" for the tasks' repo field (it picks the image from FROGNANO_SANDBOX_IMAGES)`)
+	bindRunnerFlags(fs, &cfg)
+	fs.StringVar(&cfg.Env.Network, "setup-network", cfg.Env.Network, `Docker network the repository's .frognano/setup.sh runs on; "none": no network (FROGNANO_SETUP_NETWORK)`)
+	fs.BoolVar(&cfg.Env.Disabled, "no-setup", false, "run no setup script: the sandboxes use the image as it is")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *from == "" || *out == "" {
+		return usageError{"give --from-history REPO and --out FILE"}
+	}
+	if _, err := runner.HeadCommit(ctx, *from); err != nil {
+		return setupError{err}
+	}
+	r, done, err := newEvalRunner(ctx, &cfg, stderr, false)
+	if err != nil {
+		return err
+	}
+	defer done()
+	tasks, skipped, err := eval.Mine(ctx, eval.MineOptions{
+		Runner: r, Repo: *from, Branch: *branch, Since: *since, Limit: *limit, Name: *name, TestCmd: cfg.TestCmd,
+		Progress: func(line string) { fmt.Fprintln(stderr, "frognano: "+runner.Visible(line)) },
+	})
+	if err != nil {
+		return setupError{fmt.Errorf("mining %s: %w", *from, err)}
+	}
+	var b strings.Builder
+	for _, t := range tasks {
+		line, err := eval.TaskLine(t)
+		if err != nil {
+			return err
+		}
+		b.WriteString(line + "\n")
+	}
+	if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
+		return setupError{fmt.Errorf("writing the task file: %w", err)}
+	}
+	fmt.Fprintf(stderr, "frognano: wrote %d task(s) to %s (%d commit(s) skipped)\n", len(tasks), *out, len(skipped))
+	return nil
+}
+
+// isTerminal reports whether w is a terminal, where the overall progress bar is drawn.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/frognano/frognano/runner/leaf/leaftest"
+)
+
+// evalTaskFile writes a task file of n tasks on pyaverage (the same task under ids t1..tn),
+// whose base commit lacks the tests the fix makes pass, and a malformed last line.
+func evalTaskFile(t *testing.T, n int) string {
+	t.Helper()
+	repo := cliCheckout(t, "pyaverage")
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	full, err := os.ReadFile(filepath.Join(repo, "tests", "test_basic.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := strings.Replace(string(full), "def test_average():\n    assert average([2, 4, 6]) == 4\n\n\n", "", 1)
+	if err := os.WriteFile(filepath.Join(repo, "tests", "test_basic.py"), []byte(base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-am", "base")
+	commit := strings.TrimSpace(git("rev-parse", "HEAD"))
+	if err := os.WriteFile(filepath.Join(repo, "tests", "test_basic.py"), full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testPatch := git("diff")
+	git("checkout", "--", ".")
+	var lines []string
+	for i := 1; i <= n; i++ {
+		b, _ := json.Marshal(map[string]any{"instance_id": fmt.Sprintf("t%d", i), "repo_path": repo, "base_commit": commit,
+			"problem_statement": "average() divides by one too few.", "test_patch": testPatch,
+			"FAIL_TO_PASS": []string{"tests/test_basic.py::test_average"}, "PASS_TO_PASS": []string{"tests/test_basic.py::test_total"}})
+		lines = append(lines, string(b))
+	}
+	lines = append(lines, `["not", "a", "task"]`)
+	file := filepath.Join(t.TempDir(), "tasks.jsonl")
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// TestEvalCommand drives `frognano eval` as a user would: progress and the rate on stderr,
+// the run's files per task as `frognano run` writes them, a resumed run that keeps the task,
+// and `eval compare`.
+func TestEvalCommand(t *testing.T) {
+	t.Parallel()
+	model := leaftest.NewServer(t, leaftest.LoadModel(t, "eval-pyaverage-fixed.json"))
+	file := evalTaskFile(t, 1)
+	out := filepath.Join(t.TempDir(), "out")
+	env := envMap(map[string]string{"FROGNANO_MODEL_URL": model.URL, "FROGNANO_SANDBOX_MEMORY": "1g", "FROGNANO_SANDBOX_CPUS": "1",
+		"FROGNANO_SANDBOX_OWNER": fmt.Sprintf("eval-cmd-%d", time.Now().UnixNano())})
+	args := []string{"eval", "--tasks", file, "--out", out, "--executor", cliExecutor(t)}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), args, env, &stdout, &stderr); err != nil {
+		t.Fatalf("eval: %v\nstderr:\n%s", err, stderr.String())
+	}
+	log := stderr.String()
+	for _, w := range []string{"tasks.jsonl: line 2: not a JSON object", "t1 | step   1/100  Read stats/basic.py", "start  t1",
+		"[1/1] t1: resolved (FAIL_TO_PASS 1/1, PASS_TO_PASS 1/1), 3 steps", "1 of 1 resolved: 100.0% (95% interval 20.7% to 100.0%); errors (counted apart): 0"} {
+		if !strings.Contains(log, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, log)
+		}
+	}
+	traj, err := os.ReadFile(filepath.Join(out, "t1", "trajectory.json"))
+	if err != nil || !bytes.Contains(traj, []byte(`"trajectory_format": "leaf-function-calling"`)) {
+		t.Errorf("t1/trajectory.json: %v\n%.300s", err, traj)
+	}
+	if report, err := os.ReadFile(filepath.Join(out, "t1", "report.md")); err != nil || !strings.Contains(string(report), "Exit reason: `agent`") {
+		t.Errorf("t1/report.md: %v", err)
+	}
+
+	stderr.Reset()
+	if err := run(context.Background(), args, env, &stdout, &stderr); err != nil || !strings.Contains(stderr.String(), "kept from before: 1") {
+		t.Errorf("resumed eval: %v\n%s", err, stderr.String())
+	}
+
+	stdout.Reset()
+	if err := run(context.Background(), []string{"eval", "compare", out, out}, env, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "verdict: no task flipped") {
+		t.Errorf("compare:\n%s", stdout.String())
+	}
+	for _, bad := range [][]string{{"eval", "compare", out}, {"eval", "compare", out, t.TempDir()}, {"eval", "--out", out}, {"eval", "tasks", "--out", out}} {
+		if err := run(context.Background(), bad, env, &stdout, &stderr); exitCode(err) != 2 {
+			t.Errorf("%v: exit %d (%v), want 2", bad, exitCode(err), err)
+		}
+	}
+}
+
+// TestEvalCommandInterrupted: Ctrl-C while the second task's agent runs a long command stops
+// the evaluation: no sandbox is left, the first task's result is kept, and the second is not
+// recorded (a resumed evaluation runs it).
+func TestEvalCommandInterrupted(t *testing.T) {
+	t.Parallel()
+	second := leaftest.NewServer(t, leaftest.LoadModel(t, "e2e-cancel-in-bash.json"))
+	router := leaftest.NewRouter(t, nil, leaftest.NewServer(t, leaftest.LoadModel(t, "eval-pyaverage-fixed.json")), second)
+	file := evalTaskFile(t, 2)
+	out := filepath.Join(t.TempDir(), "out")
+	owner := fmt.Sprintf("eval-cmd-int-%d", time.Now().UnixNano())
+	env := envMap(map[string]string{"FROGNANO_MODEL_URL": router.URL, "FROGNANO_SANDBOX_MEMORY": "1g", "FROGNANO_SANDBOX_CPUS": "1", "FROGNANO_SANDBOX_OWNER": owner})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		if second.WaitRequests(ctx, 1) == nil {
+			cancel()
+		}
+	}()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, []string{"eval", "--tasks", file, "--out", out, "--jobs", "1", "--executor", cliExecutor(t)}, env, &stdout, &stderr)
+	if !errors.Is(err, context.Canceled) || exitCode(err) != 130 {
+		t.Fatalf("eval: %v, want cancelled\n%s", err, stderr.String())
+	}
+	if left := sandboxesOf(t, runOwner(owner)); len(left) != 0 {
+		t.Errorf("%d sandbox(es) left after Ctrl-C", len(left))
+	}
+	results, err := os.ReadFile(filepath.Join(out, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(results), `"instance_id":"t1","status":"resolved"`) || strings.Contains(string(results), `"t2"`) {
+		t.Errorf("results.jsonl after Ctrl-C:\n%s", results)
+	}
+	if !strings.Contains(stderr.String(), "stopped; run the same command again") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+}
+
+// TestEvalTasksCommand: `frognano eval tasks --from-history` writes a task file of the fixes
+// in a repository's history (one here, after a commit that does not qualify), with no model.
+func TestEvalTasksCommand(t *testing.T) {
+	t.Parallel()
+	repo := cliCheckout(t, "pyaverage")
+	git := func(args ...string) {
+		if out, err := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(repo, "NOTES.md"), []byte("notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "notes")
+	basic := filepath.Join(repo, "stats", "basic.py")
+	code, err := os.ReadFile(basic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(basic, bytes.Replace(code, []byte("(len(xs) - 1)"), []byte("len(xs)"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(repo, "tests", "test_basic.py"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(f, "\n\ndef test_average_pair():\n    assert average([1, 3]) == 2\n")
+	f.Close()
+	git("commit", "-q", "-am", "average divides by len(xs)")
+	out := filepath.Join(t.TempDir(), "mined.jsonl")
+	env := envMap(map[string]string{"FROGNANO_SANDBOX_MEMORY": "1g", "FROGNANO_SANDBOX_CPUS": "1", "FROGNANO_SANDBOX_OWNER": fmt.Sprintf("eval-tasks-%d", time.Now().UnixNano())})
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"eval", "tasks", "--from-history", repo, "--limit", "5", "--name", "acme/pyaverage", "--out", out, "--executor", cliExecutor(t)}, env, &stdout, &stderr); err != nil {
+		t.Fatalf("eval tasks: %v\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var task struct {
+		ID        string   `json:"instance_id"`
+		Repo      string   `json:"repo"`
+		F2P       []string `json:"FAIL_TO_PASS"`
+		P2P       []string `json:"PASS_TO_PASS"`
+		Problem   string   `json:"problem_statement"`
+		Reference string   `json:"reference_patch"`
+	}
+	if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &task) != nil {
+		t.Fatalf("task file:\n%s\nstderr:\n%s", b, stderr.String())
+	}
+	// Every test of the base fails on average's bug except test_total and test_average_empty;
+	// with the fix, test_average, test_average_single and the new one pass.
+	if strings.Join(task.F2P, ",") != "tests.test_basic.test_average,tests.test_basic.test_average_pair,tests.test_basic.test_average_single" ||
+		strings.Join(task.P2P, ",") != "tests.test_basic.test_average_empty,tests.test_basic.test_total" ||
+		task.Problem != "average divides by len(xs)" || task.Repo != "acme/pyaverage" || !strings.Contains(task.Reference, "stats/basic.py") {
+		t.Errorf("task %+v", task)
+	}
+	for _, w := range []string{"skipped: it does not change both tests and code", "task: FAIL_TO_PASS 3, PASS_TO_PASS 2", "wrote 1 task(s)"} {
+		if !strings.Contains(stderr.String(), w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package eval
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/frognano/frognano/internal/hostgit"
+	"github.com/frognano/frognano/runner/patch"
+)
+
+// sources finds and caches the repositories tasks name: a local clone is used in place (read,
+// never written); a clone URL is cloned once, bare, under the output folder's .repos/.
+type sources struct {
+	taskDir string // repo_path is relative to it
+	repos   string // Options.Repos
+	cache   string // where URLs are cloned
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+// source returns the local repository task's checkout is cloned from, and the scope key its
+// environments share (the same for every task of one repository).
+func (s *sources) source(ctx context.Context, t Task) (string, error) {
+	switch {
+	case t.RepoPath != "":
+		p := t.RepoPath
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(s.taskDir, p)
+		}
+		return filepath.Abs(p)
+	case t.RepoURL != "":
+		return s.clone(ctx, t.RepoURL)
+	case s.repos != "" && t.Repo != "":
+		for _, name := range []string{t.Repo, strings.ReplaceAll(t.Repo, "/", "__")} {
+			p := filepath.Join(s.repos, filepath.FromSlash(name))
+			if st, err := os.Stat(p); err == nil && st.IsDir() {
+				return filepath.Abs(p)
+			}
+		}
+		return "", fmt.Errorf("no clone of %s under %s (looked for %s and %s)", t.Repo, s.repos, t.Repo, strings.ReplaceAll(t.Repo, "/", "__"))
+	}
+	return "", errors.New("the task names no repository it can be found in: give repo_path or repo_url in the task, or --repos DIR holding a clone at DIR/OWNER/NAME")
+}
+
+// clone makes (once) a bare clone of url in the cache and returns its path.
+func (s *sources) clone(ctx context.Context, url string) (string, error) {
+	sum := sha256.Sum256([]byte(url))
+	dst := filepath.Join(s.cache, hex.EncodeToString(sum[:8])+".git")
+	s.mu.Lock()
+	if s.locks == nil {
+		s.locks = map[string]*sync.Mutex{}
+	}
+	l := s.locks[dst]
+	if l == nil {
+		l = &sync.Mutex{}
+		s.locks[dst] = l
+	}
+	s.mu.Unlock()
+	l.Lock()
+	defer l.Unlock()
+	if _, err := os.Stat(filepath.Join(dst, "HEAD")); err == nil {
+		return dst, nil
+	}
+	if err := os.MkdirAll(s.cache, 0o755); err != nil {
+		return "", err
+	}
+	tmp := dst + ".partial"
+	os.RemoveAll(tmp)
+	if _, err := hostgit.Run(ctx, "", nil, nil, "clone", "--quiet", "--bare", "--", url, tmp); err != nil {
+		os.RemoveAll(tmp)
+		return "", fmt.Errorf("cloning %s: %w", url, err)
+	}
+	return dst, os.Rename(tmp, dst)
+}
+
+// checkout makes dst a checkout of src at base: a clone sharing src's objects, detached at
+// base, that the runner reads as it reads `frognano run`'s checkout. src is never written.
+func checkout(ctx context.Context, src, base, dst string) error {
+	if _, err := hostgit.Run(ctx, "", nil, nil, "clone", "--quiet", "--shared", "--no-checkout", "--", src, dst); err != nil {
+		return fmt.Errorf("cloning %s: %w", src, err)
+	}
+	if _, err := hostgit.Run(ctx, dst, nil, nil, "checkout", "--quiet", "--detach", base+"^{commit}"); err != nil {
+		return fmt.Errorf("checking out base_commit %s: %w", base, err)
+	}
+	return nil
+}
+
+// errTestPatch is a test patch that does not apply to the base commit: the task is broken.
+var errTestPatch = errors.New("the test patch does not apply to the base commit")
+
+// combine applies the model's patch and then the test patch to base in dir's repository, on
+// the host, in a throwaway index and object directory (as patch.ApplyToBase applies the
+// model's patch), and returns their sum as one diff against base. Where both touch a file the
+// test patch wins: that file is reset to base before the test patch applies.
+func combine(ctx context.Context, dir, base string, model, tests []byte) ([]byte, error) {
+	git := patch.HostGit(dir)
+	objects, err := git(ctx, nil, nil, "rev-parse", "--path-format=absolute", "--git-path", "objects")
+	if err != nil {
+		return nil, fmt.Errorf("finding the clone's objects: %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "frognano-eval-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Mkdir(filepath.Join(tmp, "objects"), 0o700); err != nil {
+		return nil, err
+	}
+	env := []string{
+		"GIT_INDEX_FILE=" + filepath.Join(tmp, "index"),
+		"GIT_OBJECT_DIRECTORY=" + filepath.Join(tmp, "objects"),
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + strings.TrimSpace(string(objects)),
+		"GIT_LITERAL_PATHSPECS=1",
+	}
+	if _, err := git(ctx, env, nil, "read-tree", base); err != nil {
+		return nil, fmt.Errorf("reading the base commit: %w", err)
+	}
+	if len(model) > 0 {
+		if _, err := git(ctx, env, model, "apply", "--cached", "--binary", "--whitespace=nowarn", "-"); err != nil {
+			return nil, fmt.Errorf("applying the model's patch: %w", err)
+		}
+	}
+	paths, err := touched(ctx, git, env, tests)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errTestPatch, err)
+	}
+	if len(model) > 0 && len(paths) > 0 {
+		if _, err := git(ctx, env, nil, append([]string{"reset", "--quiet", base, "--"}, paths...)...); err != nil {
+			return nil, fmt.Errorf("resetting the test patch's files: %w", err)
+		}
+	}
+	if _, err := git(ctx, env, tests, "apply", "--cached", "--binary", "--whitespace=nowarn", "-"); err != nil {
+		return nil, fmt.Errorf("%w: %v", errTestPatch, err)
+	}
+	tree, err := git(ctx, env, nil, "write-tree")
+	if err != nil {
+		return nil, fmt.Errorf("writing the combined tree: %w", err)
+	}
+	return git(ctx, env, nil, "diff", "--binary", "--full-index", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv",
+		"--src-prefix=a/", "--dst-prefix=b/", base, strings.TrimSpace(string(tree)))
+}
+
+// touched lists every path a patch changes, both sides of a rename.
+func touched(ctx context.Context, git patch.Git, env []string, diff []byte) ([]string, error) {
+	out, err := git(ctx, env, diff, "apply", "--numstat", "-z", "-")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, f := range bytes.Split(out, []byte{0}) {
+		s := string(f)
+		if i := strings.LastIndexByte(s, '\t'); i >= 0 {
+			s = s[i+1:]
+		}
+		if s != "" {
+			paths = append(paths, s)
+		}
+	}
+	return paths, nil
+}
