@@ -203,6 +203,14 @@ func (r *Result) Headline() string {
 			secretsLine(r.SecretFindings, 5)+".")
 	}
 	parts = append(parts, r.depsHeadline()...)
+	if n := r.failingFindings(); n > 0 {
+		parts = append(parts, fmt.Sprintf("**%d scanner finding(s) at level %s or above** on the lines the patch changes (listed in the pull request and the check run).",
+			n, r.failLevel()))
+	}
+	if e := r.Egress; !e.Empty() && e.Attempted() {
+		parts = append(parts, "The model's commands tried to reach the network, which the sandbox does not have; "+
+			"the pull request says what they tried and how to give the next run what it lacked.")
+	}
 	if r.Patch != nil {
 		if n := len(r.Patch.Dropped); n > 0 {
 			parts = append(parts, fmt.Sprintf("%d path(s) were left out of the patch (listed in the pull request).", n))

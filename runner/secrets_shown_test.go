@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
@@ -101,6 +102,9 @@ func TestSecretValuesAreShownNowhere(t *testing.T) {
 			}
 		}
 	}
+	// What the status comment of the failed run says under its note: the findings by rule,
+	// file and line, and the transcript's values redacted.
+	golden.Check(t, "patch-checks-refused-summary.md", stable(shown["summary"], b.spec.RunID))
 	if len(streamed) != 3 {
 		t.Errorf("%d steps streamed, want 3", len(streamed))
 	}
