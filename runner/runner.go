@@ -149,7 +149,11 @@ func New(docker *client.Client, cfg Config, log *slog.Logger) *Runner {
 		cfg.ScannerTimeout = scanner.DefaultTimeout
 	}
 	if cfg.Sandbox.Lifetime == 0 {
-		cfg.Sandbox.Lifetime = SandboxLifetime(cfg.Leaf.MaxTime, max(cfg.TestTimeout, cfg.ScannerTimeout))
+		longest := cfg.TestTimeout // one test run, or one scanner when there are scanners
+		if len(cfg.Scanners) > 0 {
+			longest = max(longest, cfg.ScannerTimeout)
+		}
+		cfg.Sandbox.Lifetime = SandboxLifetime(cfg.Leaf.MaxTime, longest)
 	}
 	return &Runner{docker: docker, cfg: cfg, envs: env.New(docker, cfg.Env, log), log: log}
 }

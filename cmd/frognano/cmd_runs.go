@@ -124,8 +124,10 @@ func writeRunFacts(w io.Writer, r runs.Record) error {
 	}
 	fmt.Fprintf(tw, "exit reason\t%s\n", dash(r.ExitReason))
 	fmt.Fprintf(tw, "steps\t%d\n", r.Steps)
-	for _, l := range runs.UsageLines(r) { // tokens, time, sandboxes, attempts (issue 22)
-		fmt.Fprintf(tw, "%s\t%s\n", l[0], l[1])
+	if r.State != runs.StateWaiting { // a waiting run has not started: it used nothing
+		for _, l := range runs.UsageLines(r) { // tokens, time, sandboxes, attempts (issue 22)
+			fmt.Fprintf(tw, "%s\t%s\n", l[0], l[1])
+		}
 	}
 	fmt.Fprintf(tw, "created\t%s\n", r.CreatedAt.UTC().Format(time.RFC3339))
 	if r.FinishedAt != nil {
