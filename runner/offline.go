@@ -11,6 +11,7 @@ import (
 	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/runner/egress"
 	"github.com/frognano/frognano/runner/sandbox"
+	"github.com/frognano/frognano/runner/secrets"
 )
 
 // pathCheckTimeout bounds the check of which commands the sandbox's PATH lacks.
@@ -29,7 +30,33 @@ func (x *run) reportEgress(ctx context.Context, sb *sandbox.Sandbox) {
 		}
 	}
 	files, hasSetup := baseFiles(x.spec.RepoDir)
-	x.res.Egress = egress.Analyze(x.network, egress.Input{Missing: missing, Files: files, HasSetup: hasSetup})
+	x.res.Egress = redactEgress(egress.Analyze(x.network, egress.Input{Missing: missing, Files: files, HasSetup: hasSetup}))
+}
+
+// redactEgress puts every text of r the model chose (its commands, the names it looked up,
+// the programs it ran) through secrets.Redact, as the transcript is: a command such as `curl
+// -u KEY:x ...` must not show the key in the report.
+func redactEgress(r *egress.Report) *egress.Report {
+	if r == nil {
+		return nil
+	}
+	for i := range r.Hosts {
+		r.Hosts[i].Name = secrets.Redact(r.Hosts[i].Name)
+	}
+	for i := range r.Calls {
+		c := &r.Calls[i]
+		c.Command, c.NotFound = secrets.Redact(c.Command), secrets.Redact(c.NotFound)
+		for j := range c.Hosts {
+			c.Hosts[j] = secrets.Redact(c.Hosts[j])
+		}
+	}
+	for i := range r.Missing {
+		r.Missing[i].Command = secrets.Redact(r.Missing[i].Command)
+	}
+	for i := range r.Advice {
+		r.Advice[i].NotFound = secrets.Redact(r.Advice[i].NotFound)
+	}
+	return r
 }
 
 // notOnPath returns the names among cands that a login shell of the sandbox user does not find.

@@ -87,7 +87,7 @@ func TestOfflineSandboxReportsNetworkAttempts(t *testing.T) {
 			fmt.Sprintf("| `files.pkgs.invalid` | %d |", hosts["files.pkgs.invalid"]),
 			fmt.Sprintf("| `data.pkgs.invalid` | %d |", hosts["data.pkgs.invalid"]),
 			"had no route",
-			"- `pip install --retries 0 --index-url https://files.pkgs.invalid/simple somepkg`: exit 1; looked up `files.pkgs.invalid`\n",
+			"- `pip install --retries 0 --index-url https://files.pkgs.invalid/simple somepkg`: exit 1; while it ran, the sandbox looked up `files.pkgs.invalid`\n",
 			"- `npm install`: exit 127; `npm` is not in the sandbox",
 			"- `curl -sSfLO https://files.pkgs.invalid/x.tar.gz`: exit 127; `curl` is not in the sandbox",
 			"**Node** (`npm` was not found in the sandbox). Map the repository to an image that has Node: the operator's setting `FROGNANO_SANDBOX_IMAGES`",

@@ -76,7 +76,7 @@ func (x *render) callFacts(c egress.Call) string {
 		parts = append(parts, "did not finish")
 	}
 	if c.NotFound != "" {
-		parts = append(parts, codeSpan(c.NotFound, 64)+" is not in the sandbox")
+		parts = append(parts, codeSpan(x.redact(c.NotFound), 64)+" is not in the sandbox")
 	}
 	// The call's own counts are of questions (a lookup asks for IPv4 and IPv6 addresses in
 	// two), so the call names its hosts and the table above counts the lookups.
@@ -90,7 +90,7 @@ func (x *render) callFacts(c egress.Call) string {
 			}
 			hs = append(hs, codeSpan(x.redact(h), 120))
 		}
-		parts = append(parts, "looked up "+strings.Join(hs, ", "))
+		parts = append(parts, "while it ran, the sandbox looked up "+strings.Join(hs, ", "))
 	case c.Lookups > 0:
 		parts = append(parts, "looked up names the observer did not keep")
 	}
@@ -106,9 +106,9 @@ func (x *render) writeAdvice(b *strings.Builder, a egress.Advice) {
 	title, has := a.Ecosystem, a.Ecosystem
 	why := a.Why
 	if a.NotFound != "" {
-		why = codeSpan(a.NotFound, 64) + " " + why
+		why = codeSpan(x.redact(a.NotFound), 64) + " " + why
 		if title == "" {
-			title, has = codeSpan(a.NotFound, 64), "it"
+			title, has = codeSpan(x.redact(a.NotFound), 64), "it"
 		}
 	}
 	fmt.Fprintf(b, "**%s** (%s).", title, why)

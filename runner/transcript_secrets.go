@@ -24,7 +24,7 @@ func redactedStep(s leaf.Step) leaf.Step {
 	s.Assistant = redactedMessage(s.Assistant)
 	obs := make([]leaf.Observation, len(s.Observations))
 	for i, o := range s.Observations {
-		obs[i] = leaf.Observation{Tool: o.Tool, Observation: secrets.Redact(o.Observation)}
+		obs[i] = leaf.Observation{Tool: secrets.Redact(o.Tool), Observation: secrets.Redact(o.Observation)}
 	}
 	if s.Observations != nil {
 		s.Observations = obs
@@ -40,9 +40,12 @@ func redactedMessage(m leaf.Message) leaf.Message {
 		m.Content = &c
 	}
 	m.ReasoningContent = secrets.Redact(m.ReasoningContent)
+	m.ToolCallID = secrets.Redact(m.ToolCallID)
 	if m.ToolCalls != nil {
 		calls := make([]leaf.ToolCall, len(m.ToolCalls))
 		for i, tc := range m.ToolCalls {
+			// The model chooses the id and the name as well (an unknown tool's name is shown).
+			tc.ID, tc.Function.Name = secrets.Redact(tc.ID), secrets.Redact(tc.Function.Name)
 			tc.Function.Arguments = secrets.RedactArguments(tc.Function.Arguments)
 			calls[i] = tc
 		}

@@ -29,8 +29,7 @@ var redactors = sync.Pool{New: func() any {
 // words, its tool calls, what the tools returned): the patch check refuses a secret, and this
 // keeps its value out of the transcript, the trajectory and the run's pages too. Values are
 // found as the patch check finds them, without a repository allow-list (a fixture it lets
-// through is still not shown), and replaced where they appear in s; a value gitleaks found only
-// after decoding (base64, hex) is replaced by its encoded match. An error of the rules (which
+// through is still not shown), and replaced where they appear in s. An error of the rules (which
 // are built in) leaves s as it is: a run is never lost to its display.
 func Redact(s string) string {
 	if s == "" {
@@ -47,51 +46,74 @@ func Redact(s string) string {
 	}
 	type cut struct{ value, rule string }
 	var cuts []cut
+	seen := map[string]bool{}
 	for _, f := range found {
-		for _, v := range []string{f.Secret, f.Match} {
-			if v != "" && strings.Contains(s, v) {
-				cuts = append(cuts, cut{v, f.RuleID})
-				break
-			}
+		// The value, where the match holds it (the match is a piece of s); else the whole
+		// match. A value gitleaks found only after decoding is in neither form in s, and its
+		// replacement does nothing. No search of s per finding: many findings stay linear.
+		v := f.Match
+		if f.Secret != "" && strings.Contains(f.Match, f.Secret) {
+			v = f.Secret
+		}
+		if v != "" && !seen[v] {
+			seen[v] = true
+			cuts = append(cuts, cut{v, f.RuleID})
 		}
 	}
-	// The longest first, so that a value inside a longer match goes with it.
+	// The longest first, so that a value inside a longer match goes with it; one pass over s
+	// (a strings.Replacer), however many values there are.
 	sort.SliceStable(cuts, func(i, j int) bool { return len(cuts[i].value) > len(cuts[j].value) })
+	pairs := make([]string, 0, 2*len(cuts))
 	for _, c := range cuts {
-		s = strings.ReplaceAll(s, c.value, "[secret: "+c.rule+"]")
+		pairs = append(pairs, c.value, "[secret: "+c.rule+"]")
 	}
-	return s
+	return strings.NewReplacer(pairs...).Replace(s)
 }
 
-// RedactArguments is Redact for a tool call's JSON arguments: what it returns is still the JSON
-// object it was, each string value redacted (a value the model escaped, such as a key's line
-// breaks written as \n, is found in its decoded form). Arguments that are not a JSON object
+// RedactArguments is Redact for a tool call's JSON arguments. Every string of the JSON value,
+// keys and nested values included, is redacted in its decoded form (a value the model escaped,
+// such as a key's line breaks written as \n or letters as \u escapes, is found), the value is
+// encoded again, and the whole text goes through Redact once more. Arguments that are not JSON
 // are redacted as text.
 func RedactArguments(raw string) string {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal([]byte(raw), &obj) != nil {
+	var v any
+	if json.Unmarshal([]byte(raw), &v) != nil {
 		return Redact(raw)
 	}
-	changed := false
-	for k, v := range obj {
-		var s string
-		if json.Unmarshal(v, &s) != nil {
-			continue
-		}
-		if r := Redact(s); r != s {
-			b, err := json.Marshal(r)
-			if err != nil {
-				continue
-			}
-			obj[k], changed = b, true
-		}
-	}
+	red, changed := redactValue(v)
 	if !changed {
-		return Redact(raw) // a value in a key or a number, however unlikely; still valid JSON
+		return Redact(raw)
 	}
-	b, err := json.Marshal(obj)
+	b, err := json.Marshal(red)
 	if err != nil {
 		return Redact(raw)
 	}
-	return string(b)
+	return Redact(string(b))
+}
+
+// redactValue returns v with every string and key redacted, and whether anything changed.
+func redactValue(v any) (any, bool) {
+	switch t := v.(type) {
+	case string:
+		r := Redact(t)
+		return r, r != t
+	case []any:
+		changed := false
+		for i, e := range t {
+			var c bool
+			t[i], c = redactValue(e)
+			changed = changed || c
+		}
+		return t, changed
+	case map[string]any:
+		out, changed := make(map[string]any, len(t)), false
+		for k, e := range t {
+			rk := Redact(k)
+			re, c := redactValue(e)
+			changed = changed || c || rk != k
+			out[rk] = re
+		}
+		return out, changed
+	}
+	return v, false
 }
