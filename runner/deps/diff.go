@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -71,6 +72,14 @@ type Report struct {
 	// VulnChecked the ecosystems whose new versions were checked against it.
 	VulnData    bool
 	VulnChecked []string
+
+	parsed int64 // bytes of manifests read so far (maxParsedBytes)
+}
+
+// isLockFile reports whether p names a lock file, which a tool writes and may be large.
+func isLockFile(p string) bool {
+	base := path.Base(p)
+	return strings.HasSuffix(base, ".lock") || base == "package-lock.json"
 }
 
 // Vulnerable returns the changes with a known vulnerability.
@@ -89,9 +98,15 @@ func (r *Report) Vulnerable() []Change {
 
 // Limits of what List reads from one patch.
 const (
-	maxManifests = 100   // manifests compared; more are a note
-	maxChanges   = 20000 // changes kept; more are a note
-	maxNote      = 300   // characters of a parser's error kept in a note
+	maxManifests = 100 // manifests compared; more are a note
+	// A manifest a person writes (requirements, go.mod, Cargo.toml, package.json,
+	// pyproject.toml) is read up to maxTextManifestBytes, a lock file up to MaxManifestBytes,
+	// and all of them together up to maxParsedBytes: a patch of a few KiB can hold a file git
+	// inflates to many MiB (a binary literal), and a parser keeps an object per line.
+	maxTextManifestBytes = 1 << 20
+	maxParsedBytes       = 32 << 20
+	maxChanges           = 20000 // changes kept; more are a note
+	maxNote              = 300   // characters of a parser's error kept in a note
 )
 
 // List applies diff to base in the host's clone (a throwaway index and object directory; the
@@ -181,10 +196,20 @@ func readSide(ctx context.Context, git patch.Git, env []string, rep *Report, p, 
 		rep.note(p, where, "git could not read it")
 		return nil, false
 	}
-	if n, err := strconv.ParseInt(strings.TrimSpace(string(size)), 10, 64); err != nil || n > MaxManifestBytes {
-		rep.note(p, where, fmt.Sprintf("it is over %d MiB", MaxManifestBytes>>20))
+	limit := int64(MaxManifestBytes)
+	if !isLockFile(p) {
+		limit = maxTextManifestBytes
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(size)), 10, 64)
+	if err != nil || n > limit {
+		rep.note(p, where, fmt.Sprintf("it is over %d MiB", limit>>20))
 		return nil, false
 	}
+	if rep.parsed+n > maxParsedBytes {
+		rep.note(p, where, fmt.Sprintf("the dependency files of the patch are over %d MiB together", maxParsedBytes>>20))
+		return nil, false
+	}
+	rep.parsed += n
 	content, err := git(ctx, env, nil, "cat-file", "blob", obj)
 	if err != nil {
 		rep.note(p, where, "git could not read it")

@@ -89,3 +89,30 @@ func TestListOfAPatchThatDoesNotApply(t *testing.T) {
 		t.Errorf("error %v, want one saying git could not apply the patch", err)
 	}
 }
+
+// TestListBoundsWhatItParses: a requirements file of a few MiB (which a small binary patch
+// can make) is a note, not millions of packages in memory; a lock file of the same size is
+// still read, up to the patch's total.
+func TestListBoundsWhatItParses(t *testing.T) {
+	t.Parallel()
+	dir, base := gittest.Repo(t, map[string]string{"README.md": "x\n"})
+	big := strings.Repeat("a==1\n", (2<<20)/5)
+	diff := diffOf(t, dir, base, func() {
+		gittest.Write(t, dir, map[string]string{"requirements.txt": big, "go.mod": "module example.com/m\n\ngo 1.22\n\nrequire golang.org/x/text v0.3.8\n"})
+	})
+	rep, err := List(context.Background(), patch.HostGit(dir), base, diff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Changes {
+		if c.File != "go.mod" {
+			t.Errorf("change %+v: want go.mod's alone", c)
+		}
+	}
+	if len(rep.Changes) == 0 {
+		t.Error("go.mod's changes are missing")
+	}
+	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], `"requirements.txt" in the patched tree was not compared: it is over 1 MiB`) {
+		t.Errorf("notes %q", rep.Notes)
+	}
+}

@@ -1,7 +1,10 @@
 package patch
 
 import (
+	"bytes"
+	"compress/zlib"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -170,11 +173,13 @@ func (p *parser) binaryChange() error {
 			}
 			return p.errorf("expected %q or %q, got %s", "literal N", "delta N", quote(line))
 		}
-		if _, err := atoi(size); err != nil {
+		n, err := atoi(size)
+		if err != nil {
 			return p.errorf("bad binary size %s", quote(size))
 		}
+		start := p.line
 		p.next()
-		lines := 0
+		var data []string
 		for {
 			if p.eof() {
 				return p.errorf("patch ends inside binary data")
@@ -187,10 +192,21 @@ func (p *parser) binaryChange() error {
 			if err := base85Line(line); err != nil {
 				return &ParseError{Line: p.line, Msg: err.Error()}
 			}
-			lines++
+			data = append(data, line)
 		}
-		if lines == 0 {
+		if len(data) == 0 {
 			return &ParseError{Line: p.line, Msg: "binary part without data"}
+		}
+		// What git will inflate: a literal's size is given; a delta's result size is in the
+		// delta's own header (a small delta can copy the base over and over into a huge file).
+		out := int64(n)
+		if kind == "delta" {
+			if out, err = deltaResultSize(data); err != nil {
+				return &ParseError{Line: start + 1, Msg: "binary delta: " + err.Error()}
+			}
+		}
+		if p.binary += out; p.binary > MaxBinaryBytes {
+			return &ParseError{Line: start + 1, Msg: fmt.Sprintf("the patch's binary data would be over %d MiB once git inflates it", MaxBinaryBytes>>20)}
 		}
 	}
 	return nil
@@ -221,3 +237,73 @@ func base85Line(line string) error {
 }
 
 const base85Alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~"
+
+// MaxBinaryBytes bounds what git inflates from a patch's binary parts, all of them together:
+// a patch of a few KiB can describe a file of a GiB, which git would build in memory on the
+// host (and Publish would read).
+const MaxBinaryBytes = 16 << 20
+
+// deltaResultSize decodes a "delta" part's base85 lines and returns the size of the file the
+// delta makes: the second number of the inflated delta's header (git's varints, after the
+// base's size). Only the header is inflated.
+func deltaResultSize(lines []string) (int64, error) {
+	var raw []byte
+	for _, l := range lines {
+		b, err := base85Decode(l)
+		if err != nil {
+			return 0, err
+		}
+		raw = append(raw, b...)
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return 0, fmt.Errorf("not zlib data")
+	}
+	defer zr.Close()
+	head := make([]byte, 20)
+	n, _ := io.ReadFull(zr, head)
+	head = head[:n]
+	varint := func() (int64, error) {
+		var v int64
+		for shift := uint(0); shift < 63; shift += 7 {
+			if len(head) == 0 {
+				return 0, fmt.Errorf("header cut short")
+			}
+			c := head[0]
+			head = head[1:]
+			v |= int64(c&0x7f) << shift
+			if c&0x80 == 0 {
+				return v, nil
+			}
+		}
+		return 0, fmt.Errorf("size out of range")
+	}
+	if _, err := varint(); err != nil { // the base's size
+		return 0, err
+	}
+	return varint()
+}
+
+// base85Decode decodes one line base85Line accepted.
+func base85Decode(line string) ([]byte, error) {
+	c := line[0]
+	n := int(c-'A') + 1
+	if c >= 'a' {
+		n = int(c-'a') + 27
+	}
+	var out []byte
+	for i := 1; i+5 <= len(line); i += 5 {
+		var acc uint64
+		for _, ch := range line[i : i+5] {
+			acc = acc*85 + uint64(strings.IndexRune(base85Alphabet, ch))
+		}
+		if acc > 0xffffffff {
+			return nil, fmt.Errorf("bad base85 group")
+		}
+		out = append(out, byte(acc>>24), byte(acc>>16), byte(acc>>8), byte(acc))
+	}
+	if len(out) < n {
+		return nil, fmt.Errorf("binary line too short")
+	}
+	return out[:n], nil
+}

@@ -116,9 +116,10 @@ func Parse(diff []byte) (*Patch, error) {
 }
 
 type parser struct {
-	data []byte
-	pos  int // offset of the current line
-	line int // 0-based index of the current line
+	data   []byte
+	binary int64 // bytes git would inflate from the binary parts so far (MaxBinaryBytes)
+	pos    int   // offset of the current line
+	line   int   // 0-based index of the current line
 }
 
 func (p *parser) eof() bool { return p.pos >= len(p.data) }
