@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 var usageFacts = regexp.MustCompile(`sandboxes\s+(\S+) CPU, peak memory (\S+ \S+)`)
@@ -48,7 +49,12 @@ func TestRunsCommand(t *testing.T) {
 			t.Errorf("frognano runs show lacks %q:\n%s", want, facts)
 		}
 	}
-	audit := cli("runs", "show", fmt.Sprint(id), "--audit")
+	// The run's row ends first; the final edit of its status comment follows it (the outbox).
+	var audit string
+	svcWait(t, 30*time.Second, "the final edit of the status comment in the audit trail", func() (bool, string) {
+		audit = cli("runs", "show", fmt.Sprint(id), "--audit")
+		return strings.Contains(audit, "comment.edited"), audit
+	})
 	for _, want := range []string{"reaction.created", "comment.created", "comment.edited", "branch.created", "pull_request.created", "F00D:"} {
 		if !strings.Contains(audit, want) {
 			t.Errorf("frognano runs show --audit lacks %q:\n%s", want, audit)
