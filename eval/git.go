@@ -103,27 +103,12 @@ var errTestPatch = errors.New("the test patch does not apply to the base commit"
 // test patch wins: that file is reset to base before the test patch applies.
 func combine(ctx context.Context, dir, base string, model, tests []byte) ([]byte, error) {
 	git := patch.HostGit(dir)
-	objects, err := git(ctx, nil, nil, "rev-parse", "--path-format=absolute", "--git-path", "objects")
-	if err != nil {
-		return nil, fmt.Errorf("finding the clone's objects: %w", err)
-	}
-	tmp, err := os.MkdirTemp("", "frognano-eval-")
+	sc, err := patch.NewScratch(ctx, git, base)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	if err := os.Mkdir(filepath.Join(tmp, "objects"), 0o700); err != nil {
-		return nil, err
-	}
-	env := []string{
-		"GIT_INDEX_FILE=" + filepath.Join(tmp, "index"),
-		"GIT_OBJECT_DIRECTORY=" + filepath.Join(tmp, "objects"),
-		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + strings.TrimSpace(string(objects)),
-		"GIT_LITERAL_PATHSPECS=1",
-	}
-	if _, err := git(ctx, env, nil, "read-tree", base); err != nil {
-		return nil, fmt.Errorf("reading the base commit: %w", err)
-	}
+	defer sc.Close()
+	env := append(sc.Env, "GIT_LITERAL_PATHSPECS=1")
 	if len(model) > 0 {
 		if _, err := git(ctx, env, model, "apply", "--cached", "--binary", "--whitespace=nowarn", "-"); err != nil {
 			return nil, fmt.Errorf("applying the model's patch: %w", err)

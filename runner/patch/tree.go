@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -51,31 +49,14 @@ func (e *ApplyError) Unwrap() error { return e.Err }
 // It returns the tree's id, an *ApplyError when git cannot apply the diff, or the
 // *RefusedError of CheckTree.
 func ApplyToBase(ctx context.Context, git Git, base string, diff []byte, opt Options) (string, error) {
-	objects, err := git(ctx, nil, nil, "rev-parse", "--path-format=absolute", "--git-path", "objects")
+	sc, err := NewScratch(ctx, git, base)
 	if err != nil {
-		return "", fmt.Errorf("finding the clone's objects: %w", err)
+		return "", err
 	}
-	tmp, err := os.MkdirTemp("", "frognano-apply-")
-	if err != nil {
-		return "", fmt.Errorf("creating a throwaway index: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	if err := os.Mkdir(filepath.Join(tmp, "objects"), 0o700); err != nil {
-		return "", fmt.Errorf("creating a throwaway object directory: %w", err)
-	}
-	env := []string{
-		"GIT_INDEX_FILE=" + filepath.Join(tmp, "index"),
-		"GIT_OBJECT_DIRECTORY=" + filepath.Join(tmp, "objects"),
-		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + strings.TrimSpace(string(objects)),
-	}
-	if _, err := git(ctx, env, nil, "read-tree", base); err != nil {
-		return "", fmt.Errorf("reading the base commit %s: %w", quote(base), err)
-	}
-	if _, err := git(ctx, env, diff, "apply", "--cached", "--binary", "--whitespace=nowarn", "-"); err != nil {
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
-		return "", &ApplyError{err}
+	defer sc.Close()
+	env := sc.Env
+	if err := sc.Apply(ctx, git, diff); err != nil {
+		return "", err
 	}
 	out, err := git(ctx, env, nil, "write-tree")
 	if err != nil {

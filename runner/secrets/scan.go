@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -265,29 +263,18 @@ func addedLines(ctx context.Context, git patch.Git, base string, diff []byte) ([
 	if len(diff) == 0 {
 		return nil, nil
 	}
-	objects, err := git(ctx, nil, nil, "rev-parse", "--path-format=absolute", "--git-path", "objects")
+	sc, err := patch.NewScratch(ctx, git, base)
 	if err != nil {
-		return nil, fmt.Errorf("finding the clone's objects: %w", err)
+		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "frognano-secrets-")
-	if err != nil {
-		return nil, fmt.Errorf("creating a throwaway index: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-	if err := os.Mkdir(filepath.Join(tmp, "objects"), 0o700); err != nil {
-		return nil, fmt.Errorf("creating a throwaway object directory: %w", err)
-	}
-	env := []string{
-		"GIT_INDEX_FILE=" + filepath.Join(tmp, "index"),
-		"GIT_OBJECT_DIRECTORY=" + filepath.Join(tmp, "objects"),
-		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + strings.TrimSpace(string(objects)),
-	}
-	if _, err := git(ctx, env, nil, "read-tree", base); err != nil {
-		return nil, fmt.Errorf("reading the base commit: %w", err)
-	}
-	if _, err := git(ctx, env, diff, "apply", "--cached", "--binary", "--whitespace=nowarn", "-"); err != nil {
-		// Not git's message: git apply quotes the lines it could not place.
-		return nil, errors.New("git could not apply the patch to scan it")
+	defer sc.Close()
+	env := sc.Env
+	if err := sc.Apply(ctx, git, diff); err != nil {
+		var ae *patch.ApplyError
+		if errors.As(err, &ae) {
+			return nil, errors.New("git could not apply the patch to scan it")
+		}
+		return nil, err
 	}
 	out, err := git(ctx, env, nil, "diff", "--cached", "--text", "--unified=0", "--no-color",
 		"--no-ext-diff", "--no-textconv", "--find-renames", "--src-prefix=a/", "--dst-prefix=b/", base)
