@@ -71,16 +71,11 @@ func budgetCmd(ctx context.Context, args []string, getenv func(string) string, s
 	if err := e.Err(); err != nil {
 		return usageError{err.Error()}
 	}
-	url := strings.TrimSpace(getenv("DATABASE_URL"))
-	if url == "" {
-		return usageError{"DATABASE_URL is not set"}
-	}
-	pool, err := openPool(ctx, url)
+	st, done, err := openStore(ctx, strings.TrimSpace(getenv("DATABASE_URL")))
 	if err != nil {
-		return setupError{err}
+		return err
 	}
-	defer pool.Close()
-	st := runs.NewStore(pool, nil)
+	defer done()
 	switch sub {
 	case "set":
 		err = st.SetBudget(ctx, *installation, o)

@@ -43,8 +43,7 @@ func evalCmd(ctx context.Context, args []string, getenv func(string) string, std
 	rerun := fs.Bool("rerun", false, "discard what an earlier evaluation in --out finished and run every task")
 	jobs := fs.Int("jobs", 0, "tasks at once (0: half of FROGNANO_MAX_SANDBOXES, at least 1); sandboxes and model requests stay within their limits")
 	bindRunnerFlags(fs, &cfg)
-	fs.StringVar(&cfg.Env.Network, "setup-network", cfg.Env.Network, `Docker network the repository's .frognano/setup.sh runs on; "none": no network (FROGNANO_SETUP_NETWORK)`)
-	fs.BoolVar(&cfg.Env.Disabled, "no-setup", false, "run no setup script: the sandboxes use the image as it is")
+	bindSetupFlags(fs, &cfg)
 	fs.IntVar(&cfg.Attempts.N, "attempts", cfg.Attempts.N, "independent attempts per task; frognano's own tests choose the patch (FROGNANO_ATTEMPTS)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -179,8 +178,7 @@ func evalTasksCmd(ctx context.Context, args []string, getenv func(string) string
 	limit := fs.Int("limit", 50, "examine the newest N commits at most (0: all)")
 	name := fs.String("name", "", `"owner/name" for the tasks' repo field (it picks the image from FROGNANO_SANDBOX_IMAGES)`)
 	bindRunnerFlags(fs, &cfg)
-	fs.StringVar(&cfg.Env.Network, "setup-network", cfg.Env.Network, `Docker network the repository's .frognano/setup.sh runs on; "none": no network (FROGNANO_SETUP_NETWORK)`)
-	fs.BoolVar(&cfg.Env.Disabled, "no-setup", false, "run no setup script: the sandboxes use the image as it is")
+	bindSetupFlags(fs, &cfg)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

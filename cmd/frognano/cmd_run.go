@@ -37,8 +37,7 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	taskFile := fs.String("task-file", "", "a file holding the task")
 	out := fs.String("out", "", "folder for patch.diff, trajectory.json and report.md")
 	bindRunnerFlags(fs, &cfg)
-	fs.StringVar(&cfg.Env.Network, "setup-network", cfg.Env.Network, `Docker network the repository's .frognano/setup.sh runs on; "none": no network (FROGNANO_SETUP_NETWORK)`)
-	fs.BoolVar(&cfg.Env.Disabled, "no-setup", false, "run no setup script: the sandboxes use the image as it is")
+	bindSetupFlags(fs, &cfg)
 	fs.IntVar(&cfg.Attempts.N, "attempts", cfg.Attempts.N, "independent attempts; frognano's own tests choose the patch (FROGNANO_ATTEMPTS, at most FROGNANO_MAX_ATTEMPTS)")
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -36,10 +36,7 @@ func runsCmd(ctx context.Context, args []string, getenv func(string) string, std
 		if err := parseFlags(fs, args[2:]); err != nil {
 			return err
 		}
-		if url == "" {
-			return usageError{"DATABASE_URL is not set"}
-		}
-		reader, done, err := openRuns(ctx, url)
+		reader, done, err := openStore(ctx, url)
 		if err != nil {
 			return err
 		}
@@ -79,10 +76,7 @@ func runsCmd(ctx context.Context, args []string, getenv func(string) string, std
 	if *limit < 1 {
 		return usageError{"--limit must be at least 1"}
 	}
-	if url == "" {
-		return usageError{"DATABASE_URL is not set"}
-	}
-	reader, done, err := openRuns(ctx, url)
+	reader, done, err := openStore(ctx, url)
 	if err != nil {
 		return err
 	}
@@ -100,8 +94,13 @@ func runsCmd(ctx context.Context, args []string, getenv func(string) string, std
 	return tw.Flush()
 }
 
-// openRuns opens the database at url for reading runs; done closes it.
-func openRuns(ctx context.Context, url string) (reader runs.Reader, done func(), err error) {
+// openStore opens the runs of the database at url for a command that reads or changes them
+// (runs, usage, budget): a usageError when url is empty, a setupError when the database cannot
+// be reached.
+func openStore(ctx context.Context, url string) (*runs.Store, func(), error) {
+	if url == "" {
+		return nil, nil, usageError{"DATABASE_URL is not set"}
+	}
 	pool, err := openPool(ctx, url)
 	if err != nil {
 		return nil, nil, setupError{err}

@@ -43,16 +43,12 @@ func usageCmd(ctx context.Context, args []string, getenv func(string) string, st
 	default:
 		return usageError{fmt.Sprintf("--format %q: use table, csv or json", *format)}
 	}
-	url := strings.TrimSpace(getenv("DATABASE_URL"))
-	if url == "" {
-		return usageError{"DATABASE_URL is not set"}
-	}
-	pool, err := openPool(ctx, url)
+	st, done, err := openStore(ctx, strings.TrimSpace(getenv("DATABASE_URL")))
 	if err != nil {
-		return setupError{err}
+		return err
 	}
-	defer pool.Close()
-	rows, err := runs.NewStore(pool, nil).UsageReport(ctx, since, *by)
+	defer done()
+	rows, err := st.UsageReport(ctx, since, *by)
 	if err != nil {
 		return err
 	}

@@ -151,6 +151,13 @@ func bindRunnerFlags(fs *flag.FlagSet, cfg *runner.Config) {
 	fs.Var(byteSize{&cfg.Sandbox.Disk}, "sandbox-disk", "most each sandbox's workspace may hold, e.g. 4g or 512m (FROGNANO_SANDBOX_DISK)")
 }
 
+// bindSetupFlags registers the setup flags of the commands that run on a local checkout
+// (run, eval, eval tasks); the service takes them from its environment only.
+func bindSetupFlags(fs *flag.FlagSet, cfg *runner.Config) {
+	fs.StringVar(&cfg.Env.Network, "setup-network", cfg.Env.Network, `Docker network the repository's .frognano/setup.sh runs on; "none": no network (FROGNANO_SETUP_NETWORK)`)
+	fs.BoolVar(&cfg.Env.Disabled, "no-setup", false, "run no setup script: the sandboxes use the image as it is")
+}
+
 // byteSize is a flag holding a size read by setting.ParseBytes, like the FROGNANO_* size variables.
 type byteSize struct{ p *int64 }
 
