@@ -12,6 +12,7 @@ import (
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/internal/golden"
+	"github.com/frognano/frognano/internal/secrettest"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/deps/osvtest"
 	"github.com/frognano/frognano/runner/leaf"
@@ -33,9 +34,9 @@ import (
 func TestPatchChecksEndToEnd(t *testing.T) {
 	t.Parallel()
 	buildScanImage(t)
-	aws := "AKIA" + madeUp(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+	aws := "AKIA" + secrettest.MadeUp(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
 	pem := func() (string, []string) {
-		body := base64.StdEncoding.EncodeToString([]byte(madeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 180)))
+		body := base64.StdEncoding.EncodeToString([]byte(secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 180)))
 		kind := "RSA " + "PRIVATE KEY"
 		lines := []string{body[:64], body[64:128], body[128:]}
 		return "-----BEGIN " + kind + "-----\n" + strings.Join(lines, "\n") + "\n-----END " + kind + "-----\n", lines

@@ -2,35 +2,19 @@ package runner_test
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"math/big"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/frognano/frognano/internal/golden"
+	"github.com/frognano/frognano/internal/secrettest"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
 	"github.com/frognano/frognano/runner/sandbox"
 )
-
-// madeUp returns n characters of alphabet made at run time, so that frognano's repository
-// holds no value that looks like a secret.
-func madeUp(t *testing.T, alphabet string, n int) string {
-	t.Helper()
-	b := make([]byte, n)
-	for i := range b {
-		k, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b[i] = alphabet[k.Int64()]
-	}
-	return string(b)
-}
 
 // TestSecretValuesAreShownNowhere: the model writes a cloud-provider key and a private key
 // into the repository, reads the file back (its observation holds both) and names the key in
@@ -40,8 +24,8 @@ func madeUp(t *testing.T, alphabet string, n int) string {
 // instead says which rule found it.
 func TestSecretValuesAreShownNowhere(t *testing.T) {
 	t.Parallel()
-	aws := "AKIA" + madeUp(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
-	body := base64.StdEncoding.EncodeToString([]byte(madeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 240)))
+	aws := "AKIA" + secrettest.MadeUp(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+	body := base64.StdEncoding.EncodeToString([]byte(secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 240)))
 	kind := "RSA " + "PRIVATE KEY"
 	keyLines := []string{body[:64], body[64:128], body[128:192], body[192:]}
 	key := "-----BEGIN " + kind + "-----\n" + strings.Join(keyLines, "\n") + "\n-----END " + kind + "-----\n"

@@ -3,34 +3,18 @@ package runner
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"log/slog"
-	"math/big"
 	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/frognano/frognano/internal/gittest"
+	"github.com/frognano/frognano/internal/secrettest"
 	"github.com/frognano/frognano/runner/secrets"
 )
-
-// fakeSecret returns n characters of alphabet, made at run time so that frognano's own
-// repository holds no value that looks like a secret.
-func fakeSecret(t *testing.T, alphabet string, n int) string {
-	t.Helper()
-	b := make([]byte, n)
-	for i := range b {
-		k, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b[i] = alphabet[k.Int64()]
-	}
-	return string(b)
-}
 
 type secretsBundle struct {
 	aws, gh, key string
@@ -42,11 +26,11 @@ type secretsBundle struct {
 // of mode on it whose logger writes to logs.
 func setupSecrets(t *testing.T, mode secrets.Mode, files map[string]string) *secretsBundle {
 	t.Helper()
-	key := base64.StdEncoding.EncodeToString([]byte(fakeSecret(t, "abcdefghijklmnopqrstuvwxyz0123456789", 240)))
+	key := base64.StdEncoding.EncodeToString([]byte(secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 240)))
 	kind := "RSA " + "PRIVATE KEY"
 	b := &secretsBundle{
-		aws:  "AKIA" + fakeSecret(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16),
-		gh:   "ghp" + "_" + fakeSecret(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 36),
+		aws:  "AKIA" + secrettest.MadeUp(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16),
+		gh:   "ghp" + "_" + secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 36),
 		key:  "-----BEGIN " + kind + "-----\n" + key[:64] + "\n" + key[64:128] + "\n" + key[128:] + "\n-----END " + kind + "-----",
 		logs: &bytes.Buffer{},
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,27 +12,15 @@ import (
 	"testing"
 
 	"github.com/frognano/frognano/internal/gittest"
+	"github.com/frognano/frognano/internal/secrettest"
 	"github.com/frognano/frognano/runner/patch"
 )
 
-// Fake secrets are made at run time, so no value that looks like one is ever committed to
-// frognano's own repository.
-func randFrom(t *testing.T, alphabet string, n int) string {
-	t.Helper()
-	b := make([]byte, n)
-	for i := range b {
-		k, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b[i] = alphabet[k.Int64()]
-	}
-	return string(b)
+func awsKey(t *testing.T) string {
+	return "AKIA" + secrettest.MadeUp(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
 }
-
-func awsKey(t *testing.T) string { return "AKIA" + randFrom(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16) }
 func githubToken(t *testing.T) string {
-	return "ghp" + "_" + randFrom(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 36)
+	return "ghp" + "_" + secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 36)
 }
 func privateKey(t *testing.T) string {
 	body := make([]byte, 600)

@@ -1,0 +1,24 @@
+// Package secrettest makes values that look like secrets at run time, for the tests of the
+// secrets check and of what frognano shows, so that no such value is ever committed to
+// frognano's own repository. It is imported only from _test.go files.
+package secrettest
+
+import (
+	"crypto/rand"
+	"math/big"
+	"testing"
+)
+
+// MadeUp returns n characters drawn at random from alphabet.
+func MadeUp(t testing.TB, alphabet string, n int) string {
+	t.Helper()
+	b := make([]byte, n)
+	for i := range b {
+		k, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[i] = alphabet[k.Int64()]
+	}
+	return string(b)
+}
