@@ -21,14 +21,17 @@ func BenchmarkEvalTask(b *testing.B) {
 	for _, kind := range []string{"python", "go"} {
 		b.Run(kind, func(b *testing.B) {
 			var task eval.Task
+			var dir string
 			switch kind {
 			case "python":
-				dir, commit, patch := pyTaskRepo(b)
-				task = eval.Task{InstanceID: "bench-py", RepoPath: dir, BaseCommit: commit, ProblemStatement: "bench", TestPatch: patch,
+				d, commit, patch := pyTaskRepo(b)
+				dir = d
+				task = eval.Task{InstanceID: "bench-py", RepoPath: filepath.Base(dir), BaseCommit: commit, ProblemStatement: "bench", TestPatch: patch,
 					FailToPass: []string{"tests/test_basic.py::test_average"}, PassToPass: []string{"tests/test_basic.py::test_total"}}
 			case "go":
-				dir, commit, patch := taskRepo(b, "gomax", map[string]string{"max_test.go": goBase})
-				task = eval.Task{InstanceID: "bench-go", RepoPath: dir, BaseCommit: commit, ProblemStatement: "bench", TestPatch: patch,
+				d, commit, patch := taskRepo(b, "gomax", map[string]string{"max_test.go": goBase})
+				dir = d
+				task = eval.Task{InstanceID: "bench-go", RepoPath: filepath.Base(dir), BaseCommit: commit, ProblemStatement: "bench", TestPatch: patch,
 					FailToPass: []string{"example.com/gomax/TestMaxNegative"}, PassToPass: []string{"example.com/gomax/TestMin"}, Image: goImage}
 			}
 			out := filepath.Join(b.TempDir(), "out")
@@ -39,7 +42,8 @@ func BenchmarkEvalTask(b *testing.B) {
 				srv := leaftest.NewServer(b, leaftest.LoadModel(b, "eval-finish.json"))
 				r := newRunner(b, fmt.Sprintf("eval-bench-%s", kind), srv.URL, 4)
 				b.StartTimer()
-				sum, err := eval.Run(context.Background(), []eval.Task{task}, nil, eval.Options{Runner: r, Out: out, Rerun: true})
+				sum, err := eval.Run(context.Background(), []eval.Task{task}, nil, eval.Options{Runner: r, Out: out, Rerun: true,
+					TaskDir: filepath.Dir(dir), Allow: eval.Allow{Images: []string{goImage}}})
 				if err != nil {
 					b.Fatal(err)
 				}

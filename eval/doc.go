@@ -7,5 +7,8 @@
 // eval never shows a task's test patch or reference fix to the model: the problem statement
 // is the whole task. It never talks to GitHub and never holds a token; the only network it
 // may use is a clone URL a task file names. Everything in a task file is untrusted input: a
-// malformed line is reported and skipped, never half-used.
+// malformed line is reported and skipped, never half-used, and a task that names what the
+// operator did not allow (Allow: an image, a folder outside the task file's folder and
+// --repos, a plain or local clone URL) is refused with its id and the field before anything
+// of it is used (Check), and checked again on the host when it runs.
 package eval

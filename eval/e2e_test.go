@@ -3,11 +3,13 @@ package eval_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/frognano/frognano/eval"
 	"github.com/frognano/frognano/internal/gittest"
@@ -21,6 +23,10 @@ import (
 type suite struct {
 	file    string
 	servers map[string]*leaftest.Server
+	// The repositories: pyaverage beside the task file (repo_path read from its folder),
+	// gomax in another folder given as --repos; and what the evaluation runs with.
+	py, gomax string
+	opt       eval.Options
 }
 
 func newSuite(t *testing.T) suite {
@@ -31,14 +37,14 @@ func newSuite(t *testing.T) suite {
 	// PASS_TO_PASS in both spellings: a pytest node id and the reader's key.
 	p2p := []string{"tests/test_basic.py::test_total", "tests.test_basic.test_average_empty"}
 	task := func(id, problem string) map[string]any {
-		return map[string]any{"instance_id": id, "repo": "frognano/pyaverage", "repo_path": py, "base_commit": pyCommit,
+		return map[string]any{"instance_id": id, "repo": "frognano/pyaverage", "repo_path": filepath.Base(py), "base_commit": pyCommit,
 			"problem_statement": problem, "test_patch": pyPatch, "FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p,
 			"created_at": "2026-01-01", "version": "1.0"} // fields of SWE-bench's that eval does not use
 	}
 	noIDs := task("pyaverage-4-noids", "Please look at the median, it is off.")
 	noIDs["FAIL_TO_PASS"] = []string{"tests/test_basic.py::test_median"}
 	// SWE-bench's published files hold the lists as strings of JSON.
-	goTask := map[string]any{"instance_id": "gomax-1-fixed", "repo_path": gomax, "base_commit": goCommit,
+	goTask := map[string]any{"instance_id": "gomax-1-fixed", "repo_path": filepath.Base(gomax), "base_commit": goCommit,
 		"problem_statement": "Max is wrong for negative numbers.", "test_patch": goPatch,
 		"FAIL_TO_PASS": `["example.com/gomax/TestMaxNegative"]`, "PASS_TO_PASS": `["example.com/gomax.TestMaxPositive", "example.com/gomax/TestMin"]`,
 		"image": goImage}
@@ -52,11 +58,13 @@ func newSuite(t *testing.T) suite {
 		jsonLine(t, goTask),
 		jsonLine(t, task("pyaverage-5-sabotage", "Check the rounding of average.")),
 	}
-	file := filepath.Join(t.TempDir(), "tasks.jsonl")
+	file := filepath.Join(filepath.Dir(py), "tasks.jsonl")
 	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return suite{file: file, servers: map[string]*leaftest.Server{
+	// The Go task's image is not the runner's sandbox image: the operator allows it.
+	opt := eval.Options{TaskDir: filepath.Dir(file), Repos: filepath.Dir(gomax), Allow: eval.Allow{Images: []string{goImage}}}
+	return suite{file: file, py: py, gomax: gomax, opt: opt, servers: map[string]*leaftest.Server{
 		"divides by one too few":   leaftest.NewServer(t, leaftest.LoadModel(t, "eval-pyaverage-fixed.json")),
 		"single number":            leaftest.NewServer(t, leaftest.LoadModel(t, "eval-pyaverage-half.json")),
 		"arithmetic mean is wrong": leaftest.NewServer(t, leaftest.LoadModel(t, "eval-pyaverage-breaks.json")),
@@ -64,6 +72,12 @@ func newSuite(t *testing.T) suite {
 		"negative numbers":         leaftest.NewServer(t, leaftest.LoadModel(t, "eval-gomax-fixed.json")),
 		"rounding of average":      leaftest.NewServer(t, leaftest.LoadModel(t, "eval-pyaverage-sabotage.json")),
 	}}
+}
+
+// with is o with the suite's folders and allowances.
+func (s suite) with(o eval.Options) eval.Options {
+	o.TaskDir, o.Repos, o.Allow = s.opt.TaskDir, s.opt.Repos, s.opt.Allow
+	return o
 }
 
 func readTasks(t *testing.T, file string) ([]eval.Task, []*eval.LineError) {
@@ -128,7 +142,8 @@ func TestEvalEndToEnd(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t)
 	router := newModelRouter(t, s.servers)
-	owner := "eval-test-e2e"
+	// Its own owner: another suite on the same engine (a full run beside this one) makes its own.
+	owner := fmt.Sprintf("eval-test-e2e-%d", time.Now().UnixNano())
 	r := newRunner(t, owner, router.URL, 4)
 	tasks, bad := readTasks(t, s.file)
 	if len(tasks) != 6 || len(bad) != 1 || bad[0].Line != 3 {
@@ -136,7 +151,7 @@ func TestEvalEndToEnd(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	var prog progress
-	sum, err := eval.Run(context.Background(), tasks, bad, eval.Options{Runner: r, Out: out, Jobs: 3, Model: "frognano-4b-test", WriteRun: writeRun, Progress: prog.add, Bar: true})
+	sum, err := eval.Run(context.Background(), tasks, bad, s.with(eval.Options{Runner: r, Out: out, Jobs: 3, Model: "frognano-4b-test", WriteRun: writeRun, Progress: prog.add, Bar: true}))
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, prog.String())
 	}
@@ -244,7 +259,7 @@ func TestEvalEndToEnd(t *testing.T) {
 	if ids := containersOwnedBy(t, owner); len(ids) != 0 {
 		t.Errorf("sandboxes left behind: %v", ids)
 	}
-	for _, dir := range []string{tasks[0].RepoPath, tasks[4].RepoPath} {
+	for _, dir := range []string{s.py, s.gomax} {
 		if st := gittest.Git(t, dir, "status", "--porcelain"); st != "" {
 			t.Errorf("the task's repository %s was modified: %s", dir, st)
 		}
@@ -253,7 +268,7 @@ func TestEvalEndToEnd(t *testing.T) {
 	t.Run("Resume", func(t *testing.T) {
 		// Every task finished: a second run on the same folder runs nothing (the router's
 		// scripts are used up, so any model call would fail the test) and keeps the results.
-		again, err := eval.Run(context.Background(), tasks, bad, eval.Options{Runner: r, Out: out, Jobs: 3, Model: "frognano-4b-test", WriteRun: writeRun})
+		again, err := eval.Run(context.Background(), tasks, bad, s.with(eval.Options{Runner: r, Out: out, Jobs: 3, Model: "frognano-4b-test", WriteRun: writeRun}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,7 +285,7 @@ func TestEvalEndToEnd(t *testing.T) {
 		router.mu.Lock()
 		router.servers = map[string]*leaftest.Server{"divides by one too few": srv}
 		router.mu.Unlock()
-		third, err := eval.Run(context.Background(), changed, bad, eval.Options{Runner: r, Out: out, Jobs: 3, Model: "frognano-4b-test", WriteRun: writeRun})
+		third, err := eval.Run(context.Background(), changed, bad, s.with(eval.Options{Runner: r, Out: out, Jobs: 3, Model: "frognano-4b-test", WriteRun: writeRun}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -293,7 +308,7 @@ func TestEvalEndToEnd(t *testing.T) {
 		}
 		router.mu.Unlock()
 		other := filepath.Join(t.TempDir(), "other")
-		if _, err := eval.Run(context.Background(), tasks, bad, eval.Options{Runner: r, Out: other, Jobs: 3}); err != nil {
+		if _, err := eval.Run(context.Background(), tasks, bad, s.with(eval.Options{Runner: r, Out: other, Jobs: 3})); err != nil {
 			t.Fatal(err)
 		}
 		c, err := eval.CompareDirs(out, other)
@@ -325,10 +340,10 @@ func TestEvalAttempts(t *testing.T) {
 	router := leaftest.NewRouter(t, nil,
 		leaftest.NewServer(t, leaftest.LoadModel(t, "eval-pyaverage-fixed.json")),
 		leaftest.NewServer(t, leaftest.LoadModel(t, "eval-finish.json")))
-	owner := "eval-test-attempts"
-	task := eval.Task{InstanceID: "attempts", RepoPath: dir, BaseCommit: commit, ProblemStatement: "average() divides by one too few.", TestPatch: patch,
+	owner := fmt.Sprintf("eval-test-attempts-%d", time.Now().UnixNano())
+	task := eval.Task{InstanceID: "attempts", RepoPath: filepath.Base(dir), BaseCommit: commit, ProblemStatement: "average() divides by one too few.", TestPatch: patch,
 		FailToPass: []string{"tests/test_basic.py::test_average"}, PassToPass: []string{"tests/test_basic.py::test_total"}}
-	sum, err := eval.Run(context.Background(), []eval.Task{task}, nil, eval.Options{Runner: newRunnerWith(t, owner, router.URL, 4, 2), Out: t.TempDir()})
+	sum, err := eval.Run(context.Background(), []eval.Task{task}, nil, eval.Options{Runner: newRunnerWith(t, owner, router.URL, 4, 2), Out: t.TempDir(), TaskDir: filepath.Dir(dir)})
 	if err != nil {
 		t.Fatal(err)
 	}

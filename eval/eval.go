@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,11 +25,15 @@ type Options struct {
 	// limiter of its Config).
 	Runner *runner.Runner
 	Out    string // the output folder
-	// TaskDir is the task file's folder: a relative repo_path is read from it.
+	// TaskDir is the task file's folder ("": this process's folder): a repo_path is read
+	// from it, and must resolve inside it or Repos.
 	TaskDir string
 	// Repos is a folder of clones, DIR/OWNER/NAME (or DIR/OWNER__NAME), for tasks that name
-	// only their repo.
+	// only their repo; a repo_path not found under TaskDir is read from it.
 	Repos string
+	// Allow is what the operator lets tasks use beyond the defaults (images, plain URLs,
+	// local addresses). A task that uses anything else is refused (Check).
+	Allow Allow
 	// Jobs is how many tasks run at once (their sandboxes and model requests are bounded
 	// by the Runner's limits besides); <= 0 is 1.
 	Jobs int
@@ -58,11 +63,42 @@ type Summary struct {
 	Stopped bool     // the context was cancelled: some tasks did not run
 }
 
+// Check returns the tasks that opt lets run, and a *LineError for each it refuses, with the
+// task's line and id and a *FieldError naming the field: an image that is not one of the
+// runner's base images or Options.Allow.Images; a repo_path that is absolute, holds `..`, or
+// resolves (through links, a .git file, alternates) outside TaskDir and Repos; a repo_url
+// over http:// or git:// without Allow.PlainURLs, or whose host is or resolves to a
+// loopback, link-local, metadata or unspecified address without Allow.LocalAddresses. It
+// resolves folders and host names now, on this machine; Run checks each task again when it
+// uses it.
+func Check(ctx context.Context, tasks []Task, opt Options) (ok []Task, refused []*LineError) {
+	if opt.Runner == nil {
+		return nil, []*LineError{{Err: errors.New("eval: Options.Runner is required")}}
+	}
+	return newPolicy(opt.Runner.BaseImages(), opt).filter(ctx, tasks)
+}
+
+func (p *policy) filter(ctx context.Context, tasks []Task) (ok []Task, refused []*LineError) {
+	for _, t := range tasks {
+		if err := p.check(ctx, t); err != nil {
+			id := ""
+			if validID(t.InstanceID) {
+				id = t.InstanceID
+			}
+			refused = append(refused, &LineError{Line: t.Line, ID: id, Err: err})
+			continue
+		}
+		ok = append(ok, t)
+	}
+	return ok, refused
+}
+
 // Run evaluates tasks and writes Out: a folder per task (result.json, and the run's
 // trajectory, patch and report), then predictions.jsonl, results.jsonl and report.md, which
 // are rewritten after every finished task so that an interrupted evaluation keeps what
 // finished. A task whose folder holds a final result for the same task line is kept, unless
-// Options.Rerun. badLines are reported in report.md. Every sandbox is removed before Run
+// Options.Rerun. Tasks Check refuses are not run (nothing of them is used) and are reported
+// through Progress and, with badLines, in report.md. Every sandbox is removed before Run
 // returns, also when ctx is cancelled.
 func Run(ctx context.Context, tasks []Task, badLines []*LineError, opt Options) (*Summary, error) {
 	if opt.Runner == nil || opt.Out == "" {
@@ -74,8 +110,16 @@ func Run(ctx context.Context, tasks []Task, badLines []*LineError, opt Options) 
 	if err := os.MkdirAll(opt.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the output folder: %w", err)
 	}
+	pol := newPolicy(opt.Runner.BaseImages(), opt)
+	tasks, refused := pol.filter(ctx, tasks)
+	for _, e := range refused {
+		if opt.Progress != nil {
+			opt.Progress("refused " + visible(e.Error()))
+		}
+	}
+	badLines = append(slices.Clone(badLines), refused...)
 	w := &writer{opt: opt, tasks: tasks, bad: badLines, records: make([]*Record, len(tasks))}
-	src := &sources{taskDir: opt.TaskDir, repos: opt.Repos, cache: filepath.Join(opt.Out, ".repos")}
+	src := &sources{policy: pol, cache: filepath.Join(opt.Out, ".repos")}
 	sum := &Summary{}
 	var todo []int
 	for i, t := range tasks {

@@ -17,43 +17,51 @@ import (
 )
 
 // sources finds and caches the repositories tasks name: a local clone is used in place (read,
-// never written); a clone URL is cloned once, bare, under the output folder's .repos/.
+// never written); a clone URL is cloned once, bare, under the output folder's .repos/. Each
+// use checks the task again against the policy, on the host as it is now (a folder's links
+// and a host name's addresses may have changed since the task was accepted), and gives git
+// what the check resolved: the real folder, the checked addresses.
 type sources struct {
-	taskDir string // repo_path is relative to it
-	repos   string // Options.Repos
-	cache   string // where URLs are cloned
+	policy *policy
+	cache  string // where URLs are cloned
+	// gitEnv is added to the environment of the git that clones a URL, and ssh is the ssh
+	// program it runs ("": ssh on PATH); tests set a CA file and a program that records.
+	gitEnv []string
+	ssh    string
 
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
 }
 
-// source returns the local repository task's checkout is cloned from, and the scope key its
-// environments share (the same for every task of one repository).
+// source returns the local repository task's checkout is cloned from.
 func (s *sources) source(ctx context.Context, t Task) (string, error) {
 	switch {
 	case t.RepoPath != "":
-		p := t.RepoPath
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(s.taskDir, p)
-		}
-		return filepath.Abs(p)
+		return s.policy.repoPath(t.RepoPath)
 	case t.RepoURL != "":
-		return s.clone(ctx, t.RepoURL)
-	case s.repos != "" && t.Repo != "":
+		pin, err := s.policy.checkURL(ctx, t.RepoURL)
+		if err != nil {
+			return "", err
+		}
+		return s.clone(ctx, pin)
+	case s.policy.repos != "" && t.Repo != "":
+		repos := s.policy.repos
 		for _, name := range []string{t.Repo, strings.ReplaceAll(t.Repo, "/", "__")} {
-			p := filepath.Join(s.repos, filepath.FromSlash(name))
+			p := filepath.Join(repos, filepath.FromSlash(name))
 			if st, err := os.Stat(p); err == nil && st.IsDir() {
 				return filepath.Abs(p)
 			}
 		}
-		return "", fmt.Errorf("no clone of %s under %s (looked for %s and %s)", t.Repo, s.repos, t.Repo, strings.ReplaceAll(t.Repo, "/", "__"))
+		return "", fmt.Errorf("no clone of %s under %s (looked for %s and %s)", t.Repo, repos, t.Repo, strings.ReplaceAll(t.Repo, "/", "__"))
 	}
 	return "", errors.New("the task names no repository it can be found in: give repo_path or repo_url in the task, or --repos DIR holding a clone at DIR/OWNER/NAME")
 }
 
-// clone makes (once) a bare clone of url in the cache and returns its path.
-func (s *sources) clone(ctx context.Context, url string) (string, error) {
-	sum := sha256.Sum256([]byte(url))
+// clone makes (once) a bare clone of the checked URL in the cache and returns its path. git
+// connects only to the addresses the check saw (pinnedURL.git).
+func (s *sources) clone(ctx context.Context, pin *pinnedURL) (string, error) {
+	raw := pin.u.String()
+	sum := sha256.Sum256([]byte(raw))
 	dst := filepath.Join(s.cache, hex.EncodeToString(sum[:8])+".git")
 	s.mu.Lock()
 	if s.locks == nil {
@@ -75,9 +83,11 @@ func (s *sources) clone(ctx context.Context, url string) (string, error) {
 	}
 	tmp := dst + ".partial"
 	os.RemoveAll(tmp)
-	if _, err := hostgit.Run(ctx, "", nil, nil, "clone", "--quiet", "--bare", "--", url, tmp); err != nil {
+	config, url := pin.git(s.ssh)
+	args := append(config, "clone", "--quiet", "--bare", "--", url, tmp)
+	if _, err := hostgit.Run(ctx, "", s.gitEnv, nil, args...); err != nil {
 		os.RemoveAll(tmp)
-		return "", fmt.Errorf("cloning %s: %w", url, err)
+		return "", fmt.Errorf("cloning %s: %w", raw, err)
 	}
 	return dst, os.Rename(tmp, dst)
 }

@@ -41,7 +41,9 @@ func TestSources(t *testing.T) {
 	gittest.Git(t, repos, "clone", "-q", src, filepath.Join(repos, "acme", "widget"))
 	gittest.Git(t, repos, "clone", "-q", src, filepath.Join(repos, "acme__gadget"))
 
-	s := &sources{taskDir: filepath.Dir(src), repos: repos, cache: filepath.Join(t.TempDir(), ".repos")}
+	// The server listens on 127.0.0.1 over plain HTTP: the operator's two flags allow it.
+	pol := newPolicy(nil, Options{TaskDir: filepath.Dir(src), Repos: repos, Allow: Allow{PlainURLs: true, LocalAddresses: true}})
+	s := &sources{policy: pol, cache: filepath.Join(t.TempDir(), ".repos")}
 	for _, tc := range []struct {
 		name string
 		task Task

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,10 @@ import (
 type MineOptions struct {
 	Runner *runner.Runner
 	Repo   string // a local clone; read, never written
+	// TaskDir is the folder the task file will be written to: a task's repo_path is the
+	// clone's path relative to it when the clone lies under it, else the clone's folder name
+	// (read then from `frognano eval --repos` the clone's parent folder: MinedRepos).
+	TaskDir string
 	// Branch is the branch whose first-parent history is mined; "": the clone's HEAD.
 	Branch string
 	Since  string // git's --since (e.g. "2026-01-01" or "6 months ago"); "": all history
@@ -204,7 +209,7 @@ func mineCommit(ctx context.Context, opt MineOptions, repo, c string) (t Task, w
 		short = short[:12]
 	}
 	return Task{
-		InstanceID: filepath.Base(repo) + "-" + short, Repo: opt.Name, RepoPath: repo, BaseCommit: parent,
+		InstanceID: filepath.Base(repo) + "-" + short, Repo: opt.Name, RepoPath: minedRepoPath(repo, opt.TaskDir), BaseCommit: parent,
 		ProblemStatement: strings.TrimSpace(string(msg)), TestPatch: string(testPatch), FailToPass: f2p, PassToPass: p2p,
 		TestCmd: opt.TestCmd, Image: opt.Image, ReferencePatch: string(fix),
 	}, "", nil
@@ -228,4 +233,42 @@ func classifyTests(before, after map[string]verify.Status) (f2p, p2p []string) {
 	slices.Sort(f2p)
 	slices.Sort(p2p)
 	return f2p, p2p
+}
+
+// minedRepoPath is the repo_path of a task mined from the clone repo, for a task file in
+// taskDir ("": this process's folder): relative to it when the clone lies under it, else the
+// clone's folder name.
+func minedRepoPath(repo, taskDir string) string {
+	if rel, ok := under(repo, taskDir); ok {
+		return rel
+	}
+	return filepath.Base(repo)
+}
+
+// under returns repo's path relative to dir ("": this process's folder), when it lies there.
+func under(repo, dir string) (string, bool) {
+	root, err := realPath(cmp.Or(dir, "."))
+	if err != nil {
+		return "", false
+	}
+	real, err := realPath(repo)
+	if err != nil || !inside(real, root) {
+		return "", false
+	}
+	rel, err := filepath.Rel(root, real)
+	return filepath.ToSlash(rel), err == nil
+}
+
+// MinedRepos is the folder `frognano eval --repos` must name for a task file in taskDir of
+// tasks mined from the clone repo: "" when the clone lies under taskDir (the tasks'
+// repo_path is read from there), else the clone's parent folder.
+func MinedRepos(repo, taskDir string) string {
+	if _, ok := under(repo, taskDir); ok {
+		return ""
+	}
+	abs, err := filepath.Abs(repo)
+	if err != nil {
+		return ""
+	}
+	return filepath.Dir(abs)
 }

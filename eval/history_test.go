@@ -2,10 +2,12 @@ package eval_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/frognano/frognano/eval"
 	"github.com/frognano/frognano/internal/gittest"
@@ -67,11 +69,13 @@ func historyRepo(t *testing.T) (dir string, fixes []string) {
 func TestMineHistory(t *testing.T) {
 	t.Parallel()
 	repo, fixes := historyRepo(t)
-	owner := "eval-test-mine"
+	owner := fmt.Sprintf("eval-test-mine-%d", time.Now().UnixNano())
 	model := leaftest.NewServer(t, leaftest.Script{Turns: nil, AllowUnused: true})
 	r := newRunner(t, owner, model.URL, 4)
 	var prog progress
-	tasks, skipped, err := eval.Mine(context.Background(), eval.MineOptions{Runner: r, Repo: repo, Name: "acme/stats", Progress: prog.add})
+	// The task file goes beside the clone: repo_path is the clone's folder name, read from there.
+	taskDir := filepath.Dir(repo)
+	tasks, skipped, err := eval.Mine(context.Background(), eval.MineOptions{Runner: r, Repo: repo, TaskDir: taskDir, Name: "acme/stats", Progress: prog.add})
 	if err != nil {
 		t.Fatalf("Mine: %v\n%s", err, prog.String())
 	}
@@ -91,7 +95,7 @@ func TestMineHistory(t *testing.T) {
 		got := tasks[i]
 		parent := gittest.Git(t, repo, "rev-parse", w.commit+"^")
 		if got.BaseCommit != parent || strings.Join(got.FailToPass, ",") != strings.Join(w.f2p, ",") || strings.Join(got.PassToPass, ",") != strings.Join(w.p2p, ",") ||
-			got.ProblemStatement != w.message || got.Repo != "acme/stats" {
+			got.ProblemStatement != w.message || got.Repo != "acme/stats" || got.RepoPath != "histrepo" {
 			t.Errorf("task %d: %+v", i, got)
 		}
 		if !strings.Contains(got.TestPatch, "tests/test_stats.py") || strings.Contains(got.TestPatch, "stats.py b/stats.py") {
@@ -119,7 +123,7 @@ func TestMineHistory(t *testing.T) {
 	for _, tk := range tasks {
 		lines = append(lines, jsonLine(t, tk))
 	}
-	file := filepath.Join(t.TempDir(), "mined.jsonl")
+	file := filepath.Join(taskDir, "mined.jsonl")
 	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +136,7 @@ func TestMineHistory(t *testing.T) {
 		"one too few":      leaftest.NewServer(t, leaftest.LoadModel(t, "eval-finish.json")),
 	})
 	out := filepath.Join(t.TempDir(), "out")
-	sum, err := eval.Run(context.Background(), back, nil, eval.Options{Runner: newRunner(t, owner, router.URL, 4), Out: out, Jobs: 2})
+	sum, err := eval.Run(context.Background(), back, nil, eval.Options{Runner: newRunner(t, owner, router.URL, 4), Out: out, Jobs: 2, TaskDir: taskDir})
 	if err != nil {
 		t.Fatal(err)
 	}

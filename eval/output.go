@@ -240,6 +240,10 @@ func Report(records []*Record, total int, bad []*LineError) string {
 	if len(bad) > 0 {
 		b.WriteString("\n## Lines not used\n\n")
 		for _, e := range bad {
+			if e.ID != "" {
+				fmt.Fprintf(&b, "- line %d, task %s: %s\n", e.Line, runner.CodeSpan(e.ID, 80), runner.CodeSpan(e.Err.Error(), 300))
+				continue
+			}
 			fmt.Fprintf(&b, "- line %d: %s\n", e.Line, runner.CodeSpan(e.Err.Error(), 300))
 		}
 	}

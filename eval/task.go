@@ -34,10 +34,12 @@ type Task struct {
 	FailToPass       []string `json:"FAIL_TO_PASS"`
 	PassToPass       []string `json:"PASS_TO_PASS"`
 
-	// Ours, all optional. RepoPath is a local clone (relative to the task file's folder);
-	// RepoURL a clone URL the host can reach; without either the repository is looked up
-	// under Options.Repos. TestCmd runs the tests instead of the repository's own command;
-	// Image is the base sandbox image.
+	// Ours, all optional. RepoPath is a local clone, a relative path without `..` that
+	// resolves inside the task file's folder or Options.Repos; RepoURL a clone URL the host
+	// can reach (https:// or ssh://; http://, git:// and local addresses only as Options.Allow
+	// says); without either the repository is looked up under Options.Repos. TestCmd runs
+	// the tests instead of the repository's own command; Image is the base sandbox image,
+	// one of those Options.Allow lets a task name.
 	RepoPath string `json:"repo_path,omitempty"`
 	RepoURL  string `json:"repo_url,omitempty"`
 	TestCmd  string `json:"test_cmd,omitempty"`
@@ -52,10 +54,35 @@ type Task struct {
 // LineError is a task file's line that could not be used; the other lines still run.
 type LineError struct {
 	Line int
-	Err  error
+	// ID is the task's instance_id when the line names a usable one ("" otherwise): a task
+	// refused for one of its fields (a *FieldError) is named by it.
+	ID  string
+	Err error
 }
 
-func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *LineError) Error() string {
+	if e.ID != "" {
+		return fmt.Sprintf("line %d, task %q: %v", e.Line, e.ID, e.Err)
+	}
+	return fmt.Sprintf("line %d: %v", e.Line, e.Err)
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
+
+// FieldError is a field of a task that frognano refuses to use: the whole task is refused,
+// and nothing of it is used (no clone, no checkout, no sandbox).
+type FieldError struct {
+	Field string // the field's name in the task file: "image", "repo_path", "repo_url", ...
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+
+func (e *FieldError) Unwrap() error { return e.Err }
+
+func fieldErr(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+}
 
 // rawTask accepts FAIL_TO_PASS and PASS_TO_PASS as a list or, as SWE-bench's published files
 // hold them, as a string holding a JSON list.
@@ -87,23 +114,39 @@ var (
 	commitRe = regexp.MustCompile(`^[0-9a-f]{7,64}$`)
 	repoRe   = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
 	// urlRe is the clone URLs a task may give: no other transport (ext::, fd::, a local
-	// path that git would read as options) reaches git.
+	// path that git would read as options) reaches git. Which of these four schemes and
+	// which hosts a task may use is the operator's (Allow, checkURL).
 	urlRe = regexp.MustCompile(`^(https?|ssh|git)://[A-Za-z0-9._~%@:\[\]-]+(/[^\s]*)?$`)
 )
 
 // ParseTask reads one line of a task file. It returns an error saying what is wrong with a
 // line that cannot be used; unknown fields are ignored.
 func ParseTask(line []byte) (Task, error) {
+	t, _, err := parseTask(line)
+	return t, err
+}
+
+// parseTask is ParseTask that also returns, for a refused line, the instance_id it names
+// when that id is one a task could have ("" otherwise), so that the refusal can name it.
+func parseTask(line []byte) (Task, string, error) {
 	var raw rawTask
 	if err := json.Unmarshal(line, &raw); err != nil {
-		return Task{}, fmt.Errorf("not a JSON object: %v", shortJSONError(err))
+		return Task{}, "", fmt.Errorf("not a JSON object: %v", shortJSONError(err))
 	}
 	t := raw.Task
 	t.FailToPass, t.PassToPass = raw.FailToPass, raw.PassToPass
 	if err := t.check(); err != nil {
-		return Task{}, err
+		id := ""
+		if validID(t.InstanceID) {
+			id = t.InstanceID
+		}
+		return Task{}, id, err
 	}
-	return t, nil
+	return t, "", nil
+}
+
+func validID(id string) bool {
+	return strings.TrimSpace(id) != "" && len(id) <= maxIDLen && utf8.ValidString(id) && !hasControl(id)
 }
 
 func shortJSONError(err error) string {
@@ -129,20 +172,32 @@ func (t *Task) check() error {
 		return fmt.Errorf("missing %s", strings.Join(missing, ", "))
 	}
 	switch {
-	case len(t.InstanceID) > maxIDLen || !utf8.ValidString(t.InstanceID) || hasControl(t.InstanceID):
-		return errors.New("instance_id: too long or holds control characters")
+	case !validID(t.InstanceID):
+		return fieldErr("instance_id", "too long or holds control characters")
 	case !commitRe.MatchString(t.BaseCommit):
-		return errors.New("base_commit: not a commit id (7 to 64 lowercase hex digits)")
+		return fieldErr("base_commit", "not a commit id (7 to 64 lowercase hex digits)")
 	case t.Repo != "" && (!repoRe.MatchString(t.Repo) || slices.ContainsFunc(strings.Split(t.Repo, "/"), func(s string) bool { return strings.Trim(s, ".") == "" })):
-		return errors.New(`repo: not "owner/name"`)
+		return fieldErr("repo", `not "owner/name"`)
 	case len(t.FailToPass)+len(t.PassToPass) > MaxTests:
 		return fmt.Errorf("more than %d test ids", MaxTests)
-	case t.RepoURL != "" && strings.HasPrefix(t.RepoURL, "-"), t.RepoPath != "" && strings.HasPrefix(t.RepoPath, "-"):
-		return errors.New("repo_path or repo_url starts with '-'")
-	case t.RepoURL != "" && !urlRe.MatchString(t.RepoURL):
-		return errors.New("repo_url: not an http(s), ssh or git URL")
+	case t.RepoURL != "" && strings.HasPrefix(t.RepoURL, "-"):
+		return fieldErr("repo_url", "starts with '-'")
+	case t.RepoPath != "" && strings.HasPrefix(t.RepoPath, "-"):
+		return fieldErr("repo_path", "starts with '-'")
 	case !utf8.ValidString(t.TestPatch):
-		return errors.New("test_patch: not UTF-8 text")
+		return fieldErr("test_patch", "not UTF-8 text")
+	case t.Image != "" && (len(t.Image) > 255 || !imageRe.MatchString(t.Image)):
+		return fieldErr("image", "not an image name")
+	}
+	if t.RepoPath != "" {
+		if err := checkRepoPathSyntax(t.RepoPath); err != nil {
+			return err
+		}
+	}
+	if t.RepoURL != "" {
+		if _, err := parseRepoURL(t.RepoURL); err != nil {
+			return err
+		}
 	}
 	for _, id := range append(append([]string{}, t.FailToPass...), t.PassToPass...) {
 		if strings.TrimSpace(id) == "" || len(id) > 1024 || hasControl(id) {
@@ -175,14 +230,14 @@ func ParseTasks(r io.Reader) (tasks []Task, errs []*LineError, err error) {
 		if len(line) == 0 {
 			continue
 		}
-		t, perr := ParseTask(line)
+		t, id, perr := parseTask(line)
 		if perr == nil {
 			if first, dup := seen[t.InstanceID]; dup {
 				perr = fmt.Errorf("instance_id repeats line %d's", first)
 			}
 		}
 		if perr != nil {
-			errs = append(errs, &LineError{n, perr})
+			errs = append(errs, &LineError{Line: n, ID: id, Err: perr})
 			continue
 		}
 		t.Line = n
@@ -191,7 +246,7 @@ func ParseTasks(r io.Reader) (tasks []Task, errs []*LineError, err error) {
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return tasks, append(errs, &LineError{n + 1, fmt.Errorf("longer than %d MiB; this line and the rest of the file were not read", MaxLineBytes>>20)}), nil
+			return tasks, append(errs, &LineError{Line: n + 1, Err: fmt.Errorf("longer than %d MiB; this line and the rest of the file were not read", MaxLineBytes>>20)}), nil
 		}
 		return tasks, errs, fmt.Errorf("reading the task file: %w", err)
 	}

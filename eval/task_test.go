@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -38,7 +40,7 @@ func TestParseTasks(t *testing.T) {
 	}
 	want := map[int]string{
 		3: "not a JSON object", 5: "instance_id repeats line 1's", 7: "base_commit: not a commit id", 8: "missing FAIL_TO_PASS",
-		9: `repo: not "owner/name"`, 10: "control characters", 11: "starts with '-'", 12: "not a JSON object", 13: "repo_url: not an http(s), ssh or git URL",
+		9: `repo: not "owner/name"`, 10: "control characters", 11: "starts with '-'", 12: "not a JSON object", 13: "repo_url: not an https://, ssh://, http:// or git:// URL",
 	}
 	if len(errs) != len(want) {
 		t.Errorf("errors %v", errs)
@@ -46,6 +48,16 @@ func TestParseTasks(t *testing.T) {
 	for _, e := range errs {
 		if !strings.Contains(e.Error(), want[e.Line]) || want[e.Line] == "" {
 			t.Errorf("line %d: %v, want %q", e.Line, e.Err, want[e.Line])
+		}
+	}
+	// A line refused for a field names its task and the field.
+	for _, e := range errs {
+		var fe *FieldError
+		if e.Line == 11 && (e.ID != "a-9" || !errors.As(e, &fe) || fe.Field != "repo_url" || !strings.Contains(e.Error(), `line 11, task "a-9": repo_url:`)) {
+			t.Errorf("line 11: %q (id %q)", e, e.ID)
+		}
+		if e.Line == 3 && e.ID != "" {
+			t.Errorf("a line that is no JSON names a task: %q", e.ID)
 		}
 	}
 	// SWE-bench's published files hold the lists as strings of JSON.
@@ -85,8 +97,17 @@ func TestFolder(t *testing.T) {
 // FuzzParseTask: any line either parses into a task that passes its own checks and survives a
 // round trip through TaskLine, or is refused with an error; it never panics.
 func FuzzParseTask(f *testing.F) {
+	with := func(field string) string {
+		return strings.Replace(goodLine, `"repo":"acme/a"`, `"repo":"acme/a",`+field, 1)
+	}
 	for _, s := range []string{goodLine, `{}`, `[]`, `{"FAIL_TO_PASS":"[1]"}`, `{"FAIL_TO_PASS":"\"x\""}`, `null`, `{"instance_id":"\u0000"}`,
-		strings.Replace(goodLine, `"FAIL_TO_PASS":["x"]`, `"FAIL_TO_PASS":"[\"x\"]"`, 1)} {
+		strings.Replace(goodLine, `"FAIL_TO_PASS":["x"]`, `"FAIL_TO_PASS":"[\"x\"]"`, 1),
+		// The fields a task file uses to reach the host (issue 28).
+		with(`"repo_path":"repos/a"`), with(`"repo_path":"../a"`), with(`"repo_path":"/etc"`), with(`"repo_path":"a/../../b"`), with(`"repo_path":"~/a"`),
+		with(`"repo_url":"https://git.example.com/a.git"`), with(`"repo_url":"ssh://git@git.example.com:2222/a.git"`),
+		with(`"repo_url":"http://2130706433/a.git"`), with(`"repo_url":"https://0x7f.1/a"`), with(`"repo_url":"https://[::ffff:127.0.0.1]/a"`),
+		with(`"repo_url":"git://metadata.google.internal./a"`), with(`"repo_url":"https://h:99999/a"`), with(`"repo_url":"https://[fe80::1%25eth0]/a"`),
+		with(`"image":"frognano-sandbox:latest"`), with(`"image":"registry:5000/a/b@sha256:00"`), with(`"image":"--privileged"`)} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
@@ -99,6 +120,20 @@ func FuzzParseTask(f *testing.F) {
 		}
 		if tk.check() != nil || len(tk.FailToPass) == 0 || Folder(tk.InstanceID) == "" || strings.Contains(Folder(tk.InstanceID), "/") {
 			t.Fatalf("accepted an invalid task: %+v", tk)
+		}
+		// What may reach the host has its shape: a relative repo_path without `..`, a URL
+		// with a host git reads as the check read it, an image that is no option.
+		if p := tk.RepoPath; p != "" && (strings.HasPrefix(p, "/") || strings.HasPrefix(p, "-") || slices.Contains(strings.Split(p, "/"), "..")) {
+			t.Fatalf("accepted repo_path %q", p)
+		}
+		if tk.RepoURL != "" {
+			r, err := parseRepoURL(tk.RepoURL)
+			if err != nil || r.name == "" || r.port == "" || (!r.isAddr && strings.Trim(r.name, "0123456789.") == "") {
+				t.Fatalf("accepted repo_url %q: %+v, %v", tk.RepoURL, r, err)
+			}
+		}
+		if strings.HasPrefix(tk.Image, "-") {
+			t.Fatalf("accepted image %q", tk.Image)
 		}
 		s, err := TaskLine(tk)
 		if err != nil {

@@ -41,7 +41,9 @@ func New(cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating GitHub App: %w", err)
 	}
-	apps := ghinstallation.NewAppsTransportFromPrivateKey(cfg.Transport, cfg.AppID, key)
+	// sentTransport is the base of every request, so that the audit trail can tell a write
+	// that got no answer from one that never left (audit.go).
+	apps := ghinstallation.NewAppsTransportFromPrivateKey(&sentTransport{next: cfg.Transport}, cfg.AppID, key)
 	apps.BaseURL = endpoints.AppsAPI
 	return &App{cfg: cfg, endpoints: endpoints, apps: apps, buckets: map[int64]*writeBucket{}}, nil
 }

@@ -82,8 +82,8 @@ type Config struct {
 	// DefaultCommitName or DefaultCommitEmail.
 	CommitName, CommitEmail string
 
-	// Audit, when set, records every write made on behalf of a run (WithAuditRun): the API's,
-	// by the installation clients' transport, and Publish's push (audit.go).
+	// Audit, when set, records every write attempted on behalf of a run (WithAuditRun), with
+	// its outcome, by the installation clients' transport (audit.go).
 	Audit AuditSink
 
 	// Transport is the base transport for API calls (default http.DefaultTransport).

@@ -29,10 +29,11 @@ new file mode 100644
 +package calc
 `
 
-// cloned returns a bundle with a fresh clone and a PublishInput for issue 12.
-func cloned(t *testing.T) (*bundle, PublishInput) {
+// cloned returns a bundle with a fresh clone and a PublishInput for issue 12; edit changes
+// the App's Config as setup's do.
+func cloned(t *testing.T, edit ...func(*Config)) (*bundle, PublishInput) {
 	t.Helper()
-	b := setup(t)
+	b := setup(t, edit...)
 	dir := filepath.Join(t.TempDir(), "clone")
 	head, branch, err := b.client.Clone(context.Background(), dir)
 	if err != nil {

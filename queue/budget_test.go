@@ -116,6 +116,8 @@ func TestBudgetRunsPerRepository(t *testing.T) {
 	if len(a.gh.PRs(a.other)) != 1 || len(a.gh.PRs(a.hub)) != 2 {
 		t.Errorf("pull requests: %d on the other repository, %d on the first; want 1 and 2", len(a.gh.PRs(a.other)), len(a.gh.PRs(a.hub)))
 	}
+	// The budget's comments and label removals are their runs' writes too (issue 28).
+	everyWriteAudited(t, a.gh, a.pool)
 }
 
 // TestBudgetOverrideWithoutRestart: the operator's override (the budgets table, `frognano

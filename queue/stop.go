@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/run"
 )
@@ -173,7 +174,8 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 		}
 		body := run.RenderStatus(run.Status{RunID: s.run, State: run.StateCancelled, FollowUp: true, ExtraRequests: s.extra,
 			Note: fmt.Sprintf("Stopped before it started: @%s asked frognano to stop.", a.Requester)})
-		if err := repo.EditComment(ctx, s.comment, body); err != nil {
+		// The edit of a stopped run's reply is that run's write: its audit trail holds it.
+		if err := repo.EditComment(githubapp.WithAuditRun(ctx, s.run), s.comment, body); err != nil {
 			w.log.WarnContext(ctx, "editing the reply of a stopped run", logging.RunID(s.run), logging.Err(err))
 		}
 	}
@@ -185,7 +187,10 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 			active = append(active, s.run)
 		}
 	}
-	if _, err := repo.Comment(ctx, a.PR, run.StopReply(a.Requester, active, waiting)); err != nil {
+	// The reply speaks for every run the request stopped: it is in each one's audit trail (a
+	// request that stopped nothing has no run to record it under).
+	replyCtx := githubapp.WithAuditRuns(ctx, append(append([]int64{}, active...), waiting...)...)
+	if _, err := repo.Comment(replyCtx, a.PR, run.StopReply(a.Requester, active, waiting)); err != nil {
 		return fmt.Errorf("answering the stop request: %w", err)
 	}
 	return nil

@@ -8,9 +8,10 @@ import (
 	"github.com/frognano/frognano/githubapp"
 )
 
-// AuditEntry is one row of a run's audit trail (run_audit, migration 0014): a write frognano
-// made on GitHub on behalf of the run (githubapp/audit.go records them). It holds no secret and
-// no text of GitHub's: ids, numbers, SHAs, URLs and GitHub's request id.
+// AuditEntry is one row of a run's audit trail (run_audit, migrations 0014 and 0015): a write
+// frognano attempted on GitHub on behalf of the run, with its outcome (githubapp/audit.go
+// records them). It holds no secret and no text of GitHub's: ids, numbers, logins, SHAs, URLs,
+// GitHub's request id and frognano's own words.
 type AuditEntry struct {
 	ID int64
 	githubapp.AuditEntry
@@ -24,11 +25,41 @@ func (s *Store) RecordAudit(ctx context.Context, e githubapp.AuditEntry) error {
 	// The context may be ending (a cancelled run's last write): the record is still kept.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
 	defer cancel()
+	outcome := e.Outcome
+	if outcome == "" {
+		outcome = githubapp.OutcomeDone
+	}
 	return s.exec(ctx, "recording a GitHub write of run "+fmt.Sprint(e.RunID), `INSERT INTO run_audit
-			(run_id, at, action, method, path, status, object_type, object_id, object_sha, object_url, request_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		e.RunID, e.At, CleanText(e.Action), CleanText(e.Method), CleanText(e.Path), e.Status, CleanText(e.ObjectType),
-		CleanText(e.ObjectID), CleanText(e.ObjectSHA), CleanText(e.ObjectURL), CleanText(e.RequestID))
+			(run_id, at, action, method, path, status, outcome, detail, object_type, object_id, object_sha, object_url, request_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		e.RunID, e.At, CleanText(e.Action), CleanText(e.Method), CleanText(e.Path), e.Status, outcome, CleanText(e.Detail),
+		CleanText(e.ObjectType), CleanText(e.ObjectID), CleanText(e.ObjectSHA), CleanText(e.ObjectURL), CleanText(e.RequestID))
+}
+
+// OutcomeText says what became of the write, for the run page and `frognano runs show`:
+// "done (201)", "refused (422)", "unknown (502): it may have happened; look on GitHub",
+// "unknown: timed out while waiting for GitHub's answer; it may have happened, look on GitHub",
+// "not sent: cancelled before it was sent". A row from before outcomes were kept is done.
+func (e AuditEntry) OutcomeText() string {
+	status := ""
+	if e.Status != 0 {
+		status = fmt.Sprintf(" (%d)", e.Status)
+	}
+	switch e.Outcome {
+	case githubapp.OutcomeRefused:
+		return "refused" + status
+	case githubapp.OutcomeUnknown:
+		if e.Status == 0 && e.Detail != "" {
+			return "unknown: " + e.Detail + "; it may have happened, look on GitHub"
+		}
+		return "unknown" + status + ": it may have happened; look on GitHub"
+	case githubapp.OutcomeNotSent:
+		if e.Detail != "" {
+			return "not sent: " + e.Detail
+		}
+		return "not sent"
+	}
+	return "done" + status
 }
 
 // MaxAuditRead bounds one Audit answer.
@@ -36,7 +67,7 @@ const MaxAuditRead = 1000
 
 // Audit returns run id's audit trail, oldest first, at most MaxAuditRead entries.
 func (s *Store) Audit(ctx context.Context, id int64) ([]AuditEntry, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, run_id, at, action, method, path, status, object_type, object_id,
+	rows, err := s.pool.Query(ctx, `SELECT id, run_id, at, action, method, path, status, outcome, detail, object_type, object_id,
 			object_sha, object_url, request_id FROM run_audit WHERE run_id = $1 ORDER BY id LIMIT $2`, id, MaxAuditRead)
 	if err != nil {
 		return nil, fmt.Errorf("reading the audit trail of run %d: %w", id, err)
@@ -45,7 +76,7 @@ func (s *Store) Audit(ctx context.Context, id int64) ([]AuditEntry, error) {
 	var out []AuditEntry
 	for rows.Next() {
 		var e AuditEntry
-		if err := rows.Scan(&e.ID, &e.RunID, &e.At, &e.Action, &e.Method, &e.Path, &e.Status, &e.ObjectType,
+		if err := rows.Scan(&e.ID, &e.RunID, &e.At, &e.Action, &e.Method, &e.Path, &e.Status, &e.Outcome, &e.Detail, &e.ObjectType,
 			&e.ObjectID, &e.ObjectSHA, &e.ObjectURL, &e.RequestID); err != nil {
 			return nil, fmt.Errorf("reading the audit trail of run %d: %w", id, err)
 		}

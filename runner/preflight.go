@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"debug/elf"
 	"errors"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/runner/env"
+	"github.com/frognano/frognano/runner/sandbox"
 )
 
 // Preflight checks what a run needs before anything starts, so that a broken setup fails
@@ -38,9 +40,16 @@ func (r *Runner) Preflight(ctx context.Context) error {
 	return nil
 }
 
+// BaseImages returns the base images the operator configured: the sandbox image and every
+// image FROGNANO_SANDBOX_IMAGES names. They are what `frognano eval` lets a task's image name
+// without --allow-image.
+func (r *Runner) BaseImages() []string {
+	return append([]string{cmp.Or(r.cfg.Sandbox.Image, sandbox.DefaultImage)}, r.cfg.Images.Images()...)
+}
+
 // checkImage checks the sandbox image and every image FROGNANO_SANDBOX_IMAGES names.
 func (r *Runner) checkImage(ctx context.Context) error {
-	for _, img := range append([]string{r.cfg.Sandbox.Image}, r.cfg.Images.Images()...) {
+	for _, img := range r.BaseImages() {
 		if _, err := r.docker.ImageInspect(ctx, img); err != nil {
 			if cerrdefs.IsNotFound(err) {
 				return fmt.Errorf("sandbox image %s is missing: build it with `frognano sandbox build` (or `make sandbox-image` in a checkout of frognano)", img)

@@ -32,7 +32,7 @@ type runView struct {
 	MoreDiff  int
 	Tests     *run.TestsEvent
 	// Usage is what the run used (run.UsageLines); StartedBy and StoppedBy who started and
-	// stopped it; Audit its writes on GitHub (issue 22).
+	// stopped it; Audit the writes it attempted on GitHub, with their outcomes (issues 22, 28).
 	Usage                [][2]string
 	StartedBy, StoppedBy string
 	Audit                []run.AuditEntry

@@ -30,6 +30,11 @@ func TestRunPageShowsUsageAndAuditTrail(t *testing.T) {
 			ObjectType: "comment", ObjectID: "1001", ObjectURL: "https://github.example/octo/pager/issues/7#issuecomment-1001", RequestID: "F00D:1:2"},
 		{RunID: id, Action: "branch.created", Method: "POST", Path: "/repos/octo/pager/git/refs", ObjectType: "branch",
 			ObjectID: "frognano/issue-7<script>", ObjectSHA: "0123456789abcdef0123456789abcdef01234567", ObjectURL: "javascript:alert(1)"},
+		// A write whose answer never came, and one GitHub refused (issue 28).
+		{RunID: id, Action: "comment.edited", Method: "PATCH", Path: "/repos/octo/pager/issues/comments/1001", ObjectType: "comment",
+			ObjectID: "1001", Outcome: githubapp.OutcomeUnknown, Detail: "timed out while waiting for GitHub's answer"},
+		{RunID: id, Action: "review.requested", Method: "POST", Path: "/repos/octo/pager/pulls/8/requested_reviewers", Status: 422,
+			ObjectType: "pull_request", ObjectID: "#8 @mallory", Outcome: githubapp.OutcomeRefused, Detail: "GitHub answered 422", RequestID: "F00D:1:3"},
 	} {
 		if err := st.RecordAudit(ctx, e); err != nil {
 			t.Fatal(err)
@@ -43,7 +48,9 @@ func TestRunPageShowsUsageAndAuditTrail(t *testing.T) {
 	page := string(raw)
 	for _, want := range []string{"3000 prompt (1200 cached), 400 completion", "12.5s CPU, peak memory 300 MiB", "2 agent attempt(s)",
 		"@maintainer (labelled the issue)", "@bob (issue unlabeled)", "comment.created", "F00D:1:2",
-		`href="https://github.example/octo/pager/issues/7#issuecomment-1001"`, "0123456789abcdef0123456789abcdef01234567"} {
+		`href="https://github.example/octo/pager/issues/7#issuecomment-1001"`, "0123456789abcdef0123456789abcdef01234567",
+		"<td>done (201)</td>", `<td class="problem">unknown: timed out while waiting for GitHub&#39;s answer; it may have happened, look on GitHub</td>`,
+		`<td class="problem">refused (422)</td>`, "pull_request #8 @mallory"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the run page lacks %q", want)
 		}

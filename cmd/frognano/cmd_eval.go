@@ -42,6 +42,10 @@ func evalCmd(ctx context.Context, args []string, getenv func(string) string, std
 	repos := fs.String("repos", "", "a folder of clones, DIR/OWNER/NAME, for tasks that give neither repo_path nor repo_url")
 	rerun := fs.Bool("rerun", false, "discard what an earlier evaluation in --out finished and run every task")
 	jobs := fs.Int("jobs", 0, "tasks at once (0: half of FROGNANO_MAX_SANDBOXES, at least 1); sandboxes and model requests stay within their limits")
+	var allow eval.Allow
+	fs.Var((*stringsFlag)(&allow.Images), "allow-image", "an image tasks may name besides the sandbox image and FROGNANO_SANDBOX_IMAGES's (repeat it for more)")
+	fs.BoolVar(&allow.PlainURLs, "allow-plain-urls", false, "let tasks clone over http:// and git://, which neither encrypt nor authenticate the server")
+	fs.BoolVar(&allow.LocalAddresses, "allow-local-urls", false, "let tasks clone from loopback, link-local, cloud metadata and unspecified addresses")
 	bindRunnerFlags(fs, &cfg)
 	bindSetupFlags(fs, &cfg)
 	fs.IntVar(&cfg.Attempts.N, "attempts", cfg.Attempts.N, "independent attempts per task; frognano's own tests choose the patch (FROGNANO_ATTEMPTS)")
@@ -77,30 +81,37 @@ func evalCmd(ctx context.Context, args []string, getenv func(string) string, std
 		return err
 	}
 	defer done()
+	opt := eval.Options{Runner: r, Out: *out, TaskDir: filepath.Dir(*tasksFile), Repos: *repos, Allow: allow}
+	tasks, refused := eval.Check(ctx, tasks, opt)
+	for _, e := range refused {
+		fmt.Fprintf(stderr, "frognano: %s: %s\n", *tasksFile, runner.Visible(e.Error()))
+	}
+	if len(tasks) == 0 {
+		return usageError{fmt.Sprintf("%s holds no task this evaluation may run", *tasksFile)}
+	}
+	bad = append(bad, refused...)
 	if *jobs <= 0 {
 		*jobs = max(1, cfg.Sandbox.Slots.Cap()/2)
 	}
 	term := &terminal{out: stderr, prefix: func(int) string { return "" }}
 	fmt.Fprintf(stderr, "frognano: evaluating %s on %d task(s) from %s, %d at once\n", cfg.Leaf.Model, len(tasks), *tasksFile, *jobs)
-	sum, err := eval.Run(ctx, tasks, bad, eval.Options{
-		Runner: r, Out: *out, TaskDir: filepath.Dir(*tasksFile), Repos: *repos, Jobs: *jobs, Rerun: *rerun, Model: cfg.Leaf.Model,
-		WriteRun: func(dir string, res *runner.Result) error {
-			if err := writeOutputs(dir, res); err != nil {
-				return err
-			}
-			return writeAttemptOutputs(dir, res)
-		},
-		Redact:   githubapp.Redact,
-		Bar:      bar,
-		Progress: func(line string) { term.println("frognano: " + line) },
-		OnStep: func(id string, k int, s leaf.Step) {
-			prefix := runner.Visible(id) + " | "
-			if cfg.Attempts.N > 1 {
-				prefix += fmt.Sprintf("attempt %d | ", k)
-			}
-			term.println(prefix + progressLine(s, cfg.Leaf.MaxSteps))
-		},
-	})
+	opt.Jobs, opt.Rerun, opt.Model = *jobs, *rerun, cfg.Leaf.Model
+	opt.WriteRun = func(dir string, res *runner.Result) error {
+		if err := writeOutputs(dir, res); err != nil {
+			return err
+		}
+		return writeAttemptOutputs(dir, res)
+	}
+	opt.Redact, opt.Bar = githubapp.Redact, bar
+	opt.Progress = func(line string) { term.println("frognano: " + line) }
+	opt.OnStep = func(id string, k int, s leaf.Step) {
+		prefix := runner.Visible(id) + " | "
+		if cfg.Attempts.N > 1 {
+			prefix += fmt.Sprintf("attempt %d | ", k)
+		}
+		term.println(prefix + progressLine(s, cfg.Leaf.MaxSteps))
+	}
+	sum, err := eval.Run(ctx, tasks, bad, opt)
 	if err != nil {
 		return err
 	}
@@ -194,7 +205,7 @@ func evalTasksCmd(ctx context.Context, args []string, getenv func(string) string
 	}
 	defer done()
 	tasks, skipped, err := eval.Mine(ctx, eval.MineOptions{
-		Runner: r, Repo: *from, Branch: *branch, Since: *since, Limit: *limit, Name: *name, TestCmd: cfg.TestCmd,
+		Runner: r, Repo: *from, TaskDir: filepath.Dir(*out), Branch: *branch, Since: *since, Limit: *limit, Name: *name, TestCmd: cfg.TestCmd,
 		Progress: func(line string) { fmt.Fprintln(stderr, "frognano: "+runner.Visible(line)) },
 	})
 	if err != nil {
@@ -212,6 +223,23 @@ func evalTasksCmd(ctx context.Context, args []string, getenv func(string) string
 		return setupError{fmt.Errorf("writing the task file: %w", err)}
 	}
 	fmt.Fprintf(stderr, "frognano: wrote %d task(s) to %s (%d commit(s) skipped)\n", len(tasks), *out, len(skipped))
+	if dir := eval.MinedRepos(*from, filepath.Dir(*out)); dir != "" && len(tasks) > 0 {
+		// A task's repo_path must lie under the task file's folder or --repos (docs/eval.md).
+		fmt.Fprintf(stderr, "frognano: the clone is not under the task file's folder: evaluate with --repos %s\n", runner.Visible(dir))
+	}
+	return nil
+}
+
+// stringsFlag is a flag that may be given several times; each value is kept, in order.
+type stringsFlag []string
+
+func (f *stringsFlag) String() string { return strings.Join(*f, ",") }
+
+func (f *stringsFlag) Set(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("empty")
+	}
+	*f = append(*f, strings.TrimSpace(s))
 	return nil
 }
 

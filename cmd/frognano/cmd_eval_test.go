@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,13 +49,18 @@ func evalTaskFile(t *testing.T, n int) string {
 	git("checkout", "--", ".")
 	var lines []string
 	for i := 1; i <= n; i++ {
-		b, _ := json.Marshal(map[string]any{"instance_id": fmt.Sprintf("t%d", i), "repo_path": repo, "base_commit": commit,
+		b, _ := json.Marshal(map[string]any{"instance_id": fmt.Sprintf("t%d", i), "repo_path": filepath.Base(repo), "base_commit": commit,
 			"problem_statement": "average() divides by one too few.", "test_patch": testPatch,
 			"FAIL_TO_PASS": []string{"tests/test_basic.py::test_average"}, "PASS_TO_PASS": []string{"tests/test_basic.py::test_total"}})
 		lines = append(lines, string(b))
 	}
 	lines = append(lines, `["not", "a", "task"]`)
-	file := filepath.Join(t.TempDir(), "tasks.jsonl")
+	// A task that names an image nobody allowed: refused, the others run.
+	b, _ := json.Marshal(map[string]any{"instance_id": "bad-image", "image": "cryptominer/xmrig:latest", "repo_path": filepath.Base(repo), "base_commit": commit,
+		"problem_statement": "p", "test_patch": testPatch, "FAIL_TO_PASS": []string{"x"}})
+	lines = append(lines, string(b))
+	// Beside the clone: repo_path is read from the task file's folder.
+	file := filepath.Join(filepath.Dir(repo), "tasks.jsonl")
 	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +83,8 @@ func TestEvalCommand(t *testing.T) {
 		t.Fatalf("eval: %v\nstderr:\n%s", err, stderr.String())
 	}
 	log := stderr.String()
-	for _, w := range []string{"tasks.jsonl: line 2: not a JSON object", "t1 | step   1/100  Read stats/basic.py", "start  t1",
+	for _, w := range []string{"tasks.jsonl: line 2: not a JSON object", `tasks.jsonl: line 3, task "bad-image": image: "cryptominer/xmrig:latest" is not a sandbox image`,
+		"t1 | step   1/100  Read stats/basic.py", "start  t1",
 		"[1/1] t1: resolved (FAIL_TO_PASS 1/1, PASS_TO_PASS 1/1), 3 steps", "1 of 1 resolved: 100.0% (95% interval 20.7% to 100.0%); errors (counted apart): 0"} {
 		if !strings.Contains(log, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, log)
@@ -86,6 +96,12 @@ func TestEvalCommand(t *testing.T) {
 	}
 	if report, err := os.ReadFile(filepath.Join(out, "t1", "report.md")); err != nil || !strings.Contains(string(report), "Exit reason: `agent`") {
 		t.Errorf("t1/report.md: %v", err)
+	}
+	if report, err := os.ReadFile(filepath.Join(out, "report.md")); err != nil || !strings.Contains(string(report), "- line 3, task `bad-image`: `image: ") {
+		t.Errorf("report.md does not list the refused task: %v\n%s", err, report)
+	}
+	if _, err := os.Stat(filepath.Join(out, "bad-image")); !os.IsNotExist(err) {
+		t.Errorf("the refused task has a folder: %v", err)
 	}
 
 	stderr.Reset()
@@ -204,9 +220,84 @@ func TestEvalTasksCommand(t *testing.T) {
 		task.Problem != "average divides by len(xs)" || task.Repo != "acme/pyaverage" || !strings.Contains(task.Reference, "stats/basic.py") {
 		t.Errorf("task %+v", task)
 	}
-	for _, w := range []string{"skipped: it does not change both tests and code", "task: FAIL_TO_PASS 3, PASS_TO_PASS 2", "wrote 1 task(s)"} {
+	// The clone is not beside the task file: its repo_path is its folder's name, for --repos.
+	if !strings.Contains(lines[0], `"repo_path":"pyaverage"`) {
+		t.Errorf("repo_path: %s", lines[0])
+	}
+	for _, w := range []string{"skipped: it does not change both tests and code", "task: FAIL_TO_PASS 3, PASS_TO_PASS 2", "wrote 1 task(s)",
+		"the clone is not under the task file's folder: evaluate with --repos " + filepath.Dir(repo)} {
 		if !strings.Contains(stderr.String(), w) {
 			t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
 		}
+	}
+}
+
+// TestEvalCommandRefusesTasks: tasks that name an image nobody allowed, a repo_path that is
+// absolute, climbs out with `..` or leaves through a link, or a repo_url over plain http, to
+// a metadata address or to this machine, are each refused with the task's id and the field,
+// and nothing of them is used: no request reaches the server they name, no folder of theirs
+// is written, no sandbox is made. With nothing left to run the command exits 2.
+func TestEvalCommandRefusesTasks(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	taskDir := t.TempDir()
+	outside := cliCheckout(t, "pyaverage")
+	if err := os.Symlink(outside, filepath.Join(taskDir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	commit := strings.Repeat("a", 40)
+	refused := []struct{ id, field, value, why string }{
+		{"image", "image", "cryptominer/xmrig:latest", "is not a sandbox image this evaluation may use"},
+		{"absolute", "repo_path", outside, "is absolute"},
+		{"climbs", "repo_path", "../" + filepath.Base(filepath.Dir(outside)) + "/pyaverage", "holds a `..` part"},
+		{"link", "repo_path", "link", "leads out of the task file's folder and --repos"},
+		{"plain", "repo_url", "http://127.0.0.1:" + port + "/acme.git", "http:// neither encrypts"},
+		{"metadata", "repo_url", "https://169.254.169.254/latest/meta-data/iam.git", "a cloud metadata address"},
+		{"loopback", "repo_url", "https://127.0.0.1:" + port + "/acme.git", "a loopback address"},
+		{"localhost", "repo_url", "https://localhost:" + port + "/acme.git", "a loopback address"},
+	}
+	var lines []string
+	for _, r := range refused {
+		task := map[string]any{"instance_id": r.id, "base_commit": commit, "problem_statement": "p", "test_patch": "diff --git a/t b/t\n", "FAIL_TO_PASS": []string{"x"}}
+		task[r.field] = r.value
+		b, _ := json.Marshal(task)
+		lines = append(lines, string(b))
+	}
+	file := filepath.Join(taskDir, "tasks.jsonl")
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model := leaftest.NewServer(t, leaftest.Script{AllowUnused: true})
+	owner := fmt.Sprintf("eval-refuse-%d", time.Now().UnixNano())
+	env := envMap(map[string]string{"FROGNANO_MODEL_URL": model.URL, "FROGNANO_SANDBOX_OWNER": owner})
+	out := filepath.Join(t.TempDir(), "out")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"eval", "--tasks", file, "--out", out, "--executor", cliExecutor(t)}, env, &stdout, &stderr)
+	if exitCode(err) != 2 || !strings.Contains(err.Error(), "holds no task this evaluation may run") {
+		t.Errorf("eval: exit %d (%v), want 2\n%s", exitCode(err), err, stderr.String())
+	}
+	for i, r := range refused {
+		w := fmt.Sprintf("tasks.jsonl: line %d, task %q: %s: ", i+1, r.id, r.field)
+		if !strings.Contains(stderr.String(), w) || !strings.Contains(stderr.String(), r.why) {
+			t.Errorf("stderr lacks %q … %q:\n%s", w, r.why, stderr.String())
+		}
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("the server a refused task names got %d request(s)", n)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the output folder was written: %v", err)
+	}
+	if left := sandboxesOf(t, runOwner(owner)); len(left) != 0 {
+		t.Errorf("%d sandbox(es) made", len(left))
+	}
+	if st, err := exec.Command("git", "-C", outside, "status", "--porcelain").Output(); err != nil || len(st) != 0 {
+		t.Errorf("the clone outside: %v %s", err, st)
 	}
 }

@@ -10,8 +10,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/frognano/frognano/githubapp"
 	// runs, not run: package main has its run function.
 	runs "github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/runner"
 )
 
 // runsCmd is `frognano runs [--limit N]` (the newest runs) and `frognano runs show ID
@@ -161,13 +163,24 @@ func writeRunAudit(ctx context.Context, w io.Writer, reader runs.Reader, r runs.
 		fmt.Fprintf(w, "stopped by %s\n", by)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\nTIME (UTC)\tACTION\tOBJECT\tSHA\tREQUEST ID\tURL")
+	fmt.Fprintln(tw, "\nTIME (UTC)\tACTION\tOBJECT\tSHA\tREQUEST ID\tURL\tOUTCOME")
+	unknown := 0
 	for _, e := range trail {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.At.UTC().Format("2006-01-02 15:04:05"), e.Action,
-			dash(strings.TrimSpace(e.ObjectType+" "+e.ObjectID)), dash(e.ObjectSHA), dash(e.RequestID), dash(e.ObjectURL))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.At.UTC().Format("2006-01-02 15:04:05"), runner.Visible(e.Action),
+			runner.Visible(dash(strings.TrimSpace(e.ObjectType+" "+e.ObjectID))), runner.Visible(dash(e.ObjectSHA)), runner.Visible(dash(e.RequestID)),
+			runner.Visible(dash(e.ObjectURL)), runner.Visible(e.OutcomeText()))
+		if e.Outcome == githubapp.OutcomeUnknown {
+			unknown++
+		}
 	}
 	if len(trail) == 0 {
 		fmt.Fprintln(tw, "(no write on GitHub)")
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if unknown > 0 {
+		fmt.Fprintf(w, "\n%d write(s) got no answer that says what became of them (outcome unknown): each may have happened; look at its object on GitHub.\n", unknown)
+	}
+	return nil
 }

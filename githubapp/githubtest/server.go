@@ -8,7 +8,8 @@
 // repositories, with the verification GitHub reports for API-made commits, review requests and
 // GET /users/{username}. Repositories can be renamed and deleted
 // as on GitHub: ids stay, names move (rename.go). It records what it was asked so tests can
-// inspect it, and can inject faults (5xx, rate limits).
+// inspect it, and can inject faults (5xx, rate limits, writes whose answer is lost or never
+// comes).
 //
 // It serves the GitHub Enterprise Server layout: the API lives under URL+"/api/v3", so a client
 // that accidentally calls api.github.com fails loudly. Any request it does not recognise fails
@@ -177,6 +178,25 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			// proxy times out after GitHub committed the write.
 			s.dispatch(httptest.NewRecorder(), r, isAPI)
 		}
+		switch {
+		case f.drop:
+			// No answer at all: the connection ends, and the client sees a network error.
+			if hj, ok := w.(http.Hijacker); ok {
+				if conn, _, err := hj.Hijack(); err == nil {
+					conn.Close()
+					return
+				}
+			}
+			s.t.Errorf("fake GitHub: cannot drop the connection of %s %s", r.Method, r.URL.Path)
+			return
+		case f.hold:
+			// No answer until the client gives up (its timeout, its cancelled context).
+			if f.held != nil {
+				f.held()
+			}
+			<-r.Context().Done()
+			return
+		}
 		for k, v := range f.headers {
 			rec.Header().Set(k, v)
 		}
@@ -240,6 +260,8 @@ type fault struct {
 	headers         map[string]string
 	times           int
 	afterApplying   bool
+	drop, hold      bool   // after applying: close the connection, or answer nothing (DropNextResponse, HoldNextResponse)
+	held            func() // HoldNextResponse: called once the request was applied
 	body            string // raw JSON answer instead of an error, when set
 	before          func() // BeforeNext: run this, then answer the request as usual
 }
@@ -267,6 +289,20 @@ func (s *Server) FailNext(method, pathPattern string, status int, headers map[st
 // answers with status instead of the real answer (a write committed behind a failing proxy).
 func (s *Server) LoseNextResponse(method, pathPattern string, status int, times int) {
 	s.addFault(&fault{method: method, pattern: pathPattern, status: status, times: times, afterApplying: true})
+}
+
+// DropNextResponse is LoseNextResponse with no answer at all: the fake executes the next
+// `times` matching requests, then closes their connections, so the client sees a network
+// error for a write that happened.
+func (s *Server) DropNextResponse(method, pathPattern string, times int) {
+	s.addFault(&fault{method: method, pattern: pathPattern, times: times, afterApplying: true, drop: true})
+}
+
+// HoldNextResponse executes the next `times` matching requests, calls held (when not nil),
+// and then answers nothing until the client gives up: its timeout ends, or its context is
+// cancelled (held may cancel it). The write happened; the client never learns it.
+func (s *Server) HoldNextResponse(method, pathPattern string, times int, held func()) {
+	s.addFault(&fault{method: method, pattern: pathPattern, times: times, afterApplying: true, hold: true, held: held})
 }
 
 // RespondNext answers the next `times` matching requests with status and the raw JSON body,

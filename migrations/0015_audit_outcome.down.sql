@@ -1,0 +1,2 @@
+ALTER TABLE run_audit DROP COLUMN detail;
+ALTER TABLE run_audit DROP COLUMN outcome;
