@@ -15,10 +15,12 @@ import (
 )
 
 // silenceBase is what the base branch of the attack holds besides pyaverage: a .semgrepignore
-// (fake-sast honours it as semgrep does) and the repository's plugin for fake-sast, which its
-// plugins mode imports as pylint imports the plugins its configuration names.
+// (fake-sast honours it as semgrep does), a .gitignore, and the repository's plugin for
+// fake-sast, which its plugins mode imports as pylint imports the plugins its configuration
+// names.
 var silenceBase = map[string]string{
 	".semgrepignore":                "docs/\n",
+	".gitignore":                    "generated/\n",
 	"fake_sast_plugins/__init__.py": "\"\"\"The repository's plugin for fake-sast: it adds no rule.\"\"\"\n",
 }
 
@@ -26,9 +28,9 @@ var silenceBase = map[string]string{
 // the syntax every version of FROGNANO_SCANNERS reads: semgrep (fake-sast under that name, so
 // frognano's knowledge of semgrep applies), fake-sast by its own name (a tool frognano does
 // not know, no configuration file named: the control, which the patch does silence), pylint
-// (fake-sast loading the repository's plugins) and `python3 -m bandit` (fake-sast installed
-// as the module bandit).
-const silenceScanners = "sast=semgrep ok {sarif};; plain=fake-sast ok {sarif};; lint=pylint plugins {sarif};; mod=python3 -m bandit ok {sarif}"
+// (fake-sast loading the repository's plugins), `python3 -m bandit` (fake-sast installed as
+// the module bandit) and semgrep listing the files with git, as semgrep does.
+const silenceScanners = "sast=semgrep ok {sarif};; plain=fake-sast ok {sarif};; lint=pylint plugins {sarif};; mod=python3 -m bandit ok {sarif};; gitsast=semgrep git {sarif}"
 
 func parseScanners(t *testing.T, s string) []scanner.Scanner {
 	t.Helper()
@@ -43,10 +45,12 @@ func parseScanners(t *testing.T, s string) []scanner.Scanner {
 // its fix, the patch (a) writes a nosemgrep comment on a flagged line, (b) rewrites the base's
 // .semgrepignore to skip the fixed file, (c) adds a flagged file and a nested .semgrepignore
 // that skips it, (d) makes the plugin a scanner loads from the repository overwrite its SARIF,
-// and (e) adds a bandit/ package that `python3 -m bandit` would run instead of the scanner.
-// Each subtest is one attack; each failed before configuration files came from the base,
-// suppression comments were listed, the report said what a scanner running the repository's
-// code cannot promise, and scanners ran with Python's safe path.
+// (e) adds a bandit/ package that `python3 -m bandit` would run instead of the scanner, and (f)
+// drops the base's .gitignore rule and adds a file under it. Each subtest is one attack; each
+// but the last failed before configuration files came from the base, suppression comments were
+// listed, the report said what a scanner running the repository's code cannot promise, and
+// scanners ran with Python's safe path. (f) held before (the scanner read the patch's
+// .gitignore); it guards the reset, which puts the base's rule back: the new file is tracked.
 func TestScannersCannotBeSilencedByThePatch(t *testing.T) {
 	t.Parallel()
 	scanImage := buildScanImage(t)
@@ -61,7 +65,7 @@ func TestScannersCannotBeSilencedByThePatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.ExitReason(); got != leaf.ExitAgent || res.PatchBytes() == nil || len(res.Scanners) != 4 {
+	if got := res.ExitReason(); got != leaf.ExitAgent || res.PatchBytes() == nil || len(res.Scanners) != 5 {
 		t.Fatalf("exit reason %q, patch %d bytes, %d scanners (notes %q)", got, len(res.PatchBytes()), len(res.Scanners), res.Notes)
 	}
 	if left := containersOf(t, b.spec.RunID); len(left) != 0 {
@@ -148,6 +152,15 @@ func TestScannersCannotBeSilencedByThePatch(t *testing.T) {
 		}
 		if !strings.Contains(report, "- `sast` does not run the repository's code (frognano knows semgrep not to)") {
 			t.Error("the report does not say what semgrep's result can be trusted for")
+		}
+	})
+	t.Run("IgnoredNewFile", func(t *testing.T) { // (f)
+		if !found("gitsast", "generated/report.py", 1) {
+			t.Errorf("semgrep listing files with git skipped the patch's new file: %+v", scan["gitsast"].Kept)
+		}
+		if !strings.Contains(report, "- `gitsast` does not run the repository's code (frognano knows semgrep not to); its configuration files were taken from the base (`") ||
+			!strings.Contains(report, "`.gitignore` (changed: scanned as the base has it)") {
+			t.Error("the report does not say that .gitignore was reset")
 		}
 	})
 	t.Run("ShadowedModule", func(t *testing.T) { // (e)
