@@ -3,6 +3,7 @@ package scanner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,7 +17,7 @@ import (
 // patchOf makes the changes of edit in dir's working tree (removing remove's paths first,
 // folders included, then writing write's files) and returns git's binary diff against HEAD,
 // leaving the repository as it was.
-func patchOf(t *testing.T, dir string, remove []string, write map[string]string) []byte {
+func patchOf(t testing.TB, dir string, remove []string, write map[string]string) []byte {
 	t.Helper()
 	for _, p := range remove {
 		if err := os.RemoveAll(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
@@ -174,5 +175,44 @@ func TestTreesRefusesWhatGitCannotApply(t *testing.T) {
 	}
 	if st := gittest.Git(t, dir, "status", "--porcelain"); st != "" {
 		t.Errorf("the clone changed: %q", st)
+	}
+}
+
+// BenchmarkTrees is what resetting configuration files costs the host per run: a repository of
+// 5,000 files (50 of them configuration files in nested folders), a patch that changes ten
+// source files and two configuration files; NewTrees once, then For with semgrep's and eslint's
+// patterns.
+func BenchmarkTrees(b *testing.B) {
+	files := map[string]string{}
+	for i := range 5000 {
+		files[fmt.Sprintf("pkg%02d/sub%d/f%04d.py", i%50, i%7, i)] = fmt.Sprintf("x = %d\n", i)
+	}
+	for i := range 50 {
+		files[fmt.Sprintf("pkg%02d/.eslintrc.json", i)] = "{}\n"
+	}
+	files[".semgrepignore"] = "docs/\n"
+	dir, base := gittest.Repo(b, files)
+	write := map[string]string{".semgrepignore": "docs/\npkg00/\n", "pkg01/.eslintrc.json": "{\"rules\": {}}\n"}
+	for i := range 10 {
+		write[fmt.Sprintf("pkg%02d/sub%d/f%04d.py", i%50, i%7, i)] = "x = eval(s)\n"
+	}
+	diff := patchOf(b, dir, nil, write)
+	var ps []Pattern
+	for _, t := range []string{"semgrep", "eslint"} {
+		for _, s := range toolByName(t).Config {
+			ps = append(ps, mustPattern(s))
+		}
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		trees, err := NewTrees(ctx, patch.HostGit(dir), base, base, diff)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, resets, err := trees.For(ctx, ps)
+		trees.Close()
+		if err != nil || len(resets) != 2 {
+			b.Fatalf("%d resets, %v", len(resets), err)
+		}
 	}
 }
