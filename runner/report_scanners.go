@@ -172,7 +172,7 @@ func (x *render) writeScannerTrust(b *strings.Builder, s ScannerRun) {
 			}
 			parts = append(parts, codeSpan(x.redact(r.Path), 200)+" "+resetWhy(r))
 		}
-		cfg = fmt.Sprintf("its configuration files were taken from the base (%s): %s", codeSpan(short(s.ConfigFrom), 20), strings.Join(parts, "; "))
+		cfg = fmt.Sprintf("its configuration files are the base's, whole (%s): %s", codeSpan(short(s.ConfigFrom), 20), strings.Join(parts, "; "))
 	}
 	fmt.Fprintf(b, "- %s %s; %s.\n", codeSpan(s.Name, 40), code, cfg)
 }

@@ -158,7 +158,7 @@ func TestScannersCannotBeSilencedByThePatch(t *testing.T) {
 		if !found("gitsast", "generated/report.py", 1) {
 			t.Errorf("semgrep listing files with git skipped the patch's new file: %+v", scan["gitsast"].Kept)
 		}
-		if !strings.Contains(report, "- `gitsast` does not run the repository's code (frognano knows semgrep not to); its configuration files were taken from the base (`") ||
+		if !strings.Contains(report, "- `gitsast` does not run the repository's code (frognano knows semgrep not to); its configuration files are the base's, whole (`") ||
 			!strings.Contains(report, "`.gitignore` (changed: scanned as the base has it)") {
 			t.Error("the report does not say that .gitignore was reset")
 		}
