@@ -1,6 +1,7 @@
 package scanner
 
 import (
+	"path"
 	"strings"
 	"testing"
 )
@@ -59,4 +60,27 @@ func BenchmarkPatternManyStars(b *testing.B) {
 			b.Fatal("matched")
 		}
 	}
+}
+
+// FuzzPatternMatch: a patch chooses its paths; matching one against any pattern never panics,
+// and a pattern without '/' matches a path exactly when it matches the path's last part.
+func FuzzPatternMatch(f *testing.F) {
+	f.Add(".eslintrc*", "web/src/.eslintrc.json")
+	f.Add(".semgrep/", "a/.semgrep/b/c.yml")
+	f.Add("tools/**/*.js", "tools/a/b/c.js")
+	f.Add("[a-", "x")
+	f.Add("**/**/x", strings.Repeat("a/", 200)+"x")
+	f.Fuzz(func(t *testing.T, pattern, file string) {
+		p, err := ParsePattern(pattern)
+		if err != nil {
+			return
+		}
+		got := p.Match(file)
+		if !strings.Contains(pattern, "/") && file != "" {
+			base := file[strings.LastIndexByte(file, '/')+1:]
+			if want, _ := path.Match(pattern, base); got != want {
+				t.Fatalf("%q.Match(%q) = %v, want %v (its last part)", pattern, file, got, want)
+			}
+		}
+	})
 }
