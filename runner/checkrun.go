@@ -65,6 +65,7 @@ func (r *Result) Check(redact func(string) string) CheckReport {
 		s.writeTests(&sum)
 		x.writeDependencies(&sum)
 		x.writeScanners(&sum, false)
+		x.writeSuppressions(&sum)
 		writeUsage(&sum, r.Usage()) // issue 22: what the run used (usage.go)
 		text := x.checkText()
 		if runeLen(sum.String()) <= checkOutputLimit && runeLen(redact2(redact, sum.String())) <= checkOutputLimit &&

@@ -33,7 +33,7 @@ import (
 // HTML a GitHub-flavoured renderer makes); none holds a secret's value.
 func TestPatchChecksEndToEnd(t *testing.T) {
 	t.Parallel()
-	buildScanImage(t)
+	scanImage := buildScanImage(t)
 	aws := "AKIA" + secrettest.MadeUp(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
 	pem := func() (string, []string) {
 		body := base64.StdEncoding.EncodeToString([]byte(secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 180)))
@@ -161,8 +161,8 @@ func stable(s, runID string) string {
 		{regexp.MustCompile(regexp.QuoteMeta(runID)), "RUN"},
 		{regexp.MustCompile(`\b[0-9a-f]{40}\b`), "SHA"},
 		{regexp.MustCompile(`\b[0-9a-f]{12}\b`), "SHORT"},
+		{regexp.MustCompile(`\b\d+m\d+(\.\d+)?s\b`), "TIME"}, // before the next, which would take its seconds alone
 		{regexp.MustCompile(`\b\d+(\.\d+)?\s?(ms|s|m|min)\b`), "TIME"},
-		{regexp.MustCompile(`\b\d+m\d+(\.\d+)?s\b`), "TIME"},
 		{regexp.MustCompile(`\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d(:\d\d)?(\.\d+)?Z?\b`), "DATE"},
 		{regexp.MustCompile(`\b\d+(\.\d+)? (B|KiB|MiB|GiB)\b`), "SIZE"},
 	} {

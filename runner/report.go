@@ -80,6 +80,7 @@ func (r *Result) Markdown() string {
 		x.writeOutcome(&b)
 		x.writeTests(&b)
 		x.writeScanners(&b, true)
+		x.writeSuppressions(&b)
 		x.writeFiles(&b)
 		x.writeDependencies(&b)
 		x.writeEgress(&b)
@@ -110,6 +111,7 @@ func (r *Result) PRBody(fit Fit) string {
 		x.writeOutcome(&b)
 		x.writeTests(&b)
 		x.writeScanners(&b, false)
+		x.writeSuppressions(&b)
 		x.writeFiles(&b)
 		x.writeDependencies(&b)
 		x.writeEgress(&b)
@@ -152,6 +154,7 @@ func (r *Result) Summary(fit Fit) string {
 			x.writeDepsWarning(&b)
 			x.writeOutcome(&b)
 			x.writeTests(&b)
+			x.writeSuppressions(&b)
 			x.writeFiles(&b)
 			x.writeDependencies(&b)
 			x.writeEgress(&b)
@@ -206,6 +209,9 @@ func (r *Result) Headline() string {
 	if n := r.failingFindings(); n > 0 {
 		parts = append(parts, fmt.Sprintf("**%d scanner finding(s) at level %s or above** on the lines the patch changes (listed in the pull request and the check run).",
 			n, r.failLevel()))
+	}
+	if s := r.suppressionsHeadline(); s != "" {
+		parts = append(parts, s)
 	}
 	if e := r.Egress; !e.Empty() && e.Attempted() {
 		parts = append(parts, "The model's commands tried to reach the network, which the sandbox does not have; "+

@@ -82,7 +82,7 @@ func (x *render) writeScanners(b *strings.Builder, tails bool) {
 		fails = "none fails the check run (level `none`)"
 	}
 	fmt.Fprintf(b, "The operator's scanners ran on the patched tree, each in a fresh sandbox sealed like the tests' (offline, "+
-		"no credential). Only findings on lines the patch added or changed are listed; %s "+
+		"no credential), with its configuration files as the base has them. Only findings on lines the patch added or changed are listed; %s "+
 		"(FROGNANO\\_SCANNER\\_FAIL\\_LEVEL).\n\n", fails)
 	b.WriteString("| scanner | exit code | duration | on changed lines | elsewhere (not shown) |\n|---|---|---|---|---|\n")
 	for _, s := range r.Scanners {
@@ -102,7 +102,15 @@ func (x *render) writeScanners(b *strings.Builder, tails bool) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", codeCell(s.Name, 40), code, roundDur(s.Duration), found, elsewhere)
 	}
 	b.WriteString("\n")
+	b.WriteString("What each scanner's result can be trusted for:\n\n")
+	for _, s := range r.Scanners {
+		x.writeScannerTrust(b, s)
+	}
+	b.WriteString("\n")
 	all := r.scannerFindings()
+	if len(all) > 0 {
+		b.WriteString("Findings on the lines the patch added or changed:\n\n")
+	}
 	limit := 2 * x.d.notes
 	for i, f := range all {
 		if i == limit {
@@ -132,6 +140,74 @@ func (x *render) writeScanners(b *strings.Builder, tails bool) {
 				escapePunct(s.Name), codeBlock(truncateTail(x.redact(s.Tail), scanTailSize), "text"))
 		}
 	}
+}
+
+// writeScannerTrust is one line on what a scanner's result can be trusted for: whether it runs
+// the repository's code (then code the patch can change runs as the scanner, and its findings
+// are not promised), and which of its configuration files it read as the base has them.
+func (x *render) writeScannerTrust(b *strings.Builder, s ScannerRun) {
+	var code string
+	switch s.Code.Code {
+	case scanner.CodeNone:
+		code = "does not run the repository's code (" + s.Code.Why + ")"
+	case scanner.CodeRuns:
+		code = "**runs the repository's code** (" + s.Code.Why + "): code the patch can change runs " +
+			"as the scanner and can change or replace what it reports, so its findings, and the absence of any, are not promised"
+	default:
+		code = "frognano does not know whether it runs the repository's code (the operator can name its tool with `tool=` or say " +
+			"`code=runs` or `code=none`): if it does, its findings are not promised"
+	}
+	var cfg string
+	switch {
+	case len(s.Config) == 0:
+		cfg = "no configuration file is named for it, so the patch's changes to its configuration count"
+	case len(s.Reset) == 0:
+		cfg = "none of its configuration files (" + x.patternList(s.Config) + ") differs from the base's"
+	default:
+		var parts []string
+		for i, r := range s.Reset {
+			if i == x.d.files {
+				parts = append(parts, fmt.Sprintf("and %d more", len(s.Reset)-i))
+				break
+			}
+			parts = append(parts, codeSpan(x.redact(r.Path), 200)+" "+resetWhy(r))
+		}
+		cfg = fmt.Sprintf("its configuration files are the base's, whole (%s): %s", codeSpan(short(s.ConfigFrom), 20), strings.Join(parts, "; "))
+	}
+	fmt.Fprintf(b, "- %s %s; %s.\n", codeSpan(s.Name, 40), code, cfg)
+}
+
+// patternList names at most five configuration patterns.
+func (x *render) patternList(ps []string) string {
+	var out []string
+	for i, p := range ps {
+		if i == 5 {
+			out = append(out, fmt.Sprintf("and %d more", len(ps)-i))
+			break
+		}
+		out = append(out, codeSpan(p, 60))
+	}
+	return strings.Join(out, ", ")
+}
+
+// resetWhy says what became of a configuration file the patched tree had otherwise.
+func resetWhy(r scanner.Reset) string {
+	switch {
+	case r.Kept:
+		return "(the base has it, but the patch put a file where its folder is, or a folder where it is: scanned without it)"
+	case r.InBase && r.InPatched:
+		return "(changed: scanned as the base has it)"
+	case r.InBase:
+		return "(removed by the patch: put back)"
+	}
+	return "(added by the patch: left out)"
+}
+
+func short(commit string) string {
+	if len(commit) > 12 {
+		return commit[:12]
+	}
+	return commit
 }
 
 func lines(f scanner.Finding) string {
@@ -164,16 +240,19 @@ func (r *Result) scannerFindings() []scannerFinding {
 }
 
 // Annotations is the check run's annotations: one per finding on a changed line, the most
-// severe first, at most 200. A finding that fails the check (FROGNANO_SCANNER_FAIL_LEVEL) is
-// a failure; otherwise an error or a warning is a warning, a note or none a notice. redact is applied to
-// every untrusted string (nil: none).
+// severe first, then one per suppression comment the patch adds (when a scanner is configured,
+// at most maxSuppressionAnnotations), at most 200 in all. A finding that fails the check
+// (FROGNANO_SCANNER_FAIL_LEVEL) is a failure; otherwise an error or a warning is a warning, a
+// note or none a notice; a suppression comment is a warning. redact is applied to every
+// untrusted string (nil: none).
 func (r *Result) Annotations(redact func(string) string) []CheckAnnotation {
 	if redact == nil {
 		redact = func(s string) string { return s }
 	}
+	sup := r.suppressionAnnotations(redact, maxSuppressionAnnotations)
 	var out []CheckAnnotation
 	for _, f := range r.scannerFindings() {
-		if len(out) == maxAnnotations {
+		if len(out) == maxAnnotations-len(sup) {
 			break
 		}
 		level := AnnotationNotice
@@ -198,7 +277,7 @@ func (r *Result) Annotations(redact func(string) string) []CheckAnnotation {
 			RawDetails: plainCut(redact(fmt.Sprintf("scanner: %s\nrule: %s\nSARIF level: %s", f.scanner, rule, f.Level)), 1000),
 		})
 	}
-	return out
+	return append(out, sup...)
 }
 
 // plainCut is untrusted text for a field GitHub shows as plain text: invisible characters as

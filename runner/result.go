@@ -66,6 +66,12 @@ type Result struct {
 	// ScannerFailLevel is the level at or above which a scanner's finding fails the check run
 	// (FROGNANO_SCANNER_FAIL_LEVEL; "" the default).
 	ScannerFailLevel scanner.FailLevel
+	// Suppressions are the comments on the lines the patch added or changed that tell a
+	// scanner to skip findings (# nosec, nosemgrep, eslint-disable, ...), whether or not any
+	// scanner is configured; SuppressionsMore counts those past scanner.MaxSuppressions. nil
+	// when the patch adds none or was not kept.
+	Suppressions     []scanner.Suppression
+	SuppressionsMore int
 
 	// Egress is what the offline sandbox stopped: the names the model's commands tried to
 	// resolve, connections with no route, commands not found, and what to do (runner/egress);

@@ -15,6 +15,7 @@ import (
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/sandbox"
+	"github.com/frognano/frognano/runner/scanner"
 	"github.com/frognano/frognano/runner/verify"
 )
 
@@ -73,6 +74,10 @@ type run struct {
 	cleanups []func() // undone by close, last first
 
 	network sandbox.NetworkReport // what the agent's sandbox observed (offline.go)
+
+	// added is what the kept patch adds, line by line, as git on the host sees it
+	// (suppressions.go); nil when it could not be read or there is no patch.
+	added []scanner.Added
 }
 
 func (x *run) defer_(f func()) { x.cleanups = append(x.cleanups, f) }
@@ -338,6 +343,7 @@ func (x *run) checkPatch(ctx context.Context, raw []byte) {
 	x.res.Patch = p
 	x.res.Notes = append(x.res.Notes, setupChangeNotes(p)...)
 	x.listDependencies(ctx, p)
+	x.inspectAdded(ctx, p)
 }
 
 // finish waits for the tests before and completes the Result.

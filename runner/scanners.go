@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -11,7 +12,6 @@ import (
 	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/sandbox"
 	"github.com/frognano/frognano/runner/scanner"
-	"github.com/frognano/frognano/runner/secrets"
 )
 
 // ScannerRun is one of the operator's scanners run on the patched tree. When Problem is set
@@ -30,20 +30,43 @@ type ScannerRun struct {
 	// Tail is the end of the command's output (untrusted), kept only with a Problem, for the
 	// operator to see why.
 	Tail string
+	// Code says whether the scanner runs the repository's code, and who says so: when it
+	// does, or nobody knows, that code (which the patch may change) runs as the scanner and
+	// can change what it reports, so its findings are not promised.
+	Code scanner.CodeJudgement
+	// Tools are the known tools it is (scanner.Tools).
+	Tools []string
+	// ConfigFrom is the commit its configuration files were taken from; Reset the files the
+	// patched tree had otherwise, which it scanned as that commit has them (or not at all).
+	// Findings in those files are not kept: the scanner did not read the patch's lines there.
+	ConfigFrom string
+	Reset      []scanner.Reset
+	// Config are the patterns of its configuration files (its tools' and the operator's);
+	// none means a patch can change how it is configured.
+	Config []string
 	scanner.Findings
 }
 
-// Where a scanner writes its SARIF: under the workspace's .git (the workspace volume
-// survives Quiesce, /tmp does not; .git is not part of the tree scanners read), in a file
-// named after the scanner.
+// Where a scanner writes its SARIF: under the workspace's .git, in a file named after the
+// scanner. The workspace volume survives Quiesce (the tmpfs /tmp does not), and .git is out of
+// the tree the scanner reads and of every patch. No place in the sandbox is out of reach of
+// code the scanner itself runs (it is the same user, in the same process): docs/security.md.
 const (
 	scanDir      = ".git/frognano-scan"
 	scanTailSize = 2000
 )
 
+// scanEnv is added to each scanner's environment. Python must not put the working directory
+// (the repository) first on its path: `python3 -m bandit` would run a bandit/ package the patch
+// added instead of the installed one (PYTHONSAFEPATH, Python 3.11+), nor read the user's site
+// folder. HOME is the sandbox's fresh /tmp, so `bash -l` reads no start file of the repository.
+var scanEnv = []string{"PYTHONSAFEPATH=1", "PYTHONNOUSERSITE=1"}
+
 // scan runs the operator's scanners (Config.Scanners) one after another on the checked patch
 // and records what each found on the lines the patch added or changed. Which scanners run
-// is the operator's setting alone: nothing of the repository or the patch decides it.
+// is the operator's setting alone: nothing of the repository or the patch decides it. Each
+// scans the patched tree with its configuration files as the base branch has them
+// (scanner.Trees, made on the host from git's objects).
 func (x *run) scan(ctx context.Context) {
 	r, res := x.r, x.res
 	diff := res.PatchBytes()
@@ -51,27 +74,45 @@ func (x *run) scan(ctx context.Context) {
 		return
 	}
 	res.ScannerFailLevel = r.cfg.ScannerFailLevel
-	frags, err := secrets.AddedLines(ctx, patch.HostGit(x.spec.RepoDir), x.base, diff)
-	if err != nil {
-		x.note("The operator's scanners were not run: the lines the patch changes could not be read: " + err.Error())
+	if x.added == nil {
+		x.note("The operator's scanners were not run: the lines the patch changes could not be read.")
 		return
 	}
-	changed := scanner.ChangedLines(frags)
+	changed := scanner.ChangedLines(x.added)
+	// The base branch's configuration: a follow-up's checkout is frognano's branch, where an
+	// earlier run's patch may have changed a scanner's configuration.
+	configAt := cmp.Or(x.spec.SetupCommit, x.base)
+	trees, err := scanner.NewTrees(ctx, patch.HostGit(x.spec.RepoDir), x.base, configAt, diff)
+	if err != nil {
+		x.note("The operator's scanners were not run: the patched tree could not be made on the host: " + err.Error())
+		return
+	}
+	defer trees.Close()
 	for _, s := range r.cfg.Scanners {
 		if ctx.Err() != nil { // cancelled: the run reports itself as such
 			break
 		}
-		sr := r.runScanner(ctx, x.sbCfg, x.repo, x.spec, s, diff, changed)
+		var sr ScannerRun
+		scanDiff, resets, err := trees.For(ctx, s.Config)
+		if err != nil {
+			sr = ScannerRun{Name: s.Name, ExitCode: -1, Problem: "its configuration files could not be taken from the base: " + err.Error() + "; not run"}
+		} else {
+			sr = r.runScanner(ctx, x.sbCfg, x.repo, x.spec, s, scanDiff, changed.Without(scanner.Files(resets)))
+		}
+		sr.Code, sr.Tools, sr.ConfigFrom, sr.Reset = s.Code, s.Tools, configAt, resets
+		for _, p := range s.Config {
+			sr.Config = append(sr.Config, p.String())
+		}
 		x.log.Info("scanner done", "scanner", s.Name, "duration", sr.Duration, "exit_code", sr.ExitCode,
-			"findings", len(sr.Kept)+sr.More, "problem", sr.Problem != "")
+			"findings", len(sr.Kept)+sr.More, "problem", sr.Problem != "", "config_reset", len(resets))
 		res.Scanners = append(res.Scanners, sr)
 	}
 }
 
 // runScanner runs s in a fresh sandbox made exactly as the tests after's (the run's
-// environment image and limits, offline, no credential; runTests' path: the untouched
-// checkout with the patch applied), then ends every process left in it (Quiesce) and reads
-// the SARIF file out as untrusted bytes, bounded.
+// environment image and limits, offline, no credential; the untouched checkout), with diff
+// applied (the patch, its configuration files reset: scan), then ends every process left in
+// it (Quiesce) and reads the SARIF file out as untrusted bytes, bounded.
 func (r *Runner) runScanner(ctx context.Context, sbCfg sandbox.Config, repo *sandbox.Snapshot, spec Spec, s scanner.Scanner, diff []byte, changed scanner.Changed) (sr ScannerRun) {
 	sr = ScannerRun{Name: s.Name, ExitCode: -1}
 	start := time.Now()
@@ -85,7 +126,7 @@ func (r *Runner) runScanner(ctx context.Context, sbCfg sandbox.Config, repo *san
 		return fail("its sandbox could not be made: " + err.Error())
 	}
 	defer sb.Close()
-	if err := applyPatch(ctx, sb, diff); err != nil {
+	if err := applyForScan(ctx, sb, diff); err != nil {
 		return fail("the patch could not be applied in its sandbox: " + err.Error())
 	}
 	if res, err := sb.Exec(ctx, []string{"mkdir", "-p", scanDir}, nil, time.Minute, 4096); err != nil || res.ExitCode != 0 {
@@ -95,7 +136,7 @@ func (r *Runner) runScanner(ctx context.Context, sbCfg sandbox.Config, repo *san
 	abs := strings.TrimSuffix(cmp.Or(sbCfg.Workdir, sandbox.DefaultWorkdir), "/") + "/" + rel
 	cmd := strings.ReplaceAll(s.Command, scanner.Placeholder, shellQuoteAll([]string{abs}))
 	out := &tailBuffer{max: scanTailSize}
-	res, err := sb.Run(ctx, sandbox.ExecSpec{Argv: []string{"/bin/bash", "-lc", cmd}, Env: []string{scanner.EnvSARIF + "=" + abs},
+	res, err := sb.Run(ctx, sandbox.ExecSpec{Argv: []string{"/bin/bash", "-lc", cmd}, Env: append([]string{scanner.EnvSARIF + "=" + abs}, scanEnv...),
 		Timeout: r.cfg.ScannerTimeout, Output: out})
 	sr.Tail = out.String()
 	if why := sb.StopReason(context.WithoutCancel(ctx)); why != "" {
@@ -124,6 +165,26 @@ func (r *Runner) runScanner(ctx context.Context, sbCfg sandbox.Config, repo *san
 }
 
 const errNoSARIF = "wrote no SARIF"
+
+// applyForScan applies diff in the scanner's sandbox as applyPatch does, and marks the files it
+// adds as tracked (--intent-to-add): a scanner that lists files with git (semgrep) would
+// otherwise skip a new file that an ignore rule names, and the patch's diff need not follow
+// its own .gitignore. An empty diff (the patch changed only configuration files) changes
+// nothing.
+func applyForScan(ctx context.Context, sb *sandbox.Sandbox, diff []byte) error {
+	if len(diff) == 0 {
+		return nil
+	}
+	res, err := sb.Exec(ctx, []string{"git", "-c", "core.hooksPath=/dev/null", "apply", "--whitespace=nowarn", "--intent-to-add", "-"},
+		bytes.NewReader(diff), 2*time.Minute, 1<<20)
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("git apply exited %d: %s", res.ExitCode, strings.TrimSpace(string(res.Stderr)))
+	}
+	return nil
+}
 
 // readSARIF reads the scanner's SARIF file (rel, under the workspace) out of sb. First every
 // process of the sandbox ends (Quiesce), so nothing the scanner or the model's code started

@@ -220,6 +220,16 @@ func summaryLines(res *runner.Result, out string, elapsed time.Duration) string 
 			fmt.Fprintf(&b, "frognano:   %s (%s)\n", runner.Visible(f.Path), runner.Visible(f.Why))
 		}
 	}
+	if n := len(res.Suppressions) + res.SuppressionsMore; n > 0 {
+		fmt.Fprintf(&b, "frognano: WARNING: the patch adds %d suppression comment(s) that tell a scanner to skip findings:\n", n)
+		for i, s := range res.Suppressions {
+			if i == 10 {
+				fmt.Fprintf(&b, "frognano:   and %d more (report.md lists them)\n", n-i)
+				break
+			}
+			fmt.Fprintf(&b, "frognano:   %s line %d: %s (%s)\n", runner.Visible(s.File), s.Line, runner.Visible(s.Text), s.For)
+		}
+	}
 	fmt.Fprintf(&b, "frognano: wrote %s\n", filepath.Join(out, "{patch.diff,trajectory.json,report.md}"))
 	return b.String()
 }

@@ -2,7 +2,9 @@
 // Docker engine (runner, runner/env, runner/sandbox): one Docker client for the whole binary,
 // the images its tests need checked before any test starts (a missing image fails the binary
 // with how to build it, instead of every test failing its own way), and, when asked, the
-// frognano-executor the sandboxes run, built from this module the way the images build it.
+// frognano-executor the sandboxes run, built from this module the way the images build it;
+// and the sandbox image with the fake scanners of testdata/scanners added (ScanImage), which
+// the runner's and frognano run's scanner tests share.
 //
 // It is imported only from _test.go files: nothing in frognano's programs may depend on it.
 package dockertest

@@ -3,17 +3,15 @@ package scanner
 import (
 	"fmt"
 	"testing"
-
-	"github.com/frognano/frognano/runner/secrets"
 )
 
 // BenchmarkRead parses and filters a scanner's log of a large repository: 5,000 results over
 // 500 files (about 2 MB of SARIF, the shape semgrep writes), against a patch that changes 20
 // lines in each of 10 of those files; 100 results land on changed lines.
 func BenchmarkRead(b *testing.B) {
-	var frags []secrets.Fragment
+	var frags []Added
 	for f := range 10 {
-		frags = append(frags, secrets.Fragment{Path: fmt.Sprintf("pkg%d/file%d.py", f%50, f), Line: 1, Text: "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nn\no\np\nq\nr\ns\nt"})
+		frags = append(frags, Added{Path: fmt.Sprintf("pkg%d/file%d.py", f%50, f), Line: 1, Text: "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\nk\nl\nm\nn\no\np\nq\nr\ns\nt"})
 	}
 	changed := ChangedLines(frags)
 	var rs []map[string]any

@@ -3,19 +3,17 @@ package scanner
 import (
 	"sort"
 	"strings"
-
-	"github.com/frognano/frognano/runner/secrets"
 )
 
 // Changed is, per repository path, the lines of the patched file that the patch added or
-// changed (git's own view: runner/secrets.AddedLines), as sorted, disjoint ranges.
+// changed (git's own view: Added), as sorted, disjoint ranges.
 type Changed map[string][]Lines
 
 // Lines is the range of lines First..Last (1-based, inclusive).
 type Lines struct{ First, Last int }
 
-// ChangedLines builds Changed from the added-line fragments of the patched tree's diff.
-func ChangedLines(frags []secrets.Fragment) Changed {
+// ChangedLines builds Changed from the added lines of the patched tree's diff.
+func ChangedLines(frags []Added) Changed {
 	c := Changed{}
 	for _, f := range frags {
 		if f.Path == "" || f.Path == "?" || f.Line < 1 {
@@ -44,4 +42,20 @@ func (c Changed) Touches(file string, first, last int) bool {
 	// The first range that ends at or after first; it must start at or before last.
 	i := sort.Search(len(rs), func(i int) bool { return rs[i].Last >= first })
 	return i < len(rs) && rs[i].First <= last
+}
+
+// Without returns c without the given files (a scanner scanned their base versions, so the
+// patch's lines in them are not what it read).
+func (c Changed) Without(files []string) Changed {
+	if len(files) == 0 {
+		return c
+	}
+	out := make(Changed, len(c))
+	for f, rs := range c {
+		out[f] = rs
+	}
+	for _, f := range files {
+		delete(out, f)
+	}
+	return out
 }

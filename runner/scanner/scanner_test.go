@@ -5,29 +5,45 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/frognano/frognano/runner/secrets"
 )
 
 func TestParse(t *testing.T) {
 	t.Parallel()
+	type sc struct{ Name, Command string }
 	for _, c := range []struct {
 		in   string
-		want []Scanner
+		want []sc
 		err  string
 	}{
 		{"", nil, ""},
 		{"  \n ;; ", nil, ""},
-		{"semgrep=semgrep scan --sarif -o {sarif} .", []Scanner{{"semgrep", "semgrep scan --sarif -o {sarif} ."}}, ""},
-		{"a=x --y=1 ;; b_2 = sh -c 'echo a=b' \n c-3=z", []Scanner{{"a", "x --y=1"}, {"b_2", "sh -c 'echo a=b'"}, {"c-3", "z"}}, ""},
-		{"a=x\r\nb=y\r\n", []Scanner{{"a", "x"}, {"b", "y"}}, ""},
+		{"semgrep=semgrep scan --sarif -o {sarif} .", []sc{{"semgrep", "semgrep scan --sarif -o {sarif} ."}}, ""},
+		{"a=x --y=1 ;; b_2 = sh -c 'echo a=b' \n c-3=z", []sc{{"a", "x --y=1"}, {"b_2", "sh -c 'echo a=b'"}, {"c-3", "z"}}, ""},
+		{"a=x\r\nb=y\r\n", []sc{{"a", "x"}, {"b", "y"}}, ""},
+		{"a=x [not options]", []sc{{"a", "x [not options]"}}, ""},
+		{"lint[code=runs config=a.cfg]=tool -o {sarif}", []sc{{"lint", "tool -o {sarif}"}}, ""},
+		{"lint [tool=semgrep] = wrapper.sh", []sc{{"lint", "wrapper.sh"}}, ""},
 		{"Semgrep=x", nil, "entry 1 is not NAME=COMMAND"},
 		{"x", nil, "entry 1 is not NAME=COMMAND"},
 		{"a=x;;a=y", nil, `entry 2: the name "a" is used twice`},
+		{"a[code=runs]=x;;a=y", nil, `entry 2: the name "a" is used twice`},
 		{"a=", nil, "entry 1 (a) has no command"},
+		{"a[code=runs]=", nil, "entry 1 (a) has no command"},
 		{"../evil=x", nil, "entry 1 is not NAME=COMMAND"},
 		{strings.Repeat("n", 33) + "=x", nil, "entry 1 is not NAME=COMMAND"},
 		{"ok=x;;bad name=token-SECRETVALUE", nil, "entry 2 is not NAME=COMMAND"},
+		{"a[code=runs=x --token SECRETVALUE", nil, "entry 1 has a '[' without its ']'"},
+		{"a[code=runs] x=SECRETVALUE", nil, "entry 1 is not NAME=COMMAND"},
+		{"a[code=maybe]=SECRETVALUE", nil, `entry 1 (a) has code="maybe": want code=runs or code=none`},
+		{"a[code=runs code=none]=x", nil, "entry 1 (a) has code= twice"},
+		{"a[colour=red]=SECRETVALUE", nil, `entry 1 (a) has an unknown option "colour" (options are config=`},
+		{"a[config]=x", nil, "entry 1 (a) has an option that is not KEY=VALUE"},
+		{"a[tool=sonar]=x", nil, `entry 1 (a) names the tool "sonar", which frognano does not know (known: semgrep, bandit`},
+		{"a[config=/etc/passwd]=x", nil, `entry 1 (a) has a bad config pattern "/etc/passwd": a pattern is a path inside the repository`},
+		{"a[config=../x]=x", nil, `has a bad config pattern "../x": a pattern has an empty, '.' or '..' part`},
+		{"a[config=x,,y]=x", nil, `has a bad config pattern ""`},
+		{"a[config=x[]=x", nil, `has a bad config pattern "x[": a pattern has a malformed '[...]'`},
+		{"a[config=a**b]=x", nil, `'**' must be a whole part of a pattern`},
 		{strings.Repeat("a=x\n", 0) + func() string {
 			var s []string
 			for i := range 17 {
@@ -46,8 +62,12 @@ func TestParse(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || !reflect.DeepEqual(got, c.want) {
-			t.Errorf("Parse(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		var names []sc
+		for _, g := range got {
+			names = append(names, sc{g.Name, g.Command})
+		}
+		if err != nil || !reflect.DeepEqual(names, c.want) {
+			t.Errorf("Parse(%q) = %q, %v; want %q", c.in, names, err, c.want)
 		}
 	}
 }
@@ -79,35 +99,16 @@ func TestFailLevel(t *testing.T) {
 	}
 }
 
-// testDiff is git's zero-context diff of a patched tree: app/a.py gains lines 3-4 and changes
-// line 10, lib/new.py is new (lines 1-2), old.py is deleted.
-const testDiff = `diff --git a/app/a.py b/app/a.py
-index 1111111..2222222 100644
---- a/app/a.py
-+++ b/app/a.py
-@@ -2,0 +3,2 @@ def f():
-+    x = 1
-+    y = 2
-@@ -8 +10 @@ def g():
--    return 0
-+    return eval(s)
-diff --git a/lib/new.py b/lib/new.py
-new file mode 100644
-index 0000000..3333333
---- /dev/null
-+++ b/lib/new.py
-@@ -0,0 +1,2 @@
-+import os
-+os.system(cmd)
-diff --git a/old.py b/old.py
-deleted file mode 100644
---- a/old.py
-+++ /dev/null
-@@ -1 +0,0 @@
--x
-`
+// testAdded is what git's zero-context diff of a patched tree adds (runner/secrets.AddedLines
+// makes it): app/a.py gains lines 3-4 and changes line 10, lib/new.py is new (lines 1-2),
+// old.py is deleted (nothing added).
+var testAdded = []Added{
+	{Path: "app/a.py", Line: 3, Text: "    x = 1\n    y = 2"},
+	{Path: "app/a.py", Line: 10, Text: "    return eval(s)"},
+	{Path: "lib/new.py", Line: 1, Text: "import os\nos.system(cmd)"},
+}
 
-func testChanged() Changed { return ChangedLines(secrets.Added([]byte(testDiff))) }
+func testChanged() Changed { return ChangedLines(testAdded) }
 
 func TestChangedLines(t *testing.T) {
 	t.Parallel()
@@ -130,7 +131,7 @@ func TestChangedLines(t *testing.T) {
 		}
 	}
 	// Adjacent fragments merge into one range.
-	m := ChangedLines([]secrets.Fragment{{Path: "f", Line: 5, Text: "a\nb"}, {Path: "f", Line: 1, Text: "x"}, {Path: "f", Line: 7, Text: "c"}, {Path: "?", Line: 1, Text: "q"}})
+	m := ChangedLines([]Added{{Path: "f", Line: 5, Text: "a\nb"}, {Path: "f", Line: 1, Text: "x"}, {Path: "f", Line: 7, Text: "c"}, {Path: "?", Line: 1, Text: "q"}})
 	if want := (Changed{"f": {{1, 1}, {5, 7}}}); !reflect.DeepEqual(m, want) {
 		t.Errorf("merged = %v, want %v", m, want)
 	}

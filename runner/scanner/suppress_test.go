@@ -1,0 +1,134 @@
+package scanner
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestSuppressions: every spelling the tools accept is listed with the kind frognano names it
+// by and the directive as written; comments that silence no security scanner are not.
+func TestSuppressions(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		line, kind, text string
+	}{
+		{"x = eval(s)  # nosemgrep", "nosemgrep", "nosemgrep"},
+		{"x = eval(s)  # nosemgrep: python.lang.eval, other.rule", "nosemgrep", "nosemgrep: python.lang.eval, other.rule"},
+		{"// NOSEM", "nosemgrep", "NOSEM"},
+		{"subprocess.call(c, shell=True)  # nosec B602, B607", "nosec", "nosec B602, B607"},
+		{"os.system(c) #nosec", "nosec", "nosec"},
+		{"h := md5.New() // #nosec G401 -- legacy", "nosec", "nosec G401"},
+		{"import pickle  # noqa: S403", "noqa", "noqa: S403"},
+		{"# ruff: noqa", "noqa", "noqa"},
+		{"x = 1  # NOQA", "noqa", "NOQA"},
+		{"//nolint:gosec // it is fine", "nolint", "nolint:gosec"},
+		{"// nolint", "nolint", "nolint"},
+		{"int x = f(); // NOLINTNEXTLINE(cert-err33-c)", "nolint", "NOLINTNEXTLINE(cert-err33-c)"},
+		{"//lint:ignore SA1019 still needed", "lint:ignore", "lint:ignore SA1019"},
+		{"//lint:file-ignore U1000 generated", "lint:ignore", "lint:file-ignore U1000"},
+		{"import os  # pylint: disable=unused-import", "pylint: disable", "pylint: disable=unused-import"},
+		{"# pylint:disable-next=eval-used", "pylint: disable", "pylint:disable-next=eval-used"},
+		{"# pylint: skip-file", "pylint: disable", "pylint: skip-file"},
+		{"/* eslint-disable */", "eslint-disable", "eslint-disable"},
+		{"eval(s); // eslint-disable-line no-eval", "eslint-disable", "eslint-disable-line no-eval"},
+		{"// eslint-disable-next-line security/detect-eval-with-expression", "eslint-disable", "eslint-disable-next-line security/detect-eval-with-expression"},
+		{"/* eslint no-eval: off */", "eslint configuration comment", "eslint no-eval: off"},
+		{`/*eslint "security/detect-object-injection": 0*/`, "eslint configuration comment", `eslint "security/detect-object-injection": 0`},
+		{" eslint no-eval: \"off\"", "eslint configuration comment", `eslint no-eval: "off"`},
+		{"const key = 'x'; // gitleaks:allow", "gitleaks:allow", "gitleaks:allow"},
+		{"password = 'x'  # pragma: allowlist secret", "pragma: allowlist secret", "pragma: allowlist secret"},
+		{"String q = \"...\"; // NOSONAR", "NOSONAR", "NOSONAR"},
+		{"// NOPMD", "NOPMD", "NOPMD"},
+		{"eval(x); // codeql[js/code-injection]", "codeql", "codeql[js/code-injection]"},
+		{"eval(x); // lgtm[js/code-injection]", "codeql", "lgtm[js/code-injection]"},
+		{"# shellcheck disable=SC2086", "shellcheck disable", "shellcheck disable=SC2086"},
+		{"# hadolint ignore=DL3008", "hadolint ignore", "hadolint ignore=DL3008"},
+		{"#checkov:skip=CKV_AWS_20:public bucket", "checkov:skip", "checkov:skip=CKV_AWS_20:public"},
+		{"#tfsec:ignore:aws-s3-enable-bucket-encryption", "tfsec:ignore", "tfsec:ignore:aws-s3-enable-bucket-encryption"},
+		{"#trivy:ignore:AVD-AWS-0086", "trivy:ignore", "trivy:ignore:AVD-AWS-0086"},
+		{"# kics-scan ignore-line", "kics-scan ignore", "kics-scan ignore-line"},
+		{"eval(x) # rubocop:disable Security/Eval", "rubocop:disable", "rubocop:disable Security/Eval"},
+		{"// phpcs:ignore", "phpcs:ignore", "phpcs:ignore"},
+		{"/** @phpstan-ignore-next-line */", "@phpstan-ignore", "@phpstan-ignore-next-line"},
+		{"/** @psalm-suppress TaintedSql */", "@psalm-suppress", "@psalm-suppress TaintedSql"},
+		{`@SuppressFBWarnings("SQL_INJECTION")`, "@SuppressWarnings", `@SuppressFBWarnings("SQL_INJECTION")`},
+		{`[SuppressMessage("Security", "CA2100")]`, "SuppressMessage", `SuppressMessage("Security", "CA2100")`},
+		{"#pragma warning disable CA2100", "#pragma warning disable", "pragma warning disable CA2100"},
+		{"// biome-ignore lint/security/noGlobalEval: x", "biome-ignore", "biome-ignore lint/security/noGlobalEval:"},
+		{"// deno-lint-ignore no-eval", "deno-lint-ignore", "deno-lint-ignore no-eval"},
+		{"/* tslint:disable */", "tslint:disable", "tslint:disable"},
+	} {
+		got, more := Suppressions([]Added{{Path: "src/a.py", Line: 7, Text: c.line}})
+		if more != 0 || len(got) != 1 {
+			t.Errorf("%q: %+v, want one %s", c.line, got, c.kind)
+			continue
+		}
+		g := got[0]
+		if g.File != "src/a.py" || g.Line != 7 || g.Kind != c.kind || g.Text != c.text || g.For == "" {
+			t.Errorf("%q: %+v, want kind %q text %q", c.line, g, c.kind, c.text)
+		}
+	}
+	for _, line := range []string{
+		"x = f()  # type: ignore[attr-defined]", "x = f()  # pyright: ignore", "// @ts-ignore", "// @ts-expect-error", "// @ts-nocheck",
+		"if debug:  # pragma: no cover", "/* istanbul ignore next */", "/* c8 ignore next */", "// prettier-ignore", "# fmt: off", "import x  # isort: skip",
+		"nosecurity = True", "cosemgrep()", "noqatar", "eslint is configured in eslint.config.js", "return nolintlint", "/* global window */",
+	} {
+		if got, _ := Suppressions([]Added{{Path: "a", Line: 1, Text: line}}); len(got) != 0 {
+			t.Errorf("%q is listed: %+v", line, got)
+		}
+	}
+}
+
+// TestSuppressionsPlaces: line numbers follow the added run, several kinds on one line are
+// each listed, a line is listed once per kind, results are sorted, and the list is bounded.
+func TestSuppressionsPlaces(t *testing.T) {
+	t.Parallel()
+	got, more := Suppressions([]Added{
+		{Path: "b.go", Line: 10, Text: "a()\nb() //nolint:gosec // #nosec G104\nc() //nolint //nolint"},
+		{Path: "a.py", Line: 3, Text: "x  # noqa"},
+		{Path: "?", Line: 1, Text: "# nosec"},
+		{Path: "c.py", Line: 0, Text: "# nosec"},
+	})
+	want := []string{"a.py:3 noqa", "b.go:11 nosec", "b.go:11 nolint", "b.go:12 nolint"}
+	var have []string
+	for _, s := range got {
+		have = append(have, fmt.Sprintf("%s:%d %s", s.File, s.Line, s.Kind))
+	}
+	if more != 0 || strings.Join(have, ",") != strings.Join(want, ",") {
+		t.Errorf("got %q (+%d), want %q", have, more, want)
+	}
+	many := strings.Repeat("x # nosec\n", MaxSuppressions+7)
+	got, more = Suppressions([]Added{{Path: "m.py", Line: 1, Text: many}})
+	if len(got) != MaxSuppressions || more != 7 {
+		t.Errorf("%d kept, %d more; want %d and 7", len(got), more, MaxSuppressions)
+	}
+}
+
+// FuzzSuppressions: whatever a patch adds, Suppressions never panics, places each comment on a
+// line of its added run, and keeps its text short, valid UTF-8 and on one line.
+func FuzzSuppressions(f *testing.F) {
+	f.Add("x = 1  # nosec B602\n// eslint-disable-line no-eval", 3)
+	f.Add("/* eslint no-eval: off */\n\xff\xfe# noqa", 1)
+	f.Add(strings.Repeat("nolint:", 500), 9)
+	f.Add("#pragma warning disable\r\n@SuppressWarnings(\"all\")", 1<<30)
+	f.Fuzz(func(t *testing.T, text string, line int) {
+		if line < 1 || line > 1<<30 {
+			line = 1
+		}
+		got, more := Suppressions([]Added{{Path: "f", Line: line, Text: text}})
+		n := strings.Count(text, "\n")
+		if len(got) > MaxSuppressions || more < 0 {
+			t.Fatalf("%d kept, %d more", len(got), more)
+		}
+		for _, s := range got {
+			if s.File != "f" || s.Line < line || s.Line > line+n || s.Kind == "" || s.For == "" {
+				t.Fatalf("misplaced: %+v", s)
+			}
+			if !utf8.ValidString(s.Text) || utf8.RuneCountInString(s.Text) > maxDirective+1 || strings.ContainsAny(s.Text, "\n\r") {
+				t.Fatalf("text out of bounds: %q", s.Text)
+			}
+		}
+	})
+}
