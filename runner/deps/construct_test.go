@@ -49,7 +49,11 @@ func diffManifests(t *testing.T, path, base, patched string) string {
 		fmt.Fprintf(&b, "%s include %s%s\n", path, i.Path, con)
 	}
 	for _, u := range c.Unread {
-		fmt.Fprintf(&b, "%s unread %d %s: %s\n", u.File, u.Line, u.What, u.Why)
+		fmt.Fprintf(&b, "%s unread %d %s: %s", u.File, u.Line, u.What, u.Why)
+		if u.Detail != "" {
+			fmt.Fprintf(&b, " [%s]", u.Detail)
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }
@@ -158,7 +162,7 @@ func TestPipConstructs(t *testing.T) {
 				"bar==1.0 --index-url https://x.example/simple\n--hash=sha256:00\n",
 			want: "requirements.txt PyPI bar added ->1.0\n" +
 				"requirements.txt PyPI foo unlisted 1.0->\n" +
-				"requirements.txt unread 3 --no-such-option x: pip would refuse the line: pip does not take the option \"--no-such-option\"\n" +
+				"requirements.txt unread 3 --no-such-option x: pip would refuse the line: pip does not take this option [--no-such-option]\n" +
 				"requirements.txt unread 4 -r 'unclosed: pip would refuse the line: a quote is not closed\n" +
 				"requirements.txt unread 5 bar==1.0 --index-url https://x.example/simple: pip ignores the option --index-url on a requirement's line\n" +
 				"requirements.txt unread 6 --hash=sha256:00: the option --hash belongs on a requirement's line\n" +

@@ -115,8 +115,9 @@ type lister struct {
 
 // node is one file read on one side.
 type node struct {
-	m          *Manifest // nil: the file could not be read (why)
+	m          *Manifest // nil: the file could not be read (why, and what the parser said)
 	why        string
+	detail     string
 	constraint bool // reached by pip's -c only
 	required   bool // reached as requirements (or as a manifest of its own)
 }
@@ -231,7 +232,7 @@ func (l *lister) read(ctx context.Context, s *side) (*graph, error) {
 				delete(g.nodes, v.path)
 				continue
 			}
-			n.m, n.why = l.parse(ctx, s, v.path, e)
+			n.m, n.why, n.detail = l.parse(ctx, s, v.path, e)
 		}
 		if v.constraint {
 			n.constraint = true
@@ -264,14 +265,14 @@ func (l *lister) read(ctx context.Context, s *side) (*graph, error) {
 
 // parse reads and parses the file at p of side s: a manifest by its own kind, any other file
 // (one that a manifest includes) as a requirements file, as pip and setuptools read it.
-func (l *lister) parse(ctx context.Context, s *side, p string, e treeEntry) (*Manifest, string) {
+func (l *lister) parse(ctx context.Context, s *side, p string, e treeEntry) (*Manifest, string, string) {
 	key := e.obj + "\x00" + p
 	if m, ok := l.parsed[key]; ok && e.why == "" {
-		return m, ""
+		return m, "", ""
 	}
 	content, why := s.read(ctx, l.rep, p, e)
 	if why != "" {
-		return nil, why
+		return nil, why, ""
 	}
 	ps := parserFor(p)
 	if ps == nil {
@@ -279,14 +280,13 @@ func (l *lister) parse(ctx context.Context, s *side, p string, e treeEntry) (*Ma
 	}
 	m, err := parseAs(ctx, ps, p, content)
 	if err != nil {
-		why := "it does not parse: " + err.Error()
-		return nil, clip(why, maxNote)
+		return nil, "it does not parse", clip(err.Error(), maxNote)
 	}
 	if l.parsed == nil {
 		l.parsed = map[string]*Manifest{}
 	}
 	l.parsed[key] = m
-	return m, ""
+	return m, "", ""
 }
 
 func (l *lister) note(n string) {
@@ -308,7 +308,7 @@ func sideOf(files []string, g *graph) (pkgs []Package, settings []Setting, setFi
 			continue
 		}
 		if n.m == nil {
-			unread = append(unread, Unread{File: f, Why: n.why})
+			unread = append(unread, Unread{File: f, Why: n.why, Detail: n.detail})
 			continue
 		}
 		unread = append(unread, n.m.Unread...)

@@ -69,7 +69,7 @@ func TestListReadsGitsView(t *testing.T) {
 		t.Errorf("files %q, want %q", got, want)
 	}
 	if got, want := unreadOf(rep), "tools/Cargo.lock: it is a symbolic link, which frognano does not follow\n"+
-		"web/package.json: it does not parse: it is not JSON: unexpected end of JSON input\n"; got != want {
+		"web/package.json: it does not parse [it is not JSON: unexpected end of JSON input]\n"; got != want {
 		t.Errorf("unread\n%swant\n%s", got, want)
 	}
 	if out := gittest.Git(t, dir, "status", "--porcelain"); out != "" {
@@ -89,6 +89,9 @@ func unreadOf(rep *Report) string {
 			b.WriteString(" " + u.What)
 		}
 		b.WriteString(": " + u.Why)
+		if u.Detail != "" {
+			b.WriteString(" [" + u.Detail + "]")
+		}
 		if u.AtBase {
 			b.WriteString(" [base]")
 		}

@@ -100,6 +100,10 @@ func (p Package) Display() string {
 	return "(no version)"
 }
 
+// Checkable reports whether p's version is matched against vulnerability data (OSV.Check): a
+// registry version (or, for an alias or a Go replace, the other package's version).
+func (p Package) Checkable() bool { return p.pkg != nil && p.Version != "" }
+
 // ident is what two entries of one package must share to be the same: the version as written
 // and the source (not the file it is written in: a requirement moved to an included file is
 // the same requirement).
@@ -160,7 +164,10 @@ type Unread struct {
 	File string
 	Line int    // 0: the whole file
 	What string // the entry as written (cut), "" for a whole file
-	Why  string
+	// Why is frognano's own words, with nothing of the file in it; Detail is what the file
+	// or a parser said (a parser's error, an option's name), untrusted and cut.
+	Why    string
+	Detail string
 	// AtBase: only the base commit has it; the patched tree reads.
 	AtBase bool
 }

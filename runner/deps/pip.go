@@ -2,7 +2,6 @@ package deps
 
 import (
 	"context"
-	"fmt"
 	"path"
 	"regexp"
 	"strings"
@@ -176,26 +175,26 @@ func shlexSplit(s string) ([]string, bool) {
 // pipOpt is one option of a line with its value.
 type pipOpt struct{ name, value string }
 
-// splitPipOptions reads a line's options as pip's option parser does; an error names what
-// pip would refuse.
-func splitPipOptions(s string) ([]pipOpt, error) {
+// splitPipOptions reads a line's options as pip's option parser does; why says what pip
+// would refuse (frognano's words), and detail quotes the line's part it refuses.
+func splitPipOptions(s string) (opts []pipOpt, why, detail string) {
 	toks, ok := shlexSplit(s)
 	if !ok {
-		return nil, fmt.Errorf("a quote is not closed")
+		return nil, "a quote is not closed", ""
 	}
 	var out []pipOpt
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if !strings.HasPrefix(t, "-") || t == "-" {
-			return nil, fmt.Errorf("%q is not an option pip takes here", clip(t, 80))
+			return nil, "pip takes no requirement after an option", clip(t, 80)
 		}
 		o, name, ok := pipOptionOf(t)
 		if !ok {
-			return nil, fmt.Errorf("pip does not take the option %q", clip(name, 80))
+			return nil, "pip does not take this option", clip(name, 80)
 		}
 		if !o.value {
 			if strings.Contains(t, "=") || (!strings.HasPrefix(t, "--") && t != o.short) {
-				return nil, fmt.Errorf("the option %s takes no value", o.long)
+				return nil, "the option " + o.long + " takes no value", ""
 			}
 			out = append(out, pipOpt{o.long, ""})
 			continue
@@ -210,11 +209,11 @@ func splitPipOptions(s string) ([]pipOpt, error) {
 			i++
 			v = toks[i]
 		default:
-			return nil, fmt.Errorf("the option %s has no value", o.long)
+			return nil, "the option " + o.long + " has no value", ""
 		}
 		out = append(out, pipOpt{o.long, v})
 	}
-	return out, nil
+	return out, "", ""
 }
 
 // breakArgs is pip's break_args_options: the words before the first one that starts with
@@ -433,9 +432,9 @@ func parseRequirements(ctx context.Context, file string, content []byte) (*Manif
 	r := &pyReader{file: file, m: m}
 	for _, l := range pipLines(string(content)) {
 		args, opts := breakArgs(l.text)
-		options, err := splitPipOptions(opts)
-		if err != nil {
-			r.unread(l.n, l.text, "pip would refuse the line: "+err.Error())
+		options, why, detail := splitPipOptions(opts)
+		if why != "" {
+			r.m.Unread = append(r.m.Unread, Unread{File: r.file, Line: l.n, What: clip(l.text, 200), Why: "pip would refuse the line: " + why, Detail: detail})
 			continue
 		}
 		if args != "" {
