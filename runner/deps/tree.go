@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -35,19 +36,32 @@ type treeEntry struct {
 	why       string // why the file cannot be read, "" when it can
 }
 
-// parseLsTree reads `git ls-tree -z -l` output: "MODE TYPE OBJ SIZE\tPATH\0".
-func parseLsTree(out []byte) (map[string]treeEntry, error) {
+// parseLsTree reads `git ls-tree -z` output, "MODE TYPE OBJ\tPATH\0", or with -l "MODE TYPE
+// OBJ SIZE\tPATH\0" (size -1 without), keeping the entries whose path want accepts (nil: all).
+func parseLsTree(out []byte, want func(string) bool) (map[string]treeEntry, error) {
 	es := map[string]treeEntry{}
-	for _, rec := range bytes.Split(out, []byte{0}) {
+	for len(out) > 0 {
+		rec := out
+		if i := bytes.IndexByte(out, 0); i >= 0 {
+			rec, out = out[:i], out[i+1:]
+		} else {
+			out = nil
+		}
 		if len(rec) == 0 {
 			continue
 		}
 		meta, p, ok := bytes.Cut(rec, []byte{'\t'})
+		if ok && want != nil && !want(string(p)) {
+			continue
+		}
 		f := strings.Fields(string(meta))
-		if !ok || len(f) != 4 {
+		if !ok || len(f) != 3 && len(f) != 4 {
 			return nil, fmt.Errorf("an entry git does not write: %q", clip(string(rec), 100))
 		}
-		size, _ := strconv.ParseInt(f[3], 10, 64) // "-" for a tree or gitlink
+		size := int64(-1)
+		if len(f) == 4 {
+			size, _ = strconv.ParseInt(f[3], 10, 64) // "-" for a tree or gitlink: 0
+		}
 		es[string(p)] = treeEntry{mode: f[0], obj: f[2], size: size}
 	}
 	return es, nil
@@ -69,7 +83,7 @@ func (s *side) lookup(ctx context.Context, p string) (treeEntry, error) {
 	if err != nil {
 		return treeEntry{}, fmt.Errorf("reading the tree %s: %w", s.where, err)
 	}
-	es, err := parseLsTree(out)
+	es, err := parseLsTree(out, nil)
 	if err != nil {
 		return treeEntry{}, err
 	}
@@ -92,25 +106,33 @@ func (s *side) lookup(ctx context.Context, p string) (treeEntry, error) {
 	return e, nil
 }
 
-// manifests lists the files of the tree for which want is true, with their entries; more
-// than max is an error that says so.
+// manifests lists the files of the tree for which want is true, with their entries (sizes
+// unknown); more than max is errTooMany, with the first max by path. ls-tree takes no
+// wildcard, so git lists the whole tree and want filters it as it is read; without -l, which
+// would make git open every object of the tree for its size.
 func (s *side) manifests(ctx context.Context, want func(string) bool, max int) (map[string]treeEntry, error) {
-	out, err := s.git(ctx, s.env, nil, "ls-tree", "-r", "-z", "-l", "--full-tree", s.rev)
+	out, err := s.git(ctx, s.env, nil, "ls-tree", "-r", "-z", "--full-tree", s.rev)
 	if err != nil {
 		return nil, fmt.Errorf("listing the tree %s: %w", s.where, err)
 	}
-	all, err := parseLsTree(out)
+	all, err := parseLsTree(out, want)
 	if err != nil {
 		return nil, err
 	}
+	var paths []string
+	for p := range all {
+		if want(p) {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	var tooMany error
+	if len(paths) > max {
+		paths, tooMany = paths[:max], errTooMany
+	}
 	kept := map[string]treeEntry{}
-	for p, e := range all {
-		if !want(p) {
-			continue
-		}
-		if len(kept) == max {
-			return kept, errTooMany
-		}
+	for _, p := range paths {
+		e := all[p]
 		switch e.mode {
 		case "120000":
 			e.why = "it is a symbolic link, which frognano does not follow"
@@ -121,7 +143,7 @@ func (s *side) manifests(ctx context.Context, want func(string) bool, max int) (
 		kept[p] = e
 		s.found[p] = e
 	}
-	return kept, nil
+	return kept, tooMany
 }
 
 var errTooMany = fmt.Errorf("too many")
@@ -136,6 +158,15 @@ func (s *side) read(ctx context.Context, rep *Report, p string, e treeEntry) ([]
 	limit := int64(MaxManifestBytes)
 	if !isLockFile(p) {
 		limit = maxTextManifestBytes
+	}
+	if e.size < 0 {
+		out, err := s.git(ctx, s.env, nil, "cat-file", "-s", e.obj)
+		if err != nil {
+			return nil, "git could not read it"
+		}
+		if e.size, err = strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64); err != nil {
+			return nil, "git could not read it"
+		}
 	}
 	if e.size > limit || e.size < 0 {
 		return nil, fmt.Sprintf("it is over %d MiB", limit>>20)
