@@ -94,9 +94,9 @@ func cargoDep(file, name string, v any) (Package, string) {
 		}
 		if other, ok := t["package"].(string); ok && other != name {
 			if p.Source.Kind == Registry {
-				p.Source = Source{Kind: FromPackage, Where: clipWhere(other)}
+				p.Source = Source{Kind: FromPackage, Where: RedactURL(other)}
 			} else {
-				p.Source.Where = clipWhere(p.Source.Where + " (package " + other + ")")
+				p.Source.Where = RedactURL(p.Source.Where + " (package " + other + ")")
 			}
 		}
 		r, hasVersion := t["version"].(string)

@@ -2,7 +2,9 @@ package deps
 
 import (
 	"context"
+	"path"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -119,6 +121,56 @@ func FuzzRecord(f *testing.F) {
 			if !strings.Contains(string(rec), v.ID) && !reflect.DeepEqual(v, Vuln{}) {
 				t.Fatalf("found %q, which the record does not name", v.ID)
 			}
+		}
+	})
+}
+
+// FuzzIncludeTarget: whatever path a manifest includes, what is followed is a clean path of
+// the repository (never absolute, never out of it, never into .git), or nothing, with a reason.
+func FuzzIncludeTarget(f *testing.F) {
+	for _, s := range [][2]string{{"requirements.txt", "more.txt"}, {"a/b/requirements.txt", "../../c.txt"},
+		{"requirements.txt", "../x"}, {"r.txt", "/etc/passwd"}, {"r.txt", "~/x"}, {"a/r.txt", "../.git/config"},
+		{"r.txt", "./a/../../b"}, {"r.txt", "a//b/./c"}, {"r.txt", "."}, {"r.txt", ""}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, from, p string) {
+		got, why := includeTarget(from, Include{Path: p})
+		if why != "" {
+			if got != "" {
+				t.Fatalf("a reason and a path: %q, %q", got, why)
+			}
+			return
+		}
+		if got == "" || strings.HasPrefix(got, "/") || got == ".." || strings.HasPrefix(got, "../") || path.Clean(got) != got {
+			t.Fatalf("includeTarget(%q, %q) = %q: not a clean path of the repository", from, p, got)
+		}
+		for _, part := range strings.Split(got, "/") {
+			if part == ".git" || part == ".." {
+				t.Fatalf("includeTarget(%q, %q) = %q: into .git or out", from, p, got)
+			}
+		}
+	})
+}
+
+// userInfo is what githubapp's redactor takes for credentials in a URL.
+var userInfo = regexp.MustCompile(`://[^/\s:@]+:[^/\s]*@`)
+
+// FuzzRedactURL: a URL with a user and a password keeps neither, whatever surrounds them.
+func FuzzRedactURL(f *testing.F) {
+	f.Add("https://", "user", "pass1234", "h.example/simple?token=x#frag")
+	f.Add("git+ssh://", "git", "pw:pw", "h.example:u/r.git")
+	f.Add("", "a", "b", "")
+	f.Fuzz(func(t *testing.T, scheme, user, pass, rest string) {
+		if len(pass) < 4 || strings.ContainsAny(user+pass, "/@?#") || strings.ContainsAny(scheme+user+pass+rest, " \t\n") {
+			return
+		}
+		u := scheme + user + ":" + pass + "@" + rest
+		got := RedactURL(u)
+		if strings.Contains(scheme, "://") && strings.Contains(got, ":"+pass+"@") {
+			t.Fatalf("RedactURL(%q) = %q keeps the password", u, got)
+		}
+		if strings.HasSuffix(scheme, "://") && !strings.ContainsAny(scheme[:len(scheme)-3], "/?#@") && userInfo.MatchString(got) {
+			t.Fatalf("RedactURL(%q) = %q keeps user information", u, got)
 		}
 	})
 }

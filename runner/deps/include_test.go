@@ -151,13 +151,16 @@ func TestListUnlistsWhatItCannotRead(t *testing.T) {
 	t.Parallel()
 	rep := listOf(t, map[string]string{"requirements.txt": "-r more.txt\nflask==2.0.0\n", "more.txt": "requests==2.31.0\n-r gone.txt\n"},
 		func(dir string) {
-			gittest.Write(t, dir, map[string]string{"more.txt": "requests==${V}\n", "requirements.txt": "-r more.txt\n"})
+			gittest.Write(t, dir, map[string]string{"more.txt": "requests==${V}\n--index-url 'https://u:hunter22@h.example/simple\n",
+				"requirements.txt": "-r more.txt\n"})
 		})
 	want := "more.txt PyPI requests unlisted 2.31.0->\nrequirements.txt PyPI flask unlisted 2.0.0->\n"
 	if got := short(rep.Changes); got != want {
 		t.Errorf("changes\n%swant\n%s", got, want)
 	}
-	if got, want := unreadOf(rep), "more.txt:1 requests==${V}: it uses an environment variable, which pip expands when it runs\n"+
+	// A line pip refuses is shown without the credentials it holds.
+	if got, want := unreadOf(rep), "more.txt:2 --index-url 'https://[REDACTED]@h.example/simple: pip would refuse the line: a quote is not closed\n"+
+		"more.txt:1 requests==${V}: it uses an environment variable, which pip expands when it runs\n"+
 		"more.txt:2 --requirement gone.txt: there is no such file in the tree [base]\n"; got != want {
 		t.Errorf("unread\n%swant\n%s", got, want)
 	}

@@ -338,6 +338,18 @@ func (l *lister) compareSet(files []string, gOld, gCur *graph) {
 	}
 	oldPkgs, oldSet, oldSetFiles, oldUnread := sideOf(files, gOld)
 	curPkgs, curSet, curSetFiles, curUnread := sideOf(files, gCur)
+	// What the patch wrote is kept as RedactURL leaves it: an entry pip refused can hold a URL
+	// with its credentials.
+	for _, us := range [][]Unread{oldUnread, curUnread} {
+		for i := range us {
+			us[i].What, us[i].Detail = RedactURL(us[i].What), RedactURL(us[i].Detail)
+		}
+	}
+	for _, ss := range [][]Setting{oldSet, curSet} {
+		for i := range ss {
+			ss[i].Value = RedactURL(ss[i].Value)
+		}
+	}
 	// Unread: the patched tree's, then what only the base had.
 	inCur := map[string]bool{}
 	for _, u := range curUnread {

@@ -162,11 +162,11 @@ func npmSpec(file, name, spec string) (Package, string) {
 		}
 		return p, ""
 	case strings.HasPrefix(ls, "workspace:"):
-		p.Source = Source{Kind: FromPath, Where: clipWhere(s)}
+		p.Source = Source{Kind: FromPath, Where: RedactURL(s)}
 	case strings.HasPrefix(ls, "file:"), strings.HasPrefix(ls, "link:"), strings.HasPrefix(ls, "portal:"):
 		_, rest, _ := strings.Cut(s, ":")
 		p.Source = pathSource(file, strings.TrimPrefix(rest, "//"))
-		p.Source.Where = clipWhere(s)
+		p.Source.Where = RedactURL(s)
 	case strings.HasPrefix(s, "$"):
 		p.Req = clip(s, 200) // an override that takes a direct dependency's specifier
 	case strings.HasPrefix(ls, "patch:"):
@@ -174,7 +174,7 @@ func npmSpec(file, name, spec string) (Package, string) {
 	case strings.HasPrefix(ls, "catalog:"):
 		return p, "the version is in pnpm's catalog (pnpm-workspace.yaml), which frognano does not read"
 	case strings.HasPrefix(ls, "jsr:"):
-		p.Source = Source{Kind: FromRegistry, Where: clipWhere(s)}
+		p.Source = Source{Kind: FromRegistry, Where: RedactURL(s)}
 	case isVCS(s):
 		p.Source = Source{Kind: FromVCS, Where: RedactURL(s)}
 	case strings.HasPrefix(ls, "http://") || strings.HasPrefix(ls, "https://"):
@@ -187,7 +187,7 @@ func npmSpec(file, name, spec string) (Package, string) {
 	case npmPath.MatchString(s):
 		p.Source = pathSource(file, s)
 	case npmShorthand.MatchString(s):
-		p.Source = Source{Kind: FromVCS, Where: clipWhere("github:" + s)}
+		p.Source = Source{Kind: FromVCS, Where: RedactURL("github:" + s)}
 	default:
 		return npmRange(file, name, s)
 	}

@@ -238,7 +238,7 @@ func tableSource(file string, t map[string]any) (Source, bool) {
 				break
 			}
 		}
-		return Source{Kind: FromVCS, Where: clipWhere(RedactURL(g) + ref)}, true
+		return Source{Kind: FromVCS, Where: RedactURL(g + ref)}, true
 	}
 	if p := str("path"); p != "" {
 		return pathSource(file, p), true

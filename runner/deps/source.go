@@ -111,7 +111,8 @@ func urlSource(file, u string) Source {
 
 // pathSource is a path written in the manifest at file, relative to the manifest's folder.
 func pathSource(file, p string) Source {
-	return Source{Kind: FromPath, Where: clipWhere(p), Outside: outside(file, p)}
+	// A path is redacted as a URL is: a patch can write anything where a path belongs.
+	return Source{Kind: FromPath, Where: RedactURL(p), Outside: outside(file, p)}
 }
 
 // outside reports whether the path p, written in the file at file (a path of the
@@ -129,7 +130,7 @@ func resolve(file, p string) (string, bool) {
 		return "", false
 	}
 	j := path.Clean(path.Join(path.Dir(file), p))
-	if j == "." || j == ".." || strings.HasPrefix(j, "../") {
+	if j == "." || j == ".." || strings.HasPrefix(j, "../") || strings.HasPrefix(j, "/") {
 		return "", false
 	}
 	return j, true
