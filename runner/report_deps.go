@@ -212,9 +212,16 @@ func (x *render) writeDependencies(b *strings.Builder) {
 			case deps.Moved:
 				change = "moved from " + codeCell(x.redact(c.Old[0].In), 100)
 			default:
-				change = versions(x, c.Old) + " → " + versions(x, c.New)
-				if len(c.Old) > 0 && len(c.New) > 0 && c.Old[0].In != c.New[0].In {
-					change += " (was in " + codeCell(x.redact(c.Old[0].In), 100) + ")"
+				switch {
+				case len(c.Old) == 0: // another entry of a package that keeps its others
+					change = "also " + versions(x, c.New)
+				case len(c.New) == 0:
+					change = "no longer " + versions(x, c.Old) + " (its other entries stay)"
+				default:
+					change = versions(x, c.Old) + " → " + versions(x, c.New)
+					if c.Old[0].In != c.New[0].In {
+						change += " (was in " + codeCell(x.redact(c.Old[0].In), 100) + ")"
+					}
 				}
 			}
 			vulns := ""
