@@ -381,3 +381,29 @@ func TestRedactURL(t *testing.T) {
 		t.Errorf("a token in the path stayed: %q", got)
 	}
 }
+
+// TestLockFileSources: a lock file's entry that SCALIBR says comes from a repository stays a
+// package of the lock file's ecosystem with that source: a change of source, never removed.
+func TestLockFileSources(t *testing.T) {
+	t.Parallel()
+	commit := strings.Repeat("0123456789abcdef", 2) + "01234567"
+	runConstructs(t, []construct{
+		{
+			name: "PackageLockEntryPinnedToACommit", path: "package-lock.json",
+			base: `{"name": "w", "lockfileVersion": 3, "packages": {"": {"name": "w"},
+				"node_modules/lodash": {"version": "4.17.21", "resolved": "https://files.example/lodash/-/lodash-4.17.21.tgz"}}}`,
+			patched: `{"name": "w", "lockfileVersion": 3, "packages": {"": {"name": "w"},
+				"node_modules/lodash": {"version": "4.17.21", "resolved": "git+ssh://git@git.example/evil/lodash.git#` + commit + `"}}}`,
+			want:      "package-lock.json npm lodash changed 4.17.21->4.17.21 <vcs https://git.example/evil/lodash#" + commit + ">\n",
+			newSource: "lodash",
+		},
+		{
+			name: "PoetryLockEntryFromGit", path: "poetry.lock",
+			base: "[[package]]\nname = \"attrs\"\nversion = \"23.1.0\"\n",
+			patched: "[[package]]\nname = \"attrs\"\nversion = \"23.1.0\"\n[package.source]\ntype = \"git\"\nurl = \"https://git.example/attrs\"\n" +
+				"reference = \"main\"\nresolved_reference = \"" + commit + "\"\n",
+			want:      "poetry.lock PyPI attrs changed 23.1.0->23.1.0 <vcs (commit " + commit + ")>\n",
+			newSource: "attrs",
+		},
+	})
+}

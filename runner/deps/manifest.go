@@ -199,7 +199,11 @@ func newParsers() []parser {
 	base := func(name string) func(string) bool {
 		return func(p string) bool { return path.Base(p) == name }
 	}
-	lock := func(e filesystem.Extractor) parser {
+	// A lock file's entry is read as SCALIBR reads it; one it says comes from a repository
+	// (SCALIBR marks it with the commit, and package-lock.json's as the ecosystem "GIT") is
+	// listed under the lock file's own ecosystem with that Source, so that a registry
+	// package pinned to a commit reads as a change of source, never as removed.
+	lock := func(e filesystem.Extractor, eco string) parser {
 		return parser{name: e.Name(), match: required(e), parse: func(ctx context.Context, file string, content []byte) (*Manifest, error) {
 			pkgs, err := extract(ctx, e, file, content)
 			if err != nil {
@@ -213,6 +217,13 @@ func newParsers() []parser {
 				}
 				p := packageOf(k, "")
 				p.In = file
+				if sc := k.SourceCode; sc != nil && (sc.Repo != "" || sc.Commit != "") {
+					where := "(commit " + sc.Commit + ")"
+					if sc.Repo != "" {
+						where = RedactURL(sc.Repo + "#" + sc.Commit)
+					}
+					p.Ecosystem, p.Source, p.pkg = eco, Source{Kind: FromVCS, Where: where}, nil
+				}
 				m.Packages = append(m.Packages, p)
 			}
 			return m, nil
@@ -223,14 +234,14 @@ func newParsers() []parser {
 		{name: "pyproject.toml", match: base("pyproject.toml"), parse: parsePyproject, includes: true},
 		{name: "setup.cfg", match: base("setup.cfg"), parse: parseSetupCfg, includes: true},
 		{name: "setup.py", match: base("setup.py"), parse: parseSetupPy},
-		lock(must(poetrylock.New(cfg))),
-		lock(must(uvlock.New(cfg))),
-		lock(must(pipfilelock.New(cfg))),
+		lock(must(poetrylock.New(cfg)), "PyPI"),
+		lock(must(uvlock.New(cfg)), "PyPI"),
+		lock(must(pipfilelock.New(cfg)), "PyPI"),
 		{name: "go.mod", match: required(must(gomod.New(cfg))), parse: parseGoMod},
 		{name: "package.json", match: required(must(packagejson.New(cfg))), parse: parsePackageJSON},
-		lock(must(packagelockjson.New(cfg))),
+		lock(must(packagelockjson.New(cfg)), "npm"),
 		{name: "Cargo.toml", match: required(must(cargotoml.New(cfg))), parse: parseCargoTOML},
-		lock(must(cargolock.New(cfg))),
+		lock(must(cargolock.New(cfg)), "crates.io"),
 	}
 }
 
