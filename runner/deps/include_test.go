@@ -185,3 +185,29 @@ func TestReadsIncludedFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestListBoundsIncludes: a file of thousands of includes costs a bounded number of git
+// processes, the rest unread with why; a path of thousands of folders is not looked up.
+func TestListBoundsIncludes(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&b, "-r inc/%d.txt\n", i)
+	}
+	b.WriteString("-r " + strings.Repeat("a/", 5000) + "x.txt\n")
+	rep := listOf(t, map[string]string{"README.md": "x\n"}, func(dir string) {
+		gittest.Write(t, dir, map[string]string{"requirements.txt": b.String(), "inc/1.txt": "six==1.16.0\n"})
+	})
+	if got := short(rep.Changes); got != "inc/1.txt PyPI six added ->1.16.0\n" {
+		t.Errorf("changes %q", got)
+	}
+	counts := map[string]int{}
+	for _, u := range rep.Unread {
+		counts[u.Why]++
+	}
+	if counts["there is no such file in the tree"] != maxLookups-1 ||
+		counts[fmt.Sprintf("over %d includes were looked up in the patched tree; the rest were not followed", maxLookups)] != 2000-maxLookups ||
+		counts["its path is over 1024 bytes or 64 folders deep, which frognano does not follow"] != 1 {
+		t.Errorf("unread reasons %v", counts)
+	}
+}

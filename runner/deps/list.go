@@ -23,6 +23,7 @@ const (
 	maxTextManifestBytes = 1 << 20
 	maxParsedBytes       = 32 << 20
 	maxChanges           = 20000 // changes kept; more are a note
+	maxLookups           = 200   // includes looked up in one tree (a git process each); more are unread
 	maxUnread            = 2000  // unread entries kept; more are a note
 	maxNote              = 300   // characters of a parser's error kept
 )
@@ -95,6 +96,9 @@ func Reads(ctx context.Context, git patch.Git, base string, paths []string) (boo
 	g, err := l.read(ctx, l.old)
 	if err != nil {
 		return false, err
+	}
+	if len(l.rep.Notes) > 0 {
+		return true, nil // a limit stopped the reading: List will say so
 	}
 	for p := range g.named {
 		if changed[p] {
@@ -246,6 +250,12 @@ func (l *lister) read(ctx context.Context, s *side) (*graph, error) {
 			t, why := includeTarget(v.path, inc)
 			if why == "" {
 				g.named[t] = true
+			}
+			if why == "" && s.lookups >= maxLookups {
+				// Each lookup is a git process: a file of 100,000 includes must not cost as many.
+				why = fmt.Sprintf("over %d includes were looked up %s; the rest were not followed", maxLookups, s.where)
+			}
+			if why == "" {
 				e, err := s.lookup(ctx, t)
 				if err != nil {
 					return nil, err

@@ -20,6 +20,8 @@ type side struct {
 	where string // "at the base commit", "in the patched tree"
 	base  bool
 	found map[string]treeEntry // what lookup answered
+	// lookups counts the git processes lookup started (maxLookups).
+	lookups int
 }
 
 func newSide(git patch.Git, env []string, rev, where string, base bool) *side {
@@ -74,6 +76,7 @@ func (s *side) lookup(ctx context.Context, p string) (treeEntry, error) {
 	if e, ok := s.found[p]; ok {
 		return e, nil
 	}
+	s.lookups++
 	args := []string{"ls-tree", "-z", "-l", "--full-tree", s.rev, "--"}
 	parts := strings.Split(p, "/")
 	for i := range parts {
@@ -182,12 +185,21 @@ func (s *side) read(ctx context.Context, rep *Report, p string, e treeEntry) ([]
 	return content, ""
 }
 
+// Bounds of an include's path: git is asked about each of its folders.
+const (
+	maxIncludePath  = 1024
+	maxIncludeDepth = 64
+)
+
 // includeTarget resolves an include written in the file at from to a repository path, or
 // says why it is not followed: absolute, from a home folder, or out of the repository.
 func includeTarget(from string, inc Include) (string, string) {
 	p := inc.Path
 	if p == "" {
 		return "", "it names no file"
+	}
+	if len(p) > maxIncludePath || strings.Count(p, "/") > maxIncludeDepth {
+		return "", fmt.Sprintf("its path is over %d bytes or %d folders deep, which frognano does not follow", maxIncludePath, maxIncludeDepth)
 	}
 	if strings.HasPrefix(p, "/") {
 		return "", "it names a file outside the repository (an absolute path), which frognano does not read"
