@@ -97,13 +97,17 @@ func TestListFollowsIncludes(t *testing.T) {
 		t.Parallel()
 		rep := listOf(t, map[string]string{"requirements.txt": "-r a.txt\n", "a.txt": "-r b.txt\nsix==1.0\n", "b.txt": "-r a.txt\n-r requirements.txt\n"},
 			func(dir string) {
-				gittest.Write(t, dir, map[string]string{"b.txt": "-r a.txt\n-r requirements.txt\n-c b.txt\nsix==1.1\n"})
+				gittest.Write(t, dir, map[string]string{"b.txt": "-r a.txt\n-r requirements.txt\n-c b.txt\nsix==1.1\n-r missing.txt\n"})
 			})
 		// b.txt is a constraints file too (-c b.txt), and so is what it includes (pip's rule):
 		// a.txt's six==1.0 becomes a constraint as well.
 		want := "a.txt PyPI six(constraint) added ->1.0,1.1 [in b.txt]\nb.txt PyPI six changed ->1.1\n"
 		if got := short(rep.Changes); got != want {
 			t.Errorf("changes\n%swant\n%s", got, want)
+		}
+		// b.txt is read as requirements and as constraints: its broken include is said once.
+		if got, want := unreadOf(rep), "b.txt:5 --requirement missing.txt: there is no such file in the tree\n"; got != want {
+			t.Errorf("unread %q, want %q", got, want)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -263,7 +264,10 @@ func (l *lister) read(ctx context.Context, s *side) (*graph, error) {
 				why = e.why
 			}
 			if why != "" {
-				g.broken[v.path] = append(g.broken[v.path], Unread{File: v.path, Line: inc.Line, What: inc.What, Why: why})
+				u := Unread{File: v.path, Line: inc.Line, What: inc.What, Why: why}
+				if !slices.Contains(g.broken[v.path], u) { // a file read in both modes says it once
+					g.broken[v.path] = append(g.broken[v.path], u)
+				}
 				continue
 			}
 			g.edges = append(g.edges, [2]string{v.path, t})
