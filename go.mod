@@ -4,6 +4,7 @@ go 1.26.3
 
 require (
 	deps.dev/util/semver v0.0.0-20260529052642-cf1e78d92744
+	github.com/BurntSushi/toml v1.6.0
 	github.com/bradleyfalzon/ghinstallation/v2 v2.12.0
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
@@ -36,7 +37,6 @@ require (
 	dario.cat/mergo v1.0.1 // indirect
 	deps.dev/util/maven v0.0.0-20260528042559-b92437de09fd // indirect
 	github.com/BobuSumisu/aho-corasick v1.0.3 // indirect
-	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/Masterminds/goutils v1.1.1 // indirect
 	github.com/Masterminds/semver/v3 v3.3.0 // indirect
 	github.com/Masterminds/sprig/v3 v3.3.0 // indirect

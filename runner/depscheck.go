@@ -17,14 +17,19 @@ import (
 )
 
 // listDependencies lists what the checked patch p does to the repository's dependencies
-// (runner/deps, from git's objects of the host's clone, never the sandbox's files) and, with
-// FROGNANO_OSV_DIR, matches the new versions against OSV's offline exports. It never refuses
-// the patch: what it finds is for the reviewer (Result.Dependencies), and a failure is a note.
+// and to where they come from (runner/deps, from git's objects of the host's clone, never the
+// sandbox's files) and, with FROGNANO_OSV_DIR, matches the new versions against OSV's offline
+// exports. It never refuses the patch: what it finds is for the reviewer
+// (Result.Dependencies), and a failure is a note.
 func (x *run) listDependencies(ctx context.Context, p *patch.Checked) {
-	if p == nil || p.TooLarge || len(p.Diff) == 0 || !touchesManifest(p) {
+	if p == nil || p.TooLarge || len(p.Diff) == 0 {
 		return
 	}
-	rep, err := deps.List(ctx, patch.HostGit(x.spec.RepoDir), x.base, p.Diff)
+	git := patch.HostGit(x.spec.RepoDir)
+	if reads, err := deps.Reads(ctx, git, x.base, patchPaths(p)); err == nil && !reads {
+		return // no manifest, and no file a manifest of the base includes
+	}
+	rep, err := deps.List(ctx, git, x.base, p.Diff)
 	if err != nil {
 		x.note("The patch's dependency changes could not be listed: " + err.Error())
 		return
@@ -38,15 +43,19 @@ func (x *run) listDependencies(ctx context.Context, p *patch.Checked) {
 	x.res.Dependencies = rep
 }
 
-// touchesManifest is the cheap test that spares a patch without a manifest the throwaway
-// index: the checked patch's own file list names every path git will change.
-func touchesManifest(p *patch.Checked) bool {
+// patchPaths are the paths the checked patch changes (its own file list names every path git
+// will change), for deps.Reads, which spares a patch that touches no dependency file the
+// throwaway index.
+func patchPaths(p *patch.Checked) []string {
+	var out []string
 	for _, f := range p.Files {
-		if deps.IsManifest(f.OldPath) || deps.IsManifest(f.NewPath) || deps.IsManifest(f.Path()) {
-			return true
+		for _, q := range []string{f.OldPath, f.NewPath, f.Path()} {
+			if q != "" {
+				out = append(out, q)
+			}
 		}
 	}
-	return false
+	return out
 }
 
 // installCheckTimeout bounds each command of the install check.
@@ -77,7 +86,7 @@ func (x *run) checkInstalled(ctx context.Context) {
 	var py, gomods []*deps.Change
 	for i := range rep.Changes {
 		c := &rep.Changes[i]
-		if c.Kind == deps.Removed || len(c.New) != 1 || c.New[0].Version == "" {
+		if !installable(*c) || len(c.New) != 1 || c.New[0].Version == "" {
 			continue
 		}
 		switch c.Ecosystem {

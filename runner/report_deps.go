@@ -31,8 +31,14 @@ func vulnCount(cs []deps.Change) int {
 }
 
 // writeDepsWarning is the warning, at the top, that the patch adds versions with known
-// vulnerabilities.
+// vulnerabilities, and the one that it changes where dependencies come from
+// (report_deps_sources.go).
 func (x *render) writeDepsWarning(b *strings.Builder) {
+	x.writeVulnWarning(b)
+	x.writeSourceWarning(b)
+}
+
+func (x *render) writeVulnWarning(b *strings.Builder) {
 	cs := x.r.vulnerableChanges()
 	if len(cs) == 0 {
 		return
@@ -88,7 +94,7 @@ func (x *render) vulnLine(v deps.Vuln) string {
 
 // installText says whether the environment the tests ran in had the new version.
 func installText(c deps.Change, x *render) string {
-	if c.Kind == deps.Removed {
+	if !installable(c) {
 		return ""
 	}
 	if x.r.TestsAfter == nil {
@@ -112,6 +118,22 @@ func installText(c deps.Change, x *render) string {
 	return "most likely not (see below)"
 }
 
+// installable reports whether c adds a registry version that an environment could hold: not
+// a removal or a move, not a constraint, override or replace, not a URL, repository or path.
+func installable(c deps.Change) bool {
+	if c.Kind == deps.Removed || c.Kind == deps.Unlisted || c.Kind == deps.Moved || c.Role != "" {
+		return false
+	}
+	for _, p := range c.New {
+		if p.Source.Kind != deps.Registry {
+			return false
+		}
+	}
+	return true
+}
+
+// versions lists what entries say: the version as written, and where the entry comes from
+// when that is not its registry.
 func versions(x *render, ps []deps.Package) string {
 	var s []string
 	for i, p := range ps {
@@ -119,9 +141,47 @@ func versions(x *render, ps []deps.Package) string {
 			s = append(s, fmt.Sprintf("and %d more", len(ps)-i))
 			break
 		}
-		s = append(s, codeCell(x.redact(p.Display()), 60))
+		s = append(s, x.entry(p, true))
 	}
 	return strings.Join(s, ", ")
+}
+
+// entry is one entry's version and source: "`1.0`", "from the repository `git+…`", "`0.1`
+// from the local path `../x`". cell: inside a table cell.
+func (x *render) entry(p deps.Package, cell bool) string {
+	code := codeSpan
+	if cell {
+		code = codeCell
+	}
+	words, where := p.Source.Describe()
+	v := ""
+	if p.Display() != "(no version)" || words == "" {
+		v = code(x.redact(p.Display()), 60)
+	}
+	if words == "" {
+		return v
+	}
+	if v != "" {
+		v += " "
+	}
+	return v + "from " + words + " " + code(x.redact(where), 120)
+}
+
+// pkgName is a change's package as a table shows it: its name (or, when a URL or path names
+// none, "(no name)") and its role.
+func (x *render) pkgName(c deps.Change, cell bool) string {
+	code := codeSpan
+	if cell {
+		code = codeCell
+	}
+	n := "(no name)"
+	if c.Name != "" {
+		n = code(x.redact(c.Name), 100)
+	}
+	if c.Role != "" {
+		n += " (" + c.Role + ")"
+	}
+	return n
 }
 
 // writeDependencies is the Dependencies section: every package the patch adds, removes or
@@ -147,8 +207,22 @@ func (x *render) writeDependencies(b *strings.Builder) {
 				change = "added " + versions(x, c.New)
 			case deps.Removed:
 				change = "removed " + versions(x, c.Old)
+			case deps.Unlisted:
+				change = "no longer found: " + versions(x, c.Old) + " (these files hold what frognano could not read, listed below)"
+			case deps.Moved:
+				change = "moved from " + codeCell(x.redact(c.Old[0].In), 100)
 			default:
-				change = versions(x, c.Old) + " → " + versions(x, c.New)
+				switch {
+				case len(c.Old) == 0: // another entry of a package that keeps its others
+					change = "also " + versions(x, c.New)
+				case len(c.New) == 0:
+					change = "no longer " + versions(x, c.Old) + " (its other entries stay)"
+				default:
+					change = versions(x, c.Old) + " → " + versions(x, c.New)
+					if c.Old[0].In != c.New[0].In {
+						change += " (was in " + codeCell(x.redact(c.Old[0].In), 100) + ")"
+					}
+				}
 			}
 			vulns := ""
 			switch {
@@ -158,14 +232,14 @@ func (x *render) writeDependencies(b *strings.Builder) {
 					ids = append(ids, codeCell(x.redact(v.ID), 60))
 				}
 				vulns = fmt.Sprintf("**%d**: %s", len(c.Vulns), strings.Join(ids, ", "))
-			case c.Kind != deps.Removed && slices.Contains(rep.VulnChecked, c.Ecosystem) && hasVersion(c.New):
+			case c.Kind != deps.Removed && c.Kind != deps.Unlisted && slices.Contains(rep.VulnChecked, c.Ecosystem) && hasVersion(c.New):
 				vulns = "none known"
 			}
 			inst := installText(c, x)
-			if c.Kind != deps.Removed && c.Install == deps.Unchecked && !c.Toolchain() && x.r.TestsAfter != nil {
+			if installable(c) && c.Install == deps.Unchecked && !c.Toolchain() && x.r.TestsAfter != nil {
 				unchecked = true
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", codeCell(x.redact(c.Name), 100), escapePunct(c.Ecosystem),
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", x.pkgName(c, true), escapePunct(c.Ecosystem),
 				codeCell(x.redact(c.File), 100), change, vulns, inst)
 		}
 		b.WriteString("\n")
@@ -176,6 +250,8 @@ func (x *render) writeDependencies(b *strings.Builder) {
 				"environment image; other packages are not checked.\n\n")
 		}
 	}
+	x.writeSettings(b)
+	x.writeUnread(b)
 	x.writeVulnList(b)
 	switch {
 	case !rep.VulnData:
@@ -203,7 +279,7 @@ func (x *render) writeDependencies(b *strings.Builder) {
 
 func hasVersion(ps []deps.Package) bool {
 	for _, p := range ps {
-		if p.Version != "" {
+		if p.Version != "" && p.Checkable() {
 			return true
 		}
 	}
@@ -244,6 +320,9 @@ func (r *Result) depsHeadline() []string {
 	}
 	x := r.renderer(nil, 0)
 	var parts []string
+	if line := r.sourcesHeadline(); line != "" {
+		parts = append(parts, line)
+	}
 	if cs := r.vulnerableChanges(); len(cs) > 0 {
 		var s []string
 		for _, c := range cs {
@@ -264,7 +343,7 @@ func (r *Result) depsHeadline() []string {
 	}
 	var missing, likely []string
 	for _, c := range r.Dependencies.Changes {
-		if c.Kind == deps.Removed || c.Install == deps.Installed || c.Toolchain() {
+		if !installable(c) || c.Install == deps.Installed || c.Toolchain() {
 			continue
 		}
 		list := &likely
@@ -289,10 +368,15 @@ func (r *Result) depsHeadline() []string {
 	return parts
 }
 
-// depsTitle is what the check run's title adds when a new version has a known vulnerability.
+// depsTitle is what the check run's title adds when a new version has a known vulnerability,
+// and when the patch changes where dependencies come from.
 func (r *Result) depsTitle() string {
+	t := ""
 	if cs := r.vulnerableChanges(); len(cs) > 0 {
-		return fmt.Sprintf(" Known vulnerabilities in %d new dependency version(s).", len(cs))
+		t += fmt.Sprintf(" Known vulnerabilities in %d new dependency version(s).", len(cs))
 	}
-	return ""
+	if fs := r.sourceFindings(); len(fs) > 0 {
+		t += fmt.Sprintf(" Where dependencies come from changes (%d).", len(fs))
+	}
+	return t
 }

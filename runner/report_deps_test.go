@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/gittest"
+	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/runner/deps"
 	"github.com/frognano/frognano/runner/deps/osvtest"
 	"github.com/frognano/frognano/runner/patch"
@@ -135,5 +137,89 @@ func TestDependenciesAreCapped(t *testing.T) {
 	}
 	if h := res.Headline(); runeLen(h) > 3000 {
 		t.Errorf("headline of %d characters", runeLen(h))
+	}
+}
+
+// sourcesDeps lists, with the real readers on a real clone, a patch that does each thing the
+// listing follows: a new extra index (with credentials in its URL), a requirement moved into
+// an included file and turned into a git URL, a git dependency and an alias in package.json,
+// a Go replace by a folder, and entries that cannot be read (an include out of the
+// repository, an environment variable, a computed setup.py).
+func sourcesDeps(t *testing.T) *deps.Report {
+	t.Helper()
+	mod := "module example.com/m\n\ngo 1.22\n\nrequire golang.org/x/text v0.3.7\n"
+	dir, base := gittest.Repo(t, map[string]string{
+		"requirements.txt": "requests==2.31.0\nflask==2.0.0\n",
+		"package.json":     `{"name": "web", "dependencies": {"lodash": "^4.17.21", "left-pad": "^1.3.0"}}`,
+		"go.mod":           mod,
+		"setup.py":         "from setuptools import setup\nsetup(name='a', install_requires=['six==1.16.0'])\n",
+	})
+	gittest.Write(t, dir, map[string]string{
+		"requirements.txt": "--extra-index-url https://deploy:SECRETVALUE@pkgs.example/simple\n-r deps/common.in\n-r ../../etc/passwd\nflask==${FLASK}\n",
+		"deps/common.in":   "requests @ git+https://git.example/requests.git@main\n",
+		"package.json": `{"name": "web", "dependencies": {"lodash": "^4.17.21", "left-pad": "npm:lefty-pad@^1.3.0",
+			"<b>x</b>": "github:evil/x#main"}}`,
+		"go.mod":   mod + "replace golang.org/x/text => ./third_party/text\n",
+		"setup.py": "from setuptools import setup\nREQS = ['six==1.16.0']\nREQS.append('evil')\nsetup(name='a', install_requires=REQS)\n",
+	})
+	gittest.Git(t, dir, "add", "-A")
+	diff, err := exec.Command("git", "-C", dir, "diff", "--cached", "--binary", base).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := deps.List(context.Background(), patch.HostGit(dir), base, diff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestDependencySourcesRender: what the patch changes about where dependencies come from is a
+// warning at the top of the report, the PR body and the check run, worded plainly, with
+// every name, path and URL an inert code span; the Dependencies section lists the entries with
+// their sources, the settings and what could not be read (golden).
+func TestDependencySourcesRender(t *testing.T) {
+	t.Parallel()
+	res := &Result{RunID: "r", Patch: &patch.Checked{Diff: []byte("x")}, Dependencies: sourcesDeps(t),
+		TestCommand: "pytest", TestsAfter: &TestRun{}}
+	redact := func(s string) string { return strings.ReplaceAll(s, "SECRETVALUE", "[REDACTED]") }
+	x := res.renderer(redact, 0)
+	var b strings.Builder
+	x.writeDepsWarning(&b)
+	x.writeDependencies(&b)
+	md := b.String()
+	checkInert(t, md, 0)
+	golden.Check(t, "runner-deps-sources.md", md)
+	golden.Check(t, "runner-deps-sources.html", githubtest.ShowAsGitHub(md))
+	for _, want := range []string{
+		"> **The patch changes where dependencies come from** (5).",
+		"> - `requirements.txt` sets `--extra-index-url` `https://[REDACTED]@pkgs.example/simple`: it adds a package index",
+		"> - `requests` in `deps/common.in`: now from the repository `git+https://git.example/requests.git@main`; it was `2.31.0` from its registry.",
+		"> - `golang.org/x/text` (replace) in `go.mod`: new, from the local path `./third_party/text`.",
+		"> - `left-pad` in `package.json`: now `^1.3.0` from the package `lefty-pad`; it was `^1.3.0` from its registry.",
+		"| `flask` | PyPI | `requirements.txt` | no longer found: `2.0.0` (these files hold what frognano could not read, listed below) |",
+		"- `requirements.txt` line 3 `--requirement ../../etc/passwd`: it names a file outside the repository, which frognano does not read.",
+		"- `setup.py` line 4 `install_requires=REQS`: it is computed when setup.py runs",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the section lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "SECRETVALUE") || strings.Contains(md, "deploy:") {
+		t.Error("the section holds the index URL's credentials")
+	}
+	for name, text := range map[string]string{
+		"PR body": res.PRBody(Fit{Redact: redact}), "check run": res.Check(redact).Summary, "report": redact(res.Markdown()),
+	} {
+		i := strings.Index(text, "**The patch changes where dependencies come from**")
+		if i < 0 || i > strings.Index(text, "## ") {
+			t.Errorf("the %s does not open with the warning about sources", name)
+		}
+	}
+	if h := res.Headline(); !strings.Contains(h, "**The patch changes where dependencies come from:** a new `--extra-index-url` in `requirements.txt`; ") {
+		t.Errorf("headline %q", h)
+	}
+	if c := res.Check(redact); !strings.HasSuffix(c.Title, " Where dependencies come from changes (5).") || c.Conclusion == CheckFailure {
+		t.Errorf("check run %q %q", c.Conclusion, c.Title)
 	}
 }

@@ -54,9 +54,11 @@ type Result struct {
 	// a value): under FROGNANO_SECRETS=block the patch was refused for them (Patch is nil).
 	SecretFindings []secrets.Finding
 	// Dependencies is what the patch does to the repository's dependency manifests and lock
-	// files (runner/deps): packages added, removed or changed, their known vulnerabilities
-	// when FROGNANO_OSV_DIR is set, and whether the environment the tests ran in had them.
-	// nil when the patch touches no manifest (or was refused).
+	// files and the files they include (runner/deps): packages added, removed or changed and
+	// where they come from, the index settings, what could not be read, their known
+	// vulnerabilities when FROGNANO_OSV_DIR is set, and whether the environment the tests ran
+	// in had them. nil when the patch touches no manifest nor a file one includes (or was
+	// refused).
 	Dependencies *deps.Report
 
 	// Scanners is what the operator's scanners (FROGNANO_SCANNERS) found on the lines the

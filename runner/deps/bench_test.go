@@ -79,3 +79,25 @@ func BenchmarkList(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReads is what every run whose patch touches no manifest pays to learn that it
+// touches no file a manifest includes: one listing of the base commit's tree of 20,000 files
+// (ls-tree) and the reading of its three requirements files.
+func BenchmarkReads(b *testing.B) {
+	files := map[string]string{
+		"requirements.txt": "-r deps/common.in\nrequests==2.31.0\n", "deps/common.in": "six==1.16.0\n",
+		"docs/requirements.txt": "sphinx==7.0.0\n",
+	}
+	for i := range 20000 {
+		files[fmt.Sprintf("src/pkg%d/mod%d.py", i%200, i)] = "x = 1\n"
+	}
+	dir, base := gittest.Repo(b, files)
+	git := patch.HostGit(dir)
+	b.ResetTimer()
+	for b.Loop() {
+		reads, err := Reads(context.Background(), git, base, []string{"src/pkg1/mod1.py"})
+		if err != nil || reads {
+			b.Fatalf("Reads = %v, %v", reads, err)
+		}
+	}
+}

@@ -1,27 +1,52 @@
-// Package deps owns what a patch does to the repository's dependencies: every dependency
-// manifest or lock file the patch adds, changes or removes (Python requirements*.txt,
-// pyproject.toml, poetry.lock, uv.lock and Pipfile.lock; Go's go.mod; npm's package.json and
-// package-lock.json; Cargo.toml and Cargo.lock) is parsed at the base commit and in the
-// patched tree, and the packages added, removed or changed are listed with their versions
-// (List). With an offline copy of OSV's per-ecosystem exports (FROGNANO_OSV_DIR) the added
-// and changed versions are matched against the known vulnerabilities of their packages
-// (OSV.Check).
+// Package deps owns what a patch does to the repository's dependencies and to where they come
+// from. Every dependency manifest or lock file the patch adds, changes or removes (Python
+// requirements*.txt, pyproject.toml, setup.py, setup.cfg, poetry.lock, uv.lock and
+// Pipfile.lock; Go's go.mod; npm's package.json and package-lock.json; Cargo.toml and
+// Cargo.lock), together with the files those manifests make their tool read (pip's -r and -c,
+// setuptools' file:), is read at the base commit and in the patched tree, and List reports:
 //
-// Why these libraries: the parsers are OSV-SCALIBR's extractors (github.com/google/osv-scalibr,
-// the library under OSV-Scanner, maintained by Google's open source security team), the same
-// code OSV-Scanner runs on these files, and the matching is SCALIBR's own offline matcher
-// (enricher/vulnmatch/osvlocal.VulnerabilitiesAffectingPackage, with SCALIBR's per-ecosystem
-// version semantics), so a version is vulnerable here exactly when OSV-Scanner says so: no
-// regular expression or version comparison of frognano's own. OSV-Scanner v2.6.0 itself needs
-// Go 1.27; SCALIBR v0.5.3 builds with the module's Go 1.26. SCALIBR's matcher package can
-// download OSV's exports; frognano never calls that code (it reads the operator's directory
-// itself, see OSV), and SCALIBR's process-wide logger is silenced.
+//   - the packages added, removed, changed or moved between files, with their versions and
+//     where each comes from when that is not its registry (a URL, a version-control
+//     repository, a path, another package under this name: Source), as overrides, replaces
+//     and patches too (npm's overrides, yarn's resolutions, Go's replace, Cargo's [patch]);
+//   - the settings that say where packages are fetched from (pip's --index-url,
+//     --extra-index-url, --find-links, --trusted-host; uv's and Poetry's indexes), and a
+//     go.mod's retract and exclude;
+//   - what could not be read, each entry or file with the reason (Unread): never skipped in
+//     silence, and a package that can no longer be found where something is unread is
+//     "unlisted", never "removed".
 //
-// What is parsed is what git really builds, never a file of the sandbox: the patch is applied
+// Findings are the changes of source (a new index, a version that became a URL or a git
+// repository), which a report shows first. With an offline copy of OSV's per-ecosystem exports
+// (FROGNANO_OSV_DIR) the added and changed versions of registry packages are matched against
+// the known vulnerabilities of their packages (OSV.Check).
+//
+// Why these libraries: where OSV-SCALIBR (github.com/google/osv-scalibr, the library under
+// OSV-Scanner, maintained by Google's open source security team) parses a kind of file fully,
+// its extractor is used, the same code OSV-Scanner runs: the lock files, a requirement's name
+// and version (python/requirements), pyproject.toml's [project] table. Where it does not (its
+// package.json reader reads only "dependencies" and drops any specifier that is not a range,
+// its go.mod reader rewrites a replaced module into its replacement, its Cargo.toml reader
+// reads only [dependencies], its setup.py reader is a regular expression over every string,
+// and nothing of it reads includes, index options, URL requirements or setup.cfg), small
+// strict readers of frognano's own do, each with a fuzz target, built on the parsers SCALIBR
+// itself uses (golang.org/x/mod/modfile, BurntSushi/toml, encoding/json, deps.dev's version
+// semantics). setup.py is Python code and is never run: only literal lists are read. The
+// matching is SCALIBR's own offline matcher (enricher/vulnmatch/osvlocal), with its
+// per-ecosystem version semantics, so a version is vulnerable here exactly when OSV-Scanner
+// says so. OSV-Scanner v2.6.0 itself needs Go 1.27; SCALIBR v0.5.3 builds with the module's
+// Go 1.26. SCALIBR's matcher package can download OSV's exports; frognano never calls that
+// code (it reads the operator's directory itself, see OSV), and SCALIBR's process-wide logger
+// is silenced.
+//
+// What is read is what git really builds, never a file of the sandbox: the patch is applied
 // to the base commit of the host's own clone in a throwaway index and object directory, and
-// every manifest's blob is read from git's objects on both sides (a regular file of at most
-// MaxManifestBytes; a symbolic link is never followed). The bytes are handed to the extractors
-// in memory; a manifest that does not parse is a note, never a crash or an error of the run.
+// every file is read from git's objects on both sides (a regular file within the size limits;
+// a symbolic link, or a path under one, is never followed). An include is followed only
+// inside the repository (no absolute path, no home folder, no .. past the root, nothing in
+// .git), each file once per side, so a cycle ends. Credentials in a URL are never kept
+// (RedactURL). A manifest that does not parse is unread, never a crash or an error of the run.
 //
-// It must never reach the network: it reads git objects and the operator's export files only.
+// It must never reach the network nor run anything of the repository: it reads git objects
+// and the operator's export files only.
 package deps

@@ -2,6 +2,7 @@ package deps
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,18 +68,36 @@ func TestListReadsGitsView(t *testing.T) {
 	if got, want := strings.Join(rep.Files, " "), "app/Cargo.toml go.mod requirements.txt tools/Cargo.lock web/package.json"; got != want {
 		t.Errorf("files %q, want %q", got, want)
 	}
-	notes := strings.Join(rep.Notes, "\n")
-	for _, want := range []string{
-		`"tools/Cargo.lock" in the patched tree was not compared: it is a symbolic link, which frognano does not follow.`,
-		`"web/package.json" in the patched tree was not compared: it does not parse: javascript/packagejson could not parse it`,
-	} {
-		if !strings.Contains(notes, want) {
-			t.Errorf("notes lack %q:\n%s", want, notes)
-		}
+	if got, want := unreadOf(rep), "tools/Cargo.lock: it is a symbolic link, which frognano does not follow\n"+
+		"web/package.json: it does not parse [it is not JSON: unexpected end of JSON input]\n"; got != want {
+		t.Errorf("unread\n%swant\n%s", got, want)
 	}
 	if out := gittest.Git(t, dir, "status", "--porcelain"); out != "" {
 		t.Errorf("the clone changed: %q", out)
 	}
+}
+
+// unreadOf renders what could not be read as "file[:line] [what]: why [base]" lines.
+func unreadOf(rep *Report) string {
+	var b strings.Builder
+	for _, u := range rep.Unread {
+		b.WriteString(u.File)
+		if u.Line > 0 {
+			fmt.Fprintf(&b, ":%d", u.Line)
+		}
+		if u.What != "" {
+			b.WriteString(" " + u.What)
+		}
+		b.WriteString(": " + u.Why)
+		if u.Detail != "" {
+			b.WriteString(" [" + u.Detail + "]")
+		}
+		if u.AtBase {
+			b.WriteString(" [base]")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 func TestListOfAPatchThatDoesNotApply(t *testing.T) {
@@ -112,7 +131,7 @@ func TestListBoundsWhatItParses(t *testing.T) {
 	if len(rep.Changes) == 0 {
 		t.Error("go.mod's changes are missing")
 	}
-	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], `"requirements.txt" in the patched tree was not compared: it is over 1 MiB`) {
-		t.Errorf("notes %q", rep.Notes)
+	if got, want := unreadOf(rep), "requirements.txt: it is over 1 MiB\n"; got != want {
+		t.Errorf("unread %q, want %q", got, want)
 	}
 }

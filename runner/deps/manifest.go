@@ -10,16 +10,13 @@ import (
 	"strings"
 	"testing/fstest"
 
-	"deps.dev/util/semver"
 	"github.com/google/osv-scalibr/extractor"
 	"github.com/google/osv-scalibr/extractor/filesystem"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/golang/gomod"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/javascript/packagejson"
-	jsmeta "github.com/google/osv-scalibr/extractor/filesystem/language/javascript/packagejson/metadata"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/javascript/packagelockjson"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/python/pipfilelock"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/python/poetrylock"
-	"github.com/google/osv-scalibr/extractor/filesystem/language/python/pyprojecttoml"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/python/requirements"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/python/uvlock"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/rust/cargolock"
@@ -47,23 +44,48 @@ func (quiet) Info(...any)           {}
 func (quiet) Debugf(string, ...any) {}
 func (quiet) Debug(...any)          {}
 
-// MaxManifestBytes bounds a manifest or lock file read from git: a larger one is a note, not
+// MaxManifestBytes bounds a manifest or lock file read from git: a larger one is unread, not
 // parsed (a real package-lock.json of a large project is a few MiB).
 const MaxManifestBytes = 16 << 20
+
+// Roles of a Package other than a plain dependency.
+const (
+	// RoleConstraint: a version constraint that installs nothing by itself (pip's -c file).
+	RoleConstraint = "constraint"
+	// RoleOverride: a version or source forced on the whole tree (npm's overrides, yarn's
+	// resolutions, pnpm's overrides).
+	RoleOverride = "override"
+	// RoleReplace: a module or crate replaced by another source (Go's replace, Cargo's
+	// [replace]).
+	RoleReplace = "replace"
+	// RolePatch: a crate patched with another source (Cargo's [patch]).
+	RolePatch = "patch"
+	// RoleBuild: what the package's build installs first (pyproject's [build-system]
+	// requires, setup.py's setup_requires).
+	RoleBuild = "build"
+)
 
 // Package is one dependency a manifest names.
 type Package struct {
 	// Ecosystem is OSV's name of the package's ecosystem: PyPI, Go, npm or crates.io.
 	Ecosystem string
-	Name      string
+	// Name is the package's name as the manifest writes it ("" when a URL or path names no
+	// package: its Source identifies it).
+	Name string
 	// Version is the version the manifest pins, or the lowest one its requirement allows
 	// (what OSV-Scanner checks); "" when it names none.
 	Version string
 	// Req is the requirement as written when it is not one exact version (">=2.0", "^1.2");
 	// "" for a pin or a lock file's entry.
 	Req string
+	// Source is where the package comes from when that is not its ecosystem's registry.
+	Source Source
+	// Role is "" for a dependency, else one of the Role constants.
+	Role string
+	// In is the file the entry is written in: the manifest itself, or a file it includes.
+	In string
 
-	pkg *extractor.Package // what SCALIBR's matcher reads
+	pkg *extractor.Package // what SCALIBR's matcher reads; nil: not checked for vulnerabilities
 }
 
 // Display is how the version reads in a list: the requirement as written, else the version,
@@ -76,6 +98,17 @@ func (p Package) Display() string {
 		return p.Version
 	}
 	return "(no version)"
+}
+
+// Checkable reports whether p's version is matched against vulnerability data (OSV.Check): a
+// registry version (or, for an alias or a Go replace, the other package's version).
+func (p Package) Checkable() bool { return p.pkg != nil && p.Version != "" }
+
+// ident is what two entries of one package must share to be the same: the version as written
+// and the source (not the file it is written in: a requirement moved to an included file is
+// the same requirement).
+func (p Package) ident() string {
+	return p.Display() + "\x00" + string(p.Source.Kind) + "\x00" + p.Source.Where
 }
 
 // SameVersion reports whether the version v found installed is what p asks for, with
@@ -93,12 +126,61 @@ func SameVersion(p Package, v string) bool {
 	return err == nil && c == 0
 }
 
-// parser is one of SCALIBR's extractors, and which of the packages it returns is the
-// manifest's own project rather than a dependency.
+// Manifest is what one file says about dependencies.
+type Manifest struct {
+	Packages []Package
+	// Settings are the file's options that say where or how packages are fetched (pip's
+	// --index-url, a go.mod's retract), one entry each.
+	Settings []Setting
+	// Includes are the files it makes its tool read too (pip's -r and -c, setuptools' file:).
+	Includes []Include
+	// Unread are its entries that could not be read, each with the reason.
+	Unread []Unread
+}
+
+// Setting is one option of a manifest that is not a package.
+type Setting struct {
+	// Name is the option as its tool spells it in full ("--extra-index-url", "retract").
+	Name string
+	// Value is its value as written (a URL without its credentials, see RedactURL).
+	Value string
+	Line  int
+	// Index: the setting names a place packages are fetched from (a package index, a folder
+	// or page of archives, a host trusted without TLS, a requirements file pip downloads).
+	Index bool
+}
+
+// Include is a file a manifest makes its tool read too.
+type Include struct {
+	Path       string // as written, relative to the manifest's folder
+	Constraint bool   // pip's -c: its requirements constrain versions and install nothing
+	Line       int
+	What       string // the entry as written, for a report
+}
+
+// Unread is an entry or a file that was not read, with the reason. The package managers do
+// read it: what it says is not in the listing.
+type Unread struct {
+	File string
+	Line int    // 0: the whole file
+	What string // the entry as written (cut), "" for a whole file
+	// Why is frognano's own words, with nothing of the file in it; Detail is what the file
+	// or a parser said (a parser's error, an option's name), untrusted and cut.
+	Why    string
+	Detail string
+	// AtBase: only the base commit has it; the patched tree reads.
+	AtBase bool
+}
+
+// parser reads one kind of manifest.
 type parser struct {
-	ex filesystem.Extractor
-	// deps turns what the extractor returned into dependencies (nil: every package).
-	deps func(ctx context.Context, pkgs []*extractor.Package) ([]Package, error)
+	name string
+	// match is the test of a path; SCALIBR's FileRequired where SCALIBR reads the kind.
+	match func(p string) bool
+	parse func(ctx context.Context, file string, content []byte) (*Manifest, error)
+	// includes: the kind can include other files, so every file of its kind in a tree is
+	// read to find what it includes (List's include graph).
+	includes bool
 }
 
 var parsers = newParsers()
@@ -111,21 +193,55 @@ func newParsers() []parser {
 		return e
 	}
 	cfg := &cpb.PluginConfig{MaxFileSizeBytes: MaxManifestBytes}
-	jsCfg := &cpb.PluginConfig{MaxFileSizeBytes: MaxManifestBytes, PluginSpecific: []*cpb.PluginSpecificConfig{{
-		Config: &cpb.PluginSpecificConfig_JavascriptPackageJson{JavascriptPackageJson: &cpb.JavascriptPackageJsonConfig{
-			MaxFileSizeBytes: MaxManifestBytes, IncludeDependencies: true}},
-	}}}
+	required := func(e filesystem.Extractor) func(string) bool {
+		return func(p string) bool { return e.FileRequired(fileAPI{path: p}) }
+	}
+	base := func(name string) func(string) bool {
+		return func(p string) bool { return path.Base(p) == name }
+	}
+	// A lock file's entry is read as SCALIBR reads it; one it says comes from a repository
+	// (SCALIBR marks it with the commit, and package-lock.json's as the ecosystem "GIT") is
+	// listed under the lock file's own ecosystem with that Source, so that a registry
+	// package pinned to a commit reads as a change of source, never as removed.
+	lock := func(e filesystem.Extractor, eco string) parser {
+		return parser{name: e.Name(), match: required(e), parse: func(ctx context.Context, file string, content []byte) (*Manifest, error) {
+			pkgs, err := extract(ctx, e, file, content)
+			if err != nil {
+				return nil, err
+			}
+			m := &Manifest{}
+			for _, k := range pkgs {
+				if k.Name == "" {
+					m.Unread = append(m.Unread, Unread{What: "an entry", Why: "it names no package"})
+					continue
+				}
+				p := packageOf(k, "")
+				p.In = file
+				if sc := k.SourceCode; sc != nil && (sc.Repo != "" || sc.Commit != "") {
+					where := "(commit " + sc.Commit + ")"
+					if sc.Repo != "" {
+						where = RedactURL(sc.Repo + "#" + sc.Commit)
+					}
+					p.Ecosystem, p.Source, p.pkg = eco, Source{Kind: FromVCS, Where: where}, nil
+				}
+				m.Packages = append(m.Packages, p)
+			}
+			return m, nil
+		}}
+	}
 	return []parser{
-		{ex: must(requirements.New(cfg)), deps: requirementsDeps},
-		{ex: must(pyprojecttoml.New(cfg)), deps: pyprojectDeps},
-		{ex: must(poetrylock.New(cfg))},
-		{ex: must(uvlock.New(cfg))},
-		{ex: must(pipfilelock.New(cfg))},
-		{ex: must(gomod.New(cfg))},
-		{ex: must(packagejson.New(jsCfg)), deps: packageJSONDeps},
-		{ex: must(packagelockjson.New(cfg))},
-		{ex: must(cargotoml.New(cfg)), deps: cargoTOMLDeps},
-		{ex: must(cargolock.New(cfg))},
+		{name: "requirements", match: required(must(requirements.New(cfg))), parse: parseRequirements, includes: true},
+		{name: "pyproject.toml", match: base("pyproject.toml"), parse: parsePyproject, includes: true},
+		{name: "setup.cfg", match: base("setup.cfg"), parse: parseSetupCfg, includes: true},
+		{name: "setup.py", match: base("setup.py"), parse: parseSetupPy},
+		lock(must(poetrylock.New(cfg)), "PyPI"),
+		lock(must(uvlock.New(cfg)), "PyPI"),
+		lock(must(pipfilelock.New(cfg)), "PyPI"),
+		{name: "go.mod", match: required(must(gomod.New(cfg))), parse: parseGoMod},
+		{name: "package.json", match: required(must(packagejson.New(cfg))), parse: parsePackageJSON},
+		lock(must(packagelockjson.New(cfg)), "npm"),
+		{name: "Cargo.toml", match: required(must(cargotoml.New(cfg))), parse: parseCargoTOML},
+		lock(must(cargolock.New(cfg)), "crates.io"),
 	}
 }
 
@@ -143,10 +259,10 @@ func (f fileAPI) Stat() (fs.FileInfo, error) {
 }
 
 // parserFor returns the parser of the file at p (a slash-separated path of the repository),
-// chosen by SCALIBR's own FileRequired, or nil when p is no manifest this package reads.
+// or nil when p is no manifest this package reads.
 func parserFor(p string) *parser {
 	for i := range parsers {
-		if parsers[i].ex.FileRequired(fileAPI{path: p}) {
+		if parsers[i].match(p) {
 			return &parsers[i]
 		}
 	}
@@ -157,39 +273,50 @@ func parserFor(p string) *parser {
 // manifest or lock file this package reads.
 func IsManifest(p string) bool { return parserFor(p) != nil }
 
-// Parse returns the dependencies the manifest at p lists, sorted by ecosystem, name and
-// version. content is untrusted: it is parsed in memory (no file of the host is read, and a
-// requirements file's "-r other.txt" finds nothing), and any failure, a panic of a parser
-// included, is an error.
-func Parse(ctx context.Context, p string, content []byte) (out []Package, err error) {
+// includer reports whether p is a manifest that can include other files.
+func includer(p string) bool {
+	ps := parserFor(p)
+	return ps != nil && ps.includes
+}
+
+// Parse reads the manifest at p. content is untrusted: it is parsed in memory (no file of
+// the host is read; the files it includes are listed in Includes, for the caller to read from
+// git), and any failure, a panic of a parser included, is an error. What the file holds that
+// cannot be read is in Unread, never dropped.
+func Parse(ctx context.Context, p string, content []byte) (*Manifest, error) {
 	ps := parserFor(p)
 	if ps == nil {
 		return nil, fmt.Errorf("%q is not a manifest frognano reads", p)
 	}
+	return parseAs(ctx, ps, p, content)
+}
+
+// requirementsParser reads a file pip includes, whatever its name.
+var requirementsParser = &parser{name: "requirements", parse: parseRequirements, includes: true}
+
+func parseAs(ctx context.Context, ps *parser, p string, content []byte) (m *Manifest, err error) {
 	if len(content) > MaxManifestBytes {
 		return nil, fmt.Errorf("over %d bytes", MaxManifestBytes)
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("the parser (%s) failed on it", ps.ex.Name())
+			m, err = nil, fmt.Errorf("the parser (%s) failed on it", ps.name)
 		}
 	}()
-	pkgs, err := extract(ctx, ps.ex, p, content)
+	m, err = ps.parse(ctx, p, content)
 	if err != nil {
 		return nil, err
 	}
-	if ps.deps != nil {
-		out, err = ps.deps(ctx, pkgs)
-		if err != nil {
-			return nil, err
-		}
-	} else {
-		for _, k := range pkgs {
-			out = append(out, packageOf(k, ""))
+	for i := range m.Packages {
+		if m.Packages[i].In == "" {
+			m.Packages[i].In = p
 		}
 	}
-	sortPackages(out)
-	return out, nil
+	for i := range m.Unread {
+		m.Unread[i].File = p
+	}
+	sortPackages(m.Packages)
+	return m, nil
 }
 
 // extract runs ex on content as the file p of an in-memory file system that holds nothing else.
@@ -240,102 +367,6 @@ func requirementsDeps(_ context.Context, pkgs []*extractor.Package) ([]Package, 
 	return out, nil
 }
 
-// pyprojectDeps reads the PEP 508 requirements of a pyproject.toml's [project] table (SCALIBR
-// returns them as its project's metadata) with SCALIBR's requirements parser.
-func pyprojectDeps(ctx context.Context, pkgs []*extractor.Package) ([]Package, error) {
-	var lines []string
-	for _, k := range pkgs {
-		m, ok := k.Metadata.(*pyprojecttoml.Metadata)
-		if !ok {
-			continue
-		}
-		lines = append(lines, m.Dependencies...)
-		groups := make([]string, 0, len(m.OptionalDependencies))
-		for g := range m.OptionalDependencies {
-			groups = append(groups, g)
-		}
-		sort.Strings(groups)
-		for _, g := range groups {
-			lines = append(lines, m.OptionalDependencies[g]...)
-		}
-	}
-	if len(lines) == 0 {
-		return nil, nil
-	}
-	for i, l := range lines {
-		// One requirement a line: a newline inside one would start another.
-		lines[i] = strings.Join(strings.Fields(l), " ")
-	}
-	ex, err := requirements.New(nil)
-	if err != nil {
-		return nil, err
-	}
-	reqs, err := extract(ctx, ex, "requirements.txt", []byte(strings.Join(lines, "\n")+"\n"))
-	if err != nil {
-		return nil, err
-	}
-	return requirementsDeps(ctx, reqs)
-}
-
-// packageJSONDeps drops the package.json's own package and keeps each dependency's
-// requirement as written (SCALIBR's version is the lowest it allows).
-func packageJSONDeps(_ context.Context, pkgs []*extractor.Package) ([]Package, error) {
-	var written map[string]string
-	for _, k := range pkgs {
-		if m, ok := k.Metadata.(*jsmeta.JavascriptPackageJSONMetadata); ok {
-			written = m.Dependencies
-		}
-	}
-	var out []Package
-	for _, k := range pkgs {
-		if _, root := k.Metadata.(*jsmeta.JavascriptPackageJSONMetadata); root {
-			continue
-		}
-		req := written[k.Name]
-		if req == k.Version {
-			req = ""
-		}
-		out = append(out, packageOf(k, req))
-	}
-	return out, nil
-}
-
-// cargoTOMLDeps drops the crate's own package (SCALIBR returns it first) and reads each
-// requirement: "1.2", "^1.2", "~1.2", "=1.2" and ">=1.2" all allow 1.2 as their lowest version
-// in Cargo, which is the version checked (as OSV-Scanner checks a requirement's lowest); the
-// version must parse with deps.dev's Cargo semantics. Other requirements (several bounds, a
-// wildcard) are listed and not checked.
-func cargoTOMLDeps(_ context.Context, pkgs []*extractor.Package) ([]Package, error) {
-	var out []Package
-	for i, k := range pkgs {
-		if i == 0 {
-			continue
-		}
-		if k.SourceCode != nil && k.SourceCode.Commit != "" {
-			out = append(out, packageOf(k, ""))
-			continue
-		}
-		req := strings.TrimSpace(k.Version)
-		low := req
-		for _, op := range []string{">=", "=", "^", "~"} {
-			if rest, ok := strings.CutPrefix(low, op); ok {
-				low = strings.TrimSpace(rest)
-				break
-			}
-		}
-		cp := *k
-		cp.Version = ""
-		if v, err := semver.Cargo.Parse(low); err == nil && !strings.ContainsAny(low, ",*<> ") {
-			cp.Version = v.Canon(false)
-		}
-		if req == cp.Version {
-			req = ""
-		}
-		out = append(out, packageOf(&cp, req))
-	}
-	return out, nil
-}
-
 func sortPackages(ps []Package) {
 	sort.SliceStable(ps, func(i, j int) bool {
 		a, b := ps[i], ps[j]
@@ -345,6 +376,9 @@ func sortPackages(ps []Package) {
 		if a.Name != b.Name {
 			return a.Name < b.Name
 		}
-		return a.Display() < b.Display()
+		if a.Display() != b.Display() {
+			return a.Display() < b.Display()
+		}
+		return a.Source.Where < b.Source.Where
 	})
 }

@@ -7,19 +7,36 @@ import (
 	"testing"
 )
 
-// short renders changes as "file eco name kind old->new" lines for comparison.
+// short renders changes as "file eco name(role) kind old->new" lines for comparison; a
+// version from elsewhere than the registry reads "version <kind where>", and an entry written
+// in another file than the change's "version [in file]".
 func short(cs []Change) string {
 	var b strings.Builder
 	for _, c := range cs {
-		fmt.Fprintf(&b, "%s %s %s %s %s->%s\n", c.File, c.Ecosystem, c.Name, c.Kind, displays(c.Old), displays(c.New))
+		name := c.Name
+		if c.Role != "" {
+			name += "(" + c.Role + ")"
+		}
+		fmt.Fprintf(&b, "%s %s %s %s %s->%s\n", c.File, c.Ecosystem, name, c.Kind, displays(c.File, c.Old), displays(c.File, c.New))
 	}
 	return b.String()
 }
 
-func displays(ps []Package) string {
+func displays(file string, ps []Package) string {
 	var s []string
 	for _, p := range ps {
-		s = append(s, p.Display())
+		d := p.Display()
+		if p.Source.Kind != Registry {
+			out := ""
+			if p.Source.Outside {
+				out = " outside"
+			}
+			d += " <" + string(p.Source.Kind) + " " + p.Source.Where + out + ">"
+		}
+		if p.In != file {
+			d += " [in " + p.In + "]"
+		}
+		s = append(s, d)
 	}
 	return strings.Join(s, ",")
 }
@@ -55,8 +72,8 @@ func TestCompareManifests(t *testing.T) {
 		{
 			name: "PyprojectOfPoetryOnly", path: "pyproject.toml",
 			base:    "[tool.poetry]\nname = \"app\"\n",
-			patched: "[tool.poetry]\nname = \"app\"\n[tool.poetry.dependencies]\nrequests = \"^2.0\"\n",
-			want:    "",
+			patched: "[tool.poetry]\nname = \"app\"\n[tool.poetry.dependencies]\npython = \"^3.9\"\nrequests = \"^2.0\"\n",
+			want:    "pyproject.toml PyPI requests added ->^2.0\n",
 		},
 		{
 			name: "PoetryLock", path: "poetry.lock",
@@ -76,7 +93,8 @@ func TestCompareManifests(t *testing.T) {
 			base: "module example.com/m\n\ngo 1.22\n\nrequire (\n\tgolang.org/x/text v0.3.7\n\tgithub.com/pkg/errors v0.9.1 // indirect\n)\n",
 			patched: "module example.com/m\n\ngo 1.22\n\nrequire (\n\tgolang.org/x/text v0.3.8\n\tgithub.com/google/uuid v1.6.0\n)\n" +
 				"\nreplace github.com/google/uuid => github.com/example/uuid v1.6.1\n",
-			want: "go.mod Go github.com/example/uuid added ->1.6.1\n" +
+			want: "go.mod Go github.com/google/uuid added ->1.6.0\n" +
+				"go.mod Go github.com/google/uuid(replace) added ->1.6.1 <package github.com/example/uuid>\n" +
 				"go.mod Go github.com/pkg/errors removed 0.9.1->\n" +
 				"go.mod Go golang.org/x/text changed 0.3.7->0.3.8\n",
 		},
@@ -118,13 +136,16 @@ func TestCompareManifests(t *testing.T) {
 				if s == "" {
 					return nil
 				}
-				ps, err := Parse(context.Background(), tc.path, []byte(s))
+				m, err := Parse(context.Background(), tc.path, []byte(s))
 				if err != nil {
 					t.Fatalf("Parse: %v", err)
 				}
-				return ps
+				if len(m.Unread) > 0 {
+					t.Errorf("unread: %+v", m.Unread)
+				}
+				return m.Packages
 			}
-			if got := short(compare(tc.path, side(tc.base), side(tc.patched))); got != tc.want {
+			if got := short(compare(side(tc.base), side(tc.patched), false)); got != tc.want {
 				t.Errorf("got\n%swant\n%s", got, tc.want)
 			}
 		})
@@ -133,12 +154,12 @@ func TestCompareManifests(t *testing.T) {
 
 func TestCargoRequirementIsCheckedAtItsLowestVersion(t *testing.T) {
 	t.Parallel()
-	ps, err := Parse(context.Background(), "Cargo.toml", []byte("[package]\nname = \"a\"\n[dependencies]\nserde = \"1.0\"\nregex = \"=1.5.4\"\nglob = \">=1, <2\"\n"))
+	m, err := Parse(context.Background(), "Cargo.toml", []byte("[package]\nname = \"a\"\n[dependencies]\nserde = \"1.0\"\nregex = \"=1.5.4\"\nglob = \">=1, <2\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}
-	for _, p := range ps {
+	for _, p := range m.Packages {
 		got[p.Name] = p.Version + " " + p.Req
 	}
 	if got["serde"] != "1.0.0 1.0" || got["regex"] != "1.5.4 =1.5.4" || got["glob"] != " >=1, <2" {
@@ -149,7 +170,7 @@ func TestCargoRequirementIsCheckedAtItsLowestVersion(t *testing.T) {
 func TestParseRefusesWhatItCannotRead(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ path, content, want string }{
-		{"package.json", `{"name": "x", "version": `, "could not parse"},
+		{"package.json", `{"name": "x", "version": `, "not JSON"},
 		{"Cargo.lock", "[[package]\nname=", "could not parse"},
 		{"go.mod", "module\nrequire (((\n", "could not parse"},
 		{"README.md", "hello", "not a manifest"},
@@ -162,15 +183,18 @@ func TestParseRefusesWhatItCannotRead(t *testing.T) {
 }
 
 // TestRequirementsIncludeReadsNoHostFile: "-r" names a file of the host; the parser sees only
-// the manifest itself.
+// the manifest itself and hands the includes back, as written, for List to judge.
 func TestRequirementsIncludeReadsNoHostFile(t *testing.T) {
 	t.Parallel()
-	ps, err := Parse(context.Background(), "requirements.txt", []byte("-r /etc/os-release\n-r ../../../../etc/passwd\nsix==1.16.0\n"))
+	m, err := Parse(context.Background(), "requirements.txt", []byte("-r /etc/os-release\n-r ../../../../etc/passwd\nsix==1.16.0\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ps) != 1 || ps[0].Name != "six" {
-		t.Errorf("packages %+v, want six only", ps)
+	if len(m.Packages) != 1 || m.Packages[0].Name != "six" {
+		t.Errorf("packages %+v, want six only", m.Packages)
+	}
+	if len(m.Includes) != 2 || m.Includes[0].Path != "/etc/os-release" || m.Includes[1].Path != "../../../../etc/passwd" {
+		t.Errorf("includes %+v", m.Includes)
 	}
 }
 

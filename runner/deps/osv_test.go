@@ -17,13 +17,13 @@ func changesOf(t testing.TB, path, base, patched string) []Change {
 		if s == "" {
 			return nil
 		}
-		ps, err := Parse(context.Background(), path, []byte(s))
+		m, err := Parse(context.Background(), path, []byte(s))
 		if err != nil {
 			t.Fatalf("Parse(%s): %v", path, err)
 		}
-		return ps
+		return m.Packages
 	}
-	return compare(path, side(base), side(patched))
+	return compare(side(base), side(patched), false)
 }
 
 // vulnsOf renders what Check found as "name: id severity fixed" lines.
