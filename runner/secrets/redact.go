@@ -10,10 +10,10 @@ import (
 // "[secret: RULE]". It is for what frognano shows of a run besides the patch (the model's
 // words, its tool calls, what the tools returned): the patch check refuses a secret, and this
 // keeps its value out of the transcript, the trajectory and the run's pages too. Values are
-// found by gitleaks' default rules with only the allow-lists that judge the value's own text
-// (a placeholder is left alone; no path, line or match allow-list, and no repository
-// allow-list: a fixture the scan lets through is still not shown), and replaced where they
-// appear in s. An error of the rules (which
+// found by gitleaks' default rules, in any text whatever file type a rule is for, with only
+// the allow-lists that judge the value's own text (a placeholder is left alone; no path, line
+// or match allow-list, and no repository allow-list: a fixture the scan lets through is still
+// not shown), and replaced where they appear in s. An error of the rules (which
 // are built in) leaves s as it is: a run is never lost to its display.
 func Redact(s string) string {
 	if s == "" {
@@ -23,9 +23,9 @@ func Redact(s string) string {
 	if err != nil {
 		return s
 	}
-	d := set.detector(strictRules)
+	d := set.detector(displayRules)
 	found := d.DetectString(s)
-	set.put(strictRules, d)
+	set.put(displayRules, d)
 	if len(found) == 0 {
 		return s
 	}

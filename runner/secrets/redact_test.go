@@ -1,16 +1,20 @@
 package secrets
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/frognano/frognano/internal/secrettest"
 )
 
 func TestRedact(t *testing.T) {
 	t.Parallel()
 	aws, gh, key := awsKey(t), githubToken(t), privateKey(t)
 	v1, v2, v3 := genericValue(t), genericValue(t), genericValue(t)
+	b64 := base64.StdEncoding.EncodeToString([]byte(secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 24)))
 	keyBody := strings.Split(key, "\n")[1]
 	cases := []struct {
 		name, in string
@@ -25,6 +29,9 @@ func TestRedact(t *testing.T) {
 		{"BesideADockerMount", "RUN --mount=type=secret,id=npm API_KEY=" + v1 + " npm ci", []string{v1}, []string{"[secret: generic-api-key]"}},
 		{"BesideAJavaScriptImport", "import { api } from \"./api\"; const apiKey = \"" + v2 + "\";", []string{v2}, []string{"[secret: generic-api-key]"}},
 		{"InAMatchNamedAuthor", "authorization_token = \"" + v3 + "\"", []string{v3}, []string{"[secret: generic-api-key]"}},
+		// A rule for one kind of file (Kubernetes manifests) finds its value in a tool's output,
+		// which has no file name.
+		{"KubernetesSecretInOutput", "$ cat k8s/secret.yaml\nkind: Secret\nmetadata:\n  name: db\ndata:\n  db: " + b64 + "\n", []string{b64}, []string{"[secret: kubernetes-secret-yaml]"}},
 		// A placeholder stays: the value itself says it is one.
 		{"Placeholder", "api_key = \"${API_KEY}\" and token: \"{{ secrets.TOKEN }}\"", nil, []string{"${API_KEY}", "{{ secrets.TOKEN }}"}},
 	}

@@ -22,10 +22,14 @@ type ruleSet struct {
 	// specific one that is then allowed as a placeholder.
 	specific, generic config.Config
 	// strict is the default rules with only the allow-lists that judge the secret's own text
-	// (regexes whose target is the secret, stopwords), the global ones included. Redact uses
-	// it, and the scan asks its allow-lists whether a value is a placeholder.
+	// (regexes whose target is the secret, stopwords), the global ones included: the scan
+	// asks its allow-lists whether a value is a placeholder.
 	strict config.Config
-	// pools of detectors of specific, generic and strict: building one (its keyword index)
+	// display is strict without the rules' file types (a Kubernetes Secret is found in any
+	// text, not only in a .yaml file): Redact reads what the model saw, which has no file
+	// name, and hiding more there costs nothing.
+	display config.Config
+	// pools of detectors of specific, generic and display: building one (its keyword index)
 	// costs more than scanning a small file.
 	pools [3]sync.Pool
 }
@@ -54,7 +58,12 @@ func rules() (*ruleSet, error) {
 			generic:  only(full, func(r config.Rule) bool { return isGeneric(r.RuleID) }, nil),
 			strict:   only(full, func(config.Rule) bool { return true }, secretOnly),
 		}
-		for i, cfg := range []config.Config{s.specific, s.generic, s.strict} {
+		s.display = only(full, func(r config.Rule) bool { return r.Regex != nil }, secretOnly)
+		for id, r := range s.display.Rules {
+			r.Path = nil
+			s.display.Rules[id] = r
+		}
+		for i, cfg := range []config.Config{s.specific, s.generic, s.display} {
 			s.pools[i].New = func() any { return newDetector(cfg) }
 		}
 		defaults.set = s
@@ -137,10 +146,10 @@ func newDetector(cfg config.Config) *detect.Detector {
 const (
 	specificRules = iota
 	genericRules
-	strictRules
+	displayRules
 )
 
-// detector takes a detector of specificRules, genericRules or strictRules from its pool; put
+// detector takes a detector of specificRules, genericRules or displayRules from its pool; put
 // gives it back. A detector keeps nothing of what it read (DetectContext only counts bytes).
 func (s *ruleSet) detector(i int) *detect.Detector { return s.pools[i].Get().(*detect.Detector) }
 func (s *ruleSet) put(i int, d *detect.Detector)   { s.pools[i].Put(d) }
