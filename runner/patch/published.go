@@ -2,6 +2,7 @@ package patch
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +42,21 @@ func (f PublishedFile) BasePath() string {
 	return f.Path
 }
 
+// MaxFileBytes is the largest file Published reads: GitHub's own limit for one file (100 MB),
+// past which the published tree could not be pushed anyway.
+const MaxFileBytes = 100 << 20
+
+// FileTooLargeError is a published file, or its base, over MaxFileBytes: Published reads
+// neither, so a check that must see every byte refuses the patch instead of skipping the file.
+type FileTooLargeError struct {
+	Path string
+	Size int64
+}
+
+func (e *FileTooLargeError) Error() string {
+	return fmt.Sprintf("%s is %d bytes, over the %d bytes (100 MB) a file may have", quote(e.Path), e.Size, MaxFileBytes)
+}
+
 // maxReadBatch bounds the blob bytes one `git cat-file --batch` returns at once, so that a
 // patch touching many large files is read a few files at a time, never all together.
 const maxReadBatch = 64 << 20
@@ -50,7 +66,8 @@ const maxReadBatch = 64 << 20
 // adds, changes (content or mode) or renames, with its bytes and its base's bytes. Deleted
 // paths are not published and are not listed; gitlinks are not files and are skipped
 // (CheckTree refuses any gitlink change before anything is published). It stops at the first
-// error each returns, and returns it. An *ApplyError means git could not apply diff.
+// error each returns, and returns it. An *ApplyError means git could not apply diff; a
+// *FileTooLargeError that a file or its base is over MaxFileBytes (nothing is read then).
 //
 // At most one batch of files (about 64 MiB of blobs, or one larger file) is held at a time, so
 // a caller that keeps nothing of a file after each returns holds little memory whatever the
@@ -95,6 +112,13 @@ func (s *Scratch) Published(ctx context.Context, git Git, base string, each func
 	sizes, err := blobSizes(ctx, git, s.Env, files)
 	if err != nil {
 		return err
+	}
+	for _, e := range files {
+		for _, side := range []struct{ path, oid string }{{e.path, e.newOID}, {cmp.Or(e.from, e.path), e.oldOID}} {
+			if n := sizes[side.oid]; n > MaxFileBytes {
+				return &FileTooLargeError{Path: side.path, Size: n}
+			}
+		}
 	}
 	for _, b := range batches(files, sizes, maxReadBatch) {
 		start, end := b[0], b[1]

@@ -148,3 +148,28 @@ func TestParseRenames(t *testing.T) {
 		}
 	}
 }
+
+func TestFileTooLargeError(t *testing.T) {
+	t.Parallel()
+	err := error(&FileTooLargeError{Path: "data/big.json", Size: MaxFileBytes + 1})
+	if got := err.Error(); got != `"data/big.json" is 104857601 bytes, over the 104857600 bytes (100 MB) a file may have` {
+		t.Errorf("Error: %s", got)
+	}
+}
+
+// TestPublishedRefusesAFileOverGitHubsLimit: a one-line change to a file over 100 MB reads
+// nothing and says which file; a check that must see every byte then refuses the patch.
+func TestPublishedRefusesAFileOverGitHubsLimit(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("0123456789abcdef\n", MaxFileBytes/17+1)
+	r := newRepo(t, map[string]string{"data/big.txt": big, "small.txt": "a\n"})
+	r.write("data/big.txt", "changed\n"+big[len("0123456789abcdef\n"):])
+	r.write("small.txt", "b\n")
+	diff, _ := r.diff()
+	called := false
+	err := Published(context.Background(), HostGit(r.dir), r.base, diff, func(PublishedFile) error { called = true; return nil })
+	var tl *FileTooLargeError
+	if !errors.As(err, &tl) || tl.Path != "data/big.txt" || tl.Size <= MaxFileBytes || called {
+		t.Fatalf("err %v (called %v), want a *FileTooLargeError for data/big.txt before any file", err, called)
+	}
+}

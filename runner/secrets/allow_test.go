@@ -1,10 +1,13 @@
 package secrets
 
 import (
+	"context"
 	"encoding/base64"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/frognano/frognano/internal/secrettest"
 )
@@ -158,4 +161,46 @@ func FuzzParseIgnore(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestGenericMatchIsJudgedAfterTheAllowRules: gitleaks drops a generic rule's match that a
+// specific rule's match holds, after its allow-lists. The scan's detector keeps both (its
+// generic rules go by other names), so that the preference comes after the scan's own allow
+// rules: a generic match whose specific twin was allowed is judged on its own.
+func TestGenericMatchIsJudgedAfterTheAllowRules(t *testing.T) {
+	t.Parallel()
+	set, err := rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := set.detect(context.Background(), "a.py", []byte("api_key = \""+awsKey(t)+"\"\n"))
+	var ids []string
+	for _, f := range raw {
+		ids = append(ids, f.RuleID)
+	}
+	sort.Strings(ids)
+	if !reflect.DeepEqual(ids, []string{"aws-access-token", "generic-api-key"}) {
+		t.Fatalf("the detector found %v, want both rules' matches under gitleaks' names", ids)
+	}
+	specific := judged{judge{rule: "aws-access-token", line: 1, secret: "AKIA1"}, PlaceholderRule}
+	generic := judged{judge{rule: "generic-api-key", line: 1, secret: "AKIA1"}, Refuses}
+	if generic.shadowed([]judged{specific, generic}) {
+		t.Error("a generic finding that refuses hides behind an allowed specific one")
+	}
+	specific.why = Refuses
+	if !generic.shadowed([]judged{specific, generic}) || specific.shadowed([]judged{specific, generic}) {
+		t.Error("two findings of one value with one verdict are not one finding of the specific rule")
+	}
+}
+
+// TestScanPastItsTimeIsAnError: a scan stopped by its time limit is an error (the patch is
+// then refused under block), never the findings of what it had read so far.
+func TestScanPastItsTimeIsAnError(t *testing.T) {
+	t.Parallel()
+	b := setup(t, readme)
+	diff := b.change(t, map[string]string{"a.txt": githubToken(t) + "\n"})
+	res, err := Scan(context.Background(), b.git, Input{Base: b.base, Diff: diff, maxTime: time.Nanosecond})
+	if err == nil || !strings.Contains(err.Error(), "could not be scanned within 1ns") || res.Findings != nil || res.Allowed != nil {
+		t.Fatalf("Scan past its time: %+v, %v; want an error and no result", res, err)
+	}
 }

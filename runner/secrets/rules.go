@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -15,12 +16,15 @@ import (
 // why, and to let nothing beside the secret silence it, the scan detects with no allow-list at
 // all and judges each match itself (allow.go).
 type ruleSet struct {
-	// specific and generic are the default rules with no allow-list at all, the generic ones
-	// (gitleaks' "generic-api-key") apart: gitleaks drops a generic match that a specific
-	// rule's match on the same line holds, after its allow-lists; with both in one detector it
-	// would drop it before the scan's own allow rules, so a generic match could hide behind a
-	// specific one that is then allowed as a placeholder.
-	specific, generic config.Config
+	// scan is the default rules with no allow-list at all, for Scan. gitleaks drops a generic
+	// rule's match that a specific rule's match on the same line holds (detect.filter), after
+	// its allow-lists; here that would come before the scan's own allow rules, and a generic
+	// match could hide behind a specific one then allowed as a placeholder. So the generic
+	// rules go by other names in it (renamed), which the filter does not know as generic, and
+	// the scan applies gitleaks' preference itself, after its allow rules (judged.shadowed).
+	scan config.Config
+	// renamed maps the scan's names of the generic rules back to gitleaks' ("generic-api-key").
+	renamed map[string]string
 	// strict is the default rules with only the allow-lists that judge the secret's own text
 	// (regexes whose target is the secret, stopwords), the global ones included: the scan
 	// asks its allow-lists whether a value is a placeholder.
@@ -29,9 +33,9 @@ type ruleSet struct {
 	// text, not only in a .yaml file): Redact reads what the model saw, which has no file
 	// name, and hiding more there costs nothing.
 	display config.Config
-	// pools of detectors of specific, generic and display: building one (its keyword index)
-	// costs more than scanning a small file.
-	pools [3]sync.Pool
+	// pools of detectors of scan and display: building one (its keyword index) costs more
+	// than scanning a small file.
+	pools [2]sync.Pool
 }
 
 var defaults struct {
@@ -54,16 +58,35 @@ func rules() (*ruleSet, error) {
 			return
 		}
 		s := &ruleSet{
-			specific: only(full, func(r config.Rule) bool { return !isGeneric(r.RuleID) }, nil),
-			generic:  only(full, func(r config.Rule) bool { return isGeneric(r.RuleID) }, nil),
-			strict:   only(full, func(config.Rule) bool { return true }, secretOnly),
+			scan:    only(full, func(config.Rule) bool { return true }, nil),
+			renamed: map[string]string{},
+			strict:  only(full, func(config.Rule) bool { return true }, secretOnly),
+			display: only(full, func(r config.Rule) bool { return r.Regex != nil }, secretOnly),
 		}
-		s.display = only(full, func(r config.Rule) bool { return r.Regex != nil }, secretOnly)
+		for id, r := range s.scan.Rules {
+			if !isGeneric(id) {
+				continue
+			}
+			other := "unfiltered-" + strings.NewReplacer("generic", "wide", "Generic", "Wide").Replace(id)
+			if isGeneric(other) || s.scan.Rules[other].RuleID != "" || len(r.RequiredRules) > 0 {
+				defaults.err = fmt.Errorf("gitleaks' rule %q cannot be renamed", id)
+				return
+			}
+			delete(s.scan.Rules, id)
+			r.RuleID = other
+			s.scan.Rules[other] = r
+			s.renamed[other] = id
+			for i, o := range s.scan.OrderedRules {
+				if o == id {
+					s.scan.OrderedRules[i] = other
+				}
+			}
+		}
 		for id, r := range s.display.Rules {
 			r.Path = nil
 			s.display.Rules[id] = r
 		}
-		for i, cfg := range []config.Config{s.specific, s.generic, s.display} {
+		for i, cfg := range []config.Config{s.scan, s.display} {
 			s.pools[i].New = func() any { return newDetector(cfg) }
 		}
 		defaults.set = s
@@ -144,13 +167,11 @@ func newDetector(cfg config.Config) *detect.Detector {
 
 // The detectors of a ruleSet.
 const (
-	specificRules = iota
-	genericRules
+	scanRules = iota
 	displayRules
 )
 
-// detector takes a detector of specificRules, genericRules or displayRules from its pool; put
-// gives it back. A detector keeps nothing of what it read (DetectContext only counts bytes).
+// detector takes a detector of scanRules or displayRules from its pool; put gives it back. A detector keeps nothing of what it read (DetectContext only counts bytes).
 func (s *ruleSet) detector(i int) *detect.Detector { return s.pools[i].Get().(*detect.Detector) }
 func (s *ruleSet) put(i int, d *detect.Detector)   { s.pools[i].Put(d) }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/zricethezav/gitleaks/v8/config"
@@ -119,7 +120,16 @@ type Input struct {
 	// frognano's own branch it is not Base: an earlier run's patch could have written Base's.
 	// Empty: no repository allow rule, only the placeholders gitleaks' rules know.
 	AllowListAt string
+
+	maxTime time.Duration // MaxScanTime when 0; tests set it
 }
+
+// MaxScanTime bounds one Scan. gitleaks' rules read a file at about 1 MB/s when it is full of
+// what they look for (a random binary file matches many rules' keywords, and each decoded pass
+// reads it all again), so a patch could make the host work for long by touching a large file;
+// past this time the scan fails, and under Block the patch is refused as not scanned, never
+// published unread.
+const MaxScanTime = 5 * time.Minute
 
 // Result is what Scan found, each list sorted by file, line and rule.
 type Result struct {
@@ -176,14 +186,28 @@ func Scan(ctx context.Context, git patch.Git, in Input) (Result, error) {
 	if len(in.Diff) == 0 {
 		return Result{}, nil
 	}
-	err = patch.Published(ctx, git, in.Base, in.Diff, func(f patch.PublishedFile) error {
-		s.file(ctx, f)
-		return ctx.Err()
+	limit := in.maxTime
+	if limit == 0 {
+		limit = MaxScanTime
+	}
+	scanCtx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	var read int64
+	err = patch.Published(scanCtx, git, in.Base, in.Diff, func(f patch.PublishedFile) error {
+		read += int64(len(f.Bytes))
+		s.file(scanCtx, f)
+		// A detector stopped by the context returns what it found so far: never a result.
+		return scanCtx.Err()
 	})
 	var ae *patch.ApplyError
+	var tl *patch.FileTooLargeError
 	switch {
 	case errors.As(err, &ae):
 		return Result{}, errors.New("git could not apply the patch to scan it")
+	case errors.As(err, &tl):
+		return Result{}, fmt.Errorf("the patch's files could not be scanned: %w", err)
+	case err != nil && scanCtx.Err() != nil && ctx.Err() == nil:
+		return Result{}, fmt.Errorf("the patch's files could not be scanned within %s (%d MiB read so far)", limit, read>>20)
 	case err != nil:
 		return Result{}, err
 	}
@@ -283,12 +307,13 @@ func (rs *ruleSet) detect(ctx context.Context, path string, content []byte) []re
 	if len(content) == 0 {
 		return nil
 	}
-	fr := detect.Fragment{Raw: string(content), FilePath: path}
-	var out []report.Finding
-	for _, i := range []int{specificRules, genericRules} {
-		d := rs.detector(i)
-		out = append(out, d.DetectContext(ctx, fr)...)
-		rs.put(i, d)
+	d := rs.detector(scanRules)
+	out := d.DetectContext(ctx, detect.Fragment{Raw: string(content), FilePath: path})
+	rs.put(scanRules, d)
+	for i, f := range out {
+		if id, ok := rs.renamed[f.RuleID]; ok {
+			out[i].RuleID = id
+		}
 	}
 	return out
 }
