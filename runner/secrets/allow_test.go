@@ -182,14 +182,26 @@ func TestGenericMatchIsJudgedAfterTheAllowRules(t *testing.T) {
 	if !reflect.DeepEqual(ids, []string{"aws-access-token", "generic-api-key"}) {
 		t.Fatalf("the detector found %v, want both rules' matches under gitleaks' names", ids)
 	}
-	specific := judged{judge{rule: "aws-access-token", line: 1, secret: "AKIA1"}, PlaceholderRule}
-	generic := judged{judge{rule: "generic-api-key", line: 1, secret: "AKIA1"}, Refuses}
-	if generic.shadowed([]judged{specific, generic}) {
-		t.Error("a generic finding that refuses hides behind an allowed specific one")
+	all := func(specific, generic Allowance) []judged {
+		return []judged{
+			{judge: judge{rule: "aws-access-token", line: 1, secret: "AKIA1"}, allowed: specific},
+			{judge: judge{rule: "generic-api-key", line: 1, secret: "AKIA1"}, allowed: generic},
+		}
 	}
-	specific.why = Refuses
-	if !generic.shadowed([]judged{specific, generic}) || specific.shadowed([]judged{specific, generic}) {
-		t.Error("two findings of one value with one verdict are not one finding of the specific rule")
+	for _, c := range []struct {
+		specific, generic Allowance
+		genericStands     bool
+	}{
+		{Refuses, Refuses, false},                // one finding, named by the specific rule
+		{PlaceholderRule, Refuses, true},         // the generic rule still refuses the value
+		{Refuses, PlaceholderRule, false},        // the specific rule names it, refusing
+		{ByAllowList, PlaceholderRule, false},    // both allowed: listed once
+		{PlaceholderDefault, ByAllowList, false}, // likewise
+	} {
+		js := all(c.specific, c.generic)
+		if got := js[1].shadowed(js); got == c.genericStands || js[0].shadowed(js) {
+			t.Errorf("specific %q, generic %q: generic shadowed %v, want %v", c.specific, c.generic, got, !c.genericStands)
+		}
 	}
 }
 

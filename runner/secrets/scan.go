@@ -251,28 +251,28 @@ func (s *scan) file(ctx context.Context, f patch.PublishedFile) {
 	var all []judged
 	for _, m := range found {
 		j := judge{rule: m.RuleID, path: f.Path, line: m.StartLine + 1, secret: m.Secret, match: m.Match, text: m.Line}
-		why := InBase
-		if !inBase[keyOf(m.RuleID, m.Secret)] {
-			why = s.allowance(j)
-		}
-		all = append(all, judged{j, why})
+		all = append(all, judged{judge: j, allowed: s.allowance(j), inBase: inBase[keyOf(m.RuleID, m.Secret)]})
 	}
 	seen := map[Finding]bool{}
 	for _, a := range all {
 		if a.shadowed(all) {
 			continue
 		}
-		// A .gitleaksignore fingerprint, as gitleaks applies it: to what its allow-lists and
-		// its preference for specific rules left.
-		if a.why == Refuses && s.ignore[fingerprint(a.path, a.rule, a.line)] {
-			a.why = ByIgnore
+		why := a.allowed
+		switch {
+		case a.inBase:
+			why = InBase
+		case why == Refuses && s.ignore[fingerprint(a.path, a.rule, a.line)]:
+			// A .gitleaksignore fingerprint, as gitleaks applies it: to what its allow-lists
+			// and its preference for specific rules left.
+			why = ByIgnore
 		}
-		k := Finding{Rule: a.rule, File: a.path, Line: a.line, Allowed: a.why}
+		k := Finding{Rule: a.rule, File: a.path, Line: a.line, Allowed: why}
 		if seen[k] {
 			continue
 		}
 		seen[k] = true
-		if a.why == Refuses {
+		if why == Refuses {
 			s.res.Findings = append(s.res.Findings, k)
 		} else {
 			s.res.Allowed = append(s.res.Allowed, k)
@@ -280,22 +280,27 @@ func (s *scan) file(ctx context.Context, f patch.PublishedFile) {
 	}
 }
 
-// judged is a match with the scan's verdict on it.
+// judged is a match with what the allow-lists say of it (allowed: Refuses, ByAllowList or a
+// placeholder) and whether the base's file holds the same value by the same rule.
 type judged struct {
 	judge
-	why Allowance
+	allowed Allowance
+	inBase  bool
 }
 
-// shadowed is gitleaks' own preference (detect.filter), applied after the allow rules as
-// gitleaks applies it after its allow-lists: a generic rule's value that a specific rule's
-// value on the same line holds, with the same verdict, is the same finding, named by the
-// specific rule.
+// shadowed is gitleaks' own preference (detect.filter) for a specific rule: a generic rule's
+// value that a specific rule's value on the same line holds is the same finding, named by the
+// specific rule. gitleaks applies it to what its allow-lists left, and so does the scan: when
+// the specific match is allowed and the generic one is not, the generic one stands (it would
+// have refused the patch in gitleaks too). When the generic match is itself allowed, the
+// specific rule names the value whatever its own verdict, so the generic one is not listed.
 func (a judged) shadowed(all []judged) bool {
 	if !isGeneric(a.rule) {
 		return false
 	}
 	for _, b := range all {
-		if !isGeneric(b.rule) && b.why == a.why && b.line == a.line && strings.Contains(b.secret, a.secret) {
+		if !isGeneric(b.rule) && b.line == a.line && strings.Contains(b.secret, a.secret) &&
+			(b.allowed == Refuses || a.allowed != Refuses) {
 			return true
 		}
 	}
