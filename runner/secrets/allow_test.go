@@ -216,3 +216,25 @@ func TestScanPastItsTimeIsAnError(t *testing.T) {
 		t.Fatalf("Scan past its time: %+v, %v; want an error and no result", res, err)
 	}
 }
+
+// TestBaseAllowListForTheRepositorysOwnRules: a .gitleaks.toml whose allow-lists target rules
+// of its own (which the scan does not run) still lets its other allow-lists work, and the scan
+// does not fail on it.
+func TestBaseAllowListForTheRepositorysOwnRules(t *testing.T) {
+	t.Parallel()
+	gh := githubToken(t)
+	b := setup(t, map[string]string{
+		".gitleaks.toml": "[[rules]]\nid = \"acme-token\"\nregex = '''acme_[a-z]{8}'''\n" +
+			"[[allowlists]]\ntargetRules = [\"acme-token\"]\npaths = ['''.*''']\n" +
+			"[[allowlists]]\ntargetRules = [\"acme-token\", \"github-pat\"]\npaths = ['''^fixtures/''']\n",
+		"README.md": "hello\n",
+	})
+	got := b.result(t, b.change(t, map[string]string{"fixtures/t.txt": gh + "\n", "app/t.txt": gh + "\n"}))
+	want := Result{
+		Findings: []Finding{{Rule: "github-pat", File: "app/t.txt", Line: 1}},
+		Allowed:  []Finding{{Rule: "github-pat", File: "fixtures/t.txt", Line: 1, Allowed: ByAllowList}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("scan: got %+v, want %+v", got, want)
+	}
+}

@@ -210,10 +210,30 @@ func baseAllowLists(toml []byte) (global []*config.Allowlist, byRule map[string]
 	for i := range vc.Rules {
 		vc.Rules[i].AllowList, vc.Rules[i].Allowlists = nil, nil
 	}
+	known := map[string]bool{}
+	for _, r := range vc.Rules {
+		known[r.ID] = true
+	}
 	if repo.AllowList != nil {
 		vc.Allowlists = append(vc.Allowlists, repo.AllowList)
 	}
-	vc.Allowlists = append(vc.Allowlists, repo.Allowlists...)
+	for _, a := range repo.Allowlists {
+		// An allow-list for the repository's own rules (which the scan does not run) would
+		// stop gitleaks' translation: it allows nothing here, and is left out.
+		if len(a.TargetRules) > 0 {
+			var targets []string
+			for _, id := range a.TargetRules {
+				if known[id] {
+					targets = append(targets, id)
+				}
+			}
+			if len(targets) == 0 {
+				continue
+			}
+			a.TargetRules = targets
+		}
+		vc.Allowlists = append(vc.Allowlists, a)
+	}
 	if len(vc.Allowlists) == 0 {
 		return nil, nil, nil
 	}
