@@ -255,8 +255,10 @@ func (e *SecretsError) Error() string {
 	return "the patch holds what looks like a secret (FROGNANO_SECRETS=block); it is never pushed: " + secretscan.List(e.Findings)
 }
 
-// checkSecrets is Publish's own secrets check, on the patch as Publish applies it: under
-// Block, a finding or a scan that could not be done refuses the patch for good.
+// checkSecrets is Publish's own secrets check, the runner's scan (runner/secrets.Scan: every
+// file the patch publishes, whole, with the base branch's allow rules) on the patch as Publish
+// applies it: under Block, a finding or a scan that could not be done refuses the patch for
+// good.
 func (c *Client) checkSecrets(ctx context.Context, in PublishInput) error {
 	if c.app.cfg.Secrets == secretscan.Warn {
 		return nil
@@ -269,8 +271,8 @@ func (c *Client) checkSecrets(ctx context.Context, in PublishInput) error {
 	if err != nil {
 		return fault.Permanent(fmt.Errorf("scanning the patch for secrets: %w", err))
 	}
-	if len(found) > 0 {
-		return fault.Permanent(&SecretsError{Findings: found})
+	if len(found.Findings) > 0 {
+		return fault.Permanent(&SecretsError{Findings: found.Findings})
 	}
 	return nil
 }

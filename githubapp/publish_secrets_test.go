@@ -85,3 +85,25 @@ func TestPublishPushesAFoundSecretUnderWarn(t *testing.T) {
 		t.Errorf("no pull request was opened")
 	}
 }
+
+// TestPublishRefusesWhatAGitleaksAllowListSkipped: Publish's own check is the runner's whole
+// scan (issue 28): a token at a path that gitleaks' github-pat rule allow-lists for itself
+// (the @octokit/auth-token README) is refused, though gitleaks alone would skip it.
+func TestPublishRefusesWhatAGitleaksAllowListSkipped(t *testing.T) {
+	t.Parallel()
+	tok := fakeToken(t)
+	b, in := clonedWith(t, secretscan.Block)
+	in.Patch = []byte("diff --git a/@octokit/auth-token/README.md b/@octokit/auth-token/README.md\nnew file mode 100644\n" +
+		"--- /dev/null\n+++ b/@octokit/auth-token/README.md\n@@ -0,0 +1 @@\n+GITHUB=" + tok + "\n")
+	_, _, err := b.client.Publish(context.Background(), in)
+	var se *SecretsError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), `github-pat in "@octokit/auth-token/README.md" line 1`) {
+		t.Fatalf("Publish err = %v, want a *SecretsError naming the finding", err)
+	}
+	if strings.Contains(err.Error(), tok) || strings.Contains(b.logs.String(), tok) {
+		t.Fatal("the token's value is in the error or the logs")
+	}
+	if br := b.gh.Branch(b.repo, in.Branch); br != nil || len(b.gh.PRs(b.repo)) != 0 {
+		t.Errorf("the patch was published: branch %v, %d PRs", br, len(b.gh.PRs(b.repo)))
+	}
+}

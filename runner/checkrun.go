@@ -64,6 +64,7 @@ func (r *Result) Check(redact func(string) string) CheckReport {
 		s.d.tail = 0 // the output's end is in the text, once
 		s.writeTests(&sum)
 		x.writeDependencies(&sum)
+		x.writeSecrets(&sum)
 		x.writeScanners(&sum, false)
 		x.writeSuppressions(&sum)
 		writeUsage(&sum, r.Usage()) // issue 22: what the run used (usage.go)

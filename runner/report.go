@@ -49,13 +49,14 @@ type render struct {
 // largest result fits GitHub's limit with room to spare.
 type detail struct {
 	final, tail, tests, files, dropped, trust, note, notes int
+	secrets                                                int // rows of the secrets table
 	setupLines, setupChars                                 int // the end of a failed setup's log
 }
 
 var details = []detail{
-	{final: 8000, tail: 6000, tests: 20, files: 100, dropped: 10, trust: 20, note: 500, notes: 20, setupLines: 30, setupChars: 4000},
-	{final: 2000, tail: 0, tests: 5, files: 20, dropped: 3, trust: 10, note: 300, notes: 10, setupLines: 15, setupChars: 2000},
-	{final: 500, tail: 0, tests: 0, files: 5, dropped: 0, trust: 5, note: 200, notes: 5, setupLines: 5, setupChars: 500},
+	{final: 8000, tail: 6000, tests: 20, files: 100, dropped: 10, trust: 20, note: 500, notes: 20, secrets: 100, setupLines: 30, setupChars: 4000},
+	{final: 2000, tail: 0, tests: 5, files: 20, dropped: 3, trust: 10, note: 300, notes: 10, secrets: 20, setupLines: 15, setupChars: 2000},
+	{final: 500, tail: 0, tests: 0, files: 5, dropped: 0, trust: 5, note: 200, notes: 5, secrets: 5, setupLines: 5, setupChars: 500},
 }
 
 func (r *Result) renderer(redact func(string) string, level int) *render {
@@ -78,6 +79,7 @@ func (r *Result) Markdown() string {
 	x.writeSetupFailure(&b)
 	if r.SetupFailed == "" { // else there was no agent, no patch and no test run to report
 		x.writeOutcome(&b)
+		x.writeSecrets(&b)
 		x.writeTests(&b)
 		x.writeScanners(&b, true)
 		x.writeSuppressions(&b)
@@ -109,6 +111,7 @@ func (r *Result) PRBody(fit Fit) string {
 		x.writeTrust(&b)
 		x.writeDepsWarning(&b)
 		x.writeOutcome(&b)
+		x.writeSecrets(&b)
 		x.writeTests(&b)
 		x.writeScanners(&b, false)
 		x.writeSuppressions(&b)
@@ -153,6 +156,7 @@ func (r *Result) Summary(fit Fit) string {
 			x.writeTrust(&b)
 			x.writeDepsWarning(&b)
 			x.writeOutcome(&b)
+			x.writeSecrets(&b)
 			x.writeTests(&b)
 			x.writeSuppressions(&b)
 			x.writeFiles(&b)
@@ -202,7 +206,7 @@ func (r *Result) Headline() string {
 		parts = append(parts, "New test files: "+list+".")
 	}
 	if r.Patch != nil && len(r.SecretFindings) > 0 {
-		parts = append(parts, "**The patch holds what looks like a secret** (published because FROGNANO_SECRETS=warn): "+
+		parts = append(parts, "**The patch holds what looks like a secret** (published because `FROGNANO_SECRETS=warn`): "+
 			secretsLine(r.SecretFindings, 5)+".")
 	}
 	parts = append(parts, r.depsHeadline()...)
@@ -319,6 +323,8 @@ func (x *render) writeOutcome(b *strings.Builder) {
 		fmt.Fprintf(b, "- Error: %s\n", prose(x.redact(r.Leaf.Error), x.d.note))
 	}
 	switch {
+	case r.Patch == nil && len(r.SecretFindings) > 0:
+		b.WriteString("- Patch: none: refused for what looks like a secret (listed under **Secrets**)\n")
 	case r.Patch == nil:
 		b.WriteString("- Patch: none\n")
 	case r.Patch.TooLarge:

@@ -50,9 +50,14 @@ type Result struct {
 	Comparison  *verify.Comparison
 
 	Notes []string // facts a reviewer must know (patch refused, OOM, ...)
-	// SecretFindings is what runner/secrets found in the patch, by rule, file and line (never
-	// a value): under FROGNANO_SECRETS=block the patch was refused for them (Patch is nil).
+	// SecretFindings is what runner/secrets found in the files the patch publishes and blames
+	// on it, by rule, file and line (never a value): under FROGNANO_SECRETS=block the patch was
+	// refused for them (Patch is nil).
 	SecretFindings []secrets.Finding
+	// SecretsAllowed is what runner/secrets found there and did not blame on the patch, each
+	// with why (Finding.Allowed): already in the base's file, or let through by the base's
+	// .gitleaks.toml or .gitleaksignore, or a placeholder by gitleaks' rules.
+	SecretsAllowed []secrets.Finding
 	// Dependencies is what the patch does to the repository's dependency manifests and lock
 	// files and the files they include (runner/deps): packages added, removed or changed and
 	// where they come from, the index settings, what could not be read, their known

@@ -335,7 +335,14 @@ func (x *run) checkPatch(ctx context.Context, raw []byte) {
 	if err == nil {
 		err = x.scanSecrets(ctx, p)
 	}
-	if err != nil {
+	var se *SecretsError
+	switch {
+	case errors.As(err, &se):
+		// The report's Secrets section says it, with the findings as a table; a note would
+		// repeat them as escaped prose.
+		x.res.PatchLost = NoPatchRefused
+		return
+	case err != nil:
 		x.note("The patch was refused: " + err.Error())
 		x.res.PatchLost = NoPatchRefused
 		return

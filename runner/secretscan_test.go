@@ -110,20 +110,23 @@ func TestPatchWithSecretsIsRefused(t *testing.T) {
 	if !reflect.DeepEqual(b.x.res.SecretFindings, leakyFindings) {
 		t.Fatalf("findings: got %v, want %v", b.x.res.SecretFindings, leakyFindings)
 	}
-	notes := strings.Join(b.x.res.Notes, "\n")
-	for _, want := range []string{"The patch was refused: it holds what looks like a secret",
-		`github-pat in "app/config.py" line 2`, `aws-access-token in "deploy/creds.txt" line 3`, `private-key in "deploy/creds.txt" line 5`} {
-		if !strings.Contains(notes, want) {
-			t.Errorf("the notes do not say %q:\n%s", want, notes)
+	// The findings are a table in the report and in the status comment of a run without a
+	// pull request (the runner's summary), in plain markdown: code spans, no escaped prose.
+	rows := []string{"| `github-pat` | `app/config.py` | 2 | **nothing** |", "| `aws-access-token` | `deploy/creds.txt` | 3 | **nothing** |",
+		"| `private-key` | `deploy/creds.txt` | 5 | **nothing** |"}
+	for name, text := range map[string]string{"report": b.x.res.Markdown(), "summary": b.x.res.Summary(Fit{Limit: GitHubBodyLimit})} {
+		for _, want := range append(rows, "**The patch was refused:** the files it would publish hold what looks like a secret",
+			"- Patch: none: refused for what looks like a secret (listed under **Secrets**)") {
+			if !strings.Contains(text, want) {
+				t.Errorf("the %s does not say %q:\n%s", name, want, text)
+			}
+		}
+		if strings.Contains(text, `\-`) || strings.Contains(text, `\"`) {
+			t.Errorf("the %s escapes frognano's own words:\n%s", name, text)
 		}
 	}
-	// The report's notes are prose, with markdown's punctuation escaped.
-	if r := b.x.res.Markdown(); !strings.Contains(r, `aws\-access\-token in \"deploy\/creds\.txt\" line 3`) || !strings.Contains(r, "Patch: none") {
-		t.Errorf("the report does not name the refusal:\n%s", r)
-	}
-	// The status comment of a run without a pull request carries the runner's summary.
-	if sum := b.x.res.Summary(Fit{Limit: GitHubBodyLimit}); !strings.Contains(sum, `private\-key in \"deploy\/creds\.txt\" line 5`) {
-		t.Errorf("the summary does not name the findings:\n%s", sum)
+	if len(b.x.res.Notes) != 0 {
+		t.Errorf("the notes repeat the findings as prose: %q", b.x.res.Notes)
 	}
 	b.checkNoValue(t)
 }
@@ -138,13 +141,13 @@ func TestPatchWithSecretsInWarnModeIsKept(t *testing.T) {
 	if !reflect.DeepEqual(b.x.res.SecretFindings, leakyFindings) {
 		t.Fatalf("findings: got %v, want %v", b.x.res.SecretFindings, leakyFindings)
 	}
-	notes := strings.Join(b.x.res.Notes, "\n")
-	if !strings.Contains(notes, "it is kept because FROGNANO_SECRETS=warn") || !strings.Contains(notes, `private-key in "deploy/creds.txt" line 5`) {
-		t.Errorf("the notes do not list the findings:\n%s", notes)
+	if r := b.x.res.Markdown(); !strings.Contains(r, "it was published because `FROGNANO_SECRETS=warn`") ||
+		!strings.Contains(r, "| `private-key` | `deploy/creds.txt` | 5 | **nothing** |") {
+		t.Errorf("the report does not list the findings:\n%s", r)
 	}
 	// The status comment next to the pull request says so.
 	if h := b.x.res.Headline(); !strings.Contains(h, "**The patch holds what looks like a secret**") ||
-		!strings.Contains(h, "github\\-pat in `app/config.py` line 2") {
+		!strings.Contains(h, "`github-pat` in `app/config.py` line 2") {
 		t.Errorf("the headline does not list the findings: %s", h)
 	}
 	// The patch itself is published as it is, under warn; everything else stays clean.
@@ -161,6 +164,13 @@ func TestSecretAllowListComesFromTheBase(t *testing.T) {
 		b.x.checkPatch(context.Background(), b.patch(t, map[string]string{"testdata/fixtures/token.txt": b.gh + "\n"}))
 		if b.x.res.Patch == nil || len(b.x.res.SecretFindings) != 0 {
 			t.Fatalf("the base's allow-list did not let the fixture through: %q", b.x.res.Notes)
+		}
+		want := []secrets.Finding{{Rule: "github-pat", File: "testdata/fixtures/token.txt", Line: 1, Allowed: secrets.ByAllowList}}
+		if !reflect.DeepEqual(b.x.res.SecretsAllowed, want) {
+			t.Errorf("allowed: got %v, want %v", b.x.res.SecretsAllowed, want)
+		}
+		if r := b.x.res.Markdown(); !strings.Contains(r, "| `github-pat` | `testdata/fixtures/token.txt` | 1 | `.gitleaks.toml` of the base |") {
+			t.Errorf("the report does not list the allowed fixture:\n%s", r)
 		}
 	})
 	t.Run("AddedByThePatch", func(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	envpkg "github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/sandbox"
+	"github.com/frognano/frognano/runner/secrets"
 )
 
 // runCmd is `frognano run`: one agent run on a local checkout. It exits 0 whenever the run
@@ -202,8 +203,16 @@ func summaryLines(res *runner.Result, out string, elapsed time.Duration) string 
 		fmt.Fprintf(&b, "frognano: patch: %d file(s), %d bytes\n", len(res.Patch.Files), len(p))
 	case res.Patch != nil && res.Patch.TooLarge:
 		fmt.Fprintf(&b, "frognano: patch: too large (%d bytes), reported only\n", res.Patch.Size)
+	case len(res.SecretFindings) > 0: // refused for them: a kept patch is the first case
+		fmt.Fprintf(&b, "frognano: patch: none: refused, it holds what looks like a secret (FROGNANO_SECRETS=block; %s lists everything found):\n",
+			filepath.Join(out, "report.md"))
+		b.WriteString(secretLines(res.SecretFindings))
 	default:
 		b.WriteString("frognano: patch: none\n")
+	}
+	if res.PatchBytes() != nil && len(res.SecretFindings) > 0 {
+		b.WriteString("frognano: WARNING: the patch holds what looks like a secret; it is kept because FROGNANO_SECRETS=warn:\n")
+		b.WriteString(secretLines(res.SecretFindings))
 	}
 	if t := res.TestsBefore; t != nil {
 		fmt.Fprintf(&b, "frognano: tests before: %s\n", testLine(t))
@@ -231,6 +240,20 @@ func summaryLines(res *runner.Result, out string, elapsed time.Duration) string 
 		}
 	}
 	fmt.Fprintf(&b, "frognano: wrote %s\n", filepath.Join(out, "{patch.diff,trajectory.json,report.md}"))
+	return b.String()
+}
+
+// secretLines name what the secrets check blamed on the patch, one finding a line (rule, file,
+// line; never a value), at most 10 and how many more.
+func secretLines(fs []secrets.Finding) string {
+	var b strings.Builder
+	for i, f := range fs {
+		if i == 10 {
+			fmt.Fprintf(&b, "frognano:   and %d more\n", len(fs)-i)
+			break
+		}
+		fmt.Fprintf(&b, "frognano:   %s in %s line %d\n", runner.Visible(f.Rule), runner.Visible(f.File), f.Line)
+	}
 	return b.String()
 }
 

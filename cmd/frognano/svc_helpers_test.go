@@ -158,6 +158,12 @@ type svcEnv struct {
 
 func svcSetup(t *testing.T, script string) *svcEnv {
 	t.Helper()
+	return svcSetupScript(t, leaftest.LoadModel(t, script))
+}
+
+// svcSetupScript is svcSetup with a script the test made (hostileScript).
+func svcSetupScript(t *testing.T, script leaftest.Script) *svcEnv {
+	t.Helper()
 	svcProcessCanaries()
 	docker := svcDocker(t)
 	executor, _ := svcBinaries(t, false)
@@ -177,7 +183,7 @@ func svcSetup(t *testing.T, script string) *svcEnv {
 
 	e := &svcEnv{
 		t: t, gh: gh, repo: repo, db: db, docker: docker, logs: &svcBuffer{},
-		model:  leaftest.NewServer(t, leaftest.LoadModel(t, script)),
+		model:  leaftest.NewServer(t, script),
 		owner:  "svc-test-" + svcRandom(t),
 		secret: "webhook-secret-" + svcRandom(t),
 	}

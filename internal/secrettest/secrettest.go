@@ -22,3 +22,10 @@ func MadeUp(t testing.TB, alphabet string, n int) string {
 	}
 	return string(b)
 }
+
+// NoStopwords is an alphabet for made-up values of gitleaks' generic rule (`api_key = "..."`),
+// 40 characters of it each: no stopword of that rule (which lets a value holding one through as
+// a placeholder: "data", "http", "md5", "vpn", ...) can be spelt with it but "000000" and
+// "xxxxxx", and 40 random characters of it fall to the rule's entropy floor (3.5) about twice
+// in a million: a value made of it is found.
+const NoStopwords = "0123456789BCDFGHJKLNQRSTWXZ"

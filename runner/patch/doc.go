@@ -12,4 +12,8 @@
 //     and the tree git really built is compared with the base (modes and objects read from
 //     git) before anything is published. This is the only git this package runs, always on
 //     the host's clone with an isolated configuration, never on a .git the sandbox wrote.
+//
+// Published lists, from the same throwaway tree, every file the patch will publish with its
+// whole bytes and the base's bytes of that path (or of a rename's source): what a check of the
+// published content reads (the secrets scan, the check of the operator's values).
 package patch

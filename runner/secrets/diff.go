@@ -3,6 +3,8 @@ package secrets
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -131,12 +133,40 @@ func hunkRange(s string) (start, n int, ok bool) {
 }
 
 // AddedLines applies diff to base in the host's clone (a throwaway index and object directory)
-// and returns the lines the patched tree adds or changes, git's own view of them: the same
-// lines Scan reads. runner/scanner keeps its findings to them.
+// and returns the lines the patched tree adds or changes, git's own view of them.
+// runner/scanner keeps its findings to them. (Scan reads more: every changed file whole.)
 func AddedLines(ctx context.Context, git patch.Git, base string, diff []byte) ([]Fragment, error) {
 	added, err := addedLines(ctx, git, base, diff)
 	if err != nil {
 		return nil, err
 	}
 	return Added(added), nil
+}
+
+// addedLines applies diff to base in a throwaway index and object directory (the clone's
+// objects are read through an alternate, so the clone is not modified) and returns git's
+// zero-context diff of the patched tree against base, binary content read as text. Renames are
+// followed, so a moved file counts by its changed lines only.
+func addedLines(ctx context.Context, git patch.Git, base string, diff []byte) ([]byte, error) {
+	if len(diff) == 0 {
+		return nil, nil
+	}
+	sc, err := patch.NewScratch(ctx, git, base)
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Close()
+	if err := sc.Apply(ctx, git, diff); err != nil {
+		var ae *patch.ApplyError
+		if errors.As(err, &ae) {
+			return nil, errors.New("git could not apply the patch to read its lines")
+		}
+		return nil, err
+	}
+	out, err := git(ctx, sc.Env, nil, "diff", "--cached", "--text", "--unified=0", "--no-color",
+		"--no-ext-diff", "--no-textconv", "--find-renames", "--src-prefix=a/", "--dst-prefix=b/", base)
+	if err != nil {
+		return nil, fmt.Errorf("reading the patched tree's changes: %w", err)
+	}
+	return out, nil
 }

@@ -1,16 +1,25 @@
-// Package secrets owns the scan of a patch for secrets a repository must not receive: every
-// line the patch adds or changes (a new file whole, a binary file by its content) goes through
-// gitleaks' detector with its default rules, used as a library, entirely offline.
+// Package secrets owns the scan of a patch for secrets a repository must not receive, with
+// gitleaks' default rules used as a library, entirely offline.
 //
-// What is scanned is what git really builds: the patch is applied to the base commit of the
-// host's own clone in a throwaway index and object directory, and git's own diff of that tree
-// against the base (with --text, so binary content is read as lines) is what the detector
-// reads, never the diff text the sandbox produced. A repository may let known test fixtures
-// through with the allow-lists of a `.gitleaks.toml` read from git's objects at its base
-// branch's head (Input.AllowListAt), never from the patch nor from frognano's own branch; its
-// rules and every other setting are ignored, and so are `gitleaks:allow` comments, which the
-// patch itself could write.
+// What is scanned is what will be published: the patch is applied to the base commit of the
+// host's own clone in a throwaway index and object directory (patch.Published), and every file
+// the patched tree adds, changes or renames is read whole from git's objects, binary or not,
+// whatever its name or size, never the diff text the sandbox produced. A value a rule finds
+// there is the patch's unless the base's file at the same path (or the rename's source) holds
+// the same value by the same rule: a key the patch assembles from lines it did not change is
+// the patch's, one the base already holds is listed as such.
 //
-// It must never store, log or return a finding's value: a Finding names the rule, the file and
-// the line, nothing else, and gitleaks' own logger is silenced.
+// Nothing the patch writes beside a secret can let it through. gitleaks' own allow-lists count
+// only where they judge the secret's own text (regexes on the secret, stopwords: a
+// placeholder); their path allow-lists, their regexes on the rest of the line or match and
+// `gitleaks:allow` comments do not. A repository lets known fixtures through with the
+// allow-lists of a `.gitleaks.toml` and the fingerprints of a `.gitleaksignore`, both read from
+// git's objects at its base branch's head (Input.AllowListAt), never from the patch nor from
+// frognano's own branch; the `.gitleaks.toml`'s rules and every other setting are ignored.
+// Every finding an allow rule let through is still returned (Result.Allowed), with the rule
+// that did.
+//
+// It must never store, log or return a finding's value: a Finding names the rule, the file,
+// the line and what allowed it, nothing else; values are compared in memory, by hash, and
+// gitleaks' own logger is silenced.
 package secrets

@@ -1,46 +1,31 @@
 package secrets
 
 import (
-	"context"
 	"encoding/json"
 	"sort"
 	"strings"
-	"sync"
-
-	"github.com/zricethezav/gitleaks/v8/detect"
 )
-
-// redactors holds detectors of the default rules, one per concurrent Redact: building one
-// (its keyword index) costs more than scanning a step's texts. A detector's DetectString keeps
-// nothing of what it read (it only counts bytes), so reusing it holds no value.
-var redactors = sync.Pool{New: func() any {
-	cfg, err := rules(nil)
-	if err != nil {
-		return nil
-	}
-	d := detect.NewDetectorContext(context.Background(), cfg)
-	d.IgnoreGitleaksAllow = true
-	d.MaxDecodeDepth = 5 // as the patch check
-	return d
-}}
 
 // Redact returns s with every value gitleaks' default rules find in it replaced by
 // "[secret: RULE]". It is for what frognano shows of a run besides the patch (the model's
 // words, its tool calls, what the tools returned): the patch check refuses a secret, and this
 // keeps its value out of the transcript, the trajectory and the run's pages too. Values are
-// found as the patch check finds them, without a repository allow-list (a fixture it lets
-// through is still not shown), and replaced where they appear in s. An error of the rules (which
+// found by gitleaks' default rules, in any text whatever file type a rule is for, with only
+// the allow-lists that judge the value's own text (a placeholder is left alone; no path, line
+// or match allow-list, and no repository allow-list: a fixture the scan lets through is still
+// not shown), and replaced where they appear in s. An error of the rules (which
 // are built in) leaves s as it is: a run is never lost to its display.
 func Redact(s string) string {
 	if s == "" {
 		return s
 	}
-	d, _ := redactors.Get().(*detect.Detector)
-	if d == nil {
+	set, err := rules()
+	if err != nil {
 		return s
 	}
+	d := set.detector(displayRules)
 	found := d.DetectString(s)
-	redactors.Put(d)
+	set.put(displayRules, d)
 	if len(found) == 0 {
 		return s
 	}

@@ -1,15 +1,20 @@
 package secrets
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/frognano/frognano/internal/secrettest"
 )
 
 func TestRedact(t *testing.T) {
 	t.Parallel()
 	aws, gh, key := awsKey(t), githubToken(t), privateKey(t)
+	v1, v2, v3 := genericValue(t), genericValue(t), genericValue(t)
+	b64 := base64.StdEncoding.EncodeToString([]byte(secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 24)))
 	keyBody := strings.Split(key, "\n")[1]
 	cases := []struct {
 		name, in string
@@ -19,6 +24,16 @@ func TestRedact(t *testing.T) {
 		{"AWSKeyInProse", "I set aws_access_key_id = " + aws + " in the config.", []string{aws}, []string{"[secret: aws-access-token]"}},
 		{"TokenAndKeyInOutput", "$ cat creds\n" + gh + "\n\n" + key + "\n", []string{gh, keyBody}, []string{"[secret: github-pat]", "[secret: private-key]"}},
 		{"Nothing", "def average(xs):\n    return total(xs) / len(xs)\n", nil, []string{"def average(xs):\n    return total(xs) / len(xs)\n"}},
+		// What is written beside a value does not keep it (issue 28): gitleaks' line and match
+		// allow-lists are not applied.
+		{"BesideADockerMount", "RUN --mount=type=secret,id=npm API_KEY=" + v1 + " npm ci", []string{v1}, []string{"[secret: generic-api-key]"}},
+		{"BesideAJavaScriptImport", "import { api } from \"./api\"; const apiKey = \"" + v2 + "\";", []string{v2}, []string{"[secret: generic-api-key]"}},
+		{"InAMatchNamedAuthor", "authorization_token = \"" + v3 + "\"", []string{v3}, []string{"[secret: generic-api-key]"}},
+		// A rule for one kind of file (Kubernetes manifests) finds its value in a tool's output,
+		// which has no file name.
+		{"KubernetesSecretInOutput", "$ cat k8s/secret.yaml\nkind: Secret\nmetadata:\n  name: db\ndata:\n  db: " + b64 + "\n", []string{b64}, []string{"[secret: kubernetes-secret-yaml]"}},
+		// A placeholder stays: the value itself says it is one.
+		{"Placeholder", "api_key = \"${API_KEY}\" and token: \"{{ secrets.TOKEN }}\"", nil, []string{"${API_KEY}", "{{ secrets.TOKEN }}"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

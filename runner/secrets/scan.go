@@ -1,18 +1,20 @@
 package secrets
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/spf13/viper"
 	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
 	gllog "github.com/zricethezav/gitleaks/v8/logging"
+	"github.com/zricethezav/gitleaks/v8/report"
 
 	"github.com/frognano/frognano/runner/patch"
 )
@@ -23,223 +25,264 @@ func init() {
 	gllog.Logger = zerolog.Nop()
 }
 
-// Finding is one secret the detector found: the gitleaks rule that matched, the file, and the
-// line in the patched file. It never holds the value, nor the line's text.
-type Finding struct {
-	Rule string
-	File string
-	Line int
-}
-
-// String names the finding by rule, file and line, for a note or a log line.
-func (f Finding) String() string {
-	return fmt.Sprintf("%s in %q line %d", f.Rule, f.File, f.Line)
-}
-
-// maxListed bounds the findings List names.
-const maxListed = 20
-
-// List names findings for a note or an error, "; "-separated, at most 20 and how many more.
-func List(fs []Finding) string {
-	var s []string
-	for i, f := range fs {
-		if i == maxListed {
-			s = append(s, fmt.Sprintf("and %d more", len(fs)-i))
-			break
-		}
-		s = append(s, f.String())
-	}
-	return strings.Join(s, "; ")
-}
-
-// Mode is what a finding does to the patch: FROGNANO_SECRETS.
-type Mode string
-
-const (
-	// Block refuses a patch with a finding: it is not pushed and no pull request holds it.
-	Block Mode = "block"
-	// Warn publishes the patch and lists the findings.
-	Warn Mode = "warn"
-	// DefaultMode is FROGNANO_SECRETS's default.
-	DefaultMode = Block
-)
-
-// ParseMode reads FROGNANO_SECRETS; "" is DefaultMode.
-func ParseMode(s string) (Mode, error) {
-	switch m := Mode(strings.TrimSpace(s)); m {
-	case "":
-		return DefaultMode, nil
-	case Block, Warn:
-		return m, nil
-	}
-	return "", fmt.Errorf("FROGNANO_SECRETS is %q: want %q or %q", s, Block, Warn)
-}
-
 // AllowListPath is the file of the base branch whose allow-lists a repository uses to let
 // known fixtures through (gitleaks' own format).
 const AllowListPath = ".gitleaks.toml"
 
-// maxAllowList bounds the allow-list file read from git's objects.
+// maxAllowList bounds each of .gitleaks.toml and .gitleaksignore read from git's objects.
 const maxAllowList = 1 << 20
 
 // Input is one patch to scan.
 type Input struct {
-	// Base is the commit Diff applies to: only the lines the patched tree adds to it count.
+	// Base is the commit Diff applies to; the published files are compared with it.
 	Base string
 	Diff []byte
-	// AllowListAt is the commit whose .gitleaks.toml lets fixtures through: the base branch's
-	// head, which the repository's maintainers wrote. For a follow-up on frognano's own branch
-	// it is not Base: an earlier run's patch could have written Base's allow-list. Empty: no
-	// repository allow-list, only gitleaks' own.
+	// AllowListAt is the commit whose .gitleaks.toml and .gitleaksignore let fixtures through:
+	// the base branch's head, which the repository's maintainers wrote. For a follow-up on
+	// frognano's own branch it is not Base: an earlier run's patch could have written Base's.
+	// Empty: no repository allow rule, only the placeholders gitleaks' rules know.
 	AllowListAt string
+
+	maxTime time.Duration // MaxScanTime when 0; tests set it
 }
 
-// Scan applies in.Diff to in.Base in the host's clone (a throwaway index and object
-// directory) and returns the findings of gitleaks' default rules in every line the patched
-// tree adds or changes, sorted by file, line and rule. The global allow-lists of the
-// .gitleaks.toml at in.AllowListAt apply; the patch's own never do. An error (git, an
-// allow-list that does not parse) means the patch was not scanned: a caller that blocks must
-// then refuse it.
-func Scan(ctx context.Context, git patch.Git, in Input) ([]Finding, error) {
+// MaxScanTime bounds one Scan. gitleaks' rules read a file at about 1 MB/s when it is full of
+// what they look for (a random binary file matches many rules' keywords, and each decoded pass
+// reads it all again), so a patch could make the host work for long by touching a large file;
+// past this time the scan fails, and under Block the patch is refused as not scanned, never
+// published unread.
+const MaxScanTime = 5 * time.Minute
+
+// Result is what Scan found, each list sorted by file, line and rule.
+type Result struct {
+	// Findings are the patch's: values the base did not hold that no allow rule lets through.
+	// Under Block each one refuses the patch.
+	Findings []Finding
+	// Allowed are what the scan found and does not blame on the patch, each with its reason
+	// (Finding.Allowed): already in the base's file, or let through by the base's
+	// .gitleaksignore or .gitleaks.toml, or a placeholder by gitleaks' rules.
+	Allowed []Finding
+}
+
+// Scan checks what the patch will publish: it applies in.Diff to in.Base in the host's clone
+// (patch.Published: a throwaway index and object directory, no working tree) and runs gitleaks'
+// default rules over every file the patch adds, changes or renames, whole, as the published
+// tree holds it (binary or not, whatever its name; a file over patch.MaxFileBytes, or a scan
+// past MaxScanTime, is an error, never a skip), and over the same path (or the rename's source)
+// in the base. A value found by a rule is the patch's when the base file does
+// not hold it by the same rule: so a key the patch assembles from lines it did not change is
+// the patch's, and one the base already held is listed as such and not blamed.
+//
+// A value the patch brought is then judged by the allow rules that may judge patch content,
+// and only by them: a fingerprint of the .gitleaksignore at in.AllowListAt, an allow-list of the
+// .gitleaks.toml there (its global ones and those that target a rule), and gitleaks' own
+// allow-lists reduced to what judges the secret's own text (a placeholder). No path allow-list
+// of gitleaks' rules, no allow regex on the rest of the line or match, and no `gitleaks:allow`
+// comment counts: the patch writes those itself. What an allow rule let through is in
+// Result.Allowed with its reason.
+//
+// An error (git, a base allow-list that does not parse) means the patch was not scanned: a
+// caller that blocks must then refuse it. No value leaves this function.
+func Scan(ctx context.Context, git patch.Git, in Input) (Result, error) {
 	if in.Base == "" {
-		return nil, errors.New("scanning a patch needs its base commit")
+		return Result{}, errors.New("scanning a patch needs its base commit")
 	}
-	var allow []byte
+	set, err := rules()
+	if err != nil {
+		return Result{}, fmt.Errorf("reading gitleaks' rules: %w", err)
+	}
+	s := &scan{rules: set}
 	if in.AllowListAt != "" {
-		var err error
-		if allow, err = readAllowList(ctx, git, in.AllowListAt); err != nil {
-			return nil, err
+		toml, err := readBaseFile(ctx, git, in.AllowListAt, AllowListPath)
+		if err != nil {
+			return Result{}, err
 		}
+		if s.baseGlobal, s.baseByRule, err = baseAllowLists(toml); err != nil {
+			return Result{}, fmt.Errorf("reading %s of the base branch: %w", AllowListPath, err)
+		}
+		ignore, err := readBaseFile(ctx, git, in.AllowListAt, IgnorePath)
+		if err != nil {
+			return Result{}, err
+		}
+		s.ignore = parseIgnore(ignore)
 	}
-	cfg, err := rules(allow)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s of the base branch: %w", AllowListPath, err)
+	if len(in.Diff) == 0 {
+		return Result{}, nil
 	}
-	added, err := addedLines(ctx, git, in.Base, in.Diff)
-	if err != nil {
-		return nil, err
+	limit := in.maxTime
+	if limit == 0 {
+		limit = MaxScanTime
 	}
-	return Detect(ctx, cfg, Added(added)), nil
+	scanCtx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	var read int64
+	err = patch.Published(scanCtx, git, in.Base, in.Diff, func(f patch.PublishedFile) error {
+		read += int64(len(f.Bytes))
+		s.file(scanCtx, f)
+		// A detector stopped by the context returns what it found so far: never a result.
+		return scanCtx.Err()
+	})
+	var ae *patch.ApplyError
+	var tl *patch.FileTooLargeError
+	switch {
+	case errors.As(err, &ae):
+		return Result{}, errors.New("git could not apply the patch to scan it")
+	case errors.As(err, &tl):
+		return Result{}, fmt.Errorf("the patch's files could not be scanned: %w", err)
+	case err != nil && scanCtx.Err() != nil && ctx.Err() == nil:
+		return Result{}, fmt.Errorf("the patch's files could not be scanned within %s (%d MiB read so far)", limit, read>>20)
+	case err != nil:
+		return Result{}, err
+	}
+	sortFindings(s.res.Findings)
+	sortFindings(s.res.Allowed)
+	return s.res, nil
 }
 
-// Detect runs the detector over fragments with cfg's rules and allow-lists.
-func Detect(ctx context.Context, cfg config.Config, fragments []Fragment) []Finding {
-	d := detect.NewDetectorContext(ctx, cfg)
-	d.IgnoreGitleaksAllow = true // the patch could write the comment itself
-	d.MaxDecodeDepth = 5         // gitleaks' own default: base64, hex and percent-encoded values too
-	seen := map[Finding]bool{}
-	var out []Finding
-	for _, fr := range fragments {
-		for _, f := range d.DetectContext(ctx, detect.Fragment{Raw: fr.Text, FilePath: fr.Path, StartLine: fr.Line - 1}) {
-			k := Finding{Rule: f.RuleID, File: fr.Path, Line: f.StartLine + 1}
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, k)
-			}
+// scan is one Scan's state: the rules, the base's allow rules, what was found so far.
+type scan struct {
+	rules      *ruleSet
+	baseGlobal []*config.Allowlist
+	baseByRule map[string][]*config.Allowlist
+	ignore     map[string]bool
+	res        Result
+}
+
+// valueKey identifies a value found by a rule without keeping it: the scan compares the
+// published file's values with the base's by this hash, in memory.
+type valueKey [sha256.Size]byte
+
+func keyOf(rule, secret string) valueKey {
+	return sha256.Sum256([]byte(rule + "\x00" + secret))
+}
+
+// file scans one published file and, when it holds anything, its base.
+func (s *scan) file(ctx context.Context, f patch.PublishedFile) {
+	if f.Base != nil && bytes.Equal(f.Bytes, f.Base) {
+		return // a mode change or a plain rename: nothing the patch wrote
+	}
+	found := s.rules.detect(ctx, f.Path, f.Bytes)
+	if len(found) == 0 {
+		return
+	}
+	inBase := map[valueKey]bool{}
+	if f.Base != nil {
+		for _, b := range s.rules.detect(ctx, f.BasePath(), f.Base) {
+			inBase[keyOf(b.RuleID, b.Secret)] = true
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+	var all []judged
+	for _, m := range found {
+		j := judge{rule: m.RuleID, path: f.Path, line: m.StartLine + 1, secret: m.Secret, match: m.Match, text: m.Line}
+		all = append(all, judged{judge: j, allowed: s.allowance(j), inBase: inBase[keyOf(m.RuleID, m.Secret)]})
+	}
+	seen := map[Finding]bool{}
+	for _, a := range all {
+		if a.shadowed(all) {
+			continue
+		}
+		why := a.allowed
+		switch {
+		case a.inBase:
+			why = InBase
+		case why == Refuses && s.ignore[fingerprint(a.path, a.rule, a.line)]:
+			// A .gitleaksignore fingerprint, as gitleaks applies it: to what its allow-lists
+			// and its preference for specific rules left.
+			why = ByIgnore
+		}
+		k := Finding{Rule: a.rule, File: a.path, Line: a.line, Allowed: why}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if why == Refuses {
+			s.res.Findings = append(s.res.Findings, k)
+		} else {
+			s.res.Allowed = append(s.res.Allowed, k)
+		}
+	}
+}
+
+// judged is a match with what the allow-lists say of it (allowed: Refuses, ByAllowList or a
+// placeholder) and whether the base's file holds the same value by the same rule.
+type judged struct {
+	judge
+	allowed Allowance
+	inBase  bool
+}
+
+// shadowed is gitleaks' own preference (detect.filter) for a specific rule: a generic rule's
+// value that a specific rule's value on the same line holds is the same finding, named by the
+// specific rule. gitleaks applies it to what its allow-lists left, and so does the scan: when
+// the specific match is allowed and the generic one is not, the generic one stands (it would
+// have refused the patch in gitleaks too). When the generic match is itself allowed, the
+// specific rule names the value whatever its own verdict, so the generic one is not listed.
+func (a judged) shadowed(all []judged) bool {
+	if !isGeneric(a.rule) {
+		return false
+	}
+	for _, b := range all {
+		if !isGeneric(b.rule) && b.line == a.line && strings.Contains(b.secret, a.secret) &&
+			(b.allowed == Refuses || a.allowed != Refuses) {
+			return true
+		}
+	}
+	return false
+}
+
+// detect runs the rules, without allow-lists, over one file's whole content.
+func (rs *ruleSet) detect(ctx context.Context, path string, content []byte) []report.Finding {
+	if len(content) == 0 {
+		return nil
+	}
+	d := rs.detector(scanRules)
+	out := d.DetectContext(ctx, detect.Fragment{Raw: string(content), FilePath: path})
+	rs.put(scanRules, d)
+	for i, f := range out {
+		if id, ok := rs.renamed[f.RuleID]; ok {
+			out[i].RuleID = id
+		}
+	}
+	return out
+}
+
+func sortFindings(fs []Finding) {
+	sort.Slice(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
 		if a.File != b.File {
 			return a.File < b.File
 		}
 		if a.Line != b.Line {
 			return a.Line < b.Line
 		}
-		return a.Rule < b.Rule
-	})
-	return out
-}
-
-var defaults struct {
-	once sync.Once
-	cfg  config.Config
-	err  error
-}
-
-// rules returns gitleaks' default rules and allow-lists, with the global allow-lists of allow
-// (a .gitleaks.toml) added when it is not empty. Nothing else of allow counts: its rules, its
-// [extend] and its rules' own allow-lists are ignored, so a repository can let fixtures
-// through but never turn a default rule off.
-//
-// One change to gitleaks' defaults: the paths of its global allow-list go (images, fonts,
-// documents, .bin, lock files, vendor/, node_modules/, gitleaks.toml itself, ...). The patch
-// names its own files, so a key written to x.png or vendor/k would otherwise pass unseen; the
-// values those paths usually hold are what the base branch's allow-list is for.
-func rules(allow []byte) (config.Config, error) {
-	defaults.once.Do(func() {
-		var vc config.ViperConfig
-		if vc, defaults.err = defaultConfig(); defaults.err == nil {
-			defaults.cfg, defaults.err = vc.Translate()
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
 		}
+		return a.Allowed < b.Allowed
 	})
-	if defaults.err != nil || len(allow) == 0 {
-		return defaults.cfg, defaults.err
-	}
-	repo, err := parseTOML(string(allow))
-	if err != nil {
-		return config.Config{}, err
-	}
-	vc, err := defaultConfig() // a fresh copy: Translate keeps pointers into it
-	if err != nil {
-		return config.Config{}, err
-	}
-	if repo.AllowList != nil {
-		vc.Allowlists = append(vc.Allowlists, repo.AllowList)
-	}
-	vc.Allowlists = append(vc.Allowlists, repo.Allowlists...)
-	return vc.Translate()
 }
 
-// defaultConfig parses gitleaks' default configuration and drops its global allow-list's paths.
-func defaultConfig() (config.ViperConfig, error) {
-	vc, err := parseTOML(config.DefaultConfig)
+// readBaseFile reads path from git's objects at commit (never a working tree): nil when there
+// is none, an error when it is not a regular file of at most 1 MiB.
+func readBaseFile(ctx context.Context, git patch.Git, commit, path string) ([]byte, error) {
+	out, err := git(ctx, nil, nil, "ls-tree", "-z", commit, "--", path)
 	if err != nil {
-		return vc, err
-	}
-	if vc.AllowList != nil { // the defaults still use the older [allowlist] form
-		vc.Allowlists, vc.AllowList = append(vc.Allowlists, vc.AllowList), nil
-	}
-	for _, a := range vc.Allowlists {
-		a.Paths = nil
-	}
-	return vc, nil
-}
-
-// parseTOML reads a gitleaks configuration with a viper of its own (gitleaks' constructor
-// uses the process-wide one, which is not safe for concurrent scans).
-func parseTOML(s string) (config.ViperConfig, error) {
-	v := viper.New()
-	v.SetConfigType("toml")
-	var vc config.ViperConfig
-	if err := v.ReadConfig(strings.NewReader(s)); err != nil {
-		return vc, err
-	}
-	err := v.Unmarshal(&vc)
-	return vc, err
-}
-
-// readAllowList reads .gitleaks.toml from git's objects at commit (never a working tree): nil
-// when there is none, an error when it is not a regular file of at most 1 MiB.
-func readAllowList(ctx context.Context, git patch.Git, commit string) ([]byte, error) {
-	out, err := git(ctx, nil, nil, "ls-tree", "-z", commit, "--", AllowListPath)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s at the allow-list commit: %w", AllowListPath, err)
+		return nil, fmt.Errorf("reading %s at the allow-list commit: %w", path, err)
 	}
 	if len(out) == 0 {
 		return nil, nil
 	}
 	meta, _, _ := strings.Cut(string(out), "\t")
 	f := strings.Fields(meta)
-	if len(f) != 3 || (f[0] != "100644" && f[0] != "100755") {
-		return nil, fmt.Errorf("%s at the allow-list commit is not a regular file", AllowListPath)
+	if len(f) != 3 || (f[0] != patch.ModeFile && f[0] != patch.ModeExecutable) {
+		return nil, fmt.Errorf("%s at the allow-list commit is not a regular file", path)
 	}
 	size, err := git(ctx, nil, nil, "cat-file", "-s", f[2])
 	if err != nil {
-		return nil, fmt.Errorf("reading %s at the allow-list commit: %w", AllowListPath, err)
+		return nil, fmt.Errorf("reading %s at the allow-list commit: %w", path, err)
 	}
 	if n := strings.TrimSpace(string(size)); len(n) > 9 || atoi(n) > maxAllowList {
-		return nil, fmt.Errorf("%s at the allow-list commit is over %d bytes", AllowListPath, maxAllowList)
+		return nil, fmt.Errorf("%s at the allow-list commit is over %d bytes", path, maxAllowList)
 	}
 	return git(ctx, nil, nil, "cat-file", "blob", f[2])
 }
@@ -253,33 +296,4 @@ func atoi(s string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
-}
-
-// addedLines applies diff to base in a throwaway index and object directory (the clone's
-// objects are read through an alternate, so the clone is not modified) and returns git's
-// zero-context diff of the patched tree against base, binary content read as text. Renames are
-// followed, so a moved file counts by its changed lines only.
-func addedLines(ctx context.Context, git patch.Git, base string, diff []byte) ([]byte, error) {
-	if len(diff) == 0 {
-		return nil, nil
-	}
-	sc, err := patch.NewScratch(ctx, git, base)
-	if err != nil {
-		return nil, err
-	}
-	defer sc.Close()
-	env := sc.Env
-	if err := sc.Apply(ctx, git, diff); err != nil {
-		var ae *patch.ApplyError
-		if errors.As(err, &ae) {
-			return nil, errors.New("git could not apply the patch to scan it")
-		}
-		return nil, err
-	}
-	out, err := git(ctx, env, nil, "diff", "--cached", "--text", "--unified=0", "--no-color",
-		"--no-ext-diff", "--no-textconv", "--find-renames", "--src-prefix=a/", "--dst-prefix=b/", base)
-	if err != nil {
-		return nil, fmt.Errorf("reading the patched tree's changes: %w", err)
-	}
-	return out, nil
 }
