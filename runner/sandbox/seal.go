@@ -55,6 +55,7 @@ type SealReport struct {
 	End    executor.SealLine   // the last line: Done, or Stopped and why
 	Took   time.Duration       // the whole check: the stop, the list, the restart and the search
 	Listed time.Duration       // of which the stop, the layer's measurement and the engine's list
+	Search time.Duration       // and the search itself, after the copy of the executor and the restart
 	Kinds  map[string]int      // how many paths of each kind the engine listed ("added", "changed")
 }
 
@@ -111,10 +112,12 @@ func (s *Sandbox) Seal(ctx context.Context, values []string, timeout time.Durati
 	if err != nil {
 		return nil, fmt.Errorf("encoding the seal check's request: %w", err)
 	}
+	searched := time.Now()
 	out, stderr, err := s.runOwn(ctx, []string{executorPath, "-seal"}, req, timeout+sealGrace)
 	if err != nil {
 		return nil, err
 	}
+	rep.Search = time.Since(searched)
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 64<<10), maxSealOutput)
 	for sc.Scan() {
