@@ -137,6 +137,8 @@ func TestNothingOfOtherWorkloadsLeaks(t *testing.T) {
 		{"Ping", "/_ping"},
 		// A sandbox's own stats (its CPU time and peak memory, read once at Close: issue 22).
 		{"StatsOfOwnSandbox", "/v1.41/containers/" + mine.ID + "/stats?stream=0&one-shot=1"},
+		// What a sandbox's own layer holds (the seal check of a setup container: issue 28).
+		{"ChangesOfOwnSandbox", "/v1.41/containers/" + mine.ID + "/changes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, body := b.doJSON(t, "GET", tc.path, nil)
@@ -192,6 +194,7 @@ func TestNothingOfOtherWorkloadsLeaks(t *testing.T) {
 		{"Kill", "POST", "/v1.41/containers/REF/kill", ""},
 		{"Remove", "DELETE", "/v1.41/containers/REF?force=1", ""},
 		{"Exec", "POST", "/v1.41/containers/REF/exec", `{"Cmd":["id"]}`},
+		{"Changes", "GET", "/v1.41/containers/REF/changes", ""},
 		{"Commit", "POST", "/v1.41/commit?container=REF&repo=frognano-env&tag=x", `{"Labels":{"dev.frognano.env":"1"}}`},
 	} {
 		for _, ref := range []struct{ name, ref string }{

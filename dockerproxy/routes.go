@@ -28,6 +28,7 @@ import (
 //	POST /containers/create                                     sandboxes, setup, disk watcher, pins (checked)
 //	GET /containers/{id}/json                                   inspect
 //	GET /containers/{id}/stats                                  a sandbox's CPU time and peak memory at Close (one shot)
+//	GET /containers/{id}/changes                                what setup changed, for the seal check (runner/sandbox Seal)
 //	POST /containers/{id}/start|stop|kill|wait|attach           lifecycle, the watcher's stream
 //	DELETE /containers/{id}                                     Close, Prune
 //	PUT /containers/{id}/archive                                copying the checkout and the executor in
@@ -187,6 +188,7 @@ func (p *Proxy) checkContainerCall(r *http.Request, tail string, q url.Values, f
 	rules := map[string]rule{
 		"json":    {http.MethodGet, []string{"size"}},
 		"stats":   {http.MethodGet, []string{"stream", "one-shot"}},
+		"changes": {http.MethodGet, nil},
 		"start":   {http.MethodPost, nil},
 		"stop":    {http.MethodPost, []string{"t", "signal"}},
 		"kill":    {http.MethodPost, []string{"signal"}},

@@ -10,6 +10,10 @@
 //     download address gets it only on the API's own host.
 //   - No token is ever written to disk, put in a URL, passed in argv, logged, or handed to the
 //     sandbox: git receives it through its own child environment only.
+//   - A secret frognano was given (a token, an operator's setup value) is redacted from every text
+//     this package sends (Redact) and never published in a file: Publish reads every file the
+//     patch would publish, whole, for each registered secret in every form internal/secretform
+//     knows (SecretMatcher) and refuses the patch when one holds it (ErrPatchHoldsSecret).
 //   - Pull requests are only ever created as drafts; this package never merges, approves or marks
 //     one ready. Publish finds before it creates, so retries never open a second pull request.
 //   - Every request has a timeout; writes are rate limited per installation; rate-limit answers

@@ -50,8 +50,9 @@ type PublishInput struct {
 	Check *CheckRun
 }
 
-// ErrPatchHoldsSecret: the patch holds a secret frognano was given (a token, one of the
-// operator's setup values: HoldsSecret), so it is never pushed. The text never shows it.
+// ErrPatchHoldsSecret: a file the patch would publish holds a secret frognano was given (a
+// token, one of the operator's setup values: SecretMatcher), in any form secretform knows, so it
+// is never pushed. The text never shows it.
 var ErrPatchHoldsSecret = errors.New("the patch holds a value frognano keeps secret (a token or one of the operator's FROGNANO_SETUP_ENV values); it is never pushed")
 
 // ErrBranchMoved: a follow-up's commit was not put on the branch because the branch moved
@@ -131,9 +132,6 @@ func (in PublishInput) validate() error {
 		return errors.New("pull request title is empty")
 	case len(in.Patch) == 0:
 		return errors.New("patch is empty")
-	case HoldsSecret(string(in.Patch)):
-		// Text can be redacted; a file cannot: it would be pushed with the secret in it.
-		return ErrPatchHoldsSecret
 	}
 	return nil
 }

@@ -1,12 +1,12 @@
 package githubapp
 
 import (
-	"bytes"
-	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/frognano/frognano/internal/secretform"
 )
 
 // Redacted is what Redact puts in place of a secret.
@@ -33,7 +33,7 @@ var urlCredentials = regexp.MustCompile(`://[^/\s:@]+:[^/\s]*@`)
 // port) are too common to replace without mangling unrelated text, and no real credential is
 // that short: RegisterSecret ignores them, and a configuration secret that short is refused
 // where one would be a password (SettingSecrets).
-const minSecretLen = 8
+const minSecretLen = secretform.MinLen
 
 // maxSecrets bounds the tokens' registry: tokens are refreshed hourly, so a long-running
 // process would otherwise grow it without limit. The oldest entries go first; they have long
@@ -42,8 +42,12 @@ const maxSecrets = 4096
 
 var secrets struct {
 	sync.RWMutex
-	config []string // RegisterConfigSecret's, for the process's life, longest first
-	tokens []string // RegisterSecret's, oldest first
+	config []string // RegisterConfigSecret's, as given and as JSON spells them, for the process's life, longest first
+	tokens []string // RegisterSecret's, likewise, oldest first
+	// values are the secrets as given, for SecretMatcher: the configuration's, then the
+	// tokens still in tokens.
+	values  []string
+	matcher *secretform.Matcher // of values; nil until asked for after a change
 }
 
 // RegisterSecret makes Redact replace s wherever it appears, for as long as the registry has
@@ -54,7 +58,7 @@ func RegisterSecret(s string) {
 }
 
 // RegisterConfigSecret makes Redact replace s wherever it appears for the rest of the
-// process, and HoldsSecret find it: for the secrets of frognano's configuration, such as the
+// process, and SecretMatcher and HoldsSecret find it: for the secrets of frognano's configuration, such as the
 // operator's setup values (SettingSecrets), which never expire. Strings shorter than
 // minSecretLen are ignored. Safe for concurrent use.
 func RegisterConfigSecret(s string) {
@@ -67,7 +71,12 @@ func register(s string, list *[]string) {
 	}
 	secrets.Lock()
 	defer secrets.Unlock()
-	for _, form := range jsonForms(s) {
+	if slices.Contains(secrets.values, s) {
+		return
+	}
+	// The JSON spellings are Redact's; SecretMatcher looks for those and every other form
+	// (secretform) of the value itself.
+	for _, form := range secretform.JSONForms(s) {
 		if slices.Contains(secrets.config, form) || slices.Contains(secrets.tokens, form) {
 			continue
 		}
@@ -79,42 +88,48 @@ func register(s string, list *[]string) {
 	// A secret that holds another (a proxy URL and its password) goes whole, not in pieces
 	// that leave the rest of it.
 	slices.SortStableFunc(secrets.config, func(a, b string) int { return len(b) - len(a) })
+	secrets.values = append(secrets.values, s)
+	if len(secrets.values) > maxSecrets+1024 {
+		// Tokens that left the registry leave the matcher too (configuration secrets are few
+		// and never leave: their forms are still in config).
+		secrets.values = slices.DeleteFunc(secrets.values, func(v string) bool {
+			return !slices.Contains(secrets.config, v) && !slices.Contains(secrets.tokens, v)
+		})
+	}
+	secrets.matcher = nil
 }
 
-// jsonForms returns s and s as it is spelled inside a JSON string, by Go (which escapes <, >
-// and &) and by encoders that do not: a trajectory and a tool call's arguments are JSON, and a
-// secret in them must be found as they spell it.
-func jsonForms(s string) []string {
-	forms := []string{s}
-	for _, html := range []bool{true, false} {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(html)
-		if enc.Encode(s) != nil {
-			continue
-		}
-		q := strings.TrimSuffix(b.String(), "\n")
-		if q = q[1 : len(q)-1]; !slices.Contains(forms, q) {
-			forms = append(forms, q)
-		}
+// SecretMatcher returns a matcher of every registered secret (the tokens and the
+// configuration's secrets) in every form internal/secretform knows: as is, as JSON spells it,
+// base64 (both alphabets, any alignment), hex and URL-encoded. It is what a file that will be
+// published must not hold (runner/patch's published-tree check, in the runner and in
+// Publish): text can be redacted, a file cannot. The matcher is built once per change of the
+// registry and is safe for concurrent use.
+func SecretMatcher() *secretform.Matcher {
+	secrets.RLock()
+	m := secrets.matcher
+	secrets.RUnlock()
+	if m != nil {
+		return m
 	}
-	return forms
+	secrets.Lock()
+	defer secrets.Unlock()
+	if secrets.matcher == nil {
+		list := make([]secretform.Secret, len(secrets.values))
+		for i, v := range secrets.values {
+			list[i] = secretform.Secret{Value: v}
+		}
+		secrets.matcher = secretform.New(list)
+	}
+	return secrets.matcher
 }
 
 // HoldsSecret reports whether s holds a registered secret (a token, a secret of the
-// configuration), in any of the forms Redact replaces. It is for text that cannot be redacted
-// and must then not be published at all: a patch would be pushed with the secret in a file.
+// configuration) in any form SecretMatcher knows. It is for text that cannot be redacted and
+// must then not be published at all.
 func HoldsSecret(s string) bool {
-	secrets.RLock()
-	defer secrets.RUnlock()
-	for _, list := range [][]string{secrets.config, secrets.tokens} {
-		for _, secret := range list {
-			if strings.Contains(s, secret) {
-				return true
-			}
-		}
-	}
-	return false
+	_, found := SecretMatcher().Find([]byte(s))
+	return found
 }
 
 // Redact returns s with every GitHub token, every string given to RegisterSecret or

@@ -3,15 +3,20 @@ package githubapp
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/internal/secretform"
+	"github.com/frognano/frognano/internal/secrettest"
 )
 
 func TestSettingSecrets(t *testing.T) {
@@ -197,5 +202,49 @@ func TestPublishRefusesAPatchHoldingASecret(t *testing.T) {
 	}
 	if br := b.gh.Branch(b.repo, in.Branch); br != nil || len(b.gh.PRs(b.repo)) != 0 {
 		t.Errorf("the patch was published: branch %v, %d PRs", br, len(b.gh.PRs(b.repo)))
+	}
+}
+
+// TestPublishRefusesASecretInAnyForm: Publish reads every file it would publish, whole, as
+// bytes. A configuration secret written into a file with a NUL byte (git carries it as a
+// compressed base85 literal, where a search of the patch's text cannot see it) or
+// base64-encoded in a text file is refused for good, nothing is written to GitHub, and the
+// error names the file and the form, never the value. Both were published before (the check
+// searched the patch's text).
+func TestPublishRefusesASecretInAnyForm(t *testing.T) {
+	t.Parallel()
+	secret := "publish-" + secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 20)
+	RegisterConfigSecret(secret)
+	tests := []struct {
+		name, file string
+		data       []byte
+		form       string
+	}{
+		{"NULByte", "assets/blob.bin", []byte("MIRROR_TOKEN=" + secret + "\x00"), secretform.AsIs},
+		{"Base64", "docs/notes.txt", []byte(base64.StdEncoding.EncodeToString([]byte("mirror "+secret)) + "\n"), secretform.Base64},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b, in := cloned(t)
+			in.Patch, _ = patchFrom(t, in.Dir, in.BaseSHA, func(work string) {
+				write(t, filepath.Join(work, filepath.FromSlash(tt.file)), tt.data, 0o644)
+			})
+			if bytes.Contains(in.Patch, []byte(secret)) {
+				t.Fatal("precondition: the patch's text holds the value, so a search of the text would find it")
+			}
+			_, _, err := b.client.Publish(context.Background(), in)
+			if !errors.Is(err, ErrPatchHoldsSecret) || fault.IsTransient(err) || strings.Contains(err.Error(), secret) {
+				t.Fatalf("Publish err = %v, want a permanent ErrPatchHoldsSecret without the value", err)
+			}
+			if !strings.Contains(err.Error(), strconv.Quote(tt.file)) || !strings.Contains(err.Error(), tt.form) {
+				t.Errorf("Publish err = %v, want it to name %s and %q", err, tt.file, tt.form)
+			}
+			for _, r := range b.gh.Requests() { // the clone's token and fetch aside
+				if r.Method != "GET" && strings.Contains(r.Path, "/repos/") {
+					t.Errorf("Publish wrote to GitHub: %s %s", r.Method, r.Path)
+				}
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package githubapp
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,8 +62,16 @@ func (c *Client) buildTree(ctx context.Context, in PublishInput) (*builtTree, er
 	// whatever the patch's text claimed, no path into .git, no symlink leaving the repository,
 	// no gitlink change, no workflow change unless the operator allows it. This tree, and no
 	// other, is what the commit on GitHub holds (checked after the commit is made).
-	if err := patch.CheckTree(ctx, patch.HostGit(in.Dir), in.BaseSHA, tree,
-		patch.Options{AllowWorkflowChanges: c.app.cfg.AllowWorkflowChanges}); err != nil {
+	// Every file it publishes is read whole, as bytes, for the secrets frognano was given (text
+	// can be redacted; a file cannot): the diff's text would not show a value in a binary
+	// file, or one the patch encoded.
+	err = patch.CheckTree(ctx, patch.HostGit(in.Dir), in.BaseSHA, tree,
+		patch.Options{AllowWorkflowChanges: c.app.cfg.AllowWorkflowChanges, Values: SecretMatcher()})
+	var held *patch.ValueError
+	if errors.As(err, &held) {
+		return nil, fault.Permanent(fmt.Errorf("checking the patched tree: %w: %s", ErrPatchHoldsSecret, held.List()))
+	}
+	if err != nil {
 		return nil, fault.Permanent(fmt.Errorf("checking the patched tree: %w", err))
 	}
 	if err := c.checkSecrets(ctx, in); err != nil {

@@ -320,17 +320,20 @@ func (x *run) verify(ctx context.Context, sb *sandbox.Sandbox) {
 
 // checkPatch keeps raw as the run's patch when it passes every check: sanitized, applied by git
 // to the base on the host (the diff text may be entirely attacker-chosen: what counts is the
-// tree git builds from it on the host's own clone), holding no secret of frognano's and, under
+// tree git builds from it on the host's own clone), no published file holding a secret of
+// frognano's in any form (read whole, as bytes: Config.SecretValues) and, under
 // FROGNANO_SECRETS=block, nothing gitleaks' rules take for a secret (runner/secrets).
 func (x *run) checkPatch(ctx context.Context, raw []byte) {
 	r := x.r
 	opt := patch.Options{AllowWorkflowChanges: r.cfg.AllowWorkflowChanges, MaxBytes: r.cfg.MaxPatchBytes}
+	if r.cfg.SecretValues != nil {
+		opt.Values = r.cfg.SecretValues()
+	}
 	p, err := patch.Sanitize(raw, opt)
 	if err == nil && len(p.Diff) > 0 {
+		// The tree git builds is checked, and with opt.Values every file it publishes is read
+		// whole for the values frognano keeps secret (a *patch.ValueError).
 		_, err = patch.ApplyToBase(ctx, patch.HostGit(x.spec.RepoDir), x.base, p.Diff, opt)
-	}
-	if err == nil && r.cfg.HoldsSecret != nil && r.cfg.HoldsSecret(string(p.Diff)) {
-		err = errPatchHoldsSecret
 	}
 	if err == nil {
 		err = x.scanSecrets(ctx, p)

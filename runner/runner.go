@@ -22,6 +22,7 @@ import (
 
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/internal/hostgit"
+	"github.com/frognano/frognano/internal/secretform"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/patch"
@@ -55,11 +56,13 @@ type Config struct {
 	// Attempts configures RunAll: how many attempts each run makes (FROGNANO_ATTEMPTS), the
 	// process-wide model and sandbox limits they share (attempts.go).
 	Attempts AttemptOptions
-	// HoldsSecret reports whether text holds a value that must never be published (the one
-	// redactor's rule: githubapp.HoldsSecret, which knows the operator's setup values, that
-	// setup can leave where the model reads them). A patch that holds one is refused like an
-	// unsafe one, before its tests: a file cannot be redacted. nil: no patch is refused for it.
-	HoldsSecret func(text string) bool
+	// SecretValues returns the values that must never be published (the one redactor's
+	// registry: githubapp.SecretMatcher, which knows the tokens and the operator's setup
+	// values). Every file the patch publishes is read whole, as bytes, and one that holds any
+	// form of one (as is, base64, hex, URL-encoded, as JSON spells it) refuses the patch
+	// before its tests, like an unsafe one (patch.Options.Values): a file cannot be redacted.
+	// nil: no patch is refused for it.
+	SecretValues func() *secretform.Matcher
 	// Secrets is what a finding of runner/secrets (gitleaks' default rules over every line the
 	// patch adds) does (FROGNANO_SECRETS): secrets.Block, the default ("" too), refuses the
 	// patch before its tests, as is a patch that could not be scanned; secrets.Warn keeps it
@@ -157,10 +160,6 @@ func New(docker *client.Client, cfg Config, log *slog.Logger) *Runner {
 	}
 	return &Runner{docker: docker, cfg: cfg, envs: env.New(docker, cfg.Env, log), log: log}
 }
-
-// errPatchHoldsSecret refuses a patch that Config.HoldsSecret finds a secret in; it never
-// shows the secret.
-var errPatchHoldsSecret = errors.New("it holds a value frognano keeps secret (a token, or one of the operator's FROGNANO_SETUP_ENV values that setup left where the model could read it), and would publish it")
 
 // SetupError is a broken setup (no repository, no image, no tool executor): the run could not
 // start at all, and retrying without a fix will not help.

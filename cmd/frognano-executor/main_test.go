@@ -44,7 +44,10 @@ func TestStaticStandardLibraryOnly(t *testing.T) {
 	if err != nil {
 		t.Fatalf("listing dependencies: %v", err)
 	}
-	want := map[string]bool{"github.com/frognano/frognano/runner/executor": true, "github.com/frognano/frognano/cmd/frognano-executor": true}
+	// internal/secretform, the seal check's forms, is standard-library only too (its own
+	// imports are checked here with the rest).
+	want := map[string]bool{"github.com/frognano/frognano/runner/executor": true, "github.com/frognano/frognano/cmd/frognano-executor": true,
+		"github.com/frognano/frognano/internal/secretform": true}
 	for _, dep := range strings.Fields(string(out)) {
 		if !want[dep] {
 			t.Errorf("non-standard dependency %s", dep)

@@ -164,7 +164,7 @@ func progressLine(s leaf.Step, maxSteps int) string {
 
 // writeOutputs writes the run's three files, through the one redactor like everything
 // frognano publishes. The patch cannot be redacted: the runner refused one that holds a secret
-// (Config.HoldsSecret), and its note says so.
+// (Config.SecretValues), and its note says so.
 func writeOutputs(dir string, res *runner.Result) error {
 	traj, err := json.Marshal(res.Trajectory())
 	if err != nil {

@@ -112,9 +112,9 @@ var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // protectSecrets hands the configuration's secrets to frognano's one redactor
 // (githubapp.Redact, which every published, stored and logged text passes), for the life of
 // the process, as the configuration is read: every command that runs agents reads it first.
-// Setup's values are among them, since setup can write them where the model reads them
-// (githubapp.SettingSecrets says which, and refuses a URL password too short to redact); the
-// runner refuses a patch that holds one, since a file cannot be redacted.
+// Setup's values are among them (githubapp.SettingSecrets says which, and refuses a URL
+// password too short to redact): runner/env refuses an environment setup left one in, and the
+// runner refuses a patch that publishes one in any form, since a file cannot be redacted.
 func (e env) protectSecrets(cfg *runner.Config) {
 	secrets, err := githubapp.SettingSecrets(cfg.Env.Env)
 	if err != nil {
@@ -123,7 +123,7 @@ func (e env) protectSecrets(cfg *runner.Config) {
 	for _, s := range append(secrets, cfg.Leaf.APIKey) {
 		githubapp.RegisterConfigSecret(s)
 	}
-	cfg.HoldsSecret = githubapp.HoldsSecret
+	cfg.SecretValues = githubapp.SecretMatcher
 }
 
 // imageMap reads FROGNANO_SANDBOX_IMAGES (see runner/env ParseImageMap).

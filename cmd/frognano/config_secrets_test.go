@@ -26,8 +26,14 @@ func TestSetupEnvSecretsRule(t *testing.T) {
 			t.Errorf("Redact kept %q: %q", v, got)
 		}
 	}
-	if cfg.HoldsSecret == nil || !cfg.HoldsSecret("+token = cfgtest-token-0042\n") || cfg.HoldsSecret("+no cache: 1\n") {
-		t.Error("the runner does not refuse patches by the redactor's rule")
+	if cfg.SecretValues == nil {
+		t.Fatal("the runner does not refuse patches by the redactor's rule")
+	}
+	if _, ok := cfg.SecretValues().Find([]byte("token = cfgtest-token-0042\n")); !ok {
+		t.Error("the runner's published-tree check does not know the setup value")
+	}
+	if _, ok := cfg.SecretValues().Find([]byte("no cache: 1\n")); ok {
+		t.Error("the runner's published-tree check takes a short setting for a secret")
 	}
 
 	_, err = runnerConfig(envMap(map[string]string{

@@ -48,7 +48,8 @@ func (l *lockedBuffer) String() string {
 // TestRunThroughDockerProxy runs the whole sandbox lifecycle of `frognano run` through
 // `frognano docker-proxy`'s filter, with DOCKER_HOST pointing at the proxy and the proxy
 // limited to the run's owner: a setup script on the bridge network (root with setup's
-// capabilities, then a commit and a tag), the agent sandbox with its disk watcher and the
+// capabilities, then the seal check: a stop, the list of changes, a copy and a restart, an exec
+// as root; then a commit and a tag), the agent sandbox with its disk watcher and the
 // executor's attached stream, tests before and after, the diff from a quiesced sandbox, and a
 // second run that finds the environment cached (a pin and a tag). The proxy refuses nothing
 // of it, and no sandbox is left.
@@ -88,8 +89,10 @@ func TestRunThroughDockerProxy(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(repo, ".frognano"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// The marker makes the environment this test's own (a key no other test shares).
-	script := "set -eu\necho \"installing for " + owner + "\"\necho fetched > /opt/dep.txt\nchown root:root /opt/dep.txt\n"
+	// The marker makes the environment this test's own (a key no other test shares). Setup uses
+	// an operator's value and removes it, so that the seal check runs through the proxy too.
+	script := "set -eu\necho \"installing for " + owner + "\"\necho fetched > /opt/dep.txt\nchown root:root /opt/dep.txt\n" +
+		"printf 'machine mirror.invalid password %s\\n' \"$MIRROR_TOKEN\" > /root/.netrc\nrm /root/.netrc\n"
 	if err := os.WriteFile(filepath.Join(repo, envpkg.ScriptFile), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +115,7 @@ func TestRunThroughDockerProxy(t *testing.T) {
 		cmd := exec.CommandContext(ctx, frognano, args...)
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "DOCKER_HOST=unix://" + sock,
 			"FROGNANO_MODEL_URL=" + model.URL, "FROGNANO_SANDBOX_OWNER=" + owner,
-			"FROGNANO_SANDBOX_MEMORY=1g", "FROGNANO_SANDBOX_CPUS=1"}
+			"FROGNANO_SANDBOX_MEMORY=1g", "FROGNANO_SANDBOX_CPUS=1", "FROGNANO_SETUP_ENV=MIRROR_TOKEN=proxy-test-mirror-token-" + owner}
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()
@@ -124,7 +127,7 @@ func TestRunThroughDockerProxy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("frognano run through the proxy: %v\n%s\nproxy log:\n%s", err, log, logs.String())
 	}
-	for _, want := range []string{"setup | installing for " + owner, "built by this run's setup in", "finished: exit reason agent after 5 steps",
+	for _, want := range []string{"setup | installing for " + owner, "setup | frognano: seal check: ", "built by this run's setup in", "finished: exit reason agent after 5 steps",
 		"tests before: exit 1", "tests after:  exit 0", "fixed 2, broken 0, still failing 0"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, log)

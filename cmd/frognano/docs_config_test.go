@@ -282,16 +282,16 @@ func (d docsEnv) load(set map[string]string, withWeb bool) (serviceConfig, map[s
 type configView struct {
 	Config                   serviceConfig
 	ModelSlots, SandboxSlots int
-	HoldsSecret              bool
+	SecretValues             bool
 }
 
 func viewOf(cfg serviceConfig) configView {
-	v := configView{SandboxSlots: cfg.Runner.Sandbox.Slots.Cap(), HoldsSecret: cfg.Runner.HoldsSecret != nil}
+	v := configView{SandboxSlots: cfg.Runner.Sandbox.Slots.Cap(), SecretValues: cfg.Runner.SecretValues != nil}
 	if l := cfg.Runner.Attempts.ModelLimiter; l != nil {
 		// leaf.Limiter does not say its size; its slots are a buffered channel.
 		v.ModelSlots = reflect.ValueOf(l).Elem().FieldByName("slots").Cap()
 	}
-	cfg.Runner.Attempts.ModelLimiter, cfg.Runner.Sandbox.Slots, cfg.Runner.HoldsSecret = nil, nil, nil
+	cfg.Runner.Attempts.ModelLimiter, cfg.Runner.Sandbox.Slots, cfg.Runner.SecretValues = nil, nil, nil
 	v.Config = cfg
 	return v
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -18,7 +19,8 @@ import (
 // TestServiceKeepsOperatorValuesSecret is security issue 17, item 3, against the whole service
 // (real PostgreSQL, real Docker, the fake GitHub): the repository's setup.sh writes the
 // operator's FROGNANO_SETUP_ENV values (a token, and a proxy URL's password) into the
-// environment image; the scripted model reads them and repeats them in a command, its
+// environment image, reversed (a form the seal check does not look for); the scripted model
+// reads them back and repeats them in a command, its
 // reasoning and its final message, then fixes the bug so that a PR carrying the transcript is
 // opened. Neither value may appear in the database (every row of every table of the test's
 // schema), the PR, the comments and their earlier versions, the check runs, the pushed commit
@@ -57,7 +59,7 @@ func TestServiceKeepsOperatorValuesSecret(t *testing.T) {
 		}
 	}
 	prs := e.gh.PRs(e.repo)
-	if len(prs) != 1 || !strings.Contains(prs[0].Body, "cat /opt/leak") {
+	if len(prs) != 1 || !strings.Contains(prs[0].Body, "rev /opt/leak") {
 		t.Fatalf("want one PR whose transcript shows the model reading /opt/leak, got %+v", prs)
 	}
 
@@ -90,8 +92,63 @@ func TestServiceKeepsOperatorValuesSecret(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(string(row.Trajectory), "cat /opt/leak") {
+	if !strings.Contains(string(row.Trajectory), "rev /opt/leak") {
 		t.Errorf("the stored trajectory lacks the model's calls")
+	}
+}
+
+// TestServiceRefusesAnUnsealedEnvironment is issue 28's seal check through the whole service:
+// the repository's setup.sh writes the operator's token (FROGNANO_SETUP_ENV) base64-encoded
+// into a dotfile of the environment. The environment is refused before the model is called:
+// the run fails as setup_failed, its status comment names the file, the form and the fix, no
+// environment image is left, and the value is in no row of the database, no comment and no
+// log line, in any form. Before, the environment was built and the model read the file.
+func TestServiceRefusesAnUnsealedEnvironment(t *testing.T) {
+	t.Parallel()
+	e := svcSetup(t, "svc-never.json")
+	e.env["FROGNANO_SETUP_NETWORK"] = "none"
+	e.env["FROGNANO_SETUP_ENV"] = "MIRROR_TOKEN=" + setupToken
+	e.gh.PushCommit(e.repo, "main", ".frognano/setup.sh", "# "+e.owner+"\nset -eu\nmkdir -p /root/.config\n"+
+		"printf 'token: %s\\n' \"$(printf '%s' \"$MIRROR_TOKEN\" | base64)\" > /root/.config/mirror.yml\necho configured\n", "setup")
+	p := e.start()
+	id := e.queueRun(p)
+	row := e.waitState(id, svcRunWait, "failed")
+	if len(e.model.Requests()) != 0 {
+		t.Errorf("the model was asked %d times", len(e.model.Requests()))
+	}
+	svcWait(t, time.Minute, "the final status comment", func() (bool, string) {
+		body := e.onlyComment().Body
+		return strings.Contains(body, "setup_failed"), body
+	})
+	c := e.onlyComment()
+	for _, want := range []string{"Setup failed", "the environment is not sealed", `\/root\/\.config\/mirror\.yml`,
+		"the value of MIRROR\\_TOKEN\\, base64\\-encoded", "credential helper", "configured"} {
+		if !strings.Contains(c.Body, want) {
+			t.Errorf("status comment lacks %q:\n%s", want, c.Body)
+		}
+	}
+	if row.PRURL != "" {
+		t.Errorf("a pull request was opened: %+v", row)
+	}
+	e.waitNoContainers(time.Minute)
+	if err := p.stop(); err != nil {
+		t.Fatal(err)
+	}
+	images, err := e.docker.ImageList(context.Background(), image.ListOptions{Filters: filters.NewArgs(filters.Arg("label", sandbox.LabelOwner+"="+e.owner))})
+	if err != nil || len(images) != 0 {
+		t.Errorf("environment images of the refused setup: %v %v", images, err)
+	}
+	var comments strings.Builder
+	for _, c := range e.gh.Comments(e.repo, svcIssue) {
+		comments.WriteString(c.Body + strings.Join(c.History, "\n"))
+	}
+	forms := []string{setupToken, base64.StdEncoding.EncodeToString([]byte(setupToken)), hex.EncodeToString([]byte(setupToken))}
+	for name, hay := range map[string]string{"the database": e.dump(t), "the comments": comments.String(), "the service log": e.logs.String()} {
+		for _, v := range forms {
+			if strings.Contains(hay, v) {
+				t.Errorf("%s holds the operator's value (%q)", name, v)
+			}
+		}
 	}
 }
 

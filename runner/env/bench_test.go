@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/frognano/frognano/internal/buildtest"
 	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -33,7 +31,6 @@ func BenchmarkSandboxReadyCachedEnvironment(b *testing.B) {
 	repo := gittest.BigRepo(b, 50<<20, map[string]string{env.ScriptFile: "head -c 314572800 /dev/urandom > /opt/env-layer.bin\n"})
 	head := gittest.Git(b, repo, "rev-parse", "HEAD")
 	cfg := sandboxConfig(b)
-	cfg.ExecutorPath = buildExecutor(b)
 	m := manager(b, env.Config{Network: env.NoNetwork, Timeout: 10 * time.Minute}, "")
 	req := env.Request{RunID: "bench-env", RepoDir: repo, Commit: head, Scope: scopeOf(b, repo), Sandbox: cfg}
 	built, err := m.Prepare(ctx, req)
@@ -143,14 +140,4 @@ func BenchmarkSandboxReadyCachedEnvironment(b *testing.B) {
 		ready(b, true, snap)
 	})
 	b.Run("NoEnvironment", func(b *testing.B) { ready(b, false, nil) })
-}
-
-// buildExecutor builds the static executor for sandboxes that start it.
-func buildExecutor(b *testing.B) string {
-	b.Helper()
-	path := filepath.Join(b.TempDir(), "frognano-executor")
-	if err := buildtest.Static(path, "github.com/frognano/frognano/cmd/frognano-executor"); err != nil {
-		b.Fatal(err)
-	}
-	return path
 }

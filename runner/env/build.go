@@ -93,9 +93,24 @@ func (m *Manager) build(ctx context.Context, req Request, env *Environment, base
 		}
 		return fail(err.Error())
 	}
+	// Nothing the operator handed setup may stay in the environment (seal.go): checked with
+	// every process setup left ended, before anything is committed.
+	why, err := m.seal(ctx, sb, log, exported)
+	var limit *sandbox.LimitError
+	switch {
+	case errors.As(err, &limit):
+		return fail(limit.Reason)
+	case err != nil:
+		finish()
+		if ctx.Err() != nil {
+			return fmt.Errorf("checking the environment for the operator's values: %w", ctx.Err())
+		}
+		return fmt.Errorf("checking the environment for the operator's values: %w", err)
+	case why != "":
+		return fail(why)
+	}
 	log.Note(fmt.Sprintf("setup finished in %s; committing the environment", time.Since(start).Round(100*time.Millisecond)))
 	id, err := sb.Commit(ctx, env.Ref, m.imageConfig(base, req, env, exported))
-	var limit *sandbox.LimitError
 	if errors.As(err, &limit) {
 		return fail(limit.Reason)
 	}
@@ -159,7 +174,7 @@ func (m *Manager) imageConfig(base image.InspectResponse, req Request, env *Envi
 	maps.Copy(labels, map[string]string{
 		LabelEnv: "1", LabelKey: env.Key, LabelBaseID: base.ID, LabelBaseName: env.BaseImage,
 		LabelRepo: req.Repo, LabelCommit: req.Commit, LabelRun: req.RunID,
-		LabelScope: req.Scope.Repo, LabelTenant: req.Scope.Tenant,
+		LabelScope: req.Scope.Repo, LabelTenant: req.Scope.Tenant, LabelSealed: sealVersion,
 	})
 	c.Labels = labels
 	return c

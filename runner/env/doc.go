@@ -21,6 +21,13 @@
 //     cache evicts the largest tenant's images first, so no tenant evicts another's at will.
 //   - Setup gets no credential: its environment holds the names env sets and what the operator
 //     put in Config.Env, nothing of frognano's own environment.
+//   - An environment holds nothing of Config.Env (seal.go): after setup, with every process it
+//     left killed and nothing of the image running, the files of its layer (the engine's list of
+//     its changes) and what it exported are searched for each operator value in every form
+//     internal/secretform knows, by frognano's own executor (runner/sandbox Seal). One that holds
+//     one, or that could not be checked, is refused like a failed setup: never committed, cached
+//     or used; the reason names the place and the form, never the value. Only images labelled
+//     LabelSealed are reused.
 //   - What setup writes in the working tree is not part of the environment: the workspace is a
 //     volume the image does not contain, so every sandbox starts from a fresh copy of the
 //     checkout and setup's files never reach the patch.

@@ -14,10 +14,17 @@ import (
 	"github.com/frognano/frognano/runner/sandbox"
 )
 
-var docker *client.Client
+var (
+	docker *client.Client
+	// executorPath is the static frognano-executor: a setup container's own program and its
+	// seal check (sandbox.Seal).
+	executorPath string
+)
 
 func TestMain(m *testing.M) {
-	dockertest.Main(m, dockertest.Options{Tests: "the environment tests"}, func(e dockertest.Env) { docker = e.Docker })
+	dockertest.Main(m, dockertest.Options{Tests: "the environment tests", Executor: true}, func(e dockertest.Env) {
+		docker, executorPath = e.Docker, e.Executor
+	})
 }
 
 // testOwner labels every container these tests make.
@@ -31,6 +38,7 @@ func sandboxConfig(t testing.TB) sandbox.Config {
 	cfg.Owner = testOwner
 	cfg.Instance = strings.NewReplacer("/", "-", " ", "-").Replace(t.Name())
 	cfg.Lifetime = 10 * time.Minute
+	cfg.ExecutorPath = executorPath
 	return cfg
 }
 

@@ -306,6 +306,9 @@ func (m *Manager) useCached(ctx context.Context, req Request, env *Environment) 
 	if info.Config == nil || info.Config.Labels[LabelKey] != env.Key || info.Config.Labels[LabelScope] != req.Scope.Repo {
 		return false, nil // not this repository's: rebuild over it
 	}
+	if info.Config.Labels[LabelSealed] != sealVersion {
+		return false, nil // made before the seal check (seal.go): rebuild over it
+	}
 	release, err := sandbox.Pin(ctx, m.docker, req.Sandbox, req.RunID, info.ID)
 	if err != nil {
 		if cerrdefs.IsNotFound(err) {

@@ -5,7 +5,10 @@
 //
 // The executor runs on the untrusted side of the trust boundary. It must never hold or
 // receive a credential, must never reach the network, and imports only the standard
-// library so that it stays a small static binary. The model's commands run beside it as
+// library (and internal/secretform, which imports only the standard library) so that it stays
+// a small static binary. Its one exception to "no credential", the seal check (Seal), runs in
+// a setup container after setup and every process it left are gone, and is handed the
+// operator's setup values, which setup itself was given, to find them; it never prints one. The model's commands run beside it as
 // the same user, so it keeps them away from its protocol: Harden makes the process
 // non-dumpable (no ptrace, no /proc/PID/fd or /proc/PID/mem for them), no child inherits
 // the protocol's stdin or stdout, and every response echoes the per-call Nonce that only

@@ -10,8 +10,11 @@
 //   - ApplyToBase and CheckTree do not trust the diff text at all: git applies the kept part
 //     to the base commit of the host's own clone in a throwaway index and object directory,
 //     and the tree git really built is compared with the base (modes and objects read from
-//     git) before anything is published. This is the only git this package runs, always on
-//     the host's clone with an isolated configuration, never on a .git the sandbox wrote.
+//     git) before anything is published. With Options.Values, every file the tree publishes
+//     is read whole, as bytes, for the values frognano keeps secret (values.go): a diff's text
+//     does not show a value in a binary file, nor one the patch encoded. This is the only git
+//     this package runs, always on the host's clone with an isolated configuration, never on a
+//     .git the sandbox wrote.
 //
 // Published lists, from the same throwaway tree, every file the patch will publish with its
 // whole bytes and the base's bytes of that path (or of a rename's source): what a check of the

@@ -3,6 +3,8 @@ package patch
 import (
 	"fmt"
 	"strings"
+
+	"github.com/frognano/frognano/internal/secretform"
 )
 
 // DefaultMaxBytes is the largest filtered patch Sanitize hands back (1 MiB) unless
@@ -39,6 +41,12 @@ type Options struct {
 	// takes diffs with rename detection; the real-git tests do, to show that moving a
 	// symlink cannot make it escape.
 	BaseSymlink func(path string) (target string, isLink bool)
+	// Values, when set, are the values frognano keeps secret (githubapp.SecretMatcher: the
+	// tokens and the operator's setup values): ApplyToBase and CheckTree read every file the
+	// patched tree publishes, whole and as bytes, and refuse the patch with a *ValueError
+	// when one holds any form of one of them (or its path does), unless the base commit's file
+	// at that path already held it. Sanitize does not use it.
+	Values *secretform.Matcher
 }
 
 // Dropped is a file left out of the patch and why (one of the Drop* reasons).

@@ -74,7 +74,9 @@ func ApplyToBase(ctx context.Context, git Git, base string, diff []byte, opt Opt
 // .git, absolute, "..", control characters), a gitlink added, changed or removed, a new or
 // changed symlink that leaves the repository or reaches .git once every symlink of the tree on
 // its way is followed, or a change under .github/workflows/ or .github/actions/ unless
-// opt.AllowWorkflowChanges. It is the last check before a commit is pushed.
+// opt.AllowWorkflowChanges. Then, with opt.Values, every published file is read whole and one
+// that holds a value frognano keeps secret refuses the patch (*ValueError). It is the last
+// check before a commit is pushed.
 func CheckTree(ctx context.Context, git Git, base, tree string, opt Options) error {
 	return checkTree(ctx, git, nil, base, tree, opt)
 }
@@ -135,7 +137,7 @@ func checkTree(ctx context.Context, git Git, env []string, base, tree string, op
 	if len(rej) > 0 {
 		return &RefusedError{Rejected: rej}
 	}
-	return nil
+	return checkValues(ctx, git, env, base, changes, opt.Values)
 }
 
 // parseRawDiff reads `git diff-tree -r -z --raw --no-renames` output:

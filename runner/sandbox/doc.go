@@ -34,6 +34,14 @@
 // a command leaves, so that zombies do not eat the pids limit, and ends the container (every
 // process in it) at Config.Lifetime even if the process that made it was killed.
 //
+// # The setup container
+//
+// A setup container (setup.go) differs from a sandbox where a repository's setup script needs it
+// (network, a writable root, root with a package manager's capabilities). Its own program is
+// frognano's executor, idle, not the image's sleep, so that when Seal stops it (ending whatever
+// setup left running) and starts it again to check its layer for the operator's values
+// (seal.go), nothing setup could have replaced runs as root.
+//
 // # Limits the engine does not give
 //
 // The workspace's disk use is bounded by a watcher container beside each sandbox (disk.go):

@@ -246,6 +246,9 @@ type Sandbox struct {
 
 	// setupLayer bounds a setup container's own layer (NewSetup; setupdisk.go).
 	setupLayer int64
+	// layerMeasured: Seal measured the layer with setup's processes gone, and only frognano's
+	// executor ran in the container since, so Commit need not measure it again.
+	layerMeasured bool
 }
 
 func (s *Sandbox) isClosed() bool {
@@ -372,6 +375,16 @@ func create(ctx context.Context, docker *client.Client, cfg Config, runID, purpo
 	s := &Sandbox{docker: docker, cfg: cfg, id: created.ID, name: name, uid: uid, gid: gid, stopped: make(chan struct{}), slots: cfg.Slots}
 	if err := ctx.Err(); err != nil {
 		return nil, errors.Join(fmt.Errorf("creating sandbox container: %w", err), s.Close())
+	}
+	if setup != nil {
+		// The setup container's own program is the executor (setup.go): it must be there
+		// before the container starts.
+		s.callMu.Lock()
+		err := s.copyExecutor(ctx)
+		s.callMu.Unlock()
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("starting the setup container: %w", err), s.Close())
+		}
 	}
 	if err := docker.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		return nil, errors.Join(fmt.Errorf("starting sandbox container: %w", err), s.Close())

@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
@@ -60,9 +62,16 @@ func (o *setupOptions) apply(cfg Config, ccfg *container.Config, hcfg *container
 	// The workspace is an anonymous volume given as a mount, not declared in the container's
 	// configuration, so that the environment image does not declare it either: what setup
 	// wrote in the working tree is never part of the image, and every run starts from a
-	// fresh copy of its checkout.
+	// fresh copy of its checkout. The executor's directory is one too, as in every sandbox
+	// (the same mounts, so that what one hides from the seal check it hides from every
+	// sandbox made from the image).
 	ccfg.Volumes = nil
-	hcfg.Mounts = []mount.Mount{{Type: mount.TypeVolume, Target: cfg.Workdir}}
+	hcfg.Mounts = []mount.Mount{{Type: mount.TypeVolume, Target: cfg.Workdir}, {Type: mount.TypeVolume, Target: executorDir}}
+	// The container's own program is frognano's executor, idle, not the image's sleep: the
+	// seal check (seal.go) starts the container again after setup, and nothing of what setup
+	// left in the image may run then, root as it is. The binary is copied in before each
+	// start (create, Seal), over whatever setup put in its place.
+	ccfg.Cmd = []string{executorPath, "-idle", strconv.FormatInt(int64(cfg.Lifetime.Round(time.Second)/time.Second), 10) + "s"}
 	hcfg.ReadonlyRootfs = false
 	hcfg.CapAdd = append([]string(nil), SetupCapabilities...)
 	// The container's own user is root too: Docker gives effective capabilities only to a
@@ -94,14 +103,14 @@ func NewSetup(ctx context.Context, docker *client.Client, cfg Config, networkNam
 // configuration cfg (labels, environment, command: nothing of the container's is kept except
 // what Docker merges in from its configuration, which NewSetup keeps free of secrets). The
 // workspace volume and the /tmp tmpfs are not part of the image. It returns the image's ID.
-// A layer past NewSetup's bound, measured once the container stopped, is a *LimitError and is
-// not committed.
+// A layer past NewSetup's bound, measured once the container stopped (by Seal, when it ran:
+// nothing that writes ran since), is a *LimitError and is not committed.
 func (s *Sandbox) Commit(ctx context.Context, ref string, cfg *container.Config) (string, error) {
 	zero := 0
 	if err := s.docker.ContainerStop(ctx, s.id, container.StopOptions{Signal: "SIGKILL", Timeout: &zero}); err != nil {
 		return "", fmt.Errorf("stopping the setup container before committing it: %w", err)
 	}
-	if s.setupLayer > 0 {
+	if s.setupLayer > 0 && !s.layerMeasured {
 		why, err := s.layerOver(ctx)
 		if err != nil {
 			return "", err
