@@ -49,7 +49,22 @@ if platform.machine() == "x86_64":
     ctypes.memmove(page, code, len(code))
     ctypes.memmove(page + 512, ctypes.addressof(low), ctypes.sizeof(low))
     i386 = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint32, ctypes.c_uint32)(page)
-    print("i386", res(i386(pid, page + 512)))
+    # Some kernels (a VM's, or one built without IA32 emulation) offer no i386 ABI to 64-bit
+    # processes: int 0x80 then kills the caller with SIGSEGV. The call runs in a child, so such
+    # a machine reports the ABI as unavailable instead of losing the rest of the attack.
+    r, w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(r)
+        os.write(w, res(i386(pid, page + 512)).encode())
+        os._exit(0)
+    os.close(w)
+    got = os.read(r, 64).decode()
+    _, status = os.waitpid(child, 0)
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == 11 and not got:
+        print("i386 unavailable")
+    else:
+        print("i386", got)
 print("self", res(libc.prlimit(0, NOFILE, ctypes.byref(Rlimit(1000, 1000)), None)))
 print("own pid", res(libc.prlimit(os.getpid(), NOFILE, ctypes.byref(Rlimit(900, 900)), None)))
 PY
@@ -74,7 +89,15 @@ func TestPrlimitOnTheExecutorRefused(t *testing.T) {
 			want += "x32 refused\ni386 " + refused + "\n"
 		}
 		want += "self OK\nown pid " + refused + "\n"
-		rest, ok := strings.CutPrefix(r.stdout, want)
+		out := r.stdout
+		if runtime.GOARCH == "amd64" && strings.Contains(out, "\ni386 unavailable\n") {
+			// This kernel has no i386 ABI for 64-bit processes, so that way of attacking does
+			// not exist here; the filter's i386 rule is proven on its BPF program by
+			// runner/executor's TestPrlimitFilterDecisions.
+			t.Log("this kernel offers no i386 ABI to 64-bit processes (int 0x80 is SIGSEGV)")
+			out = strings.Replace(out, "\ni386 unavailable\n", "\ni386 "+refused+"\n", 1)
+		}
+		rest, ok := strings.CutPrefix(out, want)
 		if !ok {
 			t.Fatalf("attack output %q, want it to start with %q", r.raw, want)
 		}
