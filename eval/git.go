@@ -12,8 +12,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/internal/hostgit"
-	"github.com/frognano/frognano/runner/patch"
 )
 
 // sources finds and caches the repositories tasks name: a local clone is used in place (read,

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/env"
-	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/verify"
 )
 

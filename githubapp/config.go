@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
+	secretscan "github.com/frognano/frognano/check/secrets"
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/internal/setting"
-	secretscan "github.com/frognano/frognano/runner/secrets"
 )
 
 // Defaults for Config fields left zero.
@@ -68,7 +68,7 @@ type Config struct {
 	// a tree that changes them, whatever the caller checked before.
 	AllowWorkflowChanges bool
 
-	// Secrets is what Publish does with a patch in which runner/secrets (gitleaks' default
+	// Secrets is what Publish does with a patch in which check/secrets (gitleaks' default
 	// rules over every line the patched tree adds) finds a secret (the operator's
 	// FROGNANO_SECRETS): Block, also "", refuses it for good with a *SecretsError and
 	// pushes nothing, whatever the caller checked before; Warn pushes it (the runner

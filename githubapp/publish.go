@@ -11,10 +11,10 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/frognano/frognano/check/patch"
+	secretscan "github.com/frognano/frognano/check/secrets"
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/internal/logging"
-	"github.com/frognano/frognano/runner/patch"
-	secretscan "github.com/frognano/frognano/runner/secrets"
 )
 
 // PublishInput is one run's result to publish.
@@ -245,7 +245,7 @@ func prAlreadyExists(err error) bool {
 	return false
 }
 
-// SecretsError refuses a patch in which runner/secrets found what looks like a secret
+// SecretsError refuses a patch in which check/secrets found what looks like a secret
 // (Config.Secrets is Block). Its text names each finding by rule, file and line, never a value.
 type SecretsError struct{ Findings []secretscan.Finding }
 
@@ -253,7 +253,7 @@ func (e *SecretsError) Error() string {
 	return "the patch holds what looks like a secret (FROGNANO_SECRETS=block); it is never pushed: " + secretscan.List(e.Findings)
 }
 
-// checkSecrets is Publish's own secrets check, the runner's scan (runner/secrets.Scan: every
+// checkSecrets is Publish's own secrets check, the runner's scan (check/secrets.Scan: every
 // file the patch publishes, whole, with the base branch's allow rules) on the patch as Publish
 // applies it: under Block, a finding or a scan that could not be done refuses the patch for
 // good.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	secretscan "github.com/frognano/frognano/check/secrets"
 	"github.com/frognano/frognano/internal/fault"
-	secretscan "github.com/frognano/frognano/runner/secrets"
 )
 
 // fakeToken returns a GitHub personal access token's shape made at run time, so frognano's own

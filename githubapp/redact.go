@@ -102,7 +102,7 @@ func register(s string, list *[]string) {
 // SecretMatcher returns a matcher of every registered secret (the tokens and the
 // configuration's secrets) in every form internal/secretform knows: as is, as JSON spells it,
 // base64 (both alphabets, any alignment), hex and URL-encoded. It is what a file that will be
-// published must not hold (runner/patch's published-tree check, in the runner and in
+// published must not hold (check/patch's published-tree check, in the runner and in
 // Publish): text can be redacted, a file cannot. The matcher is built once per change of the
 // registry and is safe for concurrent use.
 func SecretMatcher() *secretform.Matcher {

@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/internal/hostgit"
-	"github.com/frognano/frognano/runner/patch"
 )
 
 // MaxBlobSize is the largest file GitHub's Git database API takes (100 MB per blob). A patch

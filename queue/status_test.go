@@ -6,10 +6,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
-	"github.com/frognano/frognano/runner/patch"
 )
 
 // bigResult is a finished run whose transcript is far over GitHub's limit, with a secret

@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/check/deps"
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/runner"
-	"github.com/frognano/frognano/runner/deps"
-	"github.com/frognano/frognano/runner/patch"
 )
 
-// TestOutcomeShowsDependencies: what runner/deps found reaches every text the pipeline
+// TestOutcomeShowsDependencies: what check/deps found reaches every text the pipeline
 // publishes or stores (the PR body, the status comment's summary and headline, the check run
 // and the report the run page shows), redacted by githubapp's redactor.
 func TestOutcomeShowsDependencies(t *testing.T) {

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/check/scanner"
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/runner"
-	"github.com/frognano/frognano/runner/scanner"
 )
 
 // TestOutcomeCarriesScannerAnnotations: the check run an outcome publishes holds the

@@ -6,12 +6,12 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
-	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/verify"
 )
 

@@ -11,13 +11,13 @@ import (
 	"golang.org/x/mod/module"
 	"golang.org/x/mod/semver"
 
-	"github.com/frognano/frognano/runner/deps"
-	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/check/deps"
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/runner/sandbox"
 )
 
 // listDependencies lists what the checked patch p does to the repository's dependencies
-// and to where they come from (runner/deps, from git's objects of the host's clone, never the
+// and to where they come from (check/deps, from git's objects of the host's clone, never the
 // sandbox's files) and, with FROGNANO_OSV_DIR, matches the new versions against OSV's offline
 // exports. It never refuses the patch: what it finds is for the reviewer
 // (Result.Dependencies), and a failure is a note.

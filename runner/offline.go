@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/frognano/frognano/check/secrets"
 	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/runner/egress"
 	"github.com/frognano/frognano/runner/sandbox"
-	"github.com/frognano/frognano/runner/secrets"
 )
 
 // pathCheckTimeout bounds the check of which commands the sandbox's PATH lacks.

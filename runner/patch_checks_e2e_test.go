@@ -9,16 +9,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/check/deps/osvtest"
+	"github.com/frognano/frognano/check/scanner"
+	"github.com/frognano/frognano/check/secrets"
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/internal/secrettest"
 	"github.com/frognano/frognano/runner"
-	"github.com/frognano/frognano/runner/deps/osvtest"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
-	"github.com/frognano/frognano/runner/scanner"
-	"github.com/frognano/frognano/runner/secrets"
 )
 
 // TestPatchChecksEndToEnd is issue 21's whole check in one run of a scripted model, with

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/runner/leaf"
-	"github.com/frognano/frognano/runner/patch"
 )
 
 // GitHubBodyLimit is the most characters GitHub accepts in an issue or pull request body

@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/frognano/frognano/runner/deps"
+	"github.com/frognano/frognano/check/deps"
 )
 
-// This file renders Result.Dependencies (runner/deps): the warning at the top when a new
+// This file renders Result.Dependencies (check/deps): the warning at the top when a new
 // version has a known vulnerability, the Dependencies section of the report, the PR body and
 // the check run, and the headline's line. Every name, version, path, id and summary came from
 // the patch or the operator's export: each goes through codeSpan, codeCell or prose, redacted.

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/frognano/frognano/runner/deps"
+	"github.com/frognano/frognano/check/deps"
 )
 
-// This file renders what runner/deps found about where dependencies come from: the warning at
+// This file renders what check/deps found about where dependencies come from: the warning at
 // the top when the patch changes it (a new package index, a package that now comes from a
 // URL, a repository or a path), the settings and the unread entries of the Dependencies
 // section, and the headline's line. Every name, path, URL and reason came from the patch: each

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/check/deps"
+	"github.com/frognano/frognano/check/deps/osvtest"
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/internal/golden"
-	"github.com/frognano/frognano/runner/deps"
-	"github.com/frognano/frognano/runner/deps/osvtest"
-	"github.com/frognano/frognano/runner/patch"
 )
 
 // hostileDeps lists, with the real extractors on a real clone, a patch whose package-lock.json

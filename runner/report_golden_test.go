@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/runner/leaf"
-	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/verify"
 )
 

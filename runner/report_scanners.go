@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/frognano/frognano/runner/scanner"
+	"github.com/frognano/frognano/check/scanner"
 )
 
 // This file renders what the operator's scanners found (scanners.go): the "Scanners" section

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/check/scanner"
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/golden"
-	"github.com/frognano/frognano/runner/scanner"
 )
 
 // hostileScanResult is a result whose scanners wrote hostile text: markup, mentions, links,

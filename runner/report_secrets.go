@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/frognano/frognano/runner/secrets"
+	"github.com/frognano/frognano/check/secrets"
 )
 
 // writeSecrets is the secrets check's section: what gitleaks' rules found in the files the

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/runner/leaf"
-	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/verify"
 )
 

@@ -3,14 +3,14 @@ package runner
 import (
 	"time"
 
-	"github.com/frognano/frognano/runner/deps"
+	"github.com/frognano/frognano/check/deps"
+	"github.com/frognano/frognano/check/patch"
+	"github.com/frognano/frognano/check/scanner"
+	"github.com/frognano/frognano/check/secrets"
 	"github.com/frognano/frognano/runner/egress"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
-	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/sandbox"
-	"github.com/frognano/frognano/runner/scanner"
-	"github.com/frognano/frognano/runner/secrets"
 	"github.com/frognano/frognano/runner/verify"
 )
 
@@ -50,16 +50,16 @@ type Result struct {
 	Comparison  *verify.Comparison
 
 	Notes []string // facts a reviewer must know (patch refused, OOM, ...)
-	// SecretFindings is what runner/secrets found in the files the patch publishes and blames
+	// SecretFindings is what check/secrets found in the files the patch publishes and blames
 	// on it, by rule, file and line (never a value): under FROGNANO_SECRETS=block the patch was
 	// refused for them (Patch is nil).
 	SecretFindings []secrets.Finding
-	// SecretsAllowed is what runner/secrets found there and did not blame on the patch, each
+	// SecretsAllowed is what check/secrets found there and did not blame on the patch, each
 	// with why (Finding.Allowed): already in the base's file, or let through by the base's
 	// .gitleaks.toml or .gitleaksignore, or a placeholder by gitleaks' rules.
 	SecretsAllowed []secrets.Finding
 	// Dependencies is what the patch does to the repository's dependency manifests and lock
-	// files and the files they include (runner/deps): packages added, removed or changed and
+	// files and the files they include (check/deps): packages added, removed or changed and
 	// where they come from, the index settings, what could not be read, their known
 	// vulnerabilities when FROGNANO_OSV_DIR is set, and whether the environment the tests ran
 	// in had them. nil when the patch touches no manifest nor a file one includes (or was

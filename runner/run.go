@@ -10,12 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/frognano/frognano/check/patch"
+	"github.com/frognano/frognano/check/scanner"
 	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
-	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/sandbox"
-	"github.com/frognano/frognano/runner/scanner"
 	"github.com/frognano/frognano/runner/verify"
 )
 
@@ -322,7 +322,7 @@ func (x *run) verify(ctx context.Context, sb *sandbox.Sandbox) {
 // to the base on the host (the diff text may be entirely attacker-chosen: what counts is the
 // tree git builds from it on the host's own clone), no published file holding a secret of
 // frognano's in any form (read whole, as bytes: Config.SecretValues) and, under
-// FROGNANO_SECRETS=block, nothing gitleaks' rules take for a secret (runner/secrets).
+// FROGNANO_SECRETS=block, nothing gitleaks' rules take for a secret (check/secrets).
 func (x *run) checkPatch(ctx context.Context, raw []byte) {
 	r := x.r
 	opt := patch.Options{AllowWorkflowChanges: r.cfg.AllowWorkflowChanges, MaxBytes: r.cfg.MaxPatchBytes}

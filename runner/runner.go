@@ -20,15 +20,15 @@ import (
 
 	"github.com/docker/docker/client"
 
+	"github.com/frognano/frognano/check/patch"
+	"github.com/frognano/frognano/check/scanner"
+	"github.com/frognano/frognano/check/secrets"
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/internal/hostgit"
 	"github.com/frognano/frognano/internal/secretform"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
-	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/sandbox"
-	"github.com/frognano/frognano/runner/scanner"
-	"github.com/frognano/frognano/runner/secrets"
 	"github.com/frognano/frognano/runner/verify"
 )
 
@@ -63,12 +63,12 @@ type Config struct {
 	// before its tests, like an unsafe one (patch.Options.Values): a file cannot be redacted.
 	// nil: no patch is refused for it.
 	SecretValues func() *secretform.Matcher
-	// Secrets is what a finding of runner/secrets (gitleaks' default rules over every line the
+	// Secrets is what a finding of check/secrets (gitleaks' default rules over every line the
 	// patch adds) does (FROGNANO_SECRETS): secrets.Block, the default ("" too), refuses the
 	// patch before its tests, as is a patch that could not be scanned; secrets.Warn keeps it
 	// and notes the findings. Findings are named by rule, file and line, never by value.
 	Secrets secrets.Mode
-	// Scanners are the operator's own scanners (FROGNANO_SCANNERS, runner/scanner), run one
+	// Scanners are the operator's own scanners (FROGNANO_SCANNERS, check/scanner), run one
 	// by one after the tests, each in a fresh sandbox of the run's environment with the patch
 	// applied (scanners.go); nil runs none. ScannerTimeout bounds each (0:
 	// scanner.DefaultTimeout); a finding at or above ScannerFailLevel on a line the patch
@@ -78,7 +78,7 @@ type Config struct {
 	ScannerFailLevel scanner.FailLevel
 	// OSVDir is the operator's offline copy of OSV's per-ecosystem exports
 	// (FROGNANO_OSV_DIR: DIR/<Ecosystem>/all.zip): the versions a patch adds to its
-	// dependencies are checked against it (runner/deps). "": they are only listed, and the
+	// dependencies are checked against it (check/deps). "": they are only listed, and the
 	// report says that no vulnerability data was configured. A known vulnerability never
 	// refuses the patch.
 	OSVDir string

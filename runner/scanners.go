@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/frognano/frognano/check/patch"
+	"github.com/frognano/frognano/check/scanner"
 	"github.com/frognano/frognano/internal/clip"
-	"github.com/frognano/frognano/runner/patch"
 	"github.com/frognano/frognano/runner/sandbox"
-	"github.com/frognano/frognano/runner/scanner"
 )
 
 // ScannerRun is one of the operator's scanners run on the patched tree. When Problem is set

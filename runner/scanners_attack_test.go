@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/check/scanner"
 	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
-	"github.com/frognano/frognano/runner/scanner"
 )
 
 // silenceBase is what the base branch of the attack holds besides pyaverage: a .semgrepignore

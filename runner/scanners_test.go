@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/check/scanner"
 	"github.com/frognano/frognano/internal/dockertest"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
-	"github.com/frognano/frognano/runner/scanner"
 )
 
 // buildScanImage returns the sandbox image with the fake scanners of testdata/scanners added

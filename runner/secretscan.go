@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/frognano/frognano/runner/patch"
-	"github.com/frognano/frognano/runner/secrets"
+	"github.com/frognano/frognano/check/patch"
+	"github.com/frognano/frognano/check/secrets"
 )
 
-// SecretsError refuses a patch in which runner/secrets found what looks like a secret
+// SecretsError refuses a patch in which check/secrets found what looks like a secret
 // (FROGNANO_SECRETS=block). Its text names each finding by rule, file and line, never a value;
 // the report shows them as a table (writeSecrets), and the run's notes do not repeat them.
 type SecretsError struct{ Findings []secrets.Finding }
@@ -20,7 +20,7 @@ func (e *SecretsError) Error() string {
 		". A known test fixture can be allowed by the base branch's .gitleaks.toml or .gitleaksignore"
 }
 
-// scanSecrets runs runner/secrets over what the checked patch p publishes: under Block (the
+// scanSecrets runs check/secrets over what the checked patch p publishes: under Block (the
 // default) a finding, or a scan that could not be done, refuses the patch with the returned
 // error; under Warn the patch is kept. Either way Result.SecretFindings holds the findings and
 // Result.SecretsAllowed what was found and not blamed on the patch, which the report lists.

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/check/secrets"
 	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/internal/secrettest"
-	"github.com/frognano/frognano/runner/secrets"
 )
 
 type secretsBundle struct {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/check/patch"
 )
 
 // score is what selection knows of one attempt: only what frognano's own test runs and the

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/runner/verify"
 )
 

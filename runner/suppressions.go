@@ -3,16 +3,16 @@ package runner
 import (
 	"context"
 
-	"github.com/frognano/frognano/runner/patch"
-	"github.com/frognano/frognano/runner/scanner"
-	"github.com/frognano/frognano/runner/secrets"
+	"github.com/frognano/frognano/check/patch"
+	"github.com/frognano/frognano/check/scanner"
+	"github.com/frognano/frognano/check/secrets"
 )
 
 // inspectAdded reads, once per run, the lines the kept patch p adds, as git on the host sees
 // the patched tree: the suppression comments among them go into the report whether or not a
 // scanner is configured (Result.Suppressions), and the scanners keep their findings to them
-// (scan). runner/secrets owns reading a patch's added lines (AddedLines); this is the one
-// place the runner takes them from it, turned into runner/scanner's own type.
+// (scan). check/secrets owns reading a patch's added lines (AddedLines); this is the one
+// place the runner takes them from it, turned into check/scanner's own type.
 func (x *run) inspectAdded(ctx context.Context, p *patch.Checked) {
 	if p == nil || p.TooLarge || len(p.Diff) == 0 {
 		return

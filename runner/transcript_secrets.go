@@ -1,8 +1,8 @@
 package runner
 
 import (
+	"github.com/frognano/frognano/check/secrets"
 	"github.com/frognano/frognano/runner/leaf"
-	"github.com/frognano/frognano/runner/secrets"
 )
 
 // What frognano shows of a run besides the patch (its steps as they happen, the trajectory, the

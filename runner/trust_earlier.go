@@ -5,8 +5,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/internal/hostgit"
-	"github.com/frognano/frognano/runner/patch"
 )
 
 // maxEarlierDiffBytes bounds the diff of a pull request's earlier commits that a follow-up

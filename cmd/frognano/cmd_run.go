@@ -14,12 +14,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/frognano/frognano/check/secrets"
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/runner"
 	envpkg "github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/sandbox"
-	"github.com/frognano/frognano/runner/secrets"
 )
 
 // runCmd is `frognano run`: one agent run on a local checkout. It exits 0 whenever the run

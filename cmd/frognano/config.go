@@ -11,12 +11,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/frognano/frognano/check/scanner"
+	"github.com/frognano/frognano/check/secrets"
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/setting"
 	"github.com/frognano/frognano/runner"
 	envpkg "github.com/frognano/frognano/runner/env"
-	"github.com/frognano/frognano/runner/scanner"
-	"github.com/frognano/frognano/runner/secrets"
 )
 
 // env reads the command's settings with internal/setting's reader, which collects every bad
@@ -60,7 +60,7 @@ func runnerConfig(getenv func(string) string) (runner.Config, error) {
 		e.Add(err)
 	}
 	cfg.Secrets = mode
-	// The operator's own scanners (runner/scanner): only this setting chooses them.
+	// The operator's own scanners (check/scanner): only this setting chooses them.
 	if cfg.Scanners, err = scanner.Parse(e.Raw("FROGNANO_SCANNERS")); err != nil {
 		e.Add(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/frognano/frognano/runner/scanner"
+	"github.com/frognano/frognano/check/scanner"
 )
 
 // TestScannerSettings: FROGNANO_SCANNERS (with its options), FROGNANO_SCANNER_TIMEOUT and

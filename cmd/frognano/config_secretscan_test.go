@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/frognano/frognano/runner/secrets"
+	"github.com/frognano/frognano/check/secrets"
 )
 
 // TestSecretsSetting: FROGNANO_SECRETS picks what a secret found in a patch does; unset it

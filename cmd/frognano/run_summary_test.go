@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/check/patch"
+	"github.com/frognano/frognano/check/secrets"
 	"github.com/frognano/frognano/runner"
-	"github.com/frognano/frognano/runner/patch"
-	"github.com/frognano/frognano/runner/secrets"
 )
 
 // TestRunSummaryWarnsOfTestConfiguration: the terminal summary of `frognano run` carries the

@@ -8,7 +8,7 @@
 //
 // Three checks use it, so that they look for the same things: the environment seal check
 // (runner/env, and the executor's -seal mode in the setup container, which searches the files
-// setup changed), the published-tree check (runner/patch, on every file a patch publishes,
+// setup changed), the published-tree check (check/patch, on every file a patch publishes,
 // in the runner and again in githubapp's Publish), and the redactor's registry (githubapp),
 // which feeds the second.
 //

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
-	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/runner/sandbox"
 )
 

@@ -22,4 +22,8 @@
 // It must never store, log or return a finding's value: a Finding names the rule, the file,
 // the line and what allowed it, nothing else; values are compared in memory, by hash, and
 // gitleaks' own logger is silenced.
+//
+// It is one of the check packages (check/...): it must never hold a credential, start or reach a
+// sandbox, talk to GitHub or the network, or import runner, githubapp, queue, run, server or web
+// (internal/layout's test checks the imports).
 package secrets

@@ -99,7 +99,7 @@ func TestFailLevel(t *testing.T) {
 	}
 }
 
-// testAdded is what git's zero-context diff of a patched tree adds (runner/secrets.AddedLines
+// testAdded is what git's zero-context diff of a patched tree adds (check/secrets.AddedLines
 // makes it): app/a.py gains lines 3-4 and changes line 10, lib/new.py is new (lines 1-2),
 // old.py is deleted (nothing added).
 var testAdded = []Added{

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/internal/gittest"
-	"github.com/frognano/frognano/runner/patch"
 )
 
 // BenchmarkScan scans a patch of 20 new files of 200 lines each (about 200 KB), without and

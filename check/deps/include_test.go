@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/internal/gittest"
-	"github.com/frognano/frognano/runner/patch"
 )
 
 // listOf lists, with List on a real clone, the patch that change makes to a repository of

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/internal/gittest"
-	"github.com/frognano/frognano/runner/patch"
 )
 
 // diffOf makes the change in the checkout, takes `git diff --binary` of it against base as the

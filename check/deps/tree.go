@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/check/patch"
 )
 
 // side is one tree List reads, from git's objects only: the base commit or the patched tree.

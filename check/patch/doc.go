@@ -19,4 +19,9 @@
 // Published lists, from the same throwaway tree, every file the patch will publish with its
 // whole bytes and the base's bytes of that path (or of a rename's source): what a check of the
 // published content reads (the secrets scan, the check of the operator's values).
+//
+// It is one of the check packages (check/...), which judge what comes out of a sandbox for both
+// sides of the trust boundary: it must never hold a credential, start or reach a sandbox, talk to
+// GitHub or the network, or import runner, githubapp, queue, run, server or web
+// (internal/layout's test checks the imports).
 package patch

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/check/patch"
 )
 
 // Limits of what List reads from one patch.

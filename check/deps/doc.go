@@ -49,4 +49,8 @@
 //
 // It must never reach the network nor run anything of the repository: it reads git objects
 // and the operator's export files only.
+//
+// It is one of the check packages (check/...): it must never hold a credential, start or reach a
+// sandbox, or import runner, githubapp, queue, run, server or web (internal/layout's test checks
+// the imports).
 package deps

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/internal/gittest"
-	"github.com/frognano/frognano/runner/patch"
 )
 
 // codeLines is n lines of ordinary source code, none of which any rule takes for a secret.

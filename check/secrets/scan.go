@@ -16,7 +16,7 @@ import (
 	gllog "github.com/zricethezav/gitleaks/v8/logging"
 	"github.com/zricethezav/gitleaks/v8/report"
 
-	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/check/patch"
 )
 
 func init() {

@@ -80,7 +80,7 @@ var directives = []directive{
 
 // Added is a run of consecutive lines the patch adds to one file, git's own view of the
 // patched tree: Line is the number of its first line in the new file (1-based), Text the lines
-// joined by "\n". The runner makes them from the host's diff (runner/secrets.AddedLines).
+// joined by "\n". The runner makes them from the host's diff (check/secrets.AddedLines).
 type Added struct {
 	Path string
 	Line int

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/check/patch"
 )
 
 // Fragment is a run of consecutive lines a patch adds to one file: Line is the number of its
@@ -134,7 +134,7 @@ func hunkRange(s string) (start, n int, ok bool) {
 
 // AddedLines applies diff to base in the host's clone (a throwaway index and object directory)
 // and returns the lines the patched tree adds or changes, git's own view of them.
-// runner/scanner keeps its findings to them. (Scan reads more: every changed file whole.)
+// check/scanner keeps its findings to them. (Scan reads more: every changed file whole.)
 func AddedLines(ctx context.Context, git patch.Git, base string, diff []byte) ([]Fragment, error) {
 	added, err := addedLines(ctx, git, base, diff)
 	if err != nil {

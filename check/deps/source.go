@@ -4,7 +4,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/frognano/frognano/runner/secrets"
+	"github.com/frognano/frognano/check/secrets"
 )
 
 // SourceKind says where a package comes from.
@@ -143,7 +143,7 @@ var credentialWords = []string{"token", "key", "secret", "sig", "pass", "auth", 
 // RedactURL returns the URL u, as a patch wrote it, without its credentials: any user
 // information (user:password@ or a bare token@) becomes [REDACTED], except ssh's plain "git"
 // user; the values of query parameters whose names look like credentials (token, key,
-// signature, …) become [REDACTED]; and whatever runner/secrets' rules (gitleaks' default
+// signature, …) become [REDACTED]; and whatever check/secrets' rules (gitleaks' default
 // rules) find becomes [secret: RULE]. The result is bounded to a few KiB. Renderers redact it
 // again with the publishing redactor: this is the listing's own, so that no credential of a
 // URL is ever kept in a Report.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/frognano/frognano/runner/deps/osvtest"
+	"github.com/frognano/frognano/check/deps/osvtest"
 )
 
 // changesOf compares two versions of one manifest with the real extractors.

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/internal/secrettest"
-	"github.com/frognano/frognano/runner/patch"
 )
 
 // awsKey is a made-up AWS access key id. About one random key in 5,000 has too little entropy

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/check/deps/osvtest"
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/internal/gittest"
-	"github.com/frognano/frognano/runner/deps/osvtest"
-	"github.com/frognano/frognano/runner/patch"
 )
 
 // benchExport writes a PyPI export of n invented records of about 2 KB each (OSV's real PyPI

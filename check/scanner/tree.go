@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/frognano/frognano/runner/patch"
+	"github.com/frognano/frognano/check/patch"
 )
 
 // Reset is a configuration file of a scanner whose content in the patched tree is not what

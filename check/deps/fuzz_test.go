@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/frognano/frognano/runner/deps/osvtest"
+	"github.com/frognano/frognano/check/deps/osvtest"
 )
 
 var fuzzPaths = []string{"requirements.txt", "pyproject.toml", "poetry.lock", "uv.lock", "Pipfile.lock", "go.mod",

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/internal/gittest"
-	"github.com/frognano/frognano/runner/patch"
 )
 
 // patchOf makes the changes of edit in dir's working tree (removing remove's paths first,

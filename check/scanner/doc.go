@@ -15,4 +15,8 @@
 // outside the repository, and keeps a finding only when its region touches a line git's own
 // diff of the patched tree says the patch added or changed. Suppressions reads the patch's
 // added lines the same way: bounded, linear, never trusting their shape.
+//
+// It is one of the check packages (check/...): it must never hold a credential, start or reach a
+// sandbox, talk to GitHub or the network, or import runner, githubapp, queue, run, server or web
+// (internal/layout's test checks the imports).
 package scanner

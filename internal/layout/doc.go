@@ -1,0 +1,12 @@
+// Package layout holds the house's rules about which packages may import which: the folders
+// show the trust boundary, and its test checks them against what `go list` says the code
+// imports, so an arrow that runs the wrong way fails `go test ./internal/layout`.
+//
+// The sides: githubapp holds GitHub's credentials (the App key, installation tokens); runner
+// and its packages run beside the untrusted sandbox; check and its packages judge what comes
+// out of a sandbox (the patch, the published tree, secrets, dependencies, scanners' output) and
+// are used by both. The credential side never imports the sandbox side, the sandbox side
+// never imports the credential side, and the check packages import neither.
+//
+// It has no code of its own and must never gain any: it is a test.
+package layout

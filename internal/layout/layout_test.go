@@ -1,0 +1,163 @@
+package layout
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/frognano/frognano"
+
+// pkg is what `go list -json` says of one package of the module.
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+// list runs go list over the whole module (test files excluded: a test may reach across).
+func list(t *testing.T) map[string]pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", module+"/...")
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	pkgs := map[string]pkg{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("reading go list's answer: %v", err)
+		}
+		pkgs[rel(p.ImportPath)] = p
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list named %d packages of the module; expected the whole module", len(pkgs))
+	}
+	return pkgs
+}
+
+// rel is a package path relative to the module ("runner/leaf"); "" for a path outside it.
+func rel(path string) string {
+	if path == module {
+		return "."
+	}
+	if r, ok := strings.CutPrefix(path, module+"/"); ok {
+		return r
+	}
+	return ""
+}
+
+// under reports whether p is folder or a package below it.
+func under(p, folder string) bool { return p == folder || strings.HasPrefix(p, folder+"/") }
+
+// chain finds how from reaches to through the module's imports, for the failure message.
+func chain(pkgs map[string]pkg, from, to string) []string {
+	prev := map[string]string{from: ""}
+	queue := []string{from}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		if cur == to {
+			var path []string
+			for p := cur; p != ""; p = prev[p] {
+				path = append([]string{p}, path...)
+			}
+			return path
+		}
+		for _, imp := range pkgs[cur].Imports {
+			r := rel(imp)
+			if r == "" {
+				continue
+			}
+			if _, seen := prev[r]; !seen {
+				prev[r] = cur
+				queue = append(queue, r)
+			}
+		}
+	}
+	return []string{from, "…", to}
+}
+
+// TestTrustBoundaryImports checks that no package reaches, directly or through others, a
+// package its side must never import.
+func TestTrustBoundaryImports(t *testing.T) {
+	t.Parallel()
+	pkgs := list(t)
+	rules := []struct {
+		from   string   // a folder: every package in it
+		never  []string // folders none of them may reach
+		reason string
+	}{
+		{"githubapp", []string{"runner"},
+			"githubapp holds the GitHub credentials; the code beside the sandbox is not its to import (the check packages are)"},
+		{"runner", []string{"githubapp", "queue", "run", "server", "web"},
+			"runner runs beside the untrusted sandbox and must never reach the code that holds credentials"},
+		{"check", []string{"runner", "githubapp", "queue", "run", "server", "web", "eval", "doctor", "dockerproxy", "cmd"},
+			"the check packages judge untrusted output for both sides and import neither"},
+	}
+	var problems []string
+	for name, p := range pkgs {
+		for _, r := range rules {
+			if !under(name, r.from) {
+				continue
+			}
+			for _, dep := range p.Deps {
+				d := rel(dep)
+				for _, n := range r.never {
+					if d != "" && under(d, n) {
+						problems = append(problems, name+" reaches "+d+" ("+strings.Join(chain(pkgs, name, d), " -> ")+"): "+r.reason)
+					}
+				}
+			}
+		}
+	}
+	// The check packages hold no Docker client either: they never start or reach a sandbox.
+	for name, p := range pkgs {
+		if !under(name, "check") {
+			continue
+		}
+		for _, dep := range p.Deps {
+			if strings.HasPrefix(dep, "github.com/docker/docker/") {
+				problems = append(problems, name+" reaches "+dep+": the check packages never reach a sandbox or the engine")
+				break
+			}
+		}
+	}
+	sort.Strings(problems)
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+// TestRulesSeeTheirPackages guards the test itself: each side it names has packages, so a
+// folder renamed away cannot make the rules above vacuous.
+func TestRulesSeeTheirPackages(t *testing.T) {
+	t.Parallel()
+	pkgs := list(t)
+	for _, folder := range []string{"githubapp", "runner", "check", "check/patch", "check/secrets", "check/deps", "check/scanner"} {
+		if _, ok := pkgs[folder]; !ok && folder != "check" {
+			t.Errorf("no package %s in the module: update the layout rules", folder)
+		}
+		n := 0
+		for name := range pkgs {
+			if under(name, folder) {
+				n++
+			}
+		}
+		if n == 0 {
+			t.Errorf("no package under %s: update the layout rules", folder)
+		}
+	}
+}
