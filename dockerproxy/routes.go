@@ -87,7 +87,9 @@ func (p *Proxy) check(r *http.Request) (*forward, error) {
 		fw.version = rest == "/version"
 		return fw, nil
 	case rest == "/containers/json" && m == http.MethodGet:
-		if err := allowQuery(q, "all", "limit", "size", "filters"); err != nil {
+		// No size: the engine would walk every listed container's whole layer to answer it,
+		// and frognano never asks for it.
+		if err := allowQuery(q, "all", "limit", "filters"); err != nil {
 			return nil, err
 		}
 		args, err := filters.FromJSON(q.Get("filters"))

@@ -165,9 +165,17 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		requestID = fmt.Sprintf("F00D:%X:%X", s.AppID, s.reqSeq.Add(1)) // its own sequence: ids stay as they were
 		rec.Header().Set("X-GitHub-Request-Id", requestID)
 	}
+	// The request is on record before it is answered: a client may have read the whole answer
+	// (a JSON decoder stops at the value's end) before this handler returns, so a test that
+	// counts requests right after a call must not race the recording. Its status is filled in
+	// once answered.
+	s.mu.Lock()
+	i := len(s.requests)
+	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, RequestID: requestID})
+	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Status: rec.status, RequestID: requestID})
+		s.requests[i].Status = rec.status
 		s.mu.Unlock()
 	}()
 	if f := s.takeFault(r.Method, route); f != nil && f.before != nil {
