@@ -33,11 +33,11 @@ const ExitBudget = "budget"
 
 // BudgetExceeded says which budget a run found spent.
 type BudgetExceeded struct {
-	Scope   string // "installation" or "repository"
-	What    string // "runs" or "tokens"
+	Scope   string // budgetInstallation or budgetRepository
+	What    string // budgetRuns or budgetTokens
 	Limit   int64
 	Used    int64
-	Setting string    // the FROGNANO_BUDGET_* setting, or "the operator's override"
+	Setting string    // the FROGNANO_BUDGET_* setting, or budgetSetByOperator
 	Resets  time.Time // the next 00:00 UTC
 }
 
@@ -100,15 +100,15 @@ func (s *Store) overBudget(ctx context.Context, tx pgx.Tx, id, installation, rep
 		setting     string
 		overridden  bool
 	}{
-		{"installation", "runs", b.InstallationRuns, runs, EnvBudgetInstallationRuns, over.InstallationRuns},
-		{"installation", "tokens", b.InstallationTokens, tokens, EnvBudgetInstallationTokens, over.InstallationTokens},
-		{"repository", "runs", b.RepoRuns, repoRuns, EnvBudgetRepoRuns, over.RepoRuns},
-		{"repository", "tokens", b.RepoTokens, repoTokens, EnvBudgetRepoTokens, over.RepoTokens},
+		{budgetInstallation, budgetRuns, b.InstallationRuns, runs, EnvBudgetInstallationRuns, over.InstallationRuns},
+		{budgetInstallation, budgetTokens, b.InstallationTokens, tokens, EnvBudgetInstallationTokens, over.InstallationTokens},
+		{budgetRepository, budgetRuns, b.RepoRuns, repoRuns, EnvBudgetRepoRuns, over.RepoRuns},
+		{budgetRepository, budgetTokens, b.RepoTokens, repoTokens, EnvBudgetRepoTokens, over.RepoTokens},
 	} {
 		if c.limit > 0 && c.used >= c.limit {
 			setting := "`" + c.setting + "`"
 			if c.overridden {
-				setting = "set for this installation by the operator"
+				setting = budgetSetByOperator
 			}
 			return &BudgetExceeded{Scope: c.scope, What: c.what, Limit: c.limit, Used: c.used, Setting: setting, Resets: resets}, nil
 		}

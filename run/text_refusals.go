@@ -36,6 +36,16 @@ func backticked(items []string) string {
 	return strings.Join(out, ", ")
 }
 
+// The words of a budget's note (BudgetExceeded): its scope, what it counts, and who set it
+// when the operator overrode the setting for one installation.
+const (
+	budgetInstallation  = "installation"
+	budgetRepository    = "repository"
+	budgetRuns          = "runs"
+	budgetTokens        = "tokens"
+	budgetSetByOperator = "set for this installation by the operator"
+)
+
 // Note is what the run's comment says: which budget, and when it resets (for an issue run).
 func (e *BudgetExceeded) Note(now time.Time) string { return e.note(now, "add the label again") }
 
@@ -50,7 +60,7 @@ func budgetNote(e *BudgetExceeded, now time.Time, kind string) string {
 
 func (e *BudgetExceeded) note(now time.Time, retry string) string {
 	used := fmt.Sprintf("%d runs have started", e.Used)
-	if e.What == "tokens" {
+	if e.What == budgetTokens {
 		used = fmt.Sprintf("the runs started today used %d tokens", e.Used)
 	}
 	return fmt.Sprintf("This %s's budget of %d %s a day is spent: %s since 00:00 UTC (%s). "+

@@ -181,6 +181,10 @@ func renderStatus(v Status) string { return v.Note + "\n" + pageLine(v.Page) }
 func pageLine(p string) string { return "The run's page: " + p }
 
 func closed(what string) string { return fmt.Sprintf("%s, so nothing was done.", what) }
+
+type budget struct{ scope string }
+
+func (b budget) note() string { return "This " + b.scope + "'s budget is spent." }
 `
 	const types = `package run
 
@@ -243,6 +247,7 @@ var _ noter = issue{}`, `"An issue's note."`},
 		{"AMapValue", `func f(k string) Status {
 	return Status{Note: map[string]string{"a": noteStarting, "b": "Another reason."}[k]}
 }`, `"Another reason."`},
+		{"AFieldOfAnotherStruct", `func f() Status { return Status{Note: budget{scope: "installation"}.note()} }`, `"installation"`},
 		{"ASlice", `func f() Status {
 	var parts []string
 	parts = append(parts, "One part.")

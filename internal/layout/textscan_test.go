@@ -206,7 +206,8 @@ type textScan struct {
 	values map[types.Object]valueOf // package-level constants and variables
 	types  []*types.Named           // the named types of the scanned packages
 	calls  map[*types.Func][]callSite
-	sinks  map[string]bool // sinkCalls found
+	fields map[*types.Var][]valueOf // what the scanned code sets each field of its structs to
+	sinks  map[string]bool          // sinkCalls found
 
 	stray   map[string]string // "file:line: literal" outside the text files -> how it was reached
 	reached map[string]int    // literals with a word reached, by file
@@ -260,7 +261,7 @@ type callSite struct {
 
 func newTextScan(l *loader, module string, isText func(string) bool) *textScan {
 	s := &textScan{fset: l.fset, module: module, pkgs: l.order, isText: isText, funcs: map[*types.Func]fnDecl{},
-		values: map[types.Object]valueOf{}, calls: map[*types.Func][]callSite{}, sinks: map[string]bool{},
+		values: map[types.Object]valueOf{}, calls: map[*types.Func][]callSite{}, fields: map[*types.Var][]valueOf{}, sinks: map[string]bool{},
 		stray: map[string]string{}, reached: map[string]int{}, marked: map[paramKey]bool{}, seen: map[seenKey]bool{}}
 	for _, p := range s.pkgs {
 		for _, n := range p.pkg.Scope().Names() {
@@ -312,13 +313,42 @@ func (s *textScan) eachFunc(f func(sc *scope)) {
 	}
 }
 
-// run indexes every call, then walks every root.
+// run indexes every call and every field set, then walks every root.
 func (s *textScan) run() {
 	s.eachFunc(func(sc *scope) {
+		info := sc.pkg.info
 		ast.Inspect(sc.decl.Body, func(n ast.Node) bool {
-			if c, ok := n.(*ast.CallExpr); ok {
-				for _, fn := range s.callees(c, sc) {
-					s.calls[fn] = append(s.calls[fn], callSite{c, sc})
+			switch n := n.(type) {
+			case *ast.CallExpr:
+				for _, fn := range s.callees(n, sc) {
+					s.calls[fn] = append(s.calls[fn], callSite{n, sc})
+				}
+			case *ast.CompositeLit:
+				st, ok := info.TypeOf(n).Underlying().(*types.Struct)
+				if !ok {
+					break
+				}
+				for i, el := range n.Elts {
+					if kv, ok := el.(*ast.KeyValueExpr); ok {
+						if k, ok := kv.Key.(*ast.Ident); ok {
+							if f, ok := info.Uses[k].(*types.Var); ok {
+								s.fields[f] = append(s.fields[f], valueOf{kv.Value, sc})
+							}
+						}
+					} else if i < st.NumFields() {
+						s.fields[st.Field(i)] = append(s.fields[st.Field(i)], valueOf{el, sc})
+					}
+				}
+			case *ast.AssignStmt:
+				for i, lhs := range n.Lhs {
+					sel, ok := lhs.(*ast.SelectorExpr)
+					if !ok || info.Selections[sel] == nil || info.Selections[sel].Kind() != types.FieldVal {
+						continue
+					}
+					f := info.Selections[sel].Obj().(*types.Var)
+					if len(n.Rhs) == len(n.Lhs) {
+						s.fields[f] = append(s.fields[f], valueOf{n.Rhs[i], sc})
+					}
 				}
 			}
 			return true
@@ -472,8 +502,18 @@ func (s *textScan) walkResult(e ast.Expr, sc *scope, i int, depth int) {
 	case *ast.Ident:
 		s.object(info.Uses[e], sc, depth)
 	case *ast.SelectorExpr:
-		if sel := info.Selections[e]; sel == nil { // a qualified name: pkg.Name
+		sel := info.Selections[e]
+		switch {
+		case sel == nil: // a qualified name: pkg.Name
 			s.object(info.Uses[e.Sel], sc, depth)
+		case sel.Kind() == types.FieldVal:
+			// A field: whatever the scanned code sets it to, anywhere (by field, not by value).
+			f := sel.Obj().(*types.Var)
+			for _, v := range s.fields[f] {
+				s.trail = append(s.trail, fmt.Sprintf("what sets %s (%s)", f.Name(), s.at(v.sc, v.expr)))
+				s.walk(v.expr, v.sc, depth)
+				s.trail = s.trail[:len(s.trail)-1]
+			}
 		}
 	case *ast.CallExpr:
 		s.call(e, sc, i, depth)
@@ -513,25 +553,25 @@ var (
 // notWording are literals that reach GitHub but word nothing, each with why; a literal here
 // is exempt wherever it lies.
 var notWording = map[string]string{
-	`"none"`:       "githubapp.Client.Permission: GitHub's name of no permission, shown as a code",
-	`"[REDACTED]"`: "githubapp.Redact's mark for a secret it removed (the one redactor owns it)",
-	`"GH\u2011$1"`: "githubapp.InertReferences: the replacement that keeps a reference from linking",
+	`"none"`: "githubapp.Client.Permission: GitHub's name of no permission, shown as a code",
 }
 
 // wording reports whether literal l (as written) words something: two letters or more outside
-// the format verbs, and not a name.
+// the format verbs, and either a space or no character of a code (an exit reason max_time, a
+// branch frognano/issue-%d, an address): a name is not wording either.
 func wording(l string) bool {
 	v, err := strconv.Unquote(l)
 	if err != nil || name.MatchString(v) || notWording[l] != "" {
 		return false
 	}
+	v = verb.ReplaceAllString(v, "")
 	letters := 0
-	for _, r := range verb.ReplaceAllString(v, "") {
+	for _, r := range v {
 		if unicode.IsLetter(r) {
 			letters++
 		}
 	}
-	return letters >= 2
+	return letters >= 2 && (strings.ContainsFunc(v, unicode.IsSpace) || !strings.ContainsAny(v, "_/:$[]=<>@#\\"))
 }
 
 // literal records a string literal reached from a root that words something (wording).
