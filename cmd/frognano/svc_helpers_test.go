@@ -28,6 +28,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/buildtest"
 	"github.com/frognano/frognano/migrations/dbtest"
@@ -280,7 +281,7 @@ type svcProc struct {
 func (e *svcEnv) start() *svcProc {
 	t := e.t
 	t.Helper()
-	cfg, err := loadServiceConfig(e.getenv, true)
+	cfg, err := config.LoadService(e.getenv, true)
 	if err != nil {
 		t.Fatalf("service configuration: %v", err)
 	}
