@@ -276,7 +276,7 @@ type svcProc struct {
 }
 
 // start builds the graph from e's environment exactly as `frognano serve` does
-// (loadServiceConfig, newService, run) and returns once it accepts connections. The service is
+// (config.LoadService, newService, run) and returns once it accepts connections. The service is
 // stopped (gracefully) when the test ends, unless stopped before.
 func (e *svcEnv) start() *svcProc {
 	t := e.t
