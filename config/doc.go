@@ -11,5 +11,5 @@
 // and sizes quote what they were given, and no secret is one of those. It must never be
 // imported by the packages it configures (it imports both sides of the trust boundary:
 // internal/layout checks that only cmd/ reaches it), and no other package reads a setting from
-// the environment (TestNoOtherPackageReadsSettings).
+// the environment (internal/layout TestSettingsAreReadInConfig).
 package config
