@@ -48,7 +48,8 @@ func (s setting[T]) get(e *env) T { return s.read(e, s.Name, s.def) }
 // the documents), such as the host name or what the host's memory holds.
 func (s setting[T]) or(e *env, def T) T { return s.read(e, s.Name, def) }
 
-// raw is the value exactly as set, for the callers that only ask whether it is set.
+// raw is the value exactly as set: for the callers that only ask whether it is set, and for
+// docker-proxy, which reads FROGNANO_SETUP_NETWORK as a list of its own.
 func (s setting[T]) raw(e *env) string { return e.Raw(s.Name) }
 
 // declared is every variable, in the order of their declarations (vars.go).
