@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/eval"
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/runner"
@@ -30,7 +31,7 @@ func evalCmd(ctx context.Context, args []string, getenv func(string) string, std
 			return evalTasksCmd(ctx, args[1:], getenv, stdout, stderr)
 		}
 	}
-	cfg, err := runnerConfig(getenv)
+	cfg, err := config.Runner(getenv)
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -58,7 +59,7 @@ func evalCmd(ctx context.Context, args []string, getenv func(string) string, std
 	if err := checkRunnerConfig(cfg); err != nil {
 		return usageError{err.Error()}
 	}
-	if err := checkAttempts(cfg.Attempts); err != nil {
+	if err := config.CheckAttempts(cfg.Attempts); err != nil {
 		return usageError{err.Error()}
 	}
 	f, err := os.Open(*tasksFile)
@@ -176,7 +177,7 @@ func evalCompareCmd(args []string, stdout, stderr io.Writer) error {
 
 // evalTasksCmd is `frognano eval tasks --from-history REPO --out FILE`.
 func evalTasksCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := runnerConfig(getenv)
+	cfg, err := config.Runner(getenv)
 	if err != nil {
 		return usageError{err.Error()}
 	}

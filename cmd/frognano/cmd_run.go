@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/check/secrets"
+	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/runner"
 	envpkg "github.com/frognano/frognano/runner/env"
@@ -25,12 +26,12 @@ import (
 // runCmd is `frognano run`: one agent run on a local checkout. It exits 0 whenever the run
 // completed, whatever the agent achieved; a broken setup is a setupError with one clear line.
 func runCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := runnerConfig(getenv)
+	cfg, err := config.Runner(getenv)
 	if err != nil {
 		return usageError{err.Error()}
 	}
 	// What the run prints (the model's calls, setup's lines, test names) passes the one
-	// redactor, which runnerConfig gave the configuration's secrets.
+	// redactor, which config.Runner gave the configuration's secrets.
 	stdout, stderr = redactingWriter{stdout}, redactingWriter{stderr}
 	fs := newFlagSet("run", stderr)
 	repo := fs.String("repo", "", "the git checkout to work on (read, never modified)")
@@ -60,7 +61,7 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := checkRunnerConfig(cfg); err != nil {
 		return usageError{err.Error()}
 	}
-	if err := checkAttempts(cfg.Attempts); err != nil {
+	if err := config.CheckAttempts(cfg.Attempts); err != nil {
 		return usageError{err.Error()}
 	}
 	repoDir, err := filepath.Abs(*repo)

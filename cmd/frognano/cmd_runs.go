@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/githubapp"
 	// runs, not run: package main has its run function.
 	runs "github.com/frognano/frognano/run"
@@ -19,7 +20,7 @@ import (
 // runsCmd is `frognano runs [--limit N]` (the newest runs) and `frognano runs show ID
 // [--report|--trajectory|--patch|--setup-log]` (one run): the history kept in PostgreSQL, for operators.
 func runsCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	url := strings.TrimSpace(getenv("DATABASE_URL"))
+	url := config.DatabaseURL(getenv)
 	if len(args) > 0 && args[0] == "show" {
 		fs := newFlagSet("runs show", stderr)
 		what := ""

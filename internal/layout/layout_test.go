@@ -123,6 +123,18 @@ func TestTrustBoundaryImports(t *testing.T) {
 			}
 		}
 	}
+	// Package config imports both sides to build their configurations; only the commands
+	// (cmd/) may import it, so that no side reaches the other through it.
+	for name, p := range pkgs {
+		if under(name, "cmd") || under(name, "config") {
+			continue
+		}
+		for _, dep := range p.Deps {
+			if d := rel(dep); d != "" && under(d, "config") {
+				problems = append(problems, name+" reaches "+d+" ("+strings.Join(chain(pkgs, name, d), " -> ")+"): only cmd/ imports package config, which imports both sides of the trust boundary")
+			}
+		}
+	}
 	// The check packages hold no Docker client either: they never start or reach a sandbox.
 	for name, p := range pkgs {
 		if !under(name, "check") {
@@ -146,7 +158,7 @@ func TestTrustBoundaryImports(t *testing.T) {
 func TestRulesSeeTheirPackages(t *testing.T) {
 	t.Parallel()
 	pkgs := list(t)
-	for _, folder := range []string{"githubapp", "runner", "check", "check/patch", "check/secrets", "check/deps", "check/scanner"} {
+	for _, folder := range []string{"githubapp", "runner", "check", "check/patch", "check/secrets", "check/deps", "check/scanner", "config", "cmd/frognano"} {
 		if _, ok := pkgs[folder]; !ok && folder != "check" {
 			t.Errorf("no package %s in the module: update the layout rules", folder)
 		}

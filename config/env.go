@@ -1,12 +1,4 @@
-// Package setting owns reading a process's settings from environment variables (FROGNANO_*,
-// GITHUB_*, DATABASE_URL): through a getenv function passed in (so that tests run in parallel),
-// with named defaults, collecting every bad value so that one start reports all of them.
-//
-// It never puts a secret's value in an error: only the readers of numbers, durations, booleans
-// and sizes quote what they were given, and no secret is one of those; String, Raw and Secret
-// never complain about a value. A caller that finds a problem itself adds it with Add, and must
-// hold to the same rule.
-package setting
+package config
 
 import (
 	"errors"
@@ -16,23 +8,27 @@ import (
 	"time"
 )
 
-// Env reads settings and collects their problems. The zero value is not usable: use New.
-type Env struct {
+// env reads variables through a getenv function passed in (os.Getenv, or a map's lookup in
+// tests) and collects their problems, so that one start reports all of them. Only the readers
+// of numbers, durations, booleans and sizes quote what they were given, and no secret is one
+// of those; String, Raw and Secret never complain about a value. A reader that finds a problem
+// itself adds it with Add, and must hold to the same rule. The zero value is not usable: use
+// newEnv.
+type env struct {
 	getenv func(string) string
 	errs   []error
 }
 
-// New reads settings through getenv (os.Getenv, or a map's lookup in tests).
-func New(getenv func(string) string) *Env { return &Env{getenv: getenv} }
+func newEnv(getenv func(string) string) *env { return &env{getenv: getenv} }
 
 // Raw is name's value exactly as set, "" when unset.
-func (e *Env) Raw(name string) string { return e.getenv(name) }
+func (e *env) Raw(name string) string { return e.getenv(name) }
 
 // Secret is Raw for a secret (a token, a key, a webhook secret): its value is never quoted.
-func (e *Env) Secret(name string) string { return e.getenv(name) }
+func (e *env) Secret(name string) string { return e.getenv(name) }
 
 // String is name's value without surrounding white space, or def when that is empty.
-func (e *Env) String(name, def string) string {
+func (e *env) String(name, def string) string {
 	if v := strings.TrimSpace(e.getenv(name)); v != "" {
 		return v
 	}
@@ -40,7 +36,7 @@ func (e *Env) String(name, def string) string {
 }
 
 // Int is name's value as a non-negative integer, or def when unset; a bad value is a problem.
-func (e *Env) Int(name string, def int) int {
+func (e *env) Int(name string, def int) int {
 	v := e.getenv(name)
 	if v == "" {
 		return def
@@ -54,7 +50,7 @@ func (e *Env) Int(name string, def int) int {
 }
 
 // Int64 is Int for a 64-bit value (an id).
-func (e *Env) Int64(name string, def int64) int64 {
+func (e *env) Int64(name string, def int64) int64 {
 	v := e.getenv(name)
 	if v == "" {
 		return def
@@ -68,7 +64,7 @@ func (e *Env) Int64(name string, def int64) int64 {
 }
 
 // Float is name's value as a non-negative number, or def when unset.
-func (e *Env) Float(name string, def float64) float64 {
+func (e *env) Float(name string, def float64) float64 {
 	v := e.getenv(name)
 	if v == "" {
 		return def
@@ -82,7 +78,7 @@ func (e *Env) Float(name string, def float64) float64 {
 }
 
 // Duration is name's value as a non-negative duration such as 45m, or def when unset.
-func (e *Env) Duration(name string, def time.Duration) time.Duration {
+func (e *env) Duration(name string, def time.Duration) time.Duration {
 	v := e.getenv(name)
 	if v == "" {
 		return def
@@ -96,7 +92,7 @@ func (e *Env) Duration(name string, def time.Duration) time.Duration {
 }
 
 // Bool is name's value as true or false (strconv.ParseBool's spellings), or def when unset.
-func (e *Env) Bool(name string, def bool) bool {
+func (e *env) Bool(name string, def bool) bool {
 	v := e.getenv(name)
 	if v == "" {
 		return def
@@ -110,7 +106,7 @@ func (e *Env) Bool(name string, def bool) bool {
 }
 
 // Bytes is name's value as a size (ParseBytes), or def when unset.
-func (e *Env) Bytes(name string, def int64) int64 {
+func (e *env) Bytes(name string, def int64) int64 {
 	v := e.getenv(name)
 	if v == "" {
 		return def
@@ -124,14 +120,14 @@ func (e *Env) Bytes(name string, def int64) int64 {
 }
 
 // Add records a problem the caller found; it must not quote a secret.
-func (e *Env) Add(err error) {
+func (e *env) Add(err error) {
 	if err != nil {
 		e.errs = append(e.errs, err)
 	}
 }
 
 // Err is every problem found so far, joined; nil when there is none.
-func (e *Env) Err() error { return errors.Join(e.errs...) }
+func (e *env) Err() error { return errors.Join(e.errs...) }
 
 // ParseBytes reads sizes such as 4g, 512m, 1GiB or a plain byte count (positive).
 func ParseBytes(s string) (int64, error) {

@@ -1,19 +1,17 @@
-package setting_test
+package config
 
 import (
 	"errors"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/frognano/frognano/internal/setting"
 )
 
 func lookup(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 func TestReadersAndDefaults(t *testing.T) {
 	t.Parallel()
-	e := setting.New(lookup(map[string]string{
+	e := newEnv(lookup(map[string]string{
 		"S": "  text ", "I": " 7", "I64": "12", "F": "0.5", "D": "90s", "B": "true", "SZ": "4g",
 		"TOKEN": " secret ",
 	}))
@@ -55,7 +53,7 @@ func TestReadersAndDefaults(t *testing.T) {
 // TestEveryProblemAtOnce: one start names every bad value, each falling back to its default.
 func TestEveryProblemAtOnce(t *testing.T) {
 	t.Parallel()
-	e := setting.New(lookup(map[string]string{
+	e := newEnv(lookup(map[string]string{
 		"I": "two", "I64": "-1", "F": "-0.5", "D": "soon", "B": "maybe", "SZ": "lots",
 	}))
 	if e.Int("I", 1) != 1 || e.Int64("I64", 2) != 2 || e.Float("F", 3) != 3 || e.Duration("D", 4) != 4 || e.Bool("B", true) != true || e.Bytes("SZ", 5) != 5 {
@@ -89,7 +87,7 @@ func TestParseBytes(t *testing.T) {
 		{"100", 100, true}, {"100b", 100, true},
 		{"0", 0, false}, {"-1g", 0, false}, {"g", 0, false}, {"4t", 0, false}, {"", 0, false},
 	} {
-		got, err := setting.ParseBytes(tt.in)
+		got, err := ParseBytes(tt.in)
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("ParseBytes(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
 		}
