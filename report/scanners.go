@@ -11,8 +11,8 @@ import (
 
 // This file renders what the operator's scanners found (audit.Auditor.Scanners): the
 // "Scanners" section of report.md, the PR body and the check run's summary, the check run's
-// annotations, and what the findings do to its conclusion. Everything a scanner wrote is untrusted: rule ids
-// and paths go in code spans, messages through prose, all redacted and cut.
+// annotations, and what the findings do to its conclusion. Everything a scanner wrote is
+// untrusted: rule ids and paths go in code spans, messages through prose, all redacted and cut.
 
 // maxAnnotations bounds the annotations of one check run (GitHub takes 50 a request; the
 // rest go in updates: githubapp.CreateCheckRun).

@@ -62,11 +62,12 @@ func patchPaths(p *patch.Checked) []string {
 const installCheckTimeout = time.Minute
 
 // Installed says, for each version the patch adds, whether the environment the tests ran in
-// has it, and records the answer in rep (the run's Result.Dependencies). The sandbox is offline and its environment image was built from the base commit,
-// so a package the patch adds was most likely not there when the tests after ran; where that
-// can be checked honestly and cheaply it is, in a fresh sandbox made from the same image with
-// the same lock-down as the test runs (no repository copy: nothing of the patch or the model
-// reaches it), and the answer is only ever used to say "installed" or "missing":
+// has it, and records the answer in rep (the run's Result.Dependencies). The sandbox is
+// offline and its environment image was built from the base commit, so a package the patch
+// adds was most likely not there when the tests after ran; where that can be checked honestly
+// and cheaply it is, in a fresh sandbox made from the same image with the same lock-down as
+// the test runs (no repository copy: nothing of the patch or the model reaches it), and the
+// answer is only ever used to say "installed" or "missing":
 //
 //   - PyPI: the image's python3 in isolated mode (-I: no current directory, user site or
 //     PYTHON* variables on its path) asks importlib.metadata for each distribution's version;

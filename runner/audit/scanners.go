@@ -168,11 +168,11 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 
 const errNoSARIF = "wrote no SARIF"
 
-// applyForScan applies diff in the scanner's sandbox as the tests after's is applied (runner), and marks the files it
-// adds as tracked (--intent-to-add): a scanner that lists files with git (semgrep) would
-// otherwise skip a new file that an ignore rule names, and the patch's diff need not follow
-// its own .gitignore. An empty diff (the patch changed only configuration files) changes
-// nothing.
+// applyForScan applies diff in the scanner's sandbox as runner applies the patch for the tests
+// after, and marks the files it adds as tracked (--intent-to-add): a scanner that lists files
+// with git (semgrep) would otherwise skip a new file that an ignore rule names, and the
+// patch's diff need not follow its own .gitignore. An empty diff (the patch changed only
+// configuration files) changes nothing.
 func applyForScan(ctx context.Context, sb *sandbox.Sandbox, diff []byte) error {
 	if len(diff) == 0 {
 		return nil
