@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/report"
 )
 
 // ciPlan is a CI follow-up: the repository's CI (another App's check suite) failed on the head
@@ -36,7 +36,7 @@ func (p *ciPlan) admit(ctx context.Context, a *attempt) (bool, error) {
 // note says what the run answers, for its reply.
 func (p *ciPlan) note(a *attempt) string {
 	return fmt.Sprintf("Follow-up run triggered by CI: the repository's checks failed on %s, the head of this pull request. "+
-		"It pushes a new commit on this branch; CI may start at most this many such runs per pull request (`FROGNANO_CI_FOLLOWUPS`).", runner.CodeSpan(a.run.CISHA, 64))
+		"It pushes a new commit on this branch; CI may start at most this many such runs per pull request (`FROGNANO_CI_FOLLOWUPS`).", report.CodeSpan(a.run.CISHA, 64))
 }
 
 func (p *ciPlan) task(ctx context.Context, a *attempt) (string, bool, error) {
@@ -49,7 +49,7 @@ func (p *ciPlan) publish(ctx context.Context, a *attempt, dir string) error {
 
 // ciNote keeps saying, in a CI follow-up's final reply, that CI triggered it.
 func ciNote(sha, note string) string {
-	return strings.TrimSpace(fmt.Sprintf("Triggered by CI: the repository's checks failed on %s. %s", runner.CodeSpan(sha, 64), note))
+	return strings.TrimSpace(fmt.Sprintf("Triggered by CI: the repository's checks failed on %s. %s", report.CodeSpan(sha, 64), note))
 }
 
 // ciBudget returns the CI follow-up limit and how many CI follow-ups of this pull request

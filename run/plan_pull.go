@@ -11,7 +11,7 @@ import (
 	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/internal/logging"
-	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/report"
 )
 
 // pull is what both kinds of follow-up share (followUpPlan, ciPlan): the frognano pull request
@@ -156,7 +156,7 @@ func closedNote(pr githubapp.PullRequest, what, so string) string {
 		return what + ", so " + so
 	}
 	return fmt.Sprintf("%s: its branch %s was deleted (GitHub closes a pull request whose branch is deleted), so %s %s",
-		what, runner.CodeSpan(pr.HeadRef, 255), so, githubapp.RestoreBranchAdvice)
+		what, report.CodeSpan(pr.HeadRef, 255), so, githubapp.RestoreBranchAdvice)
 }
 
 // requester is who asked for a follow-up, credited in its commit and asked to review: nobody
@@ -192,18 +192,18 @@ func FollowUpTask(title, body string, earlier []string, reviewer, request, detai
 func followUpBody(current string, r *row) string {
 	head := fmt.Sprintf("\n\n---\n\n## Follow-up run %d\n\nRequested by @%s", r.ID, r.Labeler)
 	if r.Kind == KindCI {
-		head = fmt.Sprintf("\n\n---\n\n## Follow-up run %d\n\nTriggered by the repository's failed CI on %s", r.ID, runner.CodeSpan(r.CISHA, 64))
+		head = fmt.Sprintf("\n\n---\n\n## Follow-up run %d\n\nTriggered by the repository's failed CI on %s", r.ID, report.CodeSpan(r.CISHA, 64))
 	}
 	if r.RequestURL != "" {
 		head += " in " + r.RequestURL
 	}
 	head += ".\n\n"
 	for _, section := range []string{head + r.PRBody, head + r.Headline, head} {
-		if body := current + section; utf8.RuneCountInString(githubapp.Redact(body)) <= runner.GitHubBodyLimit {
+		if body := current + section; utf8.RuneCountInString(githubapp.Redact(body)) <= report.GitHubBodyLimit {
 			return body
 		}
 	}
-	room := runner.GitHubBodyLimit - utf8.RuneCountInString(head) - 200
+	room := report.GitHubBodyLimit - utf8.RuneCountInString(head) - 200
 	cut, _ := clip.Runes(current, max(room, 0))
 	return cut + head
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/logging"
-	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/report"
 )
 
 // statusReserve is the most that the status comment adds around the runner's summary
@@ -48,7 +48,7 @@ type Status struct {
 // GitHub's comment limit. It never cuts markdown: should the comment be over the limit, the summary is left out (it
 // is kept with the run) and the comment says so.
 func RenderStatus(v Status) string {
-	if s := githubapp.Redact(composeStatus(v)); utf8.RuneCountInString(s) <= runner.GitHubBodyLimit || v.Summary == "" {
+	if s := githubapp.Redact(composeStatus(v)); utf8.RuneCountInString(s) <= report.GitHubBodyLimit || v.Summary == "" {
 		return s
 	}
 	v.Summary = fmt.Sprintf("_The summary of this run is too long for a comment; `frognano runs show %d --report` prints it._", v.RunID)
@@ -96,7 +96,7 @@ func composeStatus(v Status) string {
 		b.WriteString("\n\nℹ️ " + n)
 	}
 	if v.ExitReason != "" || v.Steps > 0 {
-		fmt.Fprintf(&b, "\n\nExit reason: %s; steps: %d; time: %s.", runner.CodeSpan(v.ExitReason, 40), v.Steps, v.Elapsed.Round(time.Second))
+		fmt.Fprintf(&b, "\n\nExit reason: %s; steps: %d; time: %s.", report.CodeSpan(v.ExitReason, 40), v.Steps, v.Elapsed.Round(time.Second))
 	}
 	if v.Summary != "" {
 		b.WriteString("\n\n" + v.Summary)
@@ -113,7 +113,7 @@ func composeStatus(v Status) string {
 }
 
 // renderProgress shows the latest step: each tool call with its argument exactly as the
-// model wrote it (runner.RenderCall), or that the model gave its final answer; and, above it,
+// model wrote it (report.RenderCall), or that the model gave its final answer; and, above it,
 // that the run waits for a free sandbox or for the model server, while it does.
 func renderProgress(p Progress) string {
 	var parts []string
@@ -141,14 +141,14 @@ func renderStep(p Progress) string {
 			fmt.Fprintf(&b, "\n_and %d more tool calls_\n", len(p.Calls)-i)
 			break
 		}
-		b.WriteString("\n" + runner.RenderCall(c.Tool, c.Arguments, 300, githubapp.Redact))
+		b.WriteString("\n" + report.RenderCall(c.Tool, c.Arguments, 300, githubapp.Redact))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
 func renderDenied(runID int64, labeler, permission string) string {
 	return fmt.Sprintf("<!-- frognano:run:%d -->\n@%s, frognano only starts for people with write, maintain or admin "+
-		"permission on this repository (yours: %s). No run was started.", runID, labeler, runner.CodeSpan(permission, 20))
+		"permission on this repository (yours: %s). No run was started.", runID, labeler, report.CodeSpan(permission, 20))
 }
 
 // statusComment edits the run's one status comment. Progress edits are

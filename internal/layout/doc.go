@@ -5,10 +5,12 @@
 // The sides: githubapp holds GitHub's credentials (the App key, installation tokens); runner
 // and its packages run beside the untrusted sandbox; check and its packages judge what comes
 // out of a sandbox (the patch, the published tree, secrets, dependencies, scanners' output) and
-// are used by both. The credential side never imports the sandbox side, the sandbox side
-// never imports the credential side, and the check packages import neither. Package config,
-// which builds both sides' configurations, is imported by cmd/ alone, and it alone reads
-// settings from the environment (settings_test.go).
+// are used by both; runner/audit runs those checks on one run's patch, on the sandbox side.
+// report renders a run's Result as the text people read: it imports runner for its types,
+// never the credential side, and runner never imports it. The credential side never imports
+// the sandbox side, the sandbox side never imports the credential side, and the check
+// packages import neither. Package config, which builds both sides' configurations, is
+// imported by cmd/ alone, and it alone reads settings from the environment (settings_test.go).
 //
 // It has no code of its own and must never gain any: it is a test.
 package layout

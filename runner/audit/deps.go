@@ -1,4 +1,4 @@
-package runner
+package audit
 
 import (
 	"bytes"
@@ -16,31 +16,31 @@ import (
 	"github.com/frognano/frognano/runner/sandbox"
 )
 
-// listDependencies lists what the checked patch p does to the repository's dependencies
-// and to where they come from (check/deps, from git's objects of the host's clone, never the
-// sandbox's files) and, with FROGNANO_OSV_DIR, matches the new versions against OSV's offline
+// Dependencies lists what the checked patch p does to the repository's dependencies and to
+// where they come from (check/deps, from git's objects of the host's clone, never the sandbox's
+// files) and, with osvDir (FROGNANO_OSV_DIR), matches the new versions against OSV's offline
 // exports. It never refuses the patch: what it finds is for the reviewer
-// (Result.Dependencies), and a failure is a note.
-func (x *run) listDependencies(ctx context.Context, p *patch.Checked) {
+// (Result.Dependencies), and a failure is a note. nil when p touches no dependency file.
+func (a *Auditor) Dependencies(ctx context.Context, p *patch.Checked, osvDir string) *deps.Report {
 	if p == nil || p.TooLarge || len(p.Diff) == 0 {
-		return
+		return nil
 	}
-	git := patch.HostGit(x.spec.RepoDir)
-	if reads, err := deps.Reads(ctx, git, x.base, patchPaths(p)); err == nil && !reads {
-		return // no manifest, and no file a manifest of the base includes
+	git := patch.HostGit(a.RepoDir)
+	if reads, err := deps.Reads(ctx, git, a.Base, patchPaths(p)); err == nil && !reads {
+		return nil // no manifest, and no file a manifest of the base includes
 	}
-	rep, err := deps.List(ctx, git, x.base, p.Diff)
+	rep, err := deps.List(ctx, git, a.Base, p.Diff)
 	if err != nil {
-		x.note("The patch's dependency changes could not be listed: " + err.Error())
-		return
+		a.Note("The patch's dependency changes could not be listed: " + err.Error())
+		return nil
 	}
 	if len(rep.Files) == 0 {
-		return
+		return nil
 	}
-	if dir := x.r.cfg.OSVDir; dir != "" && len(rep.Changes) > 0 {
-		deps.OSV{Dir: dir}.Check(ctx, rep)
+	if osvDir != "" && len(rep.Changes) > 0 {
+		deps.OSV{Dir: osvDir}.Check(ctx, rep)
 	}
-	x.res.Dependencies = rep
+	return rep
 }
 
 // patchPaths are the paths the checked patch changes (its own file list names every path git
@@ -61,12 +61,13 @@ func patchPaths(p *patch.Checked) []string {
 // installCheckTimeout bounds each command of the install check.
 const installCheckTimeout = time.Minute
 
-// checkInstalled says, for each version the patch adds, whether the environment the tests ran
-// in has it. The sandbox is offline and its environment image was built from the base commit,
-// so a package the patch adds was most likely not there when the tests after ran; where that
-// can be checked honestly and cheaply it is, in a fresh sandbox made from the same image with
-// the same lock-down as the test runs (no repository copy: nothing of the patch or the model
-// reaches it), and the answer is only ever used to say "installed" or "missing":
+// Installed says, for each version the patch adds, whether the environment the tests ran in
+// has it, and records the answer in rep (the run's Result.Dependencies). The sandbox is
+// offline and its environment image was built from the base commit, so a package the patch
+// adds was most likely not there when the tests after ran; where that can be checked honestly
+// and cheaply it is, in a fresh sandbox made from the same image with the same lock-down as
+// the test runs (no repository copy: nothing of the patch or the model reaches it), and the
+// answer is only ever used to say "installed" or "missing":
 //
 //   - PyPI: the image's python3 in isolated mode (-I: no current directory, user site or
 //     PYTHON* variables on its path) asks importlib.metadata for each distribution's version;
@@ -78,15 +79,17 @@ const installCheckTimeout = time.Minute
 // target directory, which the patch controls): the report says conservatively that the
 // offline sandbox could not install them. A sandbox that cannot be made, or a check that
 // fails, leaves the changes Unchecked with a note.
-func (x *run) checkInstalled(ctx context.Context) {
-	rep := x.res.Dependencies
-	if rep == nil || x.res.TestsAfter == nil {
+//
+// The caller calls it only when the tests after ran: what the environment holds matters to
+// nothing else.
+func (a *Auditor) Installed(ctx context.Context, rep *deps.Report) {
+	if rep == nil {
 		return
 	}
 	var py, gomods []*deps.Change
 	for i := range rep.Changes {
 		c := &rep.Changes[i]
-		if !installable(*c) || len(c.New) != 1 || c.New[0].Version == "" {
+		if !Installable(*c) || len(c.New) != 1 || c.New[0].Version == "" {
 			continue
 		}
 		switch c.Ecosystem {
@@ -104,22 +107,38 @@ func (x *run) checkInstalled(ctx context.Context) {
 	if len(py) == 0 && len(gomods) == 0 {
 		return
 	}
-	sb, err := sandbox.New(ctx, x.r.docker, x.sbCfg, x.spec.RunID, "deps-check")
+	sb, err := sandbox.New(ctx, a.Docker, a.Sandbox, a.RunID, "deps-check")
 	if err != nil {
-		x.note("Whether the patch's new dependencies were installed could not be checked: " + err.Error())
+		a.Note("Whether the patch's new dependencies were installed could not be checked: " + err.Error())
 		return
 	}
 	defer sb.Close()
 	if len(py) > 0 {
 		if err := checkPython(ctx, sb, py); err != nil {
-			x.note("Whether the patch's new Python dependencies were installed could not be checked: " + err.Error())
+			a.Note("Whether the patch's new Python dependencies were installed could not be checked: " + err.Error())
 		}
 	}
 	if len(gomods) > 0 {
 		if err := checkGo(ctx, sb, gomods); err != nil {
-			x.note("Whether the patch's new Go modules were in the module cache could not be checked: " + err.Error())
+			a.Note("Whether the patch's new Go modules were in the module cache could not be checked: " + err.Error())
 		}
 	}
+}
+
+// Installable reports whether c adds a registry version that an environment could hold: not
+// a removal or a move, not a constraint, override or replace, not a URL, repository or path.
+// Installed checks those (Python distributions and Go modules), and the report says of the
+// rest of them that the tests after most likely ran without.
+func Installable(c deps.Change) bool {
+	if c.Kind == deps.Removed || c.Kind == deps.Unlisted || c.Kind == deps.Moved || c.Role != "" {
+		return false
+	}
+	for _, p := range c.New {
+		if p.Source.Kind != deps.Registry {
+			return false
+		}
+	}
+	return true
 }
 
 // pyNameRE accepts the distribution names pip accepts (PEP 508), so nothing else is passed on.

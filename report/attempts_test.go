@@ -1,17 +1,26 @@
-package runner
+package report
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/check/patch"
+	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
+	"github.com/frognano/frognano/runner/verify"
 )
 
 // hostileAttempt is an attempt whose model wrote markup, mentions and pipes everywhere, and
 // many long steps.
-func hostileAttempt(k, size int) *Result {
-	r := attemptResult(size, 0, 0, 2)
+func hostileAttempt(k, size int) *runner.Result {
+	r := &runner.Result{
+		TestCommand: "python3 -m pytest -q",
+		Patch:       &patch.Checked{Diff: []byte(strings.Repeat("x", size))},
+		TestsBefore: &runner.TestRun{Outcome: verify.Outcome{ExitCode: 1}},
+		TestsAfter:  &runner.TestRun{Outcome: verify.Outcome{ExitCode: 1}, PatchApplied: true},
+		Comparison:  &verify.Comparison{PerTest: true, StillFailing: []string{"t", "t"}},
+	}
 	msg := fmt.Sprintf("attempt %d | @admin #1 <img src=x onerror=alert(1)> ``` **bold** [x](https://evil.example) :+1:\n| a | b |", k)
 	var steps []leaf.Step
 	for i := range 40 {
@@ -29,21 +38,26 @@ func hostileAttempt(k, size int) *Result {
 // the report, the PR body and the summary, every one inert on GitHub and within the limit.
 func TestAttemptsTableIsInertAndFits(t *testing.T) {
 	t.Parallel()
-	set := &AttemptSet{}
-	var results []*Result
+	set := &runner.AttemptSet{}
+	var results []*runner.Result
 	for k := 1; k <= 8; k++ {
 		r := hostileAttempt(k, 100*k)
 		results = append(results, r)
-		set.Attempts = append(set.Attempts, Attempt{K: k, Result: r})
+		set.Attempts = append(set.Attempts, runner.Attempt{K: k, Result: r})
 	}
-	set.Order, set.Why = rank(results)
+	// As runner's ranking orders them (runner: TestRankAttempts): the tests tie, the smallest
+	// patch wins.
+	for i := range results {
+		set.Order = append(set.Order, i)
+	}
+	set.Why = "attempt 1 ties with attempt 2 on the tests and has the smaller patch (100 bytes against 200)"
 	set.Chosen = set.Order[0]
 	chosen := results[set.Chosen]
 	chosen.Attempts = set
 	for name, md := range map[string]string{
-		"report":  chosen.Markdown(),
-		"prbody":  chosen.PRBody(Fit{Suffix: "\n\nFixes #1"}),
-		"summary": chosen.Summary(Fit{Limit: GitHubBodyLimit - 2000}),
+		"report":  Markdown(chosen),
+		"prbody":  PRBody(chosen, Fit{Suffix: "\n\nFixes #1"}),
+		"summary": Summary(chosen, Fit{Limit: GitHubBodyLimit - 2000}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			if n := runeLen(md); n > GitHubBodyLimit {

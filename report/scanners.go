@@ -1,16 +1,18 @@
-package runner
+package report
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/frognano/frognano/check/scanner"
+	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/runner/audit"
 )
 
-// This file renders what the operator's scanners found (scanners.go): the "Scanners" section
-// of report.md, the PR body and the check run's summary, the check run's annotations, and
-// what the findings do to its conclusion. Everything a scanner wrote is untrusted: rule ids
-// and paths go in code spans, messages through prose, all redacted and cut.
+// This file renders what the operator's scanners found (audit.Auditor.Scanners): the
+// "Scanners" section of report.md, the PR body and the check run's summary, the check run's
+// annotations, and what the findings do to its conclusion. Everything a scanner wrote is
+// untrusted: rule ids and paths go in code spans, messages through prose, all redacted and cut.
 
 // maxAnnotations bounds the annotations of one check run (GitHub takes 50 a request; the
 // rest go in updates: githubapp.CreateCheckRun).
@@ -37,7 +39,7 @@ type CheckAnnotation struct {
 }
 
 // failingFindings counts the scanners' findings at or above the fail level.
-func (r *Result) failingFindings() int {
+func failingFindings(r *runner.Result) int {
 	n := 0
 	for _, s := range r.Scanners {
 		for _, f := range s.Kept {
@@ -52,16 +54,16 @@ func (r *Result) failingFindings() int {
 // judgeScanners makes the tests' conclusion a failure when a scanner found something at or
 // above FROGNANO_SCANNER_FAIL_LEVEL on a line the patch added or changed, and says so first
 // in the title. A scanner that failed to run changes nothing.
-func (r *Result) judgeScanners(conclusion, title string) (string, string) {
-	n := r.failingFindings()
+func judgeScanners(r *runner.Result, conclusion, title string) (string, string) {
+	n := failingFindings(r)
 	if n == 0 {
 		return conclusion, title
 	}
 	return CheckFailure, fmt.Sprintf("%d scanner finding(s) at level %s or above on the lines the patch changes. %s",
-		n, r.failLevel(), title)
+		n, failLevel(r), title)
 }
 
-func (r *Result) failLevel() scanner.FailLevel {
+func failLevel(r *runner.Result) scanner.FailLevel {
 	if r.ScannerFailLevel == "" {
 		return scanner.DefaultFailLevel
 	}
@@ -77,8 +79,8 @@ func (x *render) writeScanners(b *strings.Builder, tails bool) {
 		return
 	}
 	b.WriteString("## Scanners\n\n")
-	fails := fmt.Sprintf("one at level %s or above fails the check run", codeSpan(string(r.failLevel()), 20))
-	if r.failLevel() == scanner.FailNone {
+	fails := fmt.Sprintf("one at level %s or above fails the check run", codeSpan(string(failLevel(r)), 20))
+	if failLevel(r) == scanner.FailNone {
 		fails = "none fails the check run (level `none`)"
 	}
 	fmt.Fprintf(b, "The operator's scanners ran on the patched tree, each in a fresh sandbox sealed like the tests' (offline, "+
@@ -107,7 +109,7 @@ func (x *render) writeScanners(b *strings.Builder, tails bool) {
 		x.writeScannerTrust(b, s)
 	}
 	b.WriteString("\n")
-	all := r.scannerFindings()
+	all := scannerFindings(r)
 	if len(all) > 0 {
 		b.WriteString("Findings on the lines the patch added or changed:\n\n")
 	}
@@ -137,7 +139,7 @@ func (x *render) writeScanners(b *strings.Builder, tails bool) {
 	for _, s := range r.Scanners {
 		if s.Problem != "" && strings.TrimSpace(s.Tail) != "" {
 			fmt.Fprintf(b, "<details>\n<summary>Output of the scanner %s (last lines)</summary>\n\n%s\n</details>\n\n",
-				escapePunct(s.Name), codeBlock(truncateTail(x.redact(s.Tail), scanTailSize), "text"))
+				escapePunct(s.Name), codeBlock(truncateTail(x.redact(s.Tail), audit.TailSize), "text"))
 		}
 	}
 }
@@ -145,7 +147,7 @@ func (x *render) writeScanners(b *strings.Builder, tails bool) {
 // writeScannerTrust is one line on what a scanner's result can be trusted for: whether it runs
 // the repository's code (then code the patch can change runs as the scanner, and its findings
 // are not promised), and which of its configuration files it read as the base has them.
-func (x *render) writeScannerTrust(b *strings.Builder, s ScannerRun) {
+func (x *render) writeScannerTrust(b *strings.Builder, s audit.ScannerRun) {
 	var code string
 	switch s.Code.Code {
 	case scanner.CodeNone:
@@ -225,7 +227,7 @@ type scannerFinding struct {
 
 // scannerFindings is every scanner's kept findings, the most severe first, then in each
 // scanner's order (file, line, rule).
-func (r *Result) scannerFindings() []scannerFinding {
+func scannerFindings(r *runner.Result) []scannerFinding {
 	var out []scannerFinding
 	for l := scanner.LevelError; l >= scanner.LevelNone; l-- {
 		for _, s := range r.Scanners {
@@ -245,13 +247,13 @@ func (r *Result) scannerFindings() []scannerFinding {
 // (FROGNANO_SCANNER_FAIL_LEVEL) is a failure; otherwise an error or a warning is a warning, a
 // note or none a notice; a suppression comment is a warning. redact is applied to every
 // untrusted string (nil: none).
-func (r *Result) Annotations(redact func(string) string) []CheckAnnotation {
+func Annotations(r *runner.Result, redact func(string) string) []CheckAnnotation {
 	if redact == nil {
 		redact = func(s string) string { return s }
 	}
-	sup := r.suppressionAnnotations(redact, maxSuppressionAnnotations)
+	sup := suppressionAnnotations(r, redact, maxSuppressionAnnotations)
 	var out []CheckAnnotation
-	for _, f := range r.scannerFindings() {
+	for _, f := range scannerFindings(r) {
 		if len(out) == maxAnnotations-len(sup) {
 			break
 		}

@@ -1,4 +1,4 @@
-package runner
+package report
 
 import (
 	"fmt"
@@ -57,4 +57,18 @@ func allowedBy(f secrets.Finding) string {
 		return "placeholder value (gitleaks' default allow-list)"
 	}
 	return codeCell(string(f.Allowed), 80)
+}
+
+// secretsLine names at most max findings in markdown, the rule and the file (the model chose
+// its name) as code spans: "`rule` in `file` line N; ...".
+func secretsLine(fs []secrets.Finding, max int) string {
+	var s []string
+	for i, f := range fs {
+		if i == max {
+			s = append(s, fmt.Sprintf("and %d more (listed in the pull request)", len(fs)-i))
+			break
+		}
+		s = append(s, fmt.Sprintf("%s in %s line %d", codeSpan(f.Rule, 100), codeSpan(f.File, 100), f.Line))
+	}
+	return strings.Join(s, "; ")
 }

@@ -1,4 +1,4 @@
-package runner
+package report
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/internal/golden"
+	"github.com/frognano/frognano/runner"
 )
 
 // hostileDeps lists, with the real extractors on a real clone, a patch whose package-lock.json
@@ -51,9 +52,9 @@ func TestDependenciesRenderInert(t *testing.T) {
 		Aliases: []string{"@admin"}, Severity: "<script>alert(1)</script>",
 		Summary: "*emph* https://evil.example <details open>x</details> SECRETVALUE \u200b",
 	})
-	res := &Result{RunID: "r", Patch: &patch.Checked{Diff: []byte("x")}, Dependencies: hostileDeps(t, osvDir)}
+	res := &runner.Result{RunID: "r", Patch: &patch.Checked{Diff: []byte("x")}, Dependencies: hostileDeps(t, osvDir)}
 	redact := func(s string) string { return strings.ReplaceAll(s, "SECRETVALUE", "[REDACTED]") }
-	x := res.renderer(redact, 0)
+	x := newRender(res, redact, 0)
 	var b strings.Builder
 	x.writeDepsWarning(&b)
 	x.writeDependencies(&b)
@@ -68,8 +69,8 @@ func TestDependenciesRenderInert(t *testing.T) {
 		}
 	}
 	for name, text := range map[string]string{
-		"PR body": res.PRBody(Fit{Redact: redact}), "summary": res.Summary(Fit{Redact: redact}),
-		"check run": res.Check(redact).Summary, "report": redact(res.Markdown()), "headline": redact(res.Headline()),
+		"PR body": PRBody(res, Fit{Redact: redact}), "summary": Summary(res, Fit{Redact: redact}),
+		"check run": Check(res, redact).Summary, "report": redact(Markdown(res)), "headline": redact(Headline(res)),
 	} {
 		if !strings.Contains(text, "known vulnerabilities") {
 			t.Errorf("the %s does not show the known vulnerability", name)
@@ -86,9 +87,9 @@ func TestDependenciesRenderInert(t *testing.T) {
 // not be checked is said to be most likely missing from the tests after.
 func TestDependenciesWithoutVulnerabilityData(t *testing.T) {
 	t.Parallel()
-	res := &Result{RunID: "r", Patch: &patch.Checked{Diff: []byte("x")}, Dependencies: hostileDeps(t, ""),
-		TestCommand: "npm test", TestsAfter: &TestRun{}}
-	md := res.Markdown()
+	res := &runner.Result{RunID: "r", Patch: &patch.Checked{Diff: []byte("x")}, Dependencies: hostileDeps(t, ""),
+		TestCommand: "npm test", TestsAfter: &runner.TestRun{}}
+	md := Markdown(res)
 	for _, want := range []string{
 		"No vulnerability data was configured (`FROGNANO_OSV_DIR`): the versions were not checked for known vulnerabilities.",
 		"most likely not (see below)", "The tests after most likely ran without it.",
@@ -97,17 +98,17 @@ func TestDependenciesWithoutVulnerabilityData(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	if h := res.Headline(); !strings.Contains(h, "New dependency versions the tests after most likely ran without (added after their environment was built; not checked): ") {
+	if h := Headline(res); !strings.Contains(h, "New dependency versions the tests after most likely ran without (added after their environment was built; not checked): ") {
 		t.Errorf("headline %q", h)
 	}
 	res.TestsAfter, res.TestCommand = nil, ""
-	if md := res.Markdown(); !strings.Contains(md, "| no tests ran with the patch |") || strings.Contains(md, "most likely") {
+	if md := Markdown(res); !strings.Contains(md, "| no tests ran with the patch |") || strings.Contains(md, "most likely") {
 		t.Errorf("without tests after, the report still speaks of them:\n%s", md)
 	}
 	if strings.Contains(md, "[!CAUTION]") || strings.Contains(md, "none known") {
 		t.Error("the report claims a vulnerability check that was not made")
 	}
-	if c := res.Check(nil); strings.Contains(c.Title, "vulnerab") {
+	if c := Check(res, nil); strings.Contains(c.Title, "vulnerab") {
 		t.Errorf("check run title %q", c.Title)
 	}
 }
@@ -124,18 +125,18 @@ func TestDependenciesAreCapped(t *testing.T) {
 			New: []deps.Package{p}, Vulns: []deps.Vuln{v, v}})
 		rep.Notes = append(rep.Notes, strings.Repeat("note ", 200))
 	}
-	res := &Result{RunID: "r", Patch: &patch.Checked{Diff: []byte("x")}, Dependencies: rep}
-	if n := runeLen(res.PRBody(Fit{})); n > GitHubBodyLimit {
+	res := &runner.Result{RunID: "r", Patch: &patch.Checked{Diff: []byte("x")}, Dependencies: rep}
+	if n := runeLen(PRBody(res, Fit{})); n > GitHubBodyLimit {
 		t.Errorf("PR body of %d characters", n)
 	}
-	if n := runeLen(res.Summary(Fit{})); n > GitHubBodyLimit {
+	if n := runeLen(Summary(res, Fit{})); n > GitHubBodyLimit {
 		t.Errorf("summary of %d characters", n)
 	}
-	c := res.Check(nil)
+	c := Check(res, nil)
 	if n := runeLen(c.Summary); n > checkOutputLimit || !strings.Contains(c.Summary, "and 9980 more (listed under Dependencies)") {
 		t.Errorf("check run summary of %d characters, or without the count of what it left out", n)
 	}
-	if h := res.Headline(); runeLen(h) > 3000 {
+	if h := Headline(res); runeLen(h) > 3000 {
 		t.Errorf("headline of %d characters", runeLen(h))
 	}
 }
@@ -180,10 +181,10 @@ func sourcesDeps(t *testing.T) *deps.Report {
 // their sources, the settings and what could not be read (golden).
 func TestDependencySourcesRender(t *testing.T) {
 	t.Parallel()
-	res := &Result{RunID: "r", Patch: &patch.Checked{Diff: []byte("x")}, Dependencies: sourcesDeps(t),
-		TestCommand: "pytest", TestsAfter: &TestRun{}}
+	res := &runner.Result{RunID: "r", Patch: &patch.Checked{Diff: []byte("x")}, Dependencies: sourcesDeps(t),
+		TestCommand: "pytest", TestsAfter: &runner.TestRun{}}
 	redact := func(s string) string { return strings.ReplaceAll(s, "SECRETVALUE", "[REDACTED]") }
-	x := res.renderer(redact, 0)
+	x := newRender(res, redact, 0)
 	var b strings.Builder
 	x.writeDepsWarning(&b)
 	x.writeDependencies(&b)
@@ -209,17 +210,17 @@ func TestDependencySourcesRender(t *testing.T) {
 		t.Error("the section holds the index URL's credentials")
 	}
 	for name, text := range map[string]string{
-		"PR body": res.PRBody(Fit{Redact: redact}), "check run": res.Check(redact).Summary, "report": redact(res.Markdown()),
+		"PR body": PRBody(res, Fit{Redact: redact}), "check run": Check(res, redact).Summary, "report": redact(Markdown(res)),
 	} {
 		i := strings.Index(text, "**The patch changes where dependencies come from**")
 		if i < 0 || i > strings.Index(text, "## ") {
 			t.Errorf("the %s does not open with the warning about sources", name)
 		}
 	}
-	if h := res.Headline(); !strings.Contains(h, "**The patch changes where dependencies come from:** a new `--extra-index-url` in `requirements.txt`; ") {
+	if h := Headline(res); !strings.Contains(h, "**The patch changes where dependencies come from:** a new `--extra-index-url` in `requirements.txt`; ") {
 		t.Errorf("headline %q", h)
 	}
-	if c := res.Check(redact); !strings.HasSuffix(c.Title, " Where dependencies come from changes (5).") || c.Conclusion == CheckFailure {
+	if c := Check(res, redact); !strings.HasSuffix(c.Title, " Where dependencies come from changes (5).") || c.Conclusion == CheckFailure {
 		t.Errorf("check run %q %q", c.Conclusion, c.Title)
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package report
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/frognano/frognano/check/deps"
+	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/runner/audit"
 )
 
 // This file renders Result.Dependencies (check/deps): the warning at the top when a new
@@ -14,7 +16,7 @@ import (
 // the patch or the operator's export: each goes through codeSpan, codeCell or prose, redacted.
 
 // vulnerableChanges returns the changes whose new version has a known vulnerability.
-func (r *Result) vulnerableChanges() []deps.Change {
+func vulnerableChanges(r *runner.Result) []deps.Change {
 	if r == nil || r.Patch == nil {
 		return nil
 	}
@@ -32,14 +34,14 @@ func vulnCount(cs []deps.Change) int {
 
 // writeDepsWarning is the warning, at the top, that the patch adds versions with known
 // vulnerabilities, and the one that it changes where dependencies come from
-// (report_deps_sources.go).
+// (deps_sources.go).
 func (x *render) writeDepsWarning(b *strings.Builder) {
 	x.writeVulnWarning(b)
 	x.writeSourceWarning(b)
 }
 
 func (x *render) writeVulnWarning(b *strings.Builder) {
-	cs := x.r.vulnerableChanges()
+	cs := vulnerableChanges(x.r)
 	if len(cs) == 0 {
 		return
 	}
@@ -94,7 +96,7 @@ func (x *render) vulnLine(v deps.Vuln) string {
 
 // installText says whether the environment the tests ran in had the new version.
 func installText(c deps.Change, x *render) string {
-	if !installable(c) {
+	if !audit.Installable(c) {
 		return ""
 	}
 	if x.r.TestsAfter == nil {
@@ -116,20 +118,6 @@ func installText(c deps.Change, x *render) string {
 		return "**no**: the tests after ran without it"
 	}
 	return "most likely not (see below)"
-}
-
-// installable reports whether c adds a registry version that an environment could hold: not
-// a removal or a move, not a constraint, override or replace, not a URL, repository or path.
-func installable(c deps.Change) bool {
-	if c.Kind == deps.Removed || c.Kind == deps.Unlisted || c.Kind == deps.Moved || c.Role != "" {
-		return false
-	}
-	for _, p := range c.New {
-		if p.Source.Kind != deps.Registry {
-			return false
-		}
-	}
-	return true
 }
 
 // versions lists what entries say: the version as written, and where the entry comes from
@@ -236,7 +224,7 @@ func (x *render) writeDependencies(b *strings.Builder) {
 				vulns = "none known"
 			}
 			inst := installText(c, x)
-			if installable(c) && c.Install == deps.Unchecked && !c.Toolchain() && x.r.TestsAfter != nil {
+			if audit.Installable(c) && c.Install == deps.Unchecked && !c.Toolchain() && x.r.TestsAfter != nil {
 				unchecked = true
 			}
 			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", x.pkgName(c, true), escapePunct(c.Ecosystem),
@@ -288,7 +276,7 @@ func hasVersion(ps []deps.Package) bool {
 
 // writeVulnList lists each known vulnerability with its summary.
 func (x *render) writeVulnList(b *strings.Builder) {
-	cs := x.r.vulnerableChanges()
+	cs := vulnerableChanges(x.r)
 	if len(cs) == 0 {
 		return
 	}
@@ -314,16 +302,16 @@ func (x *render) writeVulnList(b *strings.Builder) {
 
 // depsHeadline is the headline's part about dependencies: known vulnerabilities first, then
 // new versions the tests ran without.
-func (r *Result) depsHeadline() []string {
+func depsHeadline(r *runner.Result) []string {
 	if r.Patch == nil || r.Dependencies == nil {
 		return nil
 	}
-	x := r.renderer(nil, 0)
+	x := newRender(r, nil, 0)
 	var parts []string
-	if line := r.sourcesHeadline(); line != "" {
+	if line := sourcesHeadline(r); line != "" {
 		parts = append(parts, line)
 	}
-	if cs := r.vulnerableChanges(); len(cs) > 0 {
+	if cs := vulnerableChanges(r); len(cs) > 0 {
 		var s []string
 		for _, c := range cs {
 			if len(s) == 5 {
@@ -343,7 +331,7 @@ func (r *Result) depsHeadline() []string {
 	}
 	var missing, likely []string
 	for _, c := range r.Dependencies.Changes {
-		if !installable(c) || c.Install == deps.Installed || c.Toolchain() {
+		if !audit.Installable(c) || c.Install == deps.Installed || c.Toolchain() {
 			continue
 		}
 		list := &likely
@@ -370,12 +358,12 @@ func (r *Result) depsHeadline() []string {
 
 // depsTitle is what the check run's title adds when a new version has a known vulnerability,
 // and when the patch changes where dependencies come from.
-func (r *Result) depsTitle() string {
+func depsTitle(r *runner.Result) string {
 	t := ""
-	if cs := r.vulnerableChanges(); len(cs) > 0 {
+	if cs := vulnerableChanges(r); len(cs) > 0 {
 		t += fmt.Sprintf(" Known vulnerabilities in %d new dependency version(s).", len(cs))
 	}
-	if fs := r.sourceFindings(); len(fs) > 0 {
+	if fs := sourceFindings(r); len(fs) > 0 {
 		t += fmt.Sprintf(" Where dependencies come from changes (%d).", len(fs))
 	}
 	return t

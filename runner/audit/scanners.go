@@ -1,4 +1,4 @@
-package runner
+package audit
 
 import (
 	"bytes"
@@ -51,10 +51,10 @@ type ScannerRun struct {
 // scanner. The workspace volume survives Quiesce (the tmpfs /tmp does not), and .git is out of
 // the tree the scanner reads and of every patch. No place in the sandbox is out of reach of
 // code the scanner itself runs (it is the same user, in the same process): docs/security.md.
-const (
-	scanDir      = ".git/frognano-scan"
-	scanTailSize = 2000
-)
+const scanDir = ".git/frognano-scan"
+
+// TailSize is the most of a failed scanner's output that ScannerRun.Tail keeps.
+const TailSize = 2000
 
 // scanEnv is added to each scanner's environment. Python must not put the working directory
 // (the repository) first on its path: `python3 -m bandit` would run a bandit/ package the patch
@@ -62,33 +62,31 @@ const (
 // folder. HOME is the sandbox's fresh /tmp, so `bash -l` reads no start file of the repository.
 var scanEnv = []string{"PYTHONSAFEPATH=1", "PYTHONNOUSERSITE=1"}
 
-// scan runs the operator's scanners (Config.Scanners) one after another on the checked patch
-// and records what each found on the lines the patch added or changed. Which scanners run
-// is the operator's setting alone: nothing of the repository or the patch decides it. Each
-// scans the patched tree with its configuration files as the base branch has them
-// (scanner.Trees, made on the host from git's objects).
-func (x *run) scan(ctx context.Context) {
-	r, res := x.r, x.res
-	diff := res.PatchBytes()
-	if len(r.cfg.Scanners) == 0 || diff == nil || ctx.Err() != nil {
-		return
+// Scanners runs the operator's scanners (FROGNANO_SCANNERS) one after another on diff, the
+// checked patch, and records what each found on the lines the patch added or changed (added,
+// from Added; nil when they could not be read: then none runs, and a note says so). Which
+// scanners run is the operator's setting alone: nothing of the repository or the patch
+// decides it. Each scans the patched tree with its configuration files as the base branch has
+// them (scanner.Trees, made on the host from git's objects), in a fresh sandbox bounded by
+// timeout. The result is one ScannerRun per scanner that ran, in the configured order
+// (Result.Scanners); none when the run was cancelled first.
+func (a *Auditor) Scanners(ctx context.Context, scanners []scanner.Scanner, timeout time.Duration, diff []byte, added []scanner.Added) []ScannerRun {
+	if added == nil {
+		a.Note("The operator's scanners were not run: the lines the patch changes could not be read.")
+		return nil
 	}
-	res.ScannerFailLevel = r.cfg.ScannerFailLevel
-	if x.added == nil {
-		x.note("The operator's scanners were not run: the lines the patch changes could not be read.")
-		return
-	}
-	changed := scanner.ChangedLines(x.added)
+	changed := scanner.ChangedLines(added)
 	// The base branch's configuration: a follow-up's checkout is frognano's branch, where an
 	// earlier run's patch may have changed a scanner's configuration.
-	configAt := cmp.Or(x.spec.SetupCommit, x.base)
-	trees, err := scanner.NewTrees(ctx, patch.HostGit(x.spec.RepoDir), x.base, configAt, diff)
+	configAt := a.ConfigAt
+	trees, err := scanner.NewTrees(ctx, patch.HostGit(a.RepoDir), a.Base, configAt, diff)
 	if err != nil {
-		x.note("The operator's scanners were not run: the patched tree could not be made on the host: " + err.Error())
-		return
+		a.Note("The operator's scanners were not run: the patched tree could not be made on the host: " + err.Error())
+		return nil
 	}
 	defer trees.Close()
-	for _, s := range r.cfg.Scanners {
+	var runs []ScannerRun
+	for _, s := range scanners {
 		if ctx.Err() != nil { // cancelled: the run reports itself as such
 			break
 		}
@@ -97,23 +95,24 @@ func (x *run) scan(ctx context.Context) {
 		if err != nil {
 			sr = ScannerRun{Name: s.Name, ExitCode: -1, Problem: "its configuration files could not be taken from the base: " + err.Error() + "; not run"}
 		} else {
-			sr = r.runScanner(ctx, x.sbCfg, x.repo, x.spec, s, scanDiff, changed.Without(scanner.Files(resets)))
+			sr = a.runScanner(ctx, s, timeout, scanDiff, changed.Without(scanner.Files(resets)))
 		}
 		sr.Code, sr.Tools, sr.ConfigFrom, sr.Reset = s.Code, s.Tools, configAt, resets
 		for _, p := range s.Config {
 			sr.Config = append(sr.Config, p.String())
 		}
-		x.log.Info("scanner done", "scanner", s.Name, "duration", sr.Duration, "exit_code", sr.ExitCode,
+		a.Log.Info("scanner done", "scanner", s.Name, "duration", sr.Duration, "exit_code", sr.ExitCode,
 			"findings", len(sr.Kept)+sr.More, "problem", sr.Problem != "", "config_reset", len(resets))
-		res.Scanners = append(res.Scanners, sr)
+		runs = append(runs, sr)
 	}
+	return runs
 }
 
 // runScanner runs s in a fresh sandbox made exactly as the tests after's (the run's
 // environment image and limits, offline, no credential; the untouched checkout), with diff
-// applied (the patch, its configuration files reset: scan), then ends every process left in
-// it (Quiesce) and reads the SARIF file out as untrusted bytes, bounded.
-func (r *Runner) runScanner(ctx context.Context, sbCfg sandbox.Config, repo *sandbox.Snapshot, spec Spec, s scanner.Scanner, diff []byte, changed scanner.Changed) (sr ScannerRun) {
+// applied (the patch, its configuration files reset: Scanners), then ends every process left
+// in it (Quiesce) and reads the SARIF file out as untrusted bytes, bounded.
+func (a *Auditor) runScanner(ctx context.Context, s scanner.Scanner, timeout time.Duration, diff []byte, changed scanner.Changed) (sr ScannerRun) {
 	sr = ScannerRun{Name: s.Name, ExitCode: -1}
 	start := time.Now()
 	defer func() { sr.Duration = time.Since(start) }()
@@ -121,7 +120,7 @@ func (r *Runner) runScanner(ctx context.Context, sbCfg sandbox.Config, repo *san
 		sr.Problem = why + "; no findings taken"
 		return sr
 	}
-	sb, err := sandbox.NewFrom(ctx, r.docker, sbCfg, repo, spec.RunID, "scanner-"+s.Name)
+	sb, err := sandbox.NewFrom(ctx, a.Docker, a.Sandbox, a.Repo, a.RunID, "scanner-"+s.Name)
 	if err != nil {
 		return fail("its sandbox could not be made: " + err.Error())
 	}
@@ -133,11 +132,11 @@ func (r *Runner) runScanner(ctx context.Context, sbCfg sandbox.Config, repo *san
 		return fail("its SARIF folder could not be made")
 	}
 	rel := scanDir + "/" + s.Name + ".sarif"
-	abs := strings.TrimSuffix(cmp.Or(sbCfg.Workdir, sandbox.DefaultWorkdir), "/") + "/" + rel
-	cmd := strings.ReplaceAll(s.Command, scanner.Placeholder, shellQuoteAll([]string{abs}))
-	out := &tailBuffer{max: scanTailSize}
+	abs := strings.TrimSuffix(cmp.Or(a.Sandbox.Workdir, sandbox.DefaultWorkdir), "/") + "/" + rel
+	cmd := strings.ReplaceAll(s.Command, scanner.Placeholder, shellQuote(abs))
+	out := &tailBuffer{max: TailSize}
 	res, err := sb.Run(ctx, sandbox.ExecSpec{Argv: []string{"/bin/bash", "-lc", cmd}, Env: append([]string{scanner.EnvSARIF + "=" + abs}, scanEnv...),
-		Timeout: r.cfg.ScannerTimeout, Output: out})
+		Timeout: timeout, Output: out})
 	sr.Tail = out.String()
 	if why := sb.StopReason(context.WithoutCancel(ctx)); why != "" {
 		return fail("its sandbox was stopped: " + why)
@@ -146,7 +145,7 @@ func (r *Runner) runScanner(ctx context.Context, sbCfg sandbox.Config, repo *san
 	case err != nil:
 		return fail("it could not be run: " + err.Error())
 	case res.TimedOut:
-		return fail("timed out after " + r.cfg.ScannerTimeout.String())
+		return fail("timed out after " + timeout.String())
 	}
 	sr.ExitCode = res.ExitCode
 	data, why := readSARIF(ctx, sb, rel)
@@ -156,7 +155,7 @@ func (r *Runner) runScanner(ctx context.Context, sbCfg sandbox.Config, repo *san
 	case why != "":
 		return fail(why)
 	}
-	found, err := scanner.Read(data, cmp.Or(sbCfg.Workdir, sandbox.DefaultWorkdir), changed)
+	found, err := scanner.Read(data, cmp.Or(a.Sandbox.Workdir, sandbox.DefaultWorkdir), changed)
 	if err != nil {
 		return fail("wrote SARIF that could not be read (" + err.Error() + ")")
 	}
@@ -164,13 +163,16 @@ func (r *Runner) runScanner(ctx context.Context, sbCfg sandbox.Config, repo *san
 	return sr
 }
 
+// shellQuote puts s in single quotes for bash: the SARIF path the scanner's command names.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
 const errNoSARIF = "wrote no SARIF"
 
-// applyForScan applies diff in the scanner's sandbox as applyPatch does, and marks the files it
-// adds as tracked (--intent-to-add): a scanner that lists files with git (semgrep) would
-// otherwise skip a new file that an ignore rule names, and the patch's diff need not follow
-// its own .gitignore. An empty diff (the patch changed only configuration files) changes
-// nothing.
+// applyForScan applies diff in the scanner's sandbox as runner applies the patch for the tests
+// after, and marks the files it adds as tracked (--intent-to-add): a scanner that lists files
+// with git (semgrep) would otherwise skip a new file that an ignore rule names, and the
+// patch's diff need not follow its own .gitignore. An empty diff (the patch changed only
+// configuration files) changes nothing.
 func applyForScan(ctx context.Context, sb *sandbox.Sandbox, diff []byte) error {
 	if len(diff) == 0 {
 		return nil

@@ -1,10 +1,11 @@
-package runner
+package report
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/verify"
 )
 
@@ -31,7 +32,7 @@ type CheckReport struct {
 	Summary    string `json:"summary"`    // the before/after table and the lists
 	Text       string `json:"text"`       // the failing tests and the end of the after-run's output
 	// Annotations are the operator's scanners' findings on the lines the patch changed
-	// (report_scanners.go); GitHub takes 50 a request.
+	// (scanners.go); GitHub takes 50 a request.
 	Annotations []CheckAnnotation `json:"annotations,omitempty"`
 }
 
@@ -42,17 +43,18 @@ type CheckReport struct {
 // Neutral, with why: no test command, a test run that could not be carried out, or no test
 // whose result shows the change (still failing and nothing fixed). Whatever the tests say, a
 // finding of the operator's scanners at or above FROGNANO_SCANNER_FAIL_LEVEL on a line the
-// patch changed makes it a failure (report_scanners.go). redact is applied to every untrusted
+// patch changed makes it a failure (scanners.go). redact is applied to every untrusted
 // string (nil: none).
-func (r *Result) Check(redact func(string) string) CheckReport {
-	conclusion, title := r.judgeScanners(r.judge())
-	annotations := r.Annotations(redact)
+func Check(r *runner.Result, redact func(string) string) CheckReport {
+	conclusion, title := judge(r)
+	conclusion, title = judgeScanners(r, conclusion, title)
+	annotations := Annotations(r, redact)
 	// A known vulnerability of a new dependency version does not change the conclusion, which
 	// judges the tests (the check's name); the title says it and the summary's warning is at
 	// the top (docs/security.md says why).
-	title += r.depsTitle()
+	title += depsTitle(r)
 	for level := range details {
-		x := r.renderer(redact, level)
+		x := newRender(r, redact, level)
 		var sum strings.Builder
 		if conclusion == CheckNeutral {
 			fmt.Fprintf(&sum, "**Why neutral:** %s\n\n", prose(title, 300))
@@ -67,7 +69,7 @@ func (r *Result) Check(redact func(string) string) CheckReport {
 		x.writeSecrets(&sum)
 		x.writeScanners(&sum, false)
 		x.writeSuppressions(&sum)
-		writeUsage(&sum, r.Usage()) // issue 22: what the run used (usage.go)
+		writeUsage(&sum, r.Usage()) // issue 22: what the run used (runner.Result.Usage)
 		text := x.checkText()
 		if runeLen(sum.String()) <= checkOutputLimit && runeLen(redact2(redact, sum.String())) <= checkOutputLimit &&
 			runeLen(text) <= checkOutputLimit && runeLen(redact2(redact, text)) <= checkOutputLimit {
@@ -96,7 +98,7 @@ func redact2(redact func(string) string, s string) string {
 }
 
 // judge returns the conclusion and a one-line title that says why.
-func (r *Result) judge() (conclusion, title string) {
+func judge(r *runner.Result) (conclusion, title string) {
 	after, before := r.TestsAfter, r.TestsBefore
 	switch {
 	case r.TestCommand == "":

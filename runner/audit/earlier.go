@@ -1,4 +1,4 @@
-package runner
+package audit
 
 import (
 	"bytes"
@@ -13,13 +13,16 @@ import (
 // reads to find changes to test files and settings.
 const maxEarlierDiffBytes = 32 << 20
 
-// earlierTestInfluences returns what the commits of a follow-up's branch since it left the
+// EarlierTestInfluences returns what the commits of a follow-up's branch since it left the
 // base (from the merge base of setupCommit and head to head: earlier runs' patches and
 // reviewers' commits) change that can change what the tests report without changing the
 // code under test. A follow-up's own patch may touch none of it while its tests, before and
 // after, already run under it; the check run and the report must still say so.
-func earlierTestInfluences(ctx context.Context, dir, setupCommit, head string) ([]patch.TestInfluence, error) {
-	mb, err := gitLimited(ctx, dir, 1<<10, "merge-base", setupCommit, head)
+//
+// dir is the host's clone; every git here runs under the rule of every host git
+// (internal/hostgit), with pathspecs read literally, and is stopped past its bound.
+func EarlierTestInfluences(ctx context.Context, dir, setupCommit, head string) ([]patch.TestInfluence, error) {
+	mb, err := hostgit.RunLimited(ctx, dir, 1<<10, "--literal-pathspecs", "merge-base", setupCommit, head)
 	if err != nil {
 		return uncheckedEarlier(err), err
 	}
@@ -27,7 +30,7 @@ func earlierTestInfluences(ctx context.Context, dir, setupCommit, head string) (
 	if from == head {
 		return nil, nil
 	}
-	diff, err := gitLimited(ctx, dir, maxEarlierDiffBytes, "diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv",
+	diff, err := hostgit.RunLimited(ctx, dir, maxEarlierDiffBytes, "--literal-pathspecs", "diff", "--binary", "--no-color", "--no-ext-diff", "--no-textconv",
 		"--no-renames", "--full-index", "--src-prefix=a/", "--dst-prefix=b/", from, head)
 	var p *patch.Patch
 	if err == nil {
@@ -48,7 +51,7 @@ const maxEarlierNamesBytes = 4 << 20
 // earlierByName flags the paths the commits from..head change whose names alone can change
 // what the tests report, after the diff could not be read (why).
 func earlierByName(ctx context.Context, dir, from, head string, why error) []patch.TestInfluence {
-	names, err := gitLimited(ctx, dir, maxEarlierNamesBytes, "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", from, head)
+	names, err := hostgit.RunLimited(ctx, dir, maxEarlierNamesBytes, "--literal-pathspecs", "diff", "--name-only", "-z", "--no-renames", "--no-ext-diff", from, head)
 	if err != nil {
 		return uncheckedEarlier(why)
 	}
@@ -67,11 +70,4 @@ func earlierByName(ctx context.Context, dir, from, head string, why error) []pat
 func uncheckedEarlier(error) []patch.TestInfluence {
 	return []patch.TestInfluence{{Path: "(the pull request's earlier commits)",
 		Why: "could not be read whole, so they were not checked for changes to tests or test settings"}}
-}
-
-// gitLimited runs git in dir under the rule of every host git (internal/hostgit), with
-// pathspecs read literally, and returns its output, or an error when it is over limit bytes
-// (git is stopped then, not read to its end).
-func gitLimited(ctx context.Context, dir string, limit int64, args ...string) ([]byte, error) {
-	return hostgit.RunLimited(ctx, dir, limit, append([]string{"--literal-pathspecs"}, args...)...)
 }

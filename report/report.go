@@ -1,4 +1,17 @@
-package runner
+// Package report renders what one run found (a runner.Result) as the text people read:
+// report.md, the draft pull request's body, the status comment's summary and headline, the
+// check run `frognano / tests` (conclusion, summary, text and annotations), the transcript of
+// the model's steps, and one-line forms for a terminal or a run's record (a tool call, the
+// environment, the usage). markdown.go owns how untrusted text is written into markdown so
+// that GitHub shows it as text; run's status comments use its primitives as well.
+//
+// report only renders: it never holds a credential, never talks to GitHub, Docker or the
+// model, never reads a file or the environment, and never sends what it renders (run and
+// cmd/frognano do). It must never import githubapp, queue, run, server or web: the caller hands
+// it the one redactor (Fit.Redact). Every untrusted string goes through markdown.go's
+// primitives, redacted before it is cut, and each text fits its GitHub limit as rendered,
+// so that nobody cuts it afterwards.
+package report
 
 import (
 	"fmt"
@@ -7,6 +20,7 @@ import (
 
 	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/internal/clip"
+	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 )
 
@@ -40,7 +54,7 @@ func (f Fit) limit() int {
 // fits (the PR body and the summary drop detail, never cut markup in half, when a result
 // is too large).
 type render struct {
-	r      *Result
+	r      *runner.Result
 	redact func(string) string
 	d      detail
 }
@@ -59,7 +73,7 @@ var details = []detail{
 	{final: 500, tail: 0, tests: 0, files: 5, dropped: 0, trust: 5, note: 200, notes: 5, secrets: 5, setupLines: 5, setupChars: 500},
 }
 
-func (r *Result) renderer(redact func(string) string, level int) *render {
+func newRender(r *runner.Result, redact func(string) string, level int) *render {
 	if redact == nil {
 		redact = func(s string) string { return s }
 	}
@@ -67,8 +81,8 @@ func (r *Result) renderer(redact func(string) string, level int) *render {
 }
 
 // Markdown renders report.md: what a reviewer reads after `frognano run`.
-func (r *Result) Markdown() string {
-	x := r.renderer(nil, 0)
+func Markdown(r *runner.Result) string {
+	x := newRender(r, nil, 0)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# frognano run %s\n\n", prose(r.RunID, 200))
 	x.writeTrust(&b)
@@ -101,10 +115,10 @@ const minTranscript = 4000
 // fit's limit after redaction. The transcript is the part that gets cut, with a note; when
 // the rest is too large, it loses detail (test output, long lists) first. The transcript
 // is always closed.
-func (r *Result) PRBody(fit Fit) string {
+func PRBody(r *runner.Result, fit Fit) string {
 	limit := fit.limit()
 	for level := range details {
-		x := r.renderer(fit.Redact, level)
+		x := newRender(r, fit.Redact, level)
 		var b strings.Builder
 		b.WriteString("> [!IMPORTANT]\n> This change was written by an AI model (FrogNano) and has not been reviewed. " +
 			"It needs human review before it is merged.\n\n")
@@ -146,10 +160,10 @@ func (r *Result) PRBody(fit Fit) string {
 
 // Summary renders what the status comment says when there is no pull request: what was
 // tried and why it ended, fit.Suffix included, within fit's limit after redaction.
-func (r *Result) Summary(fit Fit) string {
+func Summary(r *runner.Result, fit Fit) string {
 	limit := fit.limit()
 	for level := range details {
-		x := r.renderer(fit.Redact, level)
+		x := newRender(r, fit.Redact, level)
 		var b strings.Builder
 		x.writeSetupFailure(&b)
 		if r.SetupFailed == "" {
@@ -176,7 +190,7 @@ func (r *Result) Summary(fit Fit) string {
 // Headline is one line of markdown for a status comment next to the pull request link: what
 // the tests said before and after the patch, whether the patch changes files that can sway
 // them (the test result may then not be trustworthy), and what was left out of it.
-func (r *Result) Headline() string {
+func Headline(r *runner.Result) string {
 	var parts []string
 	switch {
 	case r.TestCommand == "":
@@ -202,19 +216,19 @@ func (r *Result) Headline() string {
 		parts = append(parts, "**The test result may not be trustworthy:** the patch changes files that can change what the tests report without changing the code under test: "+
 			strings.Join(files, "; ")+".")
 	}
-	if list := r.renderer(nil, 0).newTestList(5, 100); list != "" {
+	if list := newRender(r, nil, 0).newTestList(5, 100); list != "" {
 		parts = append(parts, "New test files: "+list+".")
 	}
 	if r.Patch != nil && len(r.SecretFindings) > 0 {
 		parts = append(parts, "**The patch holds what looks like a secret** (published because `FROGNANO_SECRETS=warn`): "+
 			secretsLine(r.SecretFindings, 5)+".")
 	}
-	parts = append(parts, r.depsHeadline()...)
-	if n := r.failingFindings(); n > 0 {
+	parts = append(parts, depsHeadline(r)...)
+	if n := failingFindings(r); n > 0 {
 		parts = append(parts, fmt.Sprintf("**%d scanner finding(s) at level %s or above** on the lines the patch changes (listed in the pull request and the check run).",
-			n, r.failLevel()))
+			n, failLevel(r)))
 	}
-	if s := r.suppressionsHeadline(); s != "" {
+	if s := suppressionsHeadline(r); s != "" {
 		parts = append(parts, s)
 	}
 	if e := r.Egress; !e.Empty() && e.Attempted() {
@@ -227,37 +241,6 @@ func (r *Result) Headline() string {
 		}
 	}
 	return strings.Join(parts, " ")
-}
-
-// TestTrust returns the files of the patch that can change what the tests report without
-// changing the code under test (patch.TestInfluences): when there are any, the test
-// result may not be trustworthy.
-func (r *Result) TestTrust() []patch.TestInfluence {
-	if r == nil || r.Patch == nil {
-		return nil
-	}
-	out := patch.TestInfluences(r.Patch.Files)
-	seen := map[string]bool{}
-	for _, t := range out {
-		seen[t.Path] = true
-	}
-	for _, t := range r.EarlierTestInfluences {
-		if !seen[t.Path] {
-			seen[t.Path] = true
-			out = append(out, patch.TestInfluence{Path: t.Path, Why: "changed by an earlier commit on this pull request: " + t.Why})
-		}
-	}
-	return out
-}
-
-// NewTests returns the test files the patch adds that only add tests (patch.Trust): they
-// raise no doubt about the result and are listed as new tests, to be read with the change.
-func (r *Result) NewTests() []patch.NewTest {
-	if r == nil || r.Patch == nil {
-		return nil
-	}
-	_, tests := patch.Trust(r.Patch.Files)
-	return tests
 }
 
 // newTestList names the new test files, at most limit of them, with what each defines.
@@ -286,7 +269,7 @@ func (x *render) writeNewTests(b *strings.Builder) {
 	}
 }
 
-func testState(t *TestRun) string {
+func testState(t *runner.TestRun) string {
 	switch {
 	case t.TimedOut:
 		return "timed out"
@@ -328,7 +311,7 @@ func (x *render) writeOutcome(b *strings.Builder) {
 	case r.Patch == nil:
 		b.WriteString("- Patch: none\n")
 	case r.Patch.TooLarge:
-		fmt.Fprintf(b, "- Patch: %d bytes, over the %d-byte limit; reported, not usable\n", r.Patch.Size, r.patchLimit())
+		fmt.Fprintf(b, "- Patch: %d bytes, over the %d-byte limit; reported, not usable\n", r.Patch.Size, patchLimit(r))
 	case len(r.Patch.Diff) == 0:
 		b.WriteString("- Patch: empty (the agent changed no file)\n")
 	default:
@@ -360,7 +343,7 @@ func (x *render) writeOutcome(b *strings.Builder) {
 
 // patchLimit is the size over which the patch was only reported: the configured one, or
 // the default that Sanitize applies when none was given.
-func (r *Result) patchLimit() int64 {
+func patchLimit(r *runner.Result) int64 {
 	if r.MaxPatchBytes > 0 {
 		return r.MaxPatchBytes
 	}
@@ -377,7 +360,7 @@ func (x *render) writeTests(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "Command: %s (run by frognano in fresh sandboxes; the model never saw these runs)\n\n", codeSpan(r.TestCommand, 200))
 	b.WriteString("| | exit code | duration | passed | failed | skipped |\n|---|---|---|---|---|---|\n")
-	row := func(name string, t *TestRun) {
+	row := func(name string, t *runner.TestRun) {
 		if t == nil {
 			fmt.Fprintf(b, "| %s | not run | | | | |\n", name)
 			return
@@ -386,7 +369,7 @@ func (x *render) writeTests(b *strings.Builder) {
 			fmt.Fprintf(b, "| %s | error: %s | | | | |\n", name, codeCell(x.redact(t.Error), 200))
 			return
 		}
-		p, f, s := t.counts()
+		p, f, s := testCounts(t)
 		code := fmt.Sprint(t.ExitCode)
 		if t.TimedOut {
 			code = "timed out"
@@ -420,7 +403,7 @@ func (x *render) writeTests(b *strings.Builder) {
 	}
 	for _, t := range []struct {
 		name string
-		run  *TestRun
+		run  *runner.TestRun
 	}{{"before", r.TestsBefore}, {"after", r.TestsAfter}} {
 		if t.run == nil || t.run.Tail == "" {
 			continue
@@ -430,7 +413,7 @@ func (x *render) writeTests(b *strings.Builder) {
 	}
 }
 
-func (t *TestRun) counts() (passed, failed, skipped string) {
+func testCounts(t *runner.TestRun) (passed, failed, skipped string) {
 	if t.Tests == nil {
 		return "", "", ""
 	}
@@ -570,7 +553,7 @@ func describeExit(reason string) string {
 		return "the model server returned an error"
 	case leaf.ExitToolError:
 		return "the sandbox broke"
-	case ExitSetupFailed:
+	case runner.ExitSetupFailed:
 		return "the repository's setup script failed; the model was not called"
 	}
 	return "unknown"

@@ -1,8 +1,10 @@
-package runner
+package report
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/frognano/frognano/runner"
 )
 
 // attemptRoom is, per detail level, the characters the other attempts' collapsed transcripts
@@ -64,7 +66,7 @@ func (x *render) writeAttempts(b *strings.Builder, room int) {
 		if i == set.Chosen || a.Result == nil {
 			continue
 		}
-		y := a.Result.renderer(x.redact, 0)
+		y := newRender(a.Result, x.redact, 0)
 		fmt.Fprintf(b, "<details>\n<summary>Attempt %d: transcript</summary>\n\n", a.K)
 		b.WriteString(y.transcript(max(per-200, 0)))
 		b.WriteString("\n</details>\n\n")
@@ -72,7 +74,7 @@ func (x *render) writeAttempts(b *strings.Builder, room int) {
 }
 
 // patchCell is the patch column: its size, or why there is none to use.
-func patchCell(r *Result) string {
+func patchCell(r *runner.Result) string {
 	switch {
 	case r.Cancelled:
 		return "cancelled"

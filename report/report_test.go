@@ -1,4 +1,4 @@
-package runner
+package report
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/check/patch"
+	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/verify"
 )
@@ -15,7 +16,7 @@ func text(s string) *string { return &s }
 
 // longResult is a finished run with many steps whose observations are large, as a real run
 // that reads big files would be.
-func longResult(steps int, obs string) *Result {
+func longResult(steps int, obs string) *runner.Result {
 	lr := &leaf.Result{ExitReason: leaf.ExitAgent, FinalMessage: "Done. cc @octocat, closes #12",
 		PromptTokens: 1000, CompletionTokens: 100, ModelTime: time.Second, ToolTime: time.Second}
 	for i := 0; i < steps; i++ {
@@ -26,11 +27,11 @@ func longResult(steps int, obs string) *Result {
 			Observations: []leaf.Observation{{Tool: "Read", Observation: obs}},
 		})
 	}
-	return &Result{
+	return &runner.Result{
 		RunID: "r1", Task: "Fix it", Model: "m", BaseCommit: "abc", TestCommand: "go test ./...", Leaf: lr,
 		Patch:       &patch.Checked{Diff: []byte("diff"), Files: []patch.File{{OldPath: "a.go", NewPath: "a.go", Status: "modified", Added: 1, Deleted: 1}}},
-		TestsBefore: &TestRun{Outcome: verify.Outcome{Command: "go test ./...", ExitCode: 1, Tail: "FAIL"}},
-		TestsAfter:  &TestRun{Outcome: verify.Outcome{Command: "go test ./...", ExitCode: 0, Tail: "ok"}, PatchApplied: true},
+		TestsBefore: &runner.TestRun{Outcome: verify.Outcome{Command: "go test ./...", ExitCode: 1, Tail: "FAIL"}},
+		TestsAfter:  &runner.TestRun{Outcome: verify.Outcome{Command: "go test ./...", ExitCode: 0, Tail: "ok"}, PatchApplied: true},
 	}
 }
 
@@ -52,7 +53,7 @@ func TestPRBodyFitsGitHubLimit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			body := longResult(tt.steps, tt.obs).PRBody(Fit{Limit: GitHubBodyLimit - 100})
+			body := PRBody(longResult(tt.steps, tt.obs), Fit{Limit: GitHubBodyLimit - 100})
 			if n := len([]rune(body)); n > GitHubBodyLimit-100 {
 				t.Fatalf("body has %d characters, over the limit", n)
 			}
@@ -76,7 +77,7 @@ func TestPRBodyFitsGitHubLimit(t *testing.T) {
 func TestUntrustedTextStaysInert(t *testing.T) {
 	t.Parallel()
 	r := longResult(1, "```\n</details>\n# injected heading\n```")
-	body := r.PRBody(Fit{})
+	body := PRBody(r, Fit{})
 	// The model's words are in a code block, where GitHub neither mentions people nor
 	// links (or, with closing keywords, closes) other issues.
 	if !strings.Contains(body, "```text\nDone. cc @octocat, closes #12\n```") {
@@ -156,7 +157,7 @@ func TestSummaryReportsWhatWasTried(t *testing.T) {
 	r.Leaf.ExitReason = leaf.ExitMaxTurns
 	r.Patch = &patch.Checked{}
 	r.TestsAfter = nil
-	s := r.Summary(Fit{})
+	s := Summary(r, Fit{})
 	for _, want := range []string{"`max_turns` (the step limit was reached)", "Patch: empty", "| after (with the patch) | not run |", "Steps: 2"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)
@@ -175,11 +176,11 @@ func TestHeadline(t *testing.T) {
 	noTests.TestCommand = ""
 
 	broken := longResult(1, "x")
-	broken.TestsAfter = &TestRun{Error: "applying the patch: git apply exited 1"}
+	broken.TestsAfter = &runner.TestRun{Error: "applying the patch: git apply exited 1"}
 
 	tests := []struct {
 		name string
-		r    *Result
+		r    *runner.Result
 		want string
 	}{
 		{"TestsAndDropped", withTests, "Tests (`python3 -m pytest -q`): failing (exit 1) before, passing with the patch; 2 fixed, 0 broken, 1 still failing. 1 path(s) were left out of the patch (listed in the pull request)."},
@@ -187,7 +188,7 @@ func TestHeadline(t *testing.T) {
 		{"AfterRunBroke", broken, "The tests could not be run before and after; see the pull request."},
 	}
 	for _, tt := range tests {
-		if got := tt.r.Headline(); got != tt.want {
+		if got := Headline(tt.r); got != tt.want {
 			t.Errorf("%s: Headline() =\n%q\nwant\n%q", tt.name, got, tt.want)
 		}
 	}
@@ -199,6 +200,6 @@ func BenchmarkPRBody(b *testing.B) {
 	r := longResult(1000, strings.Repeat("x", 30000))
 	redact := func(s string) string { return strings.ReplaceAll(s, "s3cr3t!!", "[REDACTED]") }
 	for b.Loop() {
-		_ = r.PRBody(Fit{Suffix: "\n\nFixes #1", Redact: redact})
+		_ = PRBody(r, Fit{Suffix: "\n\nFixes #1", Redact: redact})
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package audit
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func TestEarlierCommitsFailClosed(t *testing.T) {
 	git("commit", "-q", "-m", "earlier work and a vendored file")
 	head := git("rev-parse", "HEAD")
 
-	got, err := earlierTestInfluences(ctx, dir, base, head)
+	got, err := EarlierTestInfluences(ctx, dir, base, head)
 	if err == nil {
 		t.Fatal("a diff over the bound was read")
 	}
@@ -50,7 +50,7 @@ func TestEarlierCommitsFailClosed(t *testing.T) {
 	git("checkout", "-q", "--orphan", "unrelated")
 	git("commit", "-q", "-m", "a history of its own")
 	orphan := git("rev-parse", "HEAD")
-	got, err = earlierTestInfluences(ctx, dir, base, orphan)
+	got, err = EarlierTestInfluences(ctx, dir, base, orphan)
 	if err == nil || len(got) == 0 {
 		t.Errorf("with no merge base: %+v, %v; want a warning and the error", got, err)
 	}

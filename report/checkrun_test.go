@@ -1,4 +1,4 @@
-package runner
+package report
 
 import (
 	"strconv"
@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/frognano/frognano/internal/golden"
+	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/verify"
 )
 
-func testRun(exit int, tests map[string]verify.Status, tail string) *TestRun {
-	return &TestRun{Outcome: verify.Outcome{Command: "pytest", ExitCode: exit, Tests: tests, Tail: tail}, PatchApplied: true}
+func testRun(exit int, tests map[string]verify.Status, tail string) *runner.TestRun {
+	return &runner.TestRun{Outcome: verify.Outcome{Command: "pytest", ExitCode: exit, Tests: tests, Tail: tail}, PatchApplied: true}
 }
 
 func TestCheckConclusion(t *testing.T) {
@@ -18,38 +19,38 @@ func TestCheckConclusion(t *testing.T) {
 	fail, pass := verify.Fail, verify.Pass
 	tests := []struct {
 		name          string
-		r             *Result
+		r             *runner.Result
 		want, inTitle string
 	}{
-		{"NoTestCommand", &Result{}, CheckNeutral, "no test command"},
-		{"NotRunAfter", &Result{TestCommand: "pytest", TestsBefore: testRun(1, nil, "")}, CheckNeutral, "not run with the patch"},
-		{"AfterRunError", &Result{TestCommand: "pytest", TestsAfter: &TestRun{Error: "sandbox: boom"}}, CheckNeutral, "could not be run"},
-		{"FixedAllPass", &Result{TestCommand: "pytest",
+		{"NoTestCommand", &runner.Result{}, CheckNeutral, "no test command"},
+		{"NotRunAfter", &runner.Result{TestCommand: "pytest", TestsBefore: testRun(1, nil, "")}, CheckNeutral, "not run with the patch"},
+		{"AfterRunError", &runner.Result{TestCommand: "pytest", TestsAfter: &runner.TestRun{Error: "sandbox: boom"}}, CheckNeutral, "could not be run"},
+		{"FixedAllPass", &runner.Result{TestCommand: "pytest",
 			TestsAfter: testRun(0, map[string]verify.Status{"a": pass}, ""),
 			Comparison: &verify.Comparison{PerTest: true, Fixed: []string{"a"}, AfterPassed: 1}}, CheckSuccess, "1 fixed"},
-		{"FixedSomeStillFailing", &Result{TestCommand: "pytest",
+		{"FixedSomeStillFailing", &runner.Result{TestCommand: "pytest",
 			TestsAfter: testRun(1, map[string]verify.Status{"a": pass, "b": fail}, ""),
 			Comparison: &verify.Comparison{PerTest: true, Fixed: []string{"a"}, StillFailing: []string{"b"}, AfterFailed: 1}}, CheckSuccess, "1 still failing"},
-		{"Broken", &Result{TestCommand: "pytest",
+		{"Broken", &runner.Result{TestCommand: "pytest",
 			TestsAfter: testRun(1, map[string]verify.Status{"a": pass, "b": fail}, ""),
 			Comparison: &verify.Comparison{PerTest: true, Fixed: []string{"a"}, Broken: []string{"b"}, AfterFailed: 1}}, CheckFailure, "1 test(s) broken"},
-		{"NothingShowsTheChange", &Result{TestCommand: "pytest",
+		{"NothingShowsTheChange", &runner.Result{TestCommand: "pytest",
 			TestsAfter: testRun(1, map[string]verify.Status{"b": fail}, ""),
 			Comparison: &verify.Comparison{PerTest: true, StillFailing: []string{"b"}, AfterFailed: 1}}, CheckNeutral, "No test shows"},
-		{"NewTestFails", &Result{TestCommand: "pytest",
+		{"NewTestFails", &runner.Result{TestCommand: "pytest",
 			TestsAfter: testRun(1, map[string]verify.Status{"n": fail}, ""),
 			Comparison: &verify.Comparison{PerTest: true, New: []string{"n"}, AfterFailed: 1}}, CheckFailure, "fail with the patch"},
-		{"ExitCodeOnlyPasses", &Result{TestCommand: "make test", TestsBefore: testRun(2, nil, ""), TestsAfter: testRun(0, nil, ""),
+		{"ExitCodeOnlyPasses", &runner.Result{TestCommand: "make test", TestsBefore: testRun(2, nil, ""), TestsAfter: testRun(0, nil, ""),
 			Comparison: &verify.Comparison{}}, CheckSuccess, "exit code"},
-		{"ExitCodeOnlyBroke", &Result{TestCommand: "make test", TestsBefore: testRun(0, nil, ""), TestsAfter: testRun(2, nil, ""),
+		{"ExitCodeOnlyBroke", &runner.Result{TestCommand: "make test", TestsBefore: testRun(0, nil, ""), TestsAfter: testRun(2, nil, ""),
 			Comparison: &verify.Comparison{}}, CheckFailure, "passed before"},
-		{"ExitCodeOnlyFailsBoth", &Result{TestCommand: "make test", TestsBefore: testRun(2, nil, ""), TestsAfter: testRun(2, nil, ""),
+		{"ExitCodeOnlyFailsBoth", &runner.Result{TestCommand: "make test", TestsBefore: testRun(2, nil, ""), TestsAfter: testRun(2, nil, ""),
 			Comparison: &verify.Comparison{}}, CheckNeutral, "before and after"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c := tt.r.Check(nil)
+			c := Check(tt.r, nil)
 			if c.Conclusion != tt.want || !strings.Contains(c.Title, tt.inTitle) {
 				t.Errorf("got %q %q, want %q with %q", c.Conclusion, c.Title, tt.want, tt.inTitle)
 			}
@@ -69,7 +70,7 @@ func TestCheckGolden(t *testing.T) {
 	r.TestsAfter = testRun(1, map[string]verify.Status{"tests/test_a.py::test_x": verify.Pass, "tests/test_b.py::test_<img src=x>": verify.Fail},
 		"FAILED tests/test_b.py::test_<img src=x> - token s3cr3t!! </details> @octocat\n1 failed, 1 passed")
 	r.Comparison = &verify.Comparison{PerTest: true, Fixed: []string{"tests/test_a.py::test_x"}, Broken: []string{"tests/test_b.py::test_<img src=x>"}, AfterFailed: 1, AfterPassed: 1}
-	c := r.Check(growingRedact)
+	c := Check(r, growingRedact)
 	if c.Conclusion != CheckFailure {
 		t.Fatalf("conclusion %q", c.Conclusion)
 	}
@@ -95,10 +96,10 @@ func TestCheckWithinLimits(t *testing.T) {
 		tests[name] = verify.Fail
 		broken = append(broken, name)
 	}
-	r := &Result{TestCommand: "pytest", TestsBefore: testRun(0, nil, strings.Repeat("s3cr3t!! 🐸\n", 20000)),
+	r := &runner.Result{TestCommand: "pytest", TestsBefore: testRun(0, nil, strings.Repeat("s3cr3t!! 🐸\n", 20000)),
 		TestsAfter: testRun(1, tests, strings.Repeat("s3cr3t!! 🐸\n", 20000)),
 		Comparison: &verify.Comparison{PerTest: true, Broken: broken, AfterFailed: len(broken)}}
-	c := r.Check(growingRedact)
+	c := Check(r, growingRedact)
 	for name, s := range map[string]string{"summary": c.Summary, "text": c.Text} {
 		if n := runeLen(s); n > checkOutputLimit || n == 0 {
 			t.Errorf("%s has %d characters", name, n)

@@ -1,4 +1,4 @@
-package runner
+package report
 
 import (
 	"encoding/json"
@@ -11,16 +11,18 @@ import (
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/golden"
+	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/runner/audit"
 )
 
 // hostileScanResult is a result whose scanners wrote hostile text: markup, mentions, links,
 // a pipe that would end a table cell, invisible characters and a token, in rules, messages,
 // paths and a crashed scanner's output.
-func hostileScanResult(t *testing.T) *Result {
+func hostileScanResult(t *testing.T) *runner.Result {
 	token := "ghp_" + strings.Repeat("e", 36)
 	r := hostileResult(t)
 	r.ScannerFailLevel = scanner.FailWarning
-	r.Scanners = []ScannerRun{
+	r.Scanners = []audit.ScannerRun{
 		{Name: "semgrep", ExitCode: 1, Duration: 3200 * time.Millisecond,
 			Code: scanner.CodeJudgement{Code: scanner.CodeNone, Why: "frognano knows semgrep not to"}, Tools: []string{"semgrep"},
 			Config: []string{".gitignore", ".semgrep.yml", ".semgrep/", ".semgrepignore"}, ConfigFrom: strings.Repeat("ab", 20),
@@ -74,18 +76,18 @@ func TestScannersSectionGolden(t *testing.T) {
 	t.Parallel()
 	r := hostileScanResult(t)
 	token := "ghp_" + strings.Repeat("e", 36)
-	report := section(githubapp.Redact(r.Markdown()))
-	body := section(r.PRBody(Fit{Redact: githubapp.Redact}))
+	report := section(githubapp.Redact(Markdown(r)))
+	body := section(PRBody(r, Fit{Redact: githubapp.Redact}))
 	golden.Check(t, "runner-scanners-report.md", report)
 	golden.Check(t, "runner-scanners-pr-body.md", body)
 	golden.Check(t, "runner-scanners-pr-body.html", githubtest.ShowAsGitHub(body))
 	checkInert(t, report, 1) // the crashed scanner's output
 	checkInert(t, body, 0)
-	check := r.Check(githubapp.Redact)
+	check := Check(r, githubapp.Redact)
 	if check.Conclusion != CheckFailure || !strings.HasPrefix(check.Title, "2 scanner finding(s) at level warning or above") {
 		t.Errorf("check = %s %q", check.Conclusion, check.Title)
 	}
-	if !strings.Contains(check.Summary, section(r.PRBody(Fit{Redact: githubapp.Redact}))[:200]) {
+	if !strings.Contains(check.Summary, section(PRBody(r, Fit{Redact: githubapp.Redact}))[:200]) {
 		t.Errorf("the check summary lacks the Scanners section:\n%s", check.Summary)
 	}
 	ann, err := json.MarshalIndent(check.Annotations, "", "  ")
@@ -107,12 +109,12 @@ func TestScannersSectionGolden(t *testing.T) {
 // the Checks API's limits.
 func TestScannerAnnotationsCapped(t *testing.T) {
 	t.Parallel()
-	r := &Result{Scanners: []ScannerRun{{Name: "a"}, {Name: "b"}}}
+	r := &runner.Result{Scanners: []audit.ScannerRun{{Name: "a"}, {Name: "b"}}}
 	for i := range 150 {
 		r.Scanners[0].Kept = append(r.Scanners[0].Kept, scanner.Finding{Rule: strings.Repeat("r", 300), Level: scanner.LevelNote, File: "f.py", Line: i + 1, EndLine: i + 1, Message: strings.Repeat("m", 5000)})
 		r.Scanners[1].Kept = append(r.Scanners[1].Kept, scanner.Finding{Rule: "x", Level: scanner.LevelError, File: "g.py", Line: i + 1, EndLine: i + 1, Message: "m"})
 	}
-	a := r.Annotations(nil)
+	a := Annotations(r, nil)
 	if len(a) != maxAnnotations || a[0].Path != "g.py" || a[149].Path != "g.py" || a[150].Path != "f.py" || a[0].Level != AnnotationFailure || a[150].Level != AnnotationNotice {
 		t.Fatalf("%d annotations; first %+v", len(a), a[0])
 	}
@@ -122,7 +124,7 @@ func TestScannerAnnotationsCapped(t *testing.T) {
 		}
 	}
 	// The report lists twice its notes' count and says how many more.
-	if md := r.Markdown(); strings.Count(md, "\n- **") != 40 || !strings.Contains(md, "- and 260 more") {
+	if md := Markdown(r); strings.Count(md, "\n- **") != 40 || !strings.Contains(md, "- and 260 more") {
 		t.Errorf("the report lists %d findings", strings.Count(md, "\n- **"))
 	}
 }
@@ -135,8 +137,8 @@ func TestSuppressionsSectionGolden(t *testing.T) {
 	t.Parallel()
 	r := hostileScanResult(t)
 	token := "ghp_" + strings.Repeat("e", 36)
-	report := sectionNamed(githubapp.Redact(r.Markdown()), "Suppression comments")
-	body := sectionNamed(r.PRBody(Fit{Redact: githubapp.Redact}), "Suppression comments")
+	report := sectionNamed(githubapp.Redact(Markdown(r)), "Suppression comments")
+	body := sectionNamed(PRBody(r, Fit{Redact: githubapp.Redact}), "Suppression comments")
 	golden.Check(t, "runner-suppressions-report.md", report)
 	golden.Check(t, "runner-suppressions-pr-body.html", githubtest.ShowAsGitHub(body))
 	checkInert(t, body, 0)
@@ -144,9 +146,9 @@ func TestSuppressionsSectionGolden(t *testing.T) {
 		!strings.Contains(report, "And 2 more, not kept.") {
 		t.Errorf("the section does not list the comments:\n%s", report)
 	}
-	check := r.Check(githubapp.Redact)
-	if !strings.Contains(check.Summary, "## Suppression comments") || !strings.Contains(r.Headline(), "**The patch adds 5 suppression comment(s)**") {
-		t.Errorf("the summary or the headline lacks the comments:\n%s\n%s", check.Summary, r.Headline())
+	check := Check(r, githubapp.Redact)
+	if !strings.Contains(check.Summary, "## Suppression comments") || !strings.Contains(Headline(r), "**The patch adds 5 suppression comment(s)**") {
+		t.Errorf("the summary or the headline lacks the comments:\n%s\n%s", check.Summary, Headline(r))
 	}
 	var sup []CheckAnnotation
 	for _, a := range check.Annotations {
@@ -165,10 +167,10 @@ func TestSuppressionsSectionGolden(t *testing.T) {
 	}
 	// Without a scanner the comments are listed all the same, and annotate nothing.
 	r.Scanners = nil
-	if md := r.Markdown(); !strings.Contains(md, "## Suppression comments") {
+	if md := Markdown(r); !strings.Contains(md, "## Suppression comments") {
 		t.Error("without scanners the report does not list the comments")
 	}
-	if a := r.Annotations(githubapp.Redact); len(a) != 0 {
+	if a := Annotations(r, githubapp.Redact); len(a) != 0 {
 		t.Errorf("without scanners: %d annotations", len(a))
 	}
 }
@@ -177,12 +179,12 @@ func TestSuppressionsSectionGolden(t *testing.T) {
 // and come after the findings, which keep the rest.
 func TestAnnotationsShareTheirBound(t *testing.T) {
 	t.Parallel()
-	r := &Result{Scanners: []ScannerRun{{Name: "a"}}}
+	r := &runner.Result{Scanners: []audit.ScannerRun{{Name: "a"}}}
 	for i := range 300 {
 		r.Scanners[0].Kept = append(r.Scanners[0].Kept, scanner.Finding{Rule: "x", Level: scanner.LevelError, File: "g.py", Line: i + 1, EndLine: i + 1})
 		r.Suppressions = append(r.Suppressions, scanner.Suppression{File: "s.py", Line: i + 1, Kind: "nosec", For: "Bandit", Text: "nosec"})
 	}
-	a := r.Annotations(nil)
+	a := Annotations(r, nil)
 	if len(a) != maxAnnotations || a[149].Path != "g.py" || a[150].Path != "s.py" || a[199].Title != "suppression comment: nosec" {
 		t.Errorf("%d annotations: %+v ... %+v", len(a), a[149], a[150])
 	}

@@ -1,11 +1,13 @@
-package runner
+package report
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/frognano/frognano/runner"
 )
 
-// This file renders the suppression comments the patch adds (suppressions.go): a section of
+// This file renders the suppression comments the patch adds (audit.Auditor.Added): a section of
 // report.md, the PR body, the status comment's summary and the check run's, a part of the
 // headline, and check-run annotations when a scanner is configured. The directive's text is
 // the patch's (untrusted): code spans, redacted.
@@ -41,7 +43,7 @@ func (x *render) writeSuppressions(b *strings.Builder) {
 }
 
 // suppressionsHeadline is the headline's part about suppression comments, "" for none.
-func (r *Result) suppressionsHeadline() string {
+func suppressionsHeadline(r *runner.Result) string {
 	n := len(r.Suppressions) + r.SuppressionsMore
 	if n == 0 {
 		return ""
@@ -52,7 +54,7 @@ func (r *Result) suppressionsHeadline() string {
 // suppressionAnnotations are the check run's annotations of the suppression comments, at most
 // max: one warning per comment, when a scanner is configured (its findings are what such a
 // comment hides).
-func (r *Result) suppressionAnnotations(redact func(string) string, max int) []CheckAnnotation {
+func suppressionAnnotations(r *runner.Result, redact func(string) string, max int) []CheckAnnotation {
 	if len(r.Scanners) == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package runner
+package report
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/golden"
+	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/verify"
 )
@@ -87,7 +88,7 @@ index 0000000..6666666
 `
 
 // hostileResult is a finished run whose every untrusted field holds hostile text.
-func hostileResult(t *testing.T) *Result {
+func hostileResult(t *testing.T) *runner.Result {
 	t.Helper()
 	p, err := patch.Parse([]byte(hostileDiff))
 	if err != nil {
@@ -112,15 +113,15 @@ func hostileResult(t *testing.T) *Result {
 		}},
 		Observations: []leaf.Observation{{Tool: "<img src=x>", Observation: "unknown tool"}, {Tool: "Read", Observation: "x"}},
 	}, leaf.Step{Index: len(lr.Steps) + 1, Assistant: leaf.Message{Role: "assistant", Content: text(hostileFinal)}})
-	return &Result{
+	return &runner.Result{
 		RunID: "golden", Task: "Fix <details>it</details> \u202eplease", Model: "microsoft/FrogNano-4B-2609",
 		BaseCommit: "0123456789abcdef0123456789abcdef01234567", TestCommand: "python3 -m pytest -q | tee out",
 		Elapsed: 30 * time.Second, Leaf: lr,
 		Patch: &patch.Checked{Diff: []byte(hostileDiff), Files: p.Files, Size: int64(len(hostileDiff)),
 			Dropped: []patch.Dropped{{Path: ".github/workflows/<b>ci</b>.yml", Reason: patch.DropWorkflow}}},
-		TestsBefore: &TestRun{Outcome: verify.Outcome{Command: "python3 -m pytest -q", ExitCode: 1, Duration: 2 * time.Second,
+		TestsBefore: &runner.TestRun{Outcome: verify.Outcome{Command: "python3 -m pytest -q", ExitCode: 1, Duration: 2 * time.Second,
 			Tail: "FAILED tests/test_a.py::test_x - <details>\n1 failed", Tests: map[string]verify.Status{"tests/test_a.py::test_x": verify.Fail}}},
-		TestsAfter: &TestRun{Outcome: verify.Outcome{Command: "python3 -m pytest -q", ExitCode: 0, Duration: 2 * time.Second,
+		TestsAfter: &runner.TestRun{Outcome: verify.Outcome{Command: "python3 -m pytest -q", ExitCode: 0, Duration: 2 * time.Second,
 			Tail: "1 passed", Tests: map[string]verify.Status{"tests/test_a.py::test_x": verify.Pass}}, PatchApplied: true},
 		Comparison: &verify.Comparison{PerTest: true, Fixed: []string{"tests/test_a.py::test_x[<img src=x>|`a`]"}},
 		Notes:      []string{"A note quoting <b>tool</b> output: @octocat see https://evil.example and #12 and deadbeefcafe."},
@@ -173,7 +174,7 @@ func checkCalls(t *testing.T, md string, want []string) {
 func TestPRBodyGolden(t *testing.T) {
 	t.Parallel()
 	r := hostileResult(t)
-	body := r.PRBody(Fit{Suffix: "\n\nFixes #7"})
+	body := PRBody(r, Fit{Suffix: "\n\nFixes #7"})
 	golden.Check(t, "runner-pr-body.md", body)
 	golden.Check(t, "runner-pr-body.html", githubtest.ShowAsGitHub(body))
 
@@ -217,7 +218,7 @@ func TestPRBodyGolden(t *testing.T) {
 func TestReportGolden(t *testing.T) {
 	t.Parallel()
 	r := hostileResult(t)
-	md := r.Markdown()
+	md := Markdown(r)
 	golden.Check(t, "runner-report.md", md)
 	golden.Check(t, "runner-report.html", githubtest.ShowAsGitHub(md))
 	checkInert(t, md, 2)
@@ -233,14 +234,14 @@ func TestSummaryGolden(t *testing.T) {
 	t.Parallel()
 	r := hostileResult(t)
 	r.TestsAfter, r.Comparison = nil, nil
-	s := r.Summary(Fit{})
+	s := Summary(r, Fit{})
 	golden.Check(t, "runner-summary.md", s)
 	checkInert(t, s, 1)
 }
 
 func TestHeadlineFlagsTestConfiguration(t *testing.T) {
 	t.Parallel()
-	h := hostileResult(t).Headline()
+	h := Headline(hostileResult(t))
 	golden.Check(t, "runner-headline.md", h+"\n")
 	checkInert(t, h, 0)
 	shown := githubtest.VisibleText(githubtest.ShowAsGitHub(h))
@@ -250,7 +251,7 @@ func TestHeadlineFlagsTestConfiguration(t *testing.T) {
 		}
 	}
 	// A patch that only changes code raises no doubt.
-	if h := longResult(1, "x").Headline(); strings.Contains(h, "trustworthy") {
+	if h := Headline(longResult(1, "x")); strings.Contains(h, "trustworthy") {
 		t.Errorf("headline of a code-only patch: %q", h)
 	}
 }
@@ -272,8 +273,8 @@ func TestNewTestFileIsListedNotFlagged(t *testing.T) {
 		r := longResult(1, "x")
 		r.Patch = p
 		r.Comparison = &verify.Comparison{PerTest: true, Fixed: []string{"tests/test_a.py::test_x"}, New: []string{"tests/test_average.py::test_empty"}}
-		out := map[string]string{"PR body": r.PRBody(Fit{}), "report": r.Markdown(), "headline": r.Headline(), "summary": r.Summary(Fit{})}
-		c := r.Check(nil)
+		out := map[string]string{"PR body": PRBody(r, Fit{}), "report": Markdown(r), "headline": Headline(r), "summary": Summary(r, Fit{})}
+		c := Check(r, nil)
 		out["check run"] = c.Summary
 		for name, text := range out {
 			out[name] = githubtest.VisibleText(githubtest.ShowAsGitHub(text))
@@ -314,7 +315,7 @@ func TestConftestOnlyPatchIsFlagged(t *testing.T) {
 	r := longResult(1, "x")
 	r.Patch = p
 	r.Comparison = &verify.Comparison{PerTest: true, Fixed: []string{"tests/test_a.py::test_x"}}
-	for name, text := range map[string]string{"PR body": r.PRBody(Fit{}), "report": r.Markdown(), "headline": r.Headline(), "summary": r.Summary(Fit{})} {
+	for name, text := range map[string]string{"PR body": PRBody(r, Fit{}), "report": Markdown(r), "headline": Headline(r), "summary": Summary(r, Fit{})} {
 		shown := githubtest.VisibleText(githubtest.ShowAsGitHub(text))
 		if !strings.Contains(shown, "The test result may not be trustworthy") || !strings.Contains(shown, "conftest.py") {
 			t.Errorf("%s does not warn about conftest.py:\n%s", name, shown)
@@ -338,7 +339,7 @@ func TestReportShowsConfiguredPatchLimit(t *testing.T) {
 			r := longResult(1, "x")
 			r.MaxPatchBytes = tt.limit
 			r.Patch = &patch.Checked{TooLarge: true, Size: 5000}
-			for name, text := range map[string]string{"report": r.Markdown(), "PR body": r.PRBody(Fit{}), "summary": r.Summary(Fit{})} {
+			for name, text := range map[string]string{"report": Markdown(r), "PR body": PRBody(r, Fit{}), "summary": Summary(r, Fit{})} {
 				if !strings.Contains(text, "Patch: 5000 bytes, "+tt.want) {
 					t.Errorf("%s lacks %q", name, tt.want)
 				}
@@ -370,7 +371,7 @@ func TestPRBodyOverTheLimitKeepsItsEnd(t *testing.T) {
 			t.Parallel()
 			r := longResult(tt.steps, tt.obs)
 			const fixes = "\n\nFixes #4242"
-			body := r.PRBody(Fit{Suffix: fixes, Redact: growingRedact})
+			body := PRBody(r, Fit{Suffix: fixes, Redact: growingRedact})
 			if n := runeLen(body); n > GitHubBodyLimit {
 				t.Errorf("body has %d characters, over GitHub's %d", n, GitHubBodyLimit)
 			}

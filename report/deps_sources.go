@@ -1,10 +1,11 @@
-package runner
+package report
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/frognano/frognano/check/deps"
+	"github.com/frognano/frognano/runner"
 )
 
 // This file renders what check/deps found about where dependencies come from: the warning at
@@ -14,7 +15,7 @@ import (
 // goes through codeSpan, codeCell or prose, redacted.
 
 // sourceFindings returns the changes of source of the checked patch.
-func (r *Result) sourceFindings() []deps.Finding {
+func sourceFindings(r *runner.Result) []deps.Finding {
 	if r == nil || r.Patch == nil {
 		return nil
 	}
@@ -72,7 +73,7 @@ func (x *render) findingLine(f deps.Finding) string {
 // writeSourceWarning is the warning, at the top, that the patch changes where dependencies
 // come from.
 func (x *render) writeSourceWarning(b *strings.Builder) {
-	fs := x.r.sourceFindings()
+	fs := sourceFindings(x.r)
 	if len(fs) == 0 {
 		return
 	}
@@ -146,8 +147,8 @@ func (x *render) writeUnread(b *strings.Builder) {
 }
 
 // sourcesHeadline is the headline's line about where dependencies come from.
-func (r *Result) sourcesHeadline() string {
-	fs := r.sourceFindings()
+func sourcesHeadline(r *runner.Result) string {
+	fs := sourceFindings(r)
 	if len(fs) == 0 {
 		return ""
 	}

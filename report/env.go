@@ -1,9 +1,10 @@
-package runner
+package report
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/env"
 )
 
@@ -75,7 +76,7 @@ func (x *render) writeEnvironment(b *strings.Builder) {
 // EnvironmentLine is one line for a run's record and `frognano run`'s summary: the image its
 // sandboxes were made from and how ("frognano-env:KEY on frognano-sandbox:latest, cached");
 // empty when the run ended before it had one.
-func (r *Result) EnvironmentLine() string {
+func EnvironmentLine(r *runner.Result) string {
 	e := r.Environment
 	switch {
 	case e == nil:

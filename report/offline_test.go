@@ -1,4 +1,4 @@
-package runner
+package report
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/golden"
+	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/egress"
 	"github.com/frognano/frognano/runner/leaf"
 )
@@ -15,8 +16,8 @@ func exitCode(n int) *int { return &n }
 // offlineResult is a failed run whose model tried the network and ran commands the sandbox
 // lacks, with names and commands as hostile as the model can make them: markup, mentions,
 // backticks, pipes, an invisible character, and a secret of the redactor's in a name.
-func offlineResult() *Result {
-	return &Result{
+func offlineResult() *runner.Result {
+	return &runner.Result{
 		RunID: "run-offline", Model: "frognano-4b", BaseCommit: "abc123",
 		Leaf: &leaf.Result{ExitReason: leaf.ExitAgent, FinalMessage: "I could not install the dependencies."},
 		Egress: &egress.Report{
@@ -50,7 +51,7 @@ func redactTest(s string) string { return strings.ReplaceAll(s, "ghs_redactme", 
 func TestEgressGolden(t *testing.T) {
 	t.Parallel()
 	r := offlineResult()
-	summary := r.Summary(Fit{Redact: redactTest})
+	summary := Summary(r, Fit{Redact: redactTest})
 	section := "## What the offline sandbox stopped" + strings.SplitN(strings.SplitN(summary, "## What the offline sandbox stopped", 2)[1], "\n## ", 2)[0]
 	golden.Check(t, "runner-egress.md", section)
 	golden.Check(t, "runner-egress.html", githubtest.ShowAsGitHub(section))
@@ -64,13 +65,13 @@ func TestEgressGolden(t *testing.T) {
 			t.Errorf("no code element shows %q", w)
 		}
 	}
-	for _, text := range []string{r.Markdown(), r.PRBody(Fit{})} {
+	for _, text := range []string{Markdown(r), PRBody(r, Fit{})} {
 		if !strings.Contains(text, section[:200]) {
 			t.Error("the report or the PR body lacks the section")
 		}
 	}
 	// The least detailed level keeps the facts and points at the snippets.
-	small := r.renderer(nil, len(details)-1)
+	small := newRender(r, nil, len(details)-1)
 	var b strings.Builder
 	small.writeEgress(&b)
 	if strings.Contains(b.String(), "```sh") || !strings.Contains(b.String(), "the example in docs/environments.md") {
@@ -85,7 +86,7 @@ func TestNoEgressSectionForAnHonestRun(t *testing.T) {
 	for _, e := range []*egress.Report{nil, {}} {
 		r := offlineResult()
 		r.Egress = e
-		for _, text := range []string{r.Markdown(), r.PRBody(Fit{}), r.Summary(Fit{})} {
+		for _, text := range []string{Markdown(r), PRBody(r, Fit{}), Summary(r, Fit{})} {
 			if strings.Contains(text, "offline sandbox stopped") {
 				t.Errorf("an honest run's text has the section:\n%s", text)
 			}
