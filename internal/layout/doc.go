@@ -8,5 +8,9 @@
 // are used by both. The credential side never imports the sandbox side, the sandbox side
 // never imports the credential side, and the check packages import neither.
 //
+// It also holds the rule of one writer per table (writers_test.go): SQL that writes the runs
+// table appears only in run's Store (run/store.go, run/store_*.go), which every other package
+// calls through named methods, and the budgets and run_audit tables keep their one writer each.
+//
 // It has no code of its own and must never gain any: it is a test.
 package layout
