@@ -12,5 +12,9 @@
 // packages import neither. Package config, which builds both sides' configurations, is
 // imported by cmd/ alone, and it alone reads settings from the environment (settings_test.go).
 //
+// It also holds the rule of one writer per table (writers_test.go): SQL that writes the runs
+// table appears only in run's Store (run/store.go, run/store_*.go), which every other package
+// calls through named methods, and the budgets and run_audit tables keep their one writer each.
+//
 // It has no code of its own and must never gain any: it is a test.
 package layout
