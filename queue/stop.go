@@ -160,7 +160,7 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 			continue
 		}
 		body := run.RenderStatus(run.Status{RunID: s.run, State: run.StateCancelled, FollowUp: true, ExtraRequests: s.extra,
-			Note: fmt.Sprintf("Stopped before it started: @%s asked frognano to stop.", a.Requester)})
+			Note: run.StoppedBeforeStart(a.Requester)})
 		// The edit of a stopped run's reply is that run's write: its audit trail holds it.
 		if err := repo.EditComment(githubapp.WithAuditRun(ctx, s.run), s.comment, body); err != nil {
 			w.log.WarnContext(ctx, "editing the reply of a stopped run", logging.RunID(s.run), logging.Err(err))

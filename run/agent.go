@@ -167,9 +167,7 @@ func (p *progressOf) sendLocked() {
 			latest = ws
 		}
 	}
-	if out.Waiting = latest.w.String(); len(p.waits) > 1 {
-		out.Waiting += fmt.Sprintf(" (%d attempts are waiting)", len(p.waits))
-	}
+	out.Waiting = modelWaitText(latest.w.String(), len(p.waits))
 	var slot slotSeen
 	for _, ss := range p.slots {
 		if ss.seq > slot.seq {
@@ -177,11 +175,7 @@ func (p *progressOf) sendLocked() {
 		}
 	}
 	if w := slot.w; w.Waiting() {
-		out.SandboxWait = fmt.Sprintf("for %s (%d of %d in use on this worker", w.For(), w.InUse, w.Cap)
-		if len(p.slots) > 1 {
-			out.SandboxWait += fmt.Sprintf("; %d sandboxes of this run are waiting", len(p.slots))
-		}
-		out.SandboxWait += ")"
+		out.SandboxWait = sandboxWaitText(w, len(p.slots))
 	}
 	p.send(out)
 }
@@ -224,7 +218,7 @@ func OutcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 		SetupLog:    githubapp.Redact(string(res.SetupLog())),
 		// The renderer is the one owner of the limits: it gets the final limit, what we
 		// add and the redaction that githubapp applies, and cuts where it knows how.
-		PRBody:     report.PRBody(res, report.Fit{Suffix: noticeLines(spec.Notices) + pageLine(spec.PageURL) + fixesLine(spec.Issue), Redact: githubapp.Redact}),
+		PRBody:     report.PRBody(res, report.Fit{Suffix: bodySuffix(spec), Redact: githubapp.Redact}),
 		Summary:    report.Summary(res, report.Fit{Limit: report.GitHubBodyLimit - statusReserve, Redact: githubapp.Redact}),
 		Headline:   githubapp.Redact(report.Headline(res)),
 		Trajectory: traj,

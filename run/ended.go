@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/frognano/frognano/githubapp"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -15,24 +14,6 @@ import (
 // This file holds what is said of runs that ended with no attempt of theirs to say it: a run
 // the queue cancelled (an unlabel or a close), one the queue's cleanup ended because no job
 // will run it any more, and the runs a stop request stopped.
-
-// DeadRunNote is the status comment's note of a run the queue's cleanup ended because its
-// job had ended without ending it, in comments that an earlier frognano queued (RewriteStatus
-// with dead); EndAbandoned says more.
-const DeadRunNote = "This run's worker stopped without finishing it (it died on its last try, or could not record the end). " +
-	"It was ended so that the requests waiting behind it could run; ask again to retry it."
-
-// abandonedNote says why frognano stopped working on a run of kind whose job can no longer
-// run it, and how to retry; published: it may have opened or updated its pull request first.
-func abandonedNote(kind string, published bool) string {
-	note := "Its worker stopped before the run could end (the process died on its last try, or could not record how the run ended), " +
-		"and no other worker will take it up."
-	if published {
-		note += pick(kind == KindIssue, " It may have opened or updated a draft pull request for this issue before it stopped; a new run updates that one.",
-			" It may have pushed a commit to this pull request before it stopped.")
-	}
-	return note + pick(kind == KindIssue, " Add the label again to retry.", " Ask again with a new comment to retry.")
-}
 
 // AbandonedError is the error recorded on a run EndAbandoned ended.
 const AbandonedError = "its job ended without ending the run (the worker died on its last attempt, or could not record the end); " +
@@ -128,7 +109,7 @@ func (p *Pipeline) RewriteStatus(ctx context.Context, id int64, dead bool) error
 	var note string
 	switch r.State {
 	case StateCancelled:
-		note = "The label was removed or the issue was closed."
+		note = noteIssueCancelled
 	case StateFailed:
 		if !dead {
 			return nil
@@ -152,28 +133,4 @@ func (p *Pipeline) RewriteStatus(ctx context.Context, id int64, dead bool) error
 		return final(fmt.Errorf("editing status comment: %w", err))
 	}
 	return nil
-}
-
-// StopReply answers `@APP stop`: which runs were stopped (active: queued or running; waiting:
-// requests that waited for them), or that there was none.
-func StopReply(requester string, active, waiting []int64) string {
-	if len(active) == 0 && len(waiting) == 0 {
-		return fmt.Sprintf("@%s: there is no waiting, queued or running frognano follow-up on this pull request, so there was nothing to stop.", requester)
-	}
-	names := func(ids []int64) []string {
-		out := make([]string, len(ids))
-		for i, id := range ids {
-			out[i] = fmt.Sprintf("run %d", id)
-		}
-		return out
-	}
-	what := strings.Join(names(active), " and ")
-	if len(waiting) > 0 {
-		if what != "" {
-			what += ", and "
-		}
-		what += fmt.Sprintf("%s that waited for %s (%s)", plural(len(waiting), "request"), pick(len(active) > 0, "it", "an earlier run"), strings.Join(names(waiting), ", "))
-	}
-	return fmt.Sprintf("🛑 @%s: frognano stopped %s at your request; nothing more will be pushed for it. "+
-		"Ask again with a new comment when you want another follow-up.", requester, what)
 }

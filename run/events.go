@@ -168,14 +168,6 @@ func RunPageURL(base string, id int64) string {
 	return base + "/runs/" + strconv.FormatInt(id, 10)
 }
 
-// pageLine is the paragraph that links a comment or body to the run's page; "" without one.
-func pageLine(page string) string {
-	if page == "" {
-		return ""
-	}
-	return "\n\nThe run's steps, patch and tests: " + page
-}
-
 // PageURL is the run's page (RunPageURL), "" without FROGNANO_PUBLIC_URL or without a log.
 func (l *EventLog) PageURL() string {
 	if l == nil {

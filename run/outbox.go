@@ -147,10 +147,6 @@ func (a *attempt) flush(ctx context.Context) {
 // next writer.
 var errOutboxBusy = fault.Transient(errors.New("another process is writing the run's end to GitHub"))
 
-// statusMarker begins every comment of run id (RenderStatus, renderDenied): the writer of a
-// Post finds the run's comment by it.
-func statusMarker(id int64) string { return fmt.Sprintf("<!-- frognano:run:%d -->", id) }
-
 // writeOutbox writes the outbox of run id (on issue or pull request issue) through repo, then
 // clears it, and reports whether there was one. One writer at a time: it holds the run's row
 // (FOR NO KEY UPDATE) from reading the outbox to clearing it, and a writer that finds the row

@@ -16,5 +16,12 @@
 // table appears only in run's Store (run/store.go, run/store_*.go), which every other package
 // calls through named methods, and the budgets and run_audit tables keep their one writer each.
 //
+// It also checks where what GitHub shows a person is worded: one file per kind (textFiles in
+// text_test.go: the status comment, refusals, notices, replies, the pull request). Its text
+// scan (textscan_test.go) type-checks the packages that write to GitHub and follows every
+// comment's body and every field of a comment's or pull request's text back to its string
+// literals: a sentence that reaches GitHub from outside those files fails
+// TestGitHubTextInTextFiles, which names the file, the line and how the text gets there.
+//
 // It has no code of its own and must never gain any: it is a test.
 package layout
