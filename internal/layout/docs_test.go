@@ -238,3 +238,36 @@ func keys(m map[string]bool) []string {
 	}
 	return k
 }
+
+// pathCell is a code span in a table row that names a file or folder of the repository.
+var pathCell = regexp.MustCompile("`([a-z][a-z0-9_./*-]*/[a-zA-Z0-9_./*-]*)`")
+
+// TestWhereIsNamesRealFiles checks the "where is it" table of docs/architecture.md: every
+// file or folder a row names (a glob such as run/text_*.go must match one) exists, so the
+// table a newcomer follows never sends them to a room that moved.
+func TestWhereIsNamesRealFiles(t *testing.T) {
+	n := 0
+	for _, l := range section(t, "## Where is it: a behaviour and the file that owns it") {
+		if !strings.HasPrefix(l, "| ") || strings.HasPrefix(l, "| ---") || strings.HasPrefix(l, "| behaviour") {
+			continue
+		}
+		cells := strings.Split(l, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		for _, m := range pathCell.FindAllStringSubmatch(cells[2], -1) {
+			n++
+			p := strings.TrimSuffix(m[1], "/")
+			if strings.Contains(p, "NNNN") {
+				p = strings.ReplaceAll(p, "NNNN", "*")
+			}
+			got, err := filepath.Glob(filepath.Join("../..", p))
+			if err != nil || len(got) == 0 {
+				t.Errorf("docs/architecture.md's where-is table names %s, which does not exist", m[1])
+			}
+		}
+	}
+	if n < 20 {
+		t.Fatalf("read %d paths from the where-is table; cannot read it", n)
+	}
+}
