@@ -8,6 +8,7 @@ import (
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
@@ -181,9 +182,9 @@ func (p *progressOf) sendLocked() {
 
 // checkRunOf is the check run that reports res's tests on the commit a publish pushes.
 func checkRunOf(res *runner.Result, pageURL string) *githubapp.CheckRun {
-	c := res.Check(githubapp.Redact)
+	c := report.Check(res, githubapp.Redact)
 	cr := &githubapp.CheckRun{
-		Name: runner.CheckRunName, Status: "completed", Conclusion: c.Conclusion,
+		Name: report.CheckRunName, Status: "completed", Conclusion: c.Conclusion,
 		Title: c.Title, Summary: c.Summary, Text: c.Text, ExternalID: res.RunID, DetailsURL: pageURL,
 		StartedAt: res.StartedAt, CompletedAt: res.StartedAt.Add(res.Elapsed),
 	}
@@ -213,15 +214,15 @@ func OutcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 		ExitReason:  res.ExitReason(),
 		TestTime:    res.TestTime(),
 		Elapsed:     res.Elapsed,
-		Environment: githubapp.Redact(res.EnvironmentLine()),
+		Environment: githubapp.Redact(report.EnvironmentLine(res)),
 		SetupLog:    githubapp.Redact(string(res.SetupLog())),
 		// The renderer is the one owner of the limits: it gets the final limit, what we
 		// add and the redaction that githubapp applies, and cuts where it knows how.
-		PRBody:     res.PRBody(runner.Fit{Suffix: bodySuffix(spec), Redact: githubapp.Redact}),
-		Summary:    res.Summary(runner.Fit{Limit: runner.GitHubBodyLimit - statusReserve, Redact: githubapp.Redact}),
-		Headline:   githubapp.Redact(res.Headline()),
+		PRBody:     report.PRBody(res, report.Fit{Suffix: bodySuffix(spec), Redact: githubapp.Redact}),
+		Summary:    report.Summary(res, report.Fit{Limit: report.GitHubBodyLimit - statusReserve, Redact: githubapp.Redact}),
+		Headline:   githubapp.Redact(report.Headline(res)),
 		Trajectory: traj,
-		Report:     githubapp.Redact(res.Markdown()),
+		Report:     githubapp.Redact(report.Markdown(res)),
 		Check:      checkRunOf(res, spec.PageURL),
 	}
 	// A run whose setup failed ended before the model was called: no loop, no steps.

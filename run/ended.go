@@ -34,12 +34,10 @@ func (s *Store) EndAbandoned(ctx context.Context, id int64, dead, label, publicU
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		ended = false
 		var kind string
-		var repoID int64
-		var issue int
 		var comment int64
 		var checked, published bool
-		err := tx.QueryRow(ctx, `SELECT kind, repo_id, issue, coalesce(comment_id, 0), checked_at IS NOT NULL, agent_done_at IS NOT NULL AND patch IS NOT NULL
-			FROM runs WHERE id = $1 AND state IN ('queued', 'running') FOR UPDATE`, id).Scan(&kind, &repoID, &issue, &comment, &checked, &published)
+		err := tx.QueryRow(ctx, `SELECT kind, coalesce(comment_id, 0), checked_at IS NOT NULL, agent_done_at IS NOT NULL AND patch IS NOT NULL
+			FROM runs WHERE id = $1 AND state IN ('queued', 'running') FOR UPDATE`, id).Scan(&kind, &comment, &checked, &published)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -62,18 +60,12 @@ func (s *Store) EndAbandoned(ctx context.Context, id int64, dead, label, publicU
 		if kind == KindIssue && label != "" {
 			o.Unlabel = label
 		}
-		if _, err := tx.Exec(ctx, `UPDATE runs SET state = 'failed', finished_at = now(), error = $2, outbox = $3 WHERE id = $1`,
-			id, AbandonedError, o.value()); err != nil {
-			return fmt.Errorf("ending run: %w", err)
-		}
-		ended = true
-		if s.promote == nil {
-			return errors.New("ending a run: this Store cannot promote the run waiting behind it")
-		}
-		if _, err := s.promote(ctx, tx, repoID, issue); err != nil || o.value() == nil || s.deliver == nil {
+		e, err := s.abandon(ctx, tx, id, o)
+		if err != nil {
 			return err
 		}
-		return s.deliver(ctx, tx, id)
+		ended = true
+		return s.afterEnd(ctx, tx, e, o.value() != nil)
 	})
 	if err != nil {
 		return false, fmt.Errorf("ending run %d, whose job ended: %w", id, err)
@@ -82,11 +74,12 @@ func (s *Store) EndAbandoned(ctx context.Context, id int64, dead, label, publicU
 }
 
 // RecordCancelled records, in tx, which has just cancelled run id (an unlabel or a close: the
-// queue's Cancel), the run's outbox: its status comment (a follow-up's reply) says it was
-// cancelled, as its worker would say it. It reports false when the run has no comment (nothing
-// to write). The caller queues the writing in tx, as every end does: a worker killed as its
-// context ends leaves it to that job. publicURL links the run's page ("": none).
-func RecordCancelled(ctx context.Context, tx pgx.Tx, id int64, publicURL string) (bool, error) {
+// queue's Cancel, through CancelActive), the run's outbox: its status comment (a follow-up's
+// reply) says it was cancelled, as its worker would say it. It reports false when the run has
+// no comment (nothing to write). The caller queues the writing in tx, as every end does: a
+// worker killed as its context ends leaves it to that job. publicURL links the run's page
+// ("": none).
+func (s *Store) RecordCancelled(ctx context.Context, tx pgx.Tx, id int64, publicURL string) (bool, error) {
 	var kind string
 	var comment int64
 	if err := tx.QueryRow(ctx, `SELECT kind, coalesce(comment_id, 0) FROM runs WHERE id = $1`, id).Scan(&kind, &comment); err != nil {
@@ -97,8 +90,8 @@ func RecordCancelled(ctx context.Context, tx pgx.Tx, id int64, publicURL string)
 	}
 	v := Status{RunID: id, State: StateCancelled, Note: planFor(kind).cancelled(), FollowUp: kind != KindIssue, Page: RunPageURL(publicURL, id)}
 	o := &outbox{CommentID: comment, Status: &v}
-	if _, err := tx.Exec(ctx, `UPDATE runs SET outbox = $2 WHERE id = $1`, id, o.value()); err != nil {
-		return false, fmt.Errorf("recording the outbox of cancelled run %d: %w", id, err)
+	if err := s.setOutbox(ctx, tx, id, o); err != nil {
+		return false, err
 	}
 	return true, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/internal/logging"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/verify"
@@ -250,7 +251,7 @@ func NewStepEvent(attempt int, s leaf.Step) StepEvent {
 
 // testsEvent is what the page shows of a finished run's tests and attempts.
 func testsEvent(res *runner.Result) TestsEvent {
-	e := TestsEvent{Environment: clean(res.EnvironmentLine(), 2000)}
+	e := TestsEvent{Environment: clean(report.EnvironmentLine(res), 2000)}
 	e.Before, e.After = testsRun(res.TestsBefore), testsRun(res.TestsAfter)
 	if c := res.Comparison; c != nil && c.PerTest {
 		e.PerTest = true

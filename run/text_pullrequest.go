@@ -8,12 +8,12 @@ package run
 
 import (
 	"fmt"
+	"github.com/frognano/frognano/report"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/clip"
-	"github.com/frognano/frognano/runner"
 )
 
 // bodySuffix ends the pull request body of spec's run: its notices, the link to the run's
@@ -63,18 +63,18 @@ func issueCommitMessage(issue int, title string, id int64) string {
 func followUpBody(current string, r *row) string {
 	head := fmt.Sprintf("\n\n---\n\n## Follow-up run %d\n\nRequested by @%s", r.ID, r.Labeler)
 	if r.Kind == KindCI {
-		head = fmt.Sprintf("\n\n---\n\n## Follow-up run %d\n\nTriggered by the repository's failed CI on %s", r.ID, runner.CodeSpan(r.CISHA, 64))
+		head = fmt.Sprintf("\n\n---\n\n## Follow-up run %d\n\nTriggered by the repository's failed CI on %s", r.ID, report.CodeSpan(r.CISHA, 64))
 	}
 	if r.RequestURL != "" {
 		head += " in " + r.RequestURL
 	}
 	head += ".\n\n"
 	for _, section := range []string{head + r.PRBody, head + r.Headline, head} {
-		if body := current + section; utf8.RuneCountInString(githubapp.Redact(body)) <= runner.GitHubBodyLimit {
+		if body := current + section; utf8.RuneCountInString(githubapp.Redact(body)) <= report.GitHubBodyLimit {
 			return body
 		}
 	}
-	room := runner.GitHubBodyLimit - utf8.RuneCountInString(head) - 200
+	room := report.GitHubBodyLimit - utf8.RuneCountInString(head) - 200
 	cut, _ := clip.Runes(current, max(room, 0))
 	return cut + head
 }

@@ -8,17 +8,17 @@ package run
 
 import (
 	"fmt"
+	"github.com/frognano/frognano/report"
 	"strings"
 	"time"
 
 	"github.com/frognano/frognano/githubapp"
-	"github.com/frognano/frognano/runner"
 )
 
 // renderDenied is the one comment a requester without write access gets; no run starts.
 func renderDenied(runID int64, labeler, permission string) string {
 	return fmt.Sprintf("%s\n@%s, frognano only starts for people with write, maintain or admin "+
-		"permission on this repository (yours: %s). No run was started.", statusMarker(runID), labeler, runner.CodeSpan(permission, 20))
+		"permission on this repository (yours: %s). No run was started.", statusMarker(runID), labeler, report.CodeSpan(permission, 20))
 }
 
 // missingPermissionsNote is the one line a person can act on.

@@ -11,6 +11,7 @@ package run
 
 import (
 	"fmt"
+	"github.com/frognano/frognano/report"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +34,7 @@ const maxProgressCalls = 10
 // GitHub's comment limit. It never cuts markdown: should the comment be over the limit, the summary is left out (it
 // is kept with the run) and the comment says so.
 func RenderStatus(v Status) string {
-	if s := githubapp.Redact(composeStatus(v)); utf8.RuneCountInString(s) <= runner.GitHubBodyLimit || v.Summary == "" {
+	if s := githubapp.Redact(composeStatus(v)); utf8.RuneCountInString(s) <= report.GitHubBodyLimit || v.Summary == "" {
 		return s
 	}
 	v.Summary = fmt.Sprintf("_The summary of this run is too long for a comment; `frognano runs show %d --report` prints it._", v.RunID)
@@ -81,7 +82,7 @@ func composeStatus(v Status) string {
 		b.WriteString("\n\nℹ️ " + n)
 	}
 	if v.ExitReason != "" || v.Steps > 0 {
-		fmt.Fprintf(&b, "\n\nExit reason: %s; steps: %d; time: %s.", runner.CodeSpan(v.ExitReason, 40), v.Steps, v.Elapsed.Round(time.Second))
+		fmt.Fprintf(&b, "\n\nExit reason: %s; steps: %d; time: %s.", report.CodeSpan(v.ExitReason, 40), v.Steps, v.Elapsed.Round(time.Second))
 	}
 	if v.Summary != "" {
 		b.WriteString("\n\n" + v.Summary)
@@ -98,7 +99,7 @@ func composeStatus(v Status) string {
 }
 
 // renderProgress shows the latest step: each tool call with its argument exactly as the
-// model wrote it (runner.RenderCall), or that the model gave its final answer; and, above it,
+// model wrote it (report.RenderCall), or that the model gave its final answer; and, above it,
 // that the run waits for a free sandbox or for the model server, while it does.
 func renderProgress(p Progress) string {
 	var parts []string
@@ -126,7 +127,7 @@ func renderStep(p Progress) string {
 			fmt.Fprintf(&b, "\n_and %d more tool calls_\n", len(p.Calls)-i)
 			break
 		}
-		b.WriteString("\n" + runner.RenderCall(c.Tool, c.Arguments, 300, githubapp.Redact))
+		b.WriteString("\n" + report.RenderCall(c.Tool, c.Arguments, 300, githubapp.Redact))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -237,12 +238,12 @@ func followUpNote(requestURL, requester string) string {
 // ciFollowUpNote says what a CI follow-up answers (CI failed on sha), for its reply.
 func ciFollowUpNote(sha string) string {
 	return fmt.Sprintf("Follow-up run triggered by CI: the repository's checks failed on %s, the head of this pull request. "+
-		"It pushes a new commit on this branch; CI may start at most this many such runs per pull request (`FROGNANO_CI_FOLLOWUPS`).", runner.CodeSpan(sha, 64))
+		"It pushes a new commit on this branch; CI may start at most this many such runs per pull request (`FROGNANO_CI_FOLLOWUPS`).", report.CodeSpan(sha, 64))
 }
 
 // ciNote keeps saying, in a CI follow-up's final reply, that CI triggered it.
 func ciNote(sha, note string) string {
-	return strings.TrimSpace(fmt.Sprintf("Triggered by CI: the repository's checks failed on %s. %s", runner.CodeSpan(sha, 64), note))
+	return strings.TrimSpace(fmt.Sprintf("Triggered by CI: the repository's checks failed on %s. %s", report.CodeSpan(sha, 64), note))
 }
 
 // notePullClosed: a follow-up found its pull request closed before it started.
@@ -262,7 +263,7 @@ func closedNote(pr githubapp.PullRequest, what, so string) string {
 		return what + ", so " + so
 	}
 	return fmt.Sprintf("%s: its branch %s was deleted (GitHub closes a pull request whose branch is deleted), so %s %s",
-		what, runner.CodeSpan(pr.HeadRef, 255), so, githubapp.RestoreBranchAdvice)
+		what, report.CodeSpan(pr.HeadRef, 255), so, githubapp.RestoreBranchAdvice)
 }
 
 // StoppedBeforeStart is the note of a follow-up that a stop request (by requester) cancelled
