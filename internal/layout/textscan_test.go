@@ -16,10 +16,10 @@ package layout
 //     method to every method of the scanned packages that implements it), and a function
 //     literal to its results. A parameter reached with no call in view makes every call of
 //     its function a root, at that argument;
-//   - a call into a package it does not scan (fmt, strings, runner) is text made of its
-//     arguments: they are followed, the callee's own words are not. The runner's renderers
-//     (the pull request body's report, the check run) are its own kind of text, and so are
-//     the waits it words (leaf.ModelWait.String, sandbox.SlotWait.For).
+//   - a call into a package it does not scan (fmt, strings, report) is text made of its
+//     arguments: they are followed, the callee's own words are not. report's renderings (the
+//     pull request body's report, the summary, the check run) are their own kind of text, and
+//     so are the waits the runner's packages word (leaf.ModelWait.String, sandbox.SlotWait.For).
 //
 // What it does not see: text put into a map or a slice by index (m[k] = x) or sent on a
 // channel, and reflection. The tests say how much it reaches (every text file, enough roots)
@@ -46,14 +46,14 @@ var sinkCalls = []string{
 
 // sinkFields are the fields whose value GitHub shows, by struct (the module's path as "~"):
 // the status comment's view and progress, a run's outcome as the runner gives it and as the
-// pipeline keeps it, what Publish writes, and what the runner ends the pull request body with.
+// pipeline keeps it, what Publish writes, and what report ends the pull request body with.
 var sinkFields = map[string][]string{
 	"~/run.Status":             {"Note", "Notices", "Summary"},
 	"~/run.Progress":           {"Waiting", "SandboxWait"},
 	"~/run.Outcome":            {"PRBody", "Summary", "Headline"},
 	"~/run.row":                {"PRBody", "Summary", "Headline"},
 	"~/githubapp.PublishInput": {"Title", "Body", "CommitMessage"},
-	"~/runner.Fit":             {"Suffix"},
+	"~/report.Fit":             {"Suffix"},
 }
 
 // fnDecl is the source of a function of a scanned package.
