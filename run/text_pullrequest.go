@@ -3,17 +3,17 @@ package run
 // This file words what frognano writes on a pull request besides comments: an issue run's
 // title, commit message and the end of its body (the notices, the link to the run's page, the
 // Fixes line), and a follow-up's section of the body and commit message. The body's report
-// itself (the tests, the patch, the transcript) is the runner's renderer's (runner.Result's
-// PRBody), which bodySuffix is given to fit.
+// itself (the tests, the patch, the transcript) is rendered by report.PRBody, which bodySuffix
+// is given to fit.
 
 import (
 	"fmt"
-	"github.com/frognano/frognano/report"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/clip"
+	"github.com/frognano/frognano/report"
 )
 
 // bodySuffix ends the pull request body of spec's run: its notices, the link to the run's

@@ -8,11 +8,11 @@ package run
 
 import (
 	"fmt"
-	"github.com/frognano/frognano/report"
 	"strings"
 	"time"
 
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/report"
 )
 
 // renderDenied is the one comment a requester without write access gets; no run starts.

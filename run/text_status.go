@@ -11,13 +11,13 @@ package run
 
 import (
 	"fmt"
-	"github.com/frognano/frognano/report"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/sandbox"
 )
