@@ -405,3 +405,26 @@ func (f *fakeRepo) ChecksWanted() bool {
 }
 
 func (f *fakeRepo) ChecksOn() bool { return f.ChecksWanted() && f.Grants().Has("checks", "write") }
+
+// fakeReviewer is what fakeRepo answers for a review's line comments and a suite's failed
+// checks, and what it was asked.
+type fakeReviewer struct {
+	comments     []githubapp.ReviewComment
+	checks       []githubapp.FailedCheck
+	reviewsAsked []int64
+	suitesAsked  []int64
+}
+
+func (f *fakeRepo) ReviewComments(_ context.Context, _ int, reviewID int64) ([]githubapp.ReviewComment, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reviewer.reviewsAsked = append(f.reviewer.reviewsAsked, reviewID)
+	return f.reviewer.comments, false, f.pop("ReviewComments")
+}
+
+func (f *fakeRepo) FailedChecks(_ context.Context, suiteID int64) ([]githubapp.FailedCheck, int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reviewer.suitesAsked = append(f.reviewer.suitesAsked, suiteID)
+	return f.reviewer.checks, len(f.reviewer.checks), f.pop("FailedChecks")
+}

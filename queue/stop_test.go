@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -99,4 +100,58 @@ func TestStopCancelsAQueuedFollowUp(t *testing.T) {
 			t.Errorf("run %s", got)
 		}
 	})
+}
+
+// TestStopCancelsAFollowUp: `@APP stop` from a reader leaves the follow-up running; from a
+// writer it cancels it, and the reply says it was stopped.
+func TestStopCancelsAFollowUp(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	started := make(chan struct{})
+	b.runner.set(func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	c := b.startWorkers(t, time.Second)
+	events, unsubscribe := c.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobCancelled, river.EventKindJobFailed)
+	defer unsubscribe()
+	res := b.acceptFollowUp(t, "reviewer", "@frognano refactor everything")
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the follow-up never started")
+	}
+	stop := func(who string) {
+		t.Helper()
+		if dup, err := c.RequestStop(context.Background(), b.delivery("issue_comment", "created"),
+			StopArgs{InstallationID: 5, RepoID: 42, Owner: "octo", Repo: "pager", PR: 77, Requester: who}); err != nil || dup {
+			t.Fatal(dup, err)
+		}
+	}
+	b.repo.mu.Lock()
+	b.repo.perm = "read"
+	b.repo.mu.Unlock()
+	stop("stranger")
+	for ev := range events { // the stranger's stop job completes and changes nothing
+		if ev.Job.Kind == "frognano_stop" {
+			break
+		}
+	}
+	if got := b.row(t, res.RunID).State; got != run.StateRunning {
+		t.Fatalf("after a reader's stop: %s", got)
+	}
+	b.repo.mu.Lock()
+	b.repo.perm = "write"
+	b.repo.mu.Unlock()
+	stop("reviewer")
+	if ev := waitJob(t, events, res.JobID); ev.Kind != river.EventKindJobCancelled {
+		t.Errorf("follow-up job %s, want cancelled", ev.Kind)
+	}
+	if got := b.row(t, res.RunID).State; got != run.StateCancelled {
+		t.Errorf("state %s", got)
+	}
+	if body := b.repo.lastEdit().body; !strings.Contains(body, "asked frognano to stop") {
+		t.Errorf("final reply %q", body)
+	}
 }

@@ -363,3 +363,85 @@ func TestRequestWhileTheActiveRunEnds(t *testing.T) {
 	}
 	b.requirePromoted(t, w.RunID)
 }
+
+// TestWritersRequestWaitsBehindAReadersAndRuns: a request on a pull request that has
+// an active run used to be counted on that run, not started. A reader's request is such a run
+// until the worker refuses it, so a writer's request that came meanwhile was counted on a run
+// that never ran, and lost. It now waits as a run of its own while the reader's is unchecked,
+// becomes queued (with its job) in the transaction that refuses the reader's, and runs.
+func TestWritersRequestWaitsBehindAReadersAndRuns(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.repo.perms = map[string]string{"reader": "read"}
+	res := b.acceptFollowUp(t, "reader", "@frognano do something")
+	w := b.acceptFollowUp(t, "maintainer", "@frognano please rename x")
+	if !w.Waiting || w.RunID == res.RunID || w.JobID != 0 {
+		t.Fatalf("the writer's request: %+v, want a waiting run of its own", w)
+	}
+	if got := b.row(t, w.RunID).State; got != run.StateWaiting {
+		t.Fatalf("the writer's run is %s, want waiting", got)
+	}
+	if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != run.StateSkipped {
+		t.Fatalf("%v %s", r, b.row(t, res.RunID).State)
+	}
+	if b.runner.calls.Load() != 0 {
+		t.Error("the reader's request reached the model")
+	}
+	b.requirePromoted(t, w.RunID)
+	if r := b.work(t, w, 1); !r.completed() || b.row(t, w.RunID).State != run.StateSucceeded {
+		t.Fatalf("the writer's run: %v %s", r, b.row(t, w.RunID).State)
+	}
+	if b.runner.calls.Load() != 1 || !strings.Contains(b.runner.specs[0].Task, "please rename x") {
+		t.Errorf("the writer's request did not reach the model: %d calls", b.runner.calls.Load())
+	}
+	if said := strings.Join(b.repo.comments, "\n"); strings.Contains(said, "not run") {
+		t.Errorf("a request is said not to have run: %q", b.repo.comments)
+	}
+}
+
+// TestReviewCommentsOfTheActiveRunAreNotMoreRequests: the line comments of the review an active
+// follow-up answers arrive as requests of their own; they are part of that run, and the line
+// comments of a review that waits are part of its waiting run; a request from elsewhere waits
+// while the active run is unchecked and is counted once it has passed its check.
+func TestReviewCommentsOfTheActiveRunAreNotMoreRequests(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	first := b.acceptReview(t, "reviewer")
+	again := b.acceptReview(t, "reviewer") // a line comment of review 555
+	if !again.AlreadyActive || again.RunID != first.RunID {
+		t.Fatalf("second request: %+v", again)
+	}
+	other := b.acceptFollowUp(t, "reviewer", "@frognano and rename x")
+	if !other.Waiting {
+		t.Fatalf("third request: %+v", other)
+	}
+	// A second review (another reviewer's: one person waits once) waits once, however many
+	// line comments it has.
+	second := RunRequest{InstallationID: 5, RepoID: 42, Owner: "octo", Repo: "pager", Issue: 77, Labeler: "reviewer2",
+		Kind: run.KindFollowUp, Request: "(The review requests changes.)", SourceID: 556}
+	var waiting []int64
+	for range 3 {
+		res, err := b.client.Accept(context.Background(), b.delivery("pull_request_review_comment", "created"), second)
+		if err != nil || !res.Waiting {
+			t.Fatalf("the second review: %+v, %v", res, err)
+		}
+		waiting = append(waiting, res.RunID)
+	}
+	if waiting[0] == other.RunID || waiting[1] != waiting[0] || waiting[2] != waiting[0] {
+		t.Errorf("the second review's line comments made runs %v (the other request's is %d)", waiting, other.RunID)
+	}
+	if _, err := b.pool.Exec(context.Background(), `UPDATE runs SET checked_at = now() WHERE id = $1`, first.RunID); err != nil {
+		t.Fatal(err)
+	}
+	counted := b.acceptFollowUp(t, "reviewer", "@frognano and rename y")
+	if !counted.AlreadyActive || counted.RunID != first.RunID {
+		t.Fatalf("a request after the check: %+v", counted)
+	}
+	var extra int
+	if err := b.pool.QueryRow(context.Background(), `SELECT extra_requests FROM runs WHERE id = $1`, first.RunID).Scan(&extra); err != nil {
+		t.Fatal(err)
+	}
+	if extra != 1 {
+		t.Errorf("extra requests %d, want 1 (only the request after the check)", extra)
+	}
+}
