@@ -36,12 +36,24 @@ type GitHubOptions struct {
 	ChecksWrite bool
 }
 
-// NewWithGitHub is New whose runs work on the fake GitHub server (Pipeline.GitHub) through the
-// real githubapp client; the App's write spacing and rate-limit waits pass at once (the tests
-// observe answers, not time). Requests name its repository by default.
+// NewWithGitHub is New whose runs work on the fake GitHub server (Pipeline.GitHub, made by
+// NewFakeGitHub on the pipeline's schema) through the real githubapp client. Requests name
+// its repository by default.
 func NewWithGitHub(t testing.TB, o GitHubOptions) *Pipeline {
 	t.Helper()
 	p := newPipeline(t)
+	p.GitHub = NewFakeGitHub(t, p.Pool, o)
+	p.Config.GitHub = run.GitHubApp(p.GitHub.App)
+	p.repoID = p.GitHub.Repo.ID
+	return p
+}
+
+// NewFakeGitHub starts githubtest's server with the repository octo/pager in installation 5
+// (FakeGitHub.Repo) and makes the App that talks to it; with o.Audit the App records its writes
+// in pool's audit trail. The App's write spacing and rate-limit waits pass at once (the tests
+// observe answers, not time).
+func NewFakeGitHub(t testing.TB, pool *pgxpool.Pool, o GitHubOptions) *FakeGitHub {
+	t.Helper()
 	gh := githubtest.New(t)
 	hub := gh.AddRepo(Owner, RepoName, map[string]string{"pager.go": "a\n"})
 	gh.AddInstallation(Installation, hub)
@@ -51,16 +63,13 @@ func NewWithGitHub(t testing.TB, o GitHubOptions) *Pipeline {
 	cfg := githubapp.Config{AppID: gh.AppID, PrivateKey: gh.PrivateKey, URL: gh.URL, Logger: slog.New(slog.DiscardHandler),
 		ChecksWrite: o.ChecksWrite, Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}
 	if o.Audit {
-		cfg.Audit = run.NewStore(p.Pool, nil).RecordAudit
+		cfg.Audit = run.NewStore(pool, nil).RecordAudit
 	}
 	app, err := githubapp.New(cfg)
 	if err != nil {
 		t.Fatalf("runtest: the App on the fake GitHub: %v", err)
 	}
-	p.GitHub = &FakeGitHub{Server: gh, Repo: hub, App: app}
-	p.Config.GitHub = run.GitHubApp(app)
-	p.repoID = hub.ID
-	return p
+	return &FakeGitHub{Server: gh, Repo: hub, App: app}
 }
 
 var (

@@ -188,7 +188,8 @@ func (p *Pipeline) Label(t testing.TB, n int) int64 {
 
 // Attempt is how one attempt at a run ended, as the queue sees it.
 type Attempt struct {
-	RunID, Number int64
+	RunID  int64
+	Number int // from 1
 	// Err is what Pipeline.Work returned.
 	Err error
 	// Killed is what the attempt panicked with (a test kills a worker at a step by panicking
@@ -239,7 +240,7 @@ func (p *Pipeline) Work(t testing.TB, id int64, attempt int) Attempt {
 // the worker.
 func (p *Pipeline) WorkContext(ctx context.Context, t testing.TB, id int64, attempt int) (a Attempt) {
 	t.Helper()
-	a = Attempt{RunID: id, Number: int64(attempt)}
+	a = Attempt{RunID: id, Number: attempt}
 	ctx = logging.WithLogger(ctx, p.Log)
 	if p.Config.JobTimeout > 0 {
 		var cancel context.CancelFunc
