@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 )
 
 // TestCleanupEndsOnlyAbandonedRuns: the periodic cleanup ends, as failed with an outbox, an
@@ -92,11 +93,11 @@ func TestCleanupEndsOnlyAbandonedRuns(t *testing.T) {
 	// The outbox of a run that never passed its check, and so never said anything on the
 	// issue, takes the label off and says nothing: it is not known that its labeller may
 	// start runs.
-	sw := river.Worker[statusArgs](&statusWorker{pool: b.pool, gh: fakeGitHub{b.repo}, log: b.worker.cfg.Logger})
+	sw := river.Worker[statusArgs](&statusWorker{pool: b.pool, gh: runtest.GitHubOf(b.repo), log: b.worker.cfg.Logger})
 	if r := workJob(t, b, statusArgs{RunID: abandoned["discarded"].RunID, Outbox: true}, 1, sw); !r.completed() {
 		t.Fatal(r)
 	}
-	if len(b.repo.comments) != 0 || len(b.repo.edits) != 0 || fmt.Sprint(b.repo.removedLabels) != "[frognano]" {
-		t.Errorf("comments %q, edits %+v, labels removed %v; want only the label removed", b.repo.comments, b.repo.edits, b.repo.removedLabels)
+	if len(b.repo.Comments()) != 0 || len(b.repo.Edits()) != 0 || fmt.Sprint(b.repo.RemovedLabels()) != "[frognano]" {
+		t.Errorf("comments %q, edits %+v, labels removed %v; want only the label removed", b.repo.Comments(), b.repo.Edits(), b.repo.RemovedLabels())
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 	"github.com/frognano/frognano/runner"
 )
 
@@ -34,7 +35,7 @@ type endScenario struct {
 }
 
 var endScenarios = []endScenario{
-	{name: "Succeeded", outcome: goodOutcome, state: run.StateSucceeded,
+	{name: "Succeeded", outcome: runtest.GoodOutcome, state: run.StateSucceeded,
 		check: func(t *testing.T, g *ghBundle, id int64) {
 			prs := g.gh.PRs(g.hub)
 			if len(prs) != 1 || !prs[0].Draft || prs[0].Head != "frognano/issue-7" {
@@ -48,7 +49,11 @@ var endScenarios = []endScenario{
 				t.Errorf("labels = %v: a run that succeeded keeps its label", labels)
 			}
 		}},
-	{name: "Failed", outcome: func() *run.Outcome { o := goodOutcome(); o.Patch, o.NoPatch = nil, runner.NoPatchUnchanged; return o }, state: run.StateFailed,
+	{name: "Failed", outcome: func() *run.Outcome {
+		o := runtest.GoodOutcome()
+		o.Patch, o.NoPatch = nil, runner.NoPatchUnchanged
+		return o
+	}, state: run.StateFailed,
 		check: func(t *testing.T, g *ghBundle, id int64) {
 			if prs := g.gh.PRs(g.hub); len(prs) != 0 {
 				t.Errorf("PRs = %+v, want none", prs)
@@ -62,7 +67,7 @@ var endScenarios = []endScenario{
 				t.Errorf("labels = %v: a failed run's label is removed, so that adding it again retries", labels)
 			}
 		}},
-	{name: "RefusedBeforeItsComment", outcome: goodOutcome, state: run.StateFailed,
+	{name: "RefusedBeforeItsComment", outcome: runtest.GoodOutcome, state: run.StateFailed,
 		refuse: func(g *ghBundle) {
 			g.gh.RespondNext("POST", "/repos/*/*/issues/*/reactions", http.StatusForbidden,
 				`{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest"}`, 1)
@@ -122,7 +127,7 @@ func TestKilledWorkerLeavesItsEndToRiver(t *testing.T) {
 // last), then what comes next, and checks what GitHub shows.
 func killAt(t *testing.T, sc endScenario, step string, last bool) {
 	g := setupGitHub(t)
-	g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) { return sc.outcome(), nil })
+	g.runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) { return sc.outcome(), nil })
 	if sc.refuse != nil {
 		sc.refuse(g)
 	}
@@ -235,7 +240,7 @@ func TestRunEndOutlivesItsStatusJob(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	for i := 0; i < 1+MaxAttempts; i++ {
-		b.repo.failNext("EditComment", flaky("editing the comment"))
+		b.repo.FailNext("EditComment", runtest.Flaky("editing the comment"))
 	}
 	res := b.accept(t, 7)
 	if r := b.work(t, res, 1); !r.completed() {
@@ -244,15 +249,15 @@ func TestRunEndOutlivesItsStatusJob(t *testing.T) {
 	if got := b.row(t, res.RunID).State; got != run.StateSucceeded {
 		t.Fatalf("the run is %s", got)
 	}
-	if len(b.repo.edits) != 0 {
-		t.Fatalf("edits %+v while GitHub fails them", b.repo.edits)
+	if len(b.repo.Edits()) != 0 {
+		t.Fatalf("edits %+v while GitHub fails them", b.repo.Edits())
 	}
 	g := &ghBundle{bundle: b}
 	jobs := g.statusJobs(t, res.RunID)
 	if len(jobs) != 1 || !jobs[0].Outbox {
 		t.Fatalf("status jobs %+v, want the outbox's", jobs)
 	}
-	status := river.Worker[statusArgs](&statusWorker{pool: b.pool, gh: fakeGitHub{b.repo}, log: b.worker.cfg.Logger})
+	status := river.Worker[statusArgs](&statusWorker{pool: b.pool, gh: runtest.GitHubOf(b.repo), log: b.worker.cfg.Logger})
 	for attempt := 1; attempt <= MaxAttempts; attempt++ {
 		r := workJob(t, b, jobs[0], attempt, status)
 		if attempt < MaxAttempts && !r.retried() || attempt == MaxAttempts && r.job.State != rivertype.JobStateDiscarded {
@@ -282,8 +287,8 @@ func TestRunEndOutlivesItsStatusJob(t *testing.T) {
 	if r := workJob(t, b, fresh, 1, status); !r.completed() {
 		t.Fatalf("the new status job: %v", r)
 	}
-	last := b.repo.lastEdit()
-	if last.id != b.row(t, res.RunID).CommentID || !strings.Contains(last.body, "opened a draft pull request: #77 (https://github.example/o/r/pull/77)") {
+	last := b.repo.LastEdit()
+	if last.ID != b.row(t, res.RunID).CommentID || !strings.Contains(last.Body, "opened a draft pull request: #77 (https://github.example/o/r/pull/77)") {
 		t.Errorf("final edit = %+v, want the status comment linking the PR", last)
 	}
 	if n := b.count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NOT NULL`, res.RunID); n != 0 {

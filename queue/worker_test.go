@@ -34,8 +34,8 @@ func TestWorkerErrorClassification(t *testing.T) {
 		wantRetry bool
 		wantState string
 	}{
-		{"TransientPermission", "Permission", flaky("permission"), 1, true, run.StateQueued},
-		{"TransientOnLastAttempt", "Permission", flaky("permission"), MaxAttempts, false, run.StateFailed},
+		{"TransientPermission", "Permission", runtest.Flaky("permission"), 1, true, run.StateQueued},
+		{"TransientOnLastAttempt", "Permission", runtest.Flaky("permission"), MaxAttempts, false, run.StateFailed},
 		{"PermanentIssue", "Issue", errors.New("404 Not Found"), 1, false, run.StateFailed},
 	}
 	for _, tt := range tests {
@@ -43,7 +43,7 @@ func TestWorkerErrorClassification(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			res := b.accept(t, 7)
-			b.repo.failNext(tt.method, tt.err)
+			b.repo.FailNext(tt.method, tt.err)
 			r := b.work(t, res, tt.attempt)
 			if r.completed() {
 				t.Fatal("the attempt succeeded, want an error")
@@ -77,7 +77,7 @@ func TestWorkerParksWhenInstallationIsBusy(t *testing.T) {
 	if got := b.row(t, res.RunID).State; got != run.StateQueued || !b.parked(t, res.RunID) {
 		t.Errorf("state = %s, parked %v; want queued and parked", got, b.parked(t, res.RunID))
 	}
-	if b.runner.calls.Load() != 0 {
+	if b.runner.Calls() != 0 {
 		t.Error("ran while the installation was at its limit")
 	}
 	b.end(t, busy.RunID)
@@ -97,7 +97,7 @@ func TestWorkerTimeoutFailsTheRunAsMaxTime(t *testing.T) {
 	b := setup(t)
 	b.worker.cfg.JobTimeout = 300 * time.Millisecond
 	res := b.accept(t, 7)
-	b.runner.set(func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
+	b.runner.Set(func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
 		<-ctx.Done()
 		return nil, fmt.Errorf("agent run: %w", ctx.Err())
 	})
@@ -107,10 +107,10 @@ func TestWorkerTimeoutFailsTheRunAsMaxTime(t *testing.T) {
 	if r := b.row(t, res.RunID); r.State != run.StateFailed || r.ExitReason != "max_time" {
 		t.Errorf("run = %+v, want failed as max_time", r)
 	}
-	if body := b.repo.lastEdit().body; !strings.Contains(body, "time budget of 300ms") {
+	if body := b.repo.LastEdit().Body; !strings.Contains(body, "time budget of 300ms") {
 		t.Errorf("final comment = %q, want the time budget named", body)
 	}
-	if len(b.repo.publishes) != 0 {
+	if len(b.repo.Publishes()) != 0 {
 		t.Error("published after the time budget ran out")
 	}
 }

@@ -136,10 +136,16 @@ type Request struct {
 	Request, RequestURL    string
 	CISHA                  string
 	SourceID               int64
+	// State is run.StateQueued ("" too) or run.StateWaiting: a request the intake made wait
+	// for its pull request's active run (queue/waiting.go).
+	State string
+	// Promoted: the run waited and the queue promoted it when the active run ended (its
+	// promoted_at is set): once it passes its check, the runs still waiting are counted on it.
+	Promoted bool
 }
 
-// Request records req as a queued run, as the queue's intake does for a request on an issue or
-// pull request without an active run, and returns the run's id. A second request while one is
+// Request records req as a queued run (or a waiting one: State), as the queue's intake does for
+// a request on an issue or pull request without an active run, and returns the run's id. A second request while one is
 // active is the intake's to decide (counted, or waiting: queue/waiting.go), not a run's: the
 // test fails.
 func (p *Pipeline) Request(t testing.TB, req Request) int64 {
@@ -162,13 +168,15 @@ func (p *Pipeline) Request(t testing.TB, req Request) int64 {
 	def(&req.Repo, RepoName)
 	def(&req.Labeler, "maintainer")
 	def(&req.Kind, run.KindIssue)
+	def(&req.State, run.StateQueued)
 	var id int64
 	err := p.Pool.QueryRow(context.Background(), `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue,
-			labeler, kind, request, request_url, ci_sha, source_id)
-		VALUES ('runtest', $1, $2, $3, $4, $5, $6, $7, $8, nullif($9, ''), nullif($10, ''), nullif($11, ''), nullif($12::bigint, 0))
+			labeler, kind, request, request_url, ci_sha, source_id, state, promoted_at)
+		VALUES ('runtest', $1, $2, $3, $4, $5, $6, $7, $8, nullif($9, ''), nullif($10, ''), nullif($11, ''), nullif($12::bigint, 0),
+			$13, CASE WHEN $14 THEN now() END)
 		RETURNING id`,
 		fmt.Sprintf("request-%d", p.seq.Add(1)), req.InstallationID, req.RepoID, req.Owner, req.Repo, req.Issue,
-		req.Labeler, req.Kind, run.CleanText(req.Request), req.RequestURL, req.CISHA, req.SourceID).Scan(&id)
+		req.Labeler, req.Kind, run.CleanText(req.Request), req.RequestURL, req.CISHA, req.SourceID, req.State, req.Promoted).Scan(&id)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.ConstraintName == "runs_one_active_per_issue" {
 		t.Fatalf("runtest: #%d of repository %d already has a queued or running run; what a second request becomes is the queue's intake's (queue.Client.Accept)",
