@@ -106,6 +106,8 @@ func TestTrustBoundaryImports(t *testing.T) {
 			"runner runs beside the untrusted sandbox and must never reach the code that holds credentials"},
 		{"check", []string{"runner", "githubapp", "queue", "run", "server", "web", "eval", "doctor", "dockerproxy", "cmd"},
 			"the check packages judge untrusted output for both sides and import neither"},
+		{"run", []string{"queue", "server", "web"},
+			"run never imports River nor its callers; and the queue's tests import run/runtest, which must not reach the queue"},
 	}
 	var problems []string
 	for name, p := range pkgs {
@@ -120,6 +122,17 @@ func TestTrustBoundaryImports(t *testing.T) {
 						problems = append(problems, name+" reaches "+d+" ("+strings.Join(chain(pkgs, name, d), " -> ")+"): "+r.reason)
 					}
 				}
+			}
+		}
+	}
+	// run/runtest is a test harness: no program of the module may depend on it.
+	for name, p := range pkgs {
+		if under(name, "run/runtest") {
+			continue
+		}
+		for _, dep := range p.Deps {
+			if d := rel(dep); d != "" && under(d, "run/runtest") {
+				problems = append(problems, name+" reaches "+d+" ("+strings.Join(chain(pkgs, name, d), " -> ")+"): run/runtest is for tests only")
 			}
 		}
 	}
@@ -146,7 +159,7 @@ func TestTrustBoundaryImports(t *testing.T) {
 func TestRulesSeeTheirPackages(t *testing.T) {
 	t.Parallel()
 	pkgs := list(t)
-	for _, folder := range []string{"githubapp", "runner", "check", "check/patch", "check/secrets", "check/deps", "check/scanner"} {
+	for _, folder := range []string{"githubapp", "runner", "check", "check/patch", "check/secrets", "check/deps", "check/scanner", "run", "run/runtest"} {
 		if _, ok := pkgs[folder]; !ok && folder != "check" {
 			t.Errorf("no package %s in the module: update the layout rules", folder)
 		}
