@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 )
 
 // TestCleanupEndsOnlyAbandonedRuns: the periodic cleanup ends, as failed with an outbox, an
@@ -92,81 +93,11 @@ func TestCleanupEndsOnlyAbandonedRuns(t *testing.T) {
 	// The outbox of a run that never passed its check, and so never said anything on the
 	// issue, takes the label off and says nothing: it is not known that its labeller may
 	// start runs.
-	sw := river.Worker[statusArgs](&statusWorker{pool: b.pool, gh: fakeGitHub{b.repo}, log: b.worker.cfg.Logger})
+	sw := river.Worker[statusArgs](&statusWorker{pool: b.pool, gh: runtest.GitHubOf(b.repo), log: b.worker.cfg.Logger})
 	if r := workJob(t, b, statusArgs{RunID: abandoned["discarded"].RunID, Outbox: true}, 1, sw); !r.completed() {
 		t.Fatal(r)
 	}
-	if len(b.repo.comments) != 0 || len(b.repo.edits) != 0 || fmt.Sprint(b.repo.removedLabels) != "[frognano]" {
-		t.Errorf("comments %q, edits %+v, labels removed %v; want only the label removed", b.repo.comments, b.repo.edits, b.repo.removedLabels)
-	}
-}
-
-// TestCancelSurvivesAKillAtEveryStep: an unlabel (Cancel) while the run's worker works it. The
-// worker is killed when its context ends (before it writes anything), or at each step of its
-// writing of the cancelled status comment. The transaction that cancelled the run recorded
-// that comment in the run's outbox and queued the status job, which writes it: the comment
-// ends saying the run was cancelled, never "working".
-func TestCancelSurvivesAKillAtEveryStep(t *testing.T) {
-	t.Parallel()
-	const atCancel = "cancelled"
-	for _, step := range []string{"", atCancel, run.StepCommented, run.StepWritten} {
-		name := "KilledAt_" + step
-		if step == "" {
-			name = "NotKilled"
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			g := setupGitHub(t)
-			var res Accepted
-			g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
-				// The label comes off while the agent works; River cancels the worker's
-				// context, which is when a worker killed right then stops.
-				if _, err := g.client.Cancel(ctx, g.delivery("issues", "unlabeled"), g.hub.ID, 7, "issue unlabeled"); err != nil {
-					t.Error(err)
-				}
-				if step == atCancel {
-					panic(killed(step))
-				}
-				return goodOutcome(), nil
-			})
-			g.worker.cfg.endStep = func(_ context.Context, _ int64, s string) {
-				if s == step {
-					panic(killed(step))
-				}
-			}
-			res = g.acceptIssue(t)
-			// The run's job is the one River is running (the attempt works a copy of it).
-			if _, err := g.pool.Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, res.JobID); err != nil {
-				t.Fatal(err)
-			}
-			r := g.work(t, res, 1)
-			if step != "" && !strings.Contains(r.String(), killed(step)) {
-				t.Fatalf("the killed attempt = %v, want River to see it die", r)
-			}
-			if got := g.row(t, res.RunID).State; got != run.StateCancelled {
-				t.Fatalf("the run is %s", got)
-			}
-			g.worker.cfg.endStep = nil
-			jobs := g.statusJobs(t, res.RunID)
-			if len(jobs) != 1 || !jobs[0].Outbox {
-				t.Fatalf("status jobs %+v, want the one the cancel queued for its outbox", jobs)
-			}
-			status := river.Worker[statusArgs](&statusWorker{pool: g.pool, gh: g.worker.cfg.GitHub, log: g.worker.cfg.Logger})
-			if r := workJob(t, g.bundle, jobs[0], 1, status); !r.completed() {
-				t.Fatalf("the status job: %v", r)
-			}
-			body := g.onlyComment(t).Body
-			if !strings.Contains(body, fmt.Sprintf("🛑 frognano run %d was cancelled.", res.RunID)) ||
-				!strings.Contains(body, "The label was removed or the issue was closed.") {
-				t.Errorf("the status comment of the cancelled run:\n%s", body)
-			}
-			if n := g.count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NOT NULL`, res.RunID); n != 0 {
-				t.Error("the run's outbox is still there")
-			}
-			if prs := g.gh.PRs(g.hub); len(prs) != 0 {
-				t.Errorf("PRs %+v of a cancelled run", prs)
-			}
-		})
+	if len(b.repo.Comments()) != 0 || len(b.repo.Edits()) != 0 || fmt.Sprint(b.repo.RemovedLabels()) != "[frognano]" {
+		t.Errorf("comments %q, edits %+v, labels removed %v; want only the label removed", b.repo.Comments(), b.repo.Edits(), b.repo.RemovedLabels())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 )
 
 // gate is a fake agent that blocks until released, and counts the runs in it at once: the
@@ -60,7 +61,7 @@ func (g *gate) run(ctx context.Context, spec run.RunSpec, _ func(run.Progress)) 
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	return goodOutcome(), nil
+	return runtest.GoodOutcome(), nil
 }
 
 // awaitEntry waits for the next agent to start and returns its issue.
@@ -79,7 +80,7 @@ func (g *gate) awaitEntry(t *testing.T) int {
 func (b *bundle) startClient(t testing.TB, workers, perInstallation int) *Client {
 	t.Helper()
 	c, err := NewClient(b.pool, Config{
-		Workers: workers, PerInstallationLimit: perInstallation, GitHub: fakeGitHub{b.repo}, Runner: b.runner,
+		Workers: workers, PerInstallationLimit: perInstallation, GitHub: runtest.GitHubOf(b.repo), Runner: b.runner,
 		StatusEditInterval: -1, SoftStopTimeout: time.Second, WorkDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler),
 		// River's backstop poll, for the jobs whose insert notification its limiter dropped
 		// (one a FetchCooldown per queue and client).
@@ -109,7 +110,7 @@ func TestWorkersBoundTheRunsAtOnce(t *testing.T) {
 	const workers, runs = 2, 6
 	b := setup(t)
 	g := newGate(b.pool, runs)
-	b.runner.set(g.run)
+	b.runner.Set(g.run)
 	for i := 1; i <= runs; i++ {
 		b.accept(t, i) // all ready before the workers start
 	}

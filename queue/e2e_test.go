@@ -13,13 +13,14 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 )
 
 // startWorkers starts a working client on b's schema with b's fakes.
 func (b *bundle) startWorkers(t testing.TB, softStop time.Duration) *Client {
 	t.Helper()
 	c, err := NewClient(b.pool, Config{
-		Workers: 2, GitHub: fakeGitHub{b.repo}, Runner: b.runner, StatusEditInterval: -1,
+		Workers: 2, GitHub: runtest.GitHubOf(b.repo), Runner: b.runner, StatusEditInterval: -1,
 		SoftStopTimeout: softStop, FetchPollInterval: 50 * time.Millisecond, WorkDir: t.TempDir(),
 		Logger: slog.New(slog.DiscardHandler),
 	})
@@ -67,8 +68,8 @@ func TestEndToEndRunCompletes(t *testing.T) {
 	if ev.Kind != river.EventKindJobCompleted {
 		t.Fatalf("job event = %s, want completed", ev.Kind)
 	}
-	if r := b.row(t, res.RunID); r.State != run.StateSucceeded || len(b.repo.publishes) != 1 {
-		t.Errorf("run = %+v, publishes %d", r, len(b.repo.publishes))
+	if r := b.row(t, res.RunID); r.State != run.StateSucceeded || len(b.repo.Publishes()) != 1 {
+		t.Errorf("run = %+v, publishes %d", r, len(b.repo.Publishes()))
 	}
 }
 
@@ -77,7 +78,7 @@ func TestEndToEndUnlabelCancelsRunningJob(t *testing.T) {
 	b := setup(t)
 	started := make(chan struct{})
 	causes := make(chan error, 1)
-	b.runner.set(func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
+	b.runner.Set(func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
 		close(started)
 		<-ctx.Done()
 		causes <- context.Cause(ctx)
@@ -106,10 +107,10 @@ func TestEndToEndUnlabelCancelsRunningJob(t *testing.T) {
 	if r := b.row(t, res.RunID); r.State != run.StateCancelled {
 		t.Errorf("run state = %s", r.State)
 	}
-	if body := b.repo.lastEdit().body; !strings.Contains(body, "was cancelled") {
+	if body := b.repo.LastEdit().Body; !strings.Contains(body, "was cancelled") {
 		t.Errorf("final comment = %q", body)
 	}
-	if len(b.repo.publishes) != 0 {
+	if len(b.repo.Publishes()) != 0 {
 		t.Error("published a cancelled run")
 	}
 }
@@ -118,13 +119,16 @@ func TestStopInterruptsRunAndANewWorkerResumesIt(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	started := make(chan struct{}, 1)
-	b.runner.set(func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
+	b.runner.Set(func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
 		started <- struct{}{}
 		<-ctx.Done() // an agent that outlives the soft stop
 		return nil, ctx.Err()
 	})
-	first, err := NewClient(b.pool, Config{Workers: 1, GitHub: fakeGitHub{b.repo}, Runner: b.runner,
-		StatusEditInterval: -1, SoftStopTimeout: 200 * time.Millisecond, WorkDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	// The soft stop always runs out (the agent outlives it); the hard stop that follows has as
+	// long again for the attempt to put the run back to queued, which takes several database
+	// writes: 200 ms was too short on a loaded test host (seen with run's tests running beside).
+	first, err := NewClient(b.pool, Config{Workers: 1, GitHub: runtest.GitHubOf(b.repo), Runner: b.runner,
+		StatusEditInterval: -1, SoftStopTimeout: 2 * time.Second, WorkDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +157,8 @@ func TestStopInterruptsRunAndANewWorkerResumesIt(t *testing.T) {
 		t.Errorf("after stop the job is %s at attempt %d, want available without a spent attempt", job.State, job.Attempt)
 	}
 
-	b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
-		return goodOutcome(), nil
+	b.runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+		return runtest.GoodOutcome(), nil
 	})
 	second := b.startWorkers(t, time.Second)
 	events, unsubscribe := second.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobCancelled, river.EventKindJobFailed)
@@ -165,8 +169,8 @@ func TestStopInterruptsRunAndANewWorkerResumesIt(t *testing.T) {
 	if ev := waitJob(t, events, res.JobID); ev.Kind != river.EventKindJobCompleted {
 		t.Fatalf("resumed job = %s", ev.Kind)
 	}
-	if r := b.row(t, res.RunID); r.State != run.StateSucceeded || len(b.repo.publishes) != 1 || len(b.repo.comments) != 1 {
-		t.Errorf("resumed run = %+v, publishes %d, comments %d", r, len(b.repo.publishes), len(b.repo.comments))
+	if r := b.row(t, res.RunID); r.State != run.StateSucceeded || len(b.repo.Publishes()) != 1 || len(b.repo.Comments()) != 1 {
+		t.Errorf("resumed run = %+v, publishes %d, comments %d", r, len(b.repo.Publishes()), len(b.repo.Comments()))
 	}
 }
 
@@ -177,7 +181,7 @@ func BenchmarkJobPickup(b *testing.B) {
 	c := bb.startWorkers(b, time.Second)
 	events, unsubscribe := c.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobCancelled, river.EventKindJobFailed)
 	defer unsubscribe()
-	bb.repo.perm = "read" // the shortest worker path: one comment, done
+	bb.repo.Perm = "read" // the shortest worker path: one comment, done
 
 	waits := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
@@ -199,13 +203,13 @@ func TestCancelBetweenAttemptsRewritesTheStatusComment(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	res := b.accept(t, 7)
-	b.repo.failNext("Clone", flaky("cloning"))
+	b.repo.FailNext("Clone", runtest.Flaky("cloning"))
 	if r := b.work(t, res, 1); !r.retried() {
 		t.Fatalf("attempt 1 = %v, want retryable", r)
 	}
 	commentID := b.row(t, res.RunID).CommentID
-	if !strings.Contains(b.repo.lastEdit().body, "retrying") {
-		t.Fatalf("status after a transient failure = %q", b.repo.lastEdit().body)
+	if !strings.Contains(b.repo.LastEdit().Body, "retrying") {
+		t.Fatalf("status after a transient failure = %q", b.repo.LastEdit().Body)
 	}
 	// Attempt 1 ran outside River: leave the job as River would after a transient failure,
 	// waiting for its retry, so that the workers started below cannot take it first.
@@ -227,11 +231,11 @@ func TestCancelBetweenAttemptsRewritesTheStatusComment(t *testing.T) {
 	if ev := waitJob(t, events, statusJob); ev.Kind != river.EventKindJobCompleted {
 		t.Fatalf("status job = %s", ev.Kind)
 	}
-	last := b.repo.lastEdit()
-	if last.id != commentID || !strings.Contains(last.body, "was cancelled") {
+	last := b.repo.LastEdit()
+	if last.ID != commentID || !strings.Contains(last.Body, "was cancelled") {
 		t.Errorf("last edit = %+v, want comment %d saying cancelled", last, commentID)
 	}
-	if b.runner.calls.Load() != 0 || len(b.repo.comments) != 1 {
-		t.Errorf("runner %d calls, %d comments", b.runner.calls.Load(), len(b.repo.comments))
+	if b.runner.Calls() != 0 || len(b.repo.Comments()) != 1 {
+		t.Errorf("runner %d calls, %d comments", b.runner.Calls(), len(b.repo.Comments()))
 	}
 }

@@ -141,6 +141,14 @@ func TestAcceptWhileActiveStartsNoSecondRun(t *testing.T) {
 	if other.RunID == first.RunID {
 		t.Error("issue 8 shares issue 7's run")
 	}
+	// Once the run has ended, a label is a new run (and job): relabelling retries.
+	if _, err := b.pool.Exec(context.Background(), `UPDATE runs SET state = 'failed', finished_at = now() WHERE id = $1`, first.RunID); err != nil {
+		t.Fatal(err)
+	}
+	again := b.accept(t, 7)
+	if again.AlreadyActive || again.RunID == first.RunID {
+		t.Errorf("a label after the run ended = %+v, want a new run", again)
+	}
 }
 
 func TestCancelQueuedRun(t *testing.T) {

@@ -7,14 +7,13 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 	"github.com/frognano/frognano/runner"
 )
 
@@ -36,7 +35,7 @@ type endScenario struct {
 }
 
 var endScenarios = []endScenario{
-	{name: "Succeeded", outcome: goodOutcome, state: run.StateSucceeded,
+	{name: "Succeeded", outcome: runtest.GoodOutcome, state: run.StateSucceeded,
 		check: func(t *testing.T, g *ghBundle, id int64) {
 			prs := g.gh.PRs(g.hub)
 			if len(prs) != 1 || !prs[0].Draft || prs[0].Head != "frognano/issue-7" {
@@ -50,7 +49,11 @@ var endScenarios = []endScenario{
 				t.Errorf("labels = %v: a run that succeeded keeps its label", labels)
 			}
 		}},
-	{name: "Failed", outcome: func() *run.Outcome { o := goodOutcome(); o.Patch, o.NoPatch = nil, runner.NoPatchUnchanged; return o }, state: run.StateFailed,
+	{name: "Failed", outcome: func() *run.Outcome {
+		o := runtest.GoodOutcome()
+		o.Patch, o.NoPatch = nil, runner.NoPatchUnchanged
+		return o
+	}, state: run.StateFailed,
 		check: func(t *testing.T, g *ghBundle, id int64) {
 			if prs := g.gh.PRs(g.hub); len(prs) != 0 {
 				t.Errorf("PRs = %+v, want none", prs)
@@ -64,7 +67,7 @@ var endScenarios = []endScenario{
 				t.Errorf("labels = %v: a failed run's label is removed, so that adding it again retries", labels)
 			}
 		}},
-	{name: "RefusedBeforeItsComment", outcome: goodOutcome, state: run.StateFailed,
+	{name: "RefusedBeforeItsComment", outcome: runtest.GoodOutcome, state: run.StateFailed,
 		refuse: func(g *ghBundle) {
 			g.gh.RespondNext("POST", "/repos/*/*/issues/*/reactions", http.StatusForbidden,
 				`{"message":"Resource not accessible by integration","documentation_url":"https://docs.github.com/rest"}`, 1)
@@ -89,74 +92,33 @@ var endScenarios = []endScenario{
 		}},
 }
 
-// onlyComment is the issue's one comment: the status comment.
-func (g *ghBundle) onlyComment(t *testing.T) githubtest.Comment {
-	t.Helper()
-	cs := g.gh.Comments(g.hub, 7)
-	if len(cs) != 1 {
-		t.Fatalf("%d comments on the issue, want the status comment alone: %+v", len(cs), cs)
-	}
-	return cs[0]
-}
-
-// endSteps works one clean run of scenario sc and returns the steps its end passed, in order.
-func endSteps(t *testing.T, sc endScenario) []string {
-	t.Helper()
-	g := setupGitHub(t)
-	g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) { return sc.outcome(), nil })
-	if sc.refuse != nil {
-		sc.refuse(g)
-	}
-	var mu sync.Mutex
-	var steps []string
-	g.worker.cfg.endStep = func(_ context.Context, _ int64, step string) {
-		mu.Lock()
-		defer mu.Unlock()
-		steps = append(steps, step)
-	}
-	res := g.acceptIssue(t)
-	if r := g.work(t, res, 1); !r.completed() && !(sc.refuse != nil && r.cancelled()) {
-		t.Fatalf("a clean run: %v", r)
-	}
-	sc.check(t, g, res.RunID)
-	return steps
-}
-
-// TestRunEndSurvivesAKillAtEveryStep kills the worker at each step of a run's end, from before
-// the publish to the outbox cleared (the steps a clean run passes, not chosen ones), and lets
-// whatever comes next in production take over: the run job's retry (a restarted worker takes
-// its job back), then the status job the end queued; or, when the kill was on the job's last
-// attempt (River retries it no more), the status job alone. Every time, GitHub ends showing the
-// recorded outcome: the status comment finished (with its PR link), the label as the outcome
-// asks, one PR at most, and nothing left to write.
-func TestRunEndSurvivesAKillAtEveryStep(t *testing.T) {
+// TestKilledWorkerLeavesItsEndToRiver is River's side of run's TestRunEndSurvivesAKillAtEveryStep
+// (which kills a run at every step of its end): a worker killed during an attempt is an
+// attempt River sees die, retries while the job has attempts left, and otherwise discards; the
+// status job the end queued in its transaction writes the outbox; and a run killed on its
+// last attempt before its end was recorded is ended by the cleanup, whose status job says so.
+func TestKilledWorkerLeavesItsEndToRiver(t *testing.T) {
 	t.Parallel()
+	scenario := map[string]endScenario{}
 	for _, sc := range endScenarios {
-		t.Run(sc.name, func(t *testing.T) {
+		scenario[sc.name] = sc
+	}
+	for _, tt := range []struct {
+		scenario, step string
+		last           bool
+	}{
+		{"Failed", run.StepRecorded, false},               // River retries; the retry and the status job write the end
+		{"RefusedBeforeItsComment", run.StepPosted, true}, // no retry: the status job alone
+		{"Succeeded", run.StepPublished, false},           // before the record: the retry ends the run
+		{"Succeeded", run.StepPublished, true},            // River discards the job: the cleanup ends the run
+	} {
+		name := tt.scenario + "_KilledAt_" + tt.step
+		if tt.last {
+			name += "_OnTheLastAttempt"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			steps := endSteps(t, sc)
-			want := []string{run.StepRecorded, run.StepCommented, run.StepUnlabelled, run.StepWritten}
-			if sc.refuse != nil {
-				want = []string{run.StepRecorded, run.StepPosted, run.StepCommented, run.StepUnlabelled, run.StepWritten}
-			}
-			if sc.state == run.StateSucceeded {
-				want = []string{run.StepPublishing, run.StepPublished, run.StepRecorded, run.StepCommented, run.StepWritten}
-			}
-			if !slices.Equal(steps, want) {
-				t.Fatalf("a clean run's end passed %v, want %v", steps, want)
-			}
-			for _, step := range steps {
-				for _, last := range []bool{false, true} {
-					name := "KilledAt_" + step
-					if last {
-						name += "_OnTheLastAttempt"
-					}
-					t.Run(name, func(t *testing.T) {
-						t.Parallel()
-						killAt(t, sc, step, last)
-					})
-				}
-			}
+			killAt(t, scenario[tt.scenario], tt.step, tt.last)
 		})
 	}
 }
@@ -165,7 +127,7 @@ func TestRunEndSurvivesAKillAtEveryStep(t *testing.T) {
 // last), then what comes next, and checks what GitHub shows.
 func killAt(t *testing.T, sc endScenario, step string, last bool) {
 	g := setupGitHub(t)
-	g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) { return sc.outcome(), nil })
+	g.runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) { return sc.outcome(), nil })
 	if sc.refuse != nil {
 		sc.refuse(g)
 	}
@@ -278,7 +240,7 @@ func TestRunEndOutlivesItsStatusJob(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	for i := 0; i < 1+MaxAttempts; i++ {
-		b.repo.failNext("EditComment", flaky("editing the comment"))
+		b.repo.FailNext("EditComment", runtest.Flaky("editing the comment"))
 	}
 	res := b.accept(t, 7)
 	if r := b.work(t, res, 1); !r.completed() {
@@ -287,15 +249,15 @@ func TestRunEndOutlivesItsStatusJob(t *testing.T) {
 	if got := b.row(t, res.RunID).State; got != run.StateSucceeded {
 		t.Fatalf("the run is %s", got)
 	}
-	if len(b.repo.edits) != 0 {
-		t.Fatalf("edits %+v while GitHub fails them", b.repo.edits)
+	if len(b.repo.Edits()) != 0 {
+		t.Fatalf("edits %+v while GitHub fails them", b.repo.Edits())
 	}
 	g := &ghBundle{bundle: b}
 	jobs := g.statusJobs(t, res.RunID)
 	if len(jobs) != 1 || !jobs[0].Outbox {
 		t.Fatalf("status jobs %+v, want the outbox's", jobs)
 	}
-	status := river.Worker[statusArgs](&statusWorker{pool: b.pool, gh: fakeGitHub{b.repo}, log: b.worker.cfg.Logger})
+	status := river.Worker[statusArgs](&statusWorker{pool: b.pool, gh: runtest.GitHubOf(b.repo), log: b.worker.cfg.Logger})
 	for attempt := 1; attempt <= MaxAttempts; attempt++ {
 		r := workJob(t, b, jobs[0], attempt, status)
 		if attempt < MaxAttempts && !r.retried() || attempt == MaxAttempts && r.job.State != rivertype.JobStateDiscarded {
@@ -325,8 +287,8 @@ func TestRunEndOutlivesItsStatusJob(t *testing.T) {
 	if r := workJob(t, b, fresh, 1, status); !r.completed() {
 		t.Fatalf("the new status job: %v", r)
 	}
-	last := b.repo.lastEdit()
-	if last.id != b.row(t, res.RunID).CommentID || !strings.Contains(last.body, "opened a draft pull request: #77 (https://github.example/o/r/pull/77)") {
+	last := b.repo.LastEdit()
+	if last.ID != b.row(t, res.RunID).CommentID || !strings.Contains(last.Body, "opened a draft pull request: #77 (https://github.example/o/r/pull/77)") {
 		t.Errorf("final edit = %+v, want the status comment linking the PR", last)
 	}
 	if n := b.count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NOT NULL`, res.RunID); n != 0 {
@@ -402,59 +364,5 @@ func (g *ghBundle) abandoned(t *testing.T, res Accepted, r attemptResult) {
 	}
 	if r := workJob(t, g.bundle, cleanupArgs{}, 1, cleanup); !r.completed() || len(g.statusJobs(t, res.RunID)) != 1 {
 		t.Errorf("a cleanup after the end: %v, status jobs %+v", r, g.statusJobs(t, res.RunID))
-	}
-}
-
-// TestRefusalCommentIsPostedOnce: GitHub refuses a run before it has a status comment, takes
-// the post of the refusal's comment but loses its answer (502), and a person has copied the
-// run's hidden marker into a comment of theirs. The worker that ended the run cannot know
-// whether its post was taken; the status job that comes next finds the App's comment by its
-// marker (not the person's) and edits it: one comment of the App's, never a second, and the
-// person's left alone.
-func TestRefusalCommentIsPostedOnce(t *testing.T) {
-	t.Parallel()
-	g := setupGitHub(t)
-	var refused endScenario
-	for _, sc := range endScenarios {
-		if sc.refuse != nil {
-			refused = sc
-		}
-	}
-	refused.refuse(g)
-	res := g.acceptIssue(t)
-	forged := fmt.Sprintf("<!-- frognano:run:%d -->\nI am not frognano.", res.RunID)
-	mine := g.gh.AddComment(g.hub, 7, "mallory", forged)
-	g.gh.LoseNextResponse("POST", "/repos/*/*/issues/*/comments", http.StatusBadGateway, 1)
-	if r := g.work(t, res, 1); !r.cancelled() {
-		t.Fatalf("the refused run: %v", r)
-	}
-	if n := g.count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NOT NULL`, res.RunID); n != 1 {
-		t.Fatal("the outbox is gone though the worker could not know whether its post was taken")
-	}
-	jobs := g.statusJobs(t, res.RunID)
-	if len(jobs) != 1 || !jobs[0].Outbox {
-		t.Fatalf("status jobs %+v, want the outbox's", jobs)
-	}
-	status := river.Worker[statusArgs](&statusWorker{pool: g.pool, gh: g.worker.cfg.GitHub, log: g.worker.cfg.Logger})
-	if r := workJob(t, g.bundle, jobs[0], 1, status); !r.completed() {
-		t.Fatalf("the status job: %v", r)
-	}
-	var app []githubtest.Comment
-	for _, c := range g.gh.Comments(g.hub, 7) {
-		switch {
-		case c.ID == mine && c.Body != forged:
-			t.Errorf("the person's comment was edited:\n%s", c.Body)
-		case c.ID != mine:
-			app = append(app, c)
-		}
-	}
-	if len(app) != 1 || !strings.Contains(app[0].Body, "lacks the permission this request needs") || len(app[0].History) != 1 {
-		t.Fatalf("the App's comments %+v, want one, posted and then edited by the status job", app)
-	}
-	if got := g.row(t, res.RunID).CommentID; got != app[0].ID {
-		t.Errorf("the run records comment %d, want %d", got, app[0].ID)
-	}
-	if n := g.count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NOT NULL`, res.RunID); n != 0 {
-		t.Error("the run's outbox is still there")
 	}
 }

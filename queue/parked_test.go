@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 )
 
 // parked reports whether run id is parked.
@@ -213,7 +214,7 @@ func TestWakeRetiresTheParkedRunsOldJob(t *testing.T) {
 	if b.count(t, `SELECT count(*) FROM river_job WHERE id = $1 AND metadata ? 'cancel_attempted_at'`, p.JobID) != 1 {
 		t.Error("the old job is not marked cancelled: River's rescuer would run it again")
 	}
-	c, err := NewClient(b.pool, Config{Workers: 1, GitHub: fakeGitHub{b.repo}, Runner: b.runner, Owner: "w1", Logger: slog.New(slog.DiscardHandler)})
+	c, err := NewClient(b.pool, Config{Workers: 1, GitHub: runtest.GitHubOf(b.repo), Runner: b.runner, Owner: "w1", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestParkedRunsStartAsSlotsFree(t *testing.T) {
 	const limit, runs = 2, 6
 	b := setup(t)
 	g := newGate(b.pool, runs)
-	b.runner.set(g.run)
+	b.runner.Set(g.run)
 	c := b.startClient(t, 4, limit)
 	events, unsubscribe := c.River().Subscribe(river.EventKindJobCompleted, river.EventKindJobSnoozed, river.EventKindJobFailed)
 	defer unsubscribe()

@@ -10,29 +10,24 @@ import (
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 )
 
 // publishClock is the fake repository with the time each issue's pull request was published.
 type publishClock struct {
-	*fakeRepo
+	*runtest.Repo
 	mu   sync.Mutex
 	at   map[int]time.Time
 	done chan struct{} // one send per publish
 }
 
 func (p *publishClock) Publish(ctx context.Context, in githubapp.PublishInput) (string, int, error) {
-	url, n, err := p.fakeRepo.Publish(ctx, in)
+	url, n, err := p.Repo.Publish(ctx, in)
 	p.mu.Lock()
 	p.at[in.IssueNumber] = time.Now()
 	p.mu.Unlock()
 	p.done <- struct{}{}
 	return url, n, err
-}
-
-type clockGitHub struct{ repo *publishClock }
-
-func (g clockGitHub) ForRepo(context.Context, int64, int64, string, string) (run.Repo, error) {
-	return g.repo, nil
 }
 
 // BenchmarkLabelToPR measures label to pull request for issues of one installation, through
@@ -49,17 +44,17 @@ func BenchmarkLabelToPR(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		bb := setup(b)
-		clock := &publishClock{fakeRepo: bb.repo, at: map[int]time.Time{}, done: make(chan struct{}, issues)}
-		bb.runner.set(func(ctx context.Context, _ run.RunSpec, _ func(run.Progress)) (*run.Outcome, error) {
+		clock := &publishClock{Repo: bb.repo, at: map[int]time.Time{}, done: make(chan struct{}, issues)}
+		bb.runner.Set(func(ctx context.Context, _ run.RunSpec, _ func(run.Progress)) (*run.Outcome, error) {
 			select {
 			case <-time.After(agent): // the agent's fixed duration
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			return goodOutcome(), nil
+			return runtest.GoodOutcome(), nil
 		})
 		for w := 0; w < 2; w++ {
-			c, err := NewClient(bb.pool, Config{Workers: 8, PerInstallationLimit: limit, GitHub: clockGitHub{clock}, Runner: bb.runner,
+			c, err := NewClient(bb.pool, Config{Workers: 8, PerInstallationLimit: limit, GitHub: runtest.GitHubOf(clock), Runner: bb.runner,
 				StatusEditInterval: -1, SoftStopTimeout: time.Second, WorkDir: b.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				b.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 )
 
 // errGaveUp: nothing waited for the transaction of commitWhenBlocked.
@@ -134,7 +135,7 @@ func TestStopOrCancelWhileTheActiveRunEnds(t *testing.T) {
 		t.Run(a.name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
-			b.repo.perms = map[string]string{"reader": "read"}
+			b.repo.Perms = map[string]string{"reader": "read"}
 			first := b.acceptFollowUp(t, "reader", "@frognano do something")
 			w := b.acceptFollowUp(t, "maintainer", "@frognano rename x")
 			if !w.Waiting {
@@ -226,17 +227,17 @@ func TestWaitingRunBehindADeadRunIsPromoted(t *testing.T) {
 				statusArgs{}.Kind(), first.RunID).Scan(&queued); err != nil || queued != 1 {
 				t.Fatalf("%d outbox status jobs queued for the dead run (%v), want 1", queued, err)
 			}
-			sw := &statusWorker{pool: b.pool, gh: fakeGitHub{b.repo}, log: slog.New(slog.DiscardHandler)}
+			sw := &statusWorker{pool: b.pool, gh: runtest.GitHubOf(b.repo), log: slog.New(slog.DiscardHandler)}
 			if r := workJob(t, b, statusArgs{RunID: first.RunID, Outbox: true}, 1, river.Worker[statusArgs](sw)); !r.completed() {
 				t.Fatal(r)
 			}
-			if e := b.repo.lastEdit(); e.id != 77 || !strings.Contains(e.body, "stopped working on run") || !strings.Contains(e.body, "Ask again with a new comment to retry.") {
+			if e := b.repo.LastEdit(); e.ID != 77 || !strings.Contains(e.Body, "stopped working on run") || !strings.Contains(e.Body, "Ask again with a new comment to retry.") {
 				t.Errorf("the dead run's status comment became %+v", e)
 			}
 			// A status job for a failed run the cleanup did not end leaves its comment alone.
-			edits := len(b.repo.edits)
-			if r := workJob(t, b, statusArgs{RunID: first.RunID}, 1, river.Worker[statusArgs](sw)); !r.completed() || len(b.repo.edits) != edits {
-				t.Errorf("a status job without Dead: %v, %d edits, want none more than %d", r, len(b.repo.edits), edits)
+			edits := len(b.repo.Edits())
+			if r := workJob(t, b, statusArgs{RunID: first.RunID}, 1, river.Worker[statusArgs](sw)); !r.completed() || len(b.repo.Edits()) != edits {
+				t.Errorf("a status job without Dead: %v, %d edits, want none more than %d", r, len(b.repo.Edits()), edits)
 			}
 		})
 	}
@@ -250,7 +251,7 @@ func TestWaitingRunBehindADeadRunIsPromoted(t *testing.T) {
 func TestOneReaderCannotFillTheWaitingRuns(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.repo.perms = map[string]string{"reader": "read"}
+	b.repo.Perms = map[string]string{"reader": "read"}
 	first := b.acceptFollowUp(t, "reader", "@frognano 0")
 	var mine int64
 	elsewhere := 0
@@ -276,10 +277,10 @@ func TestOneReaderCannotFillTheWaitingRuns(t *testing.T) {
 	for id, worked := first.RunID, 0; id != 0 && worked <= 2*run.MaxWaitingRuns; id, worked = b.activeRun(t), worked+1 {
 		b.work(t, Accepted{RunID: id}, 1)
 	}
-	if got := b.row(t, writer.RunID).State; got != run.StateSucceeded || b.runner.calls.Load() != 1 {
-		t.Fatalf("the writer's request (run %d): %s, model called %d times; want it run once", writer.RunID, got, b.runner.calls.Load())
+	if got := b.row(t, writer.RunID).State; got != run.StateSucceeded || b.runner.Calls() != 1 {
+		t.Fatalf("the writer's request (run %d): %s, model called %d times; want it run once", writer.RunID, got, b.runner.Calls())
 	}
-	said := strings.Join(b.repo.comments, "\n")
+	said := strings.Join(b.repo.Comments(), "\n")
 	if strings.Count(said, "No run was started") != 2 || !strings.Contains(said, fmt.Sprintf("%d more requests", 2*run.MaxWaitingRuns-1)) {
 		t.Errorf("want two refusals, one saying the reader's %d other requests were not run:\n%s", 2*run.MaxWaitingRuns-1, said)
 	}
@@ -290,7 +291,7 @@ func TestOneReaderCannotFillTheWaitingRuns(t *testing.T) {
 func TestRequestsCountedOnAFoldedRunAreCounted(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.repo.perms = map[string]string{"reader": "read"}
+	b.repo.Perms = map[string]string{"reader": "read"}
 	reader := b.acceptFollowUp(t, "reader", "@frognano do something")
 	w1 := b.acceptFollowUp(t, "maintainer", "@frognano rename x")
 	w2 := b.acceptFollowUp(t, "other-maintainer", "@frognano rename y")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 	"github.com/frognano/frognano/runner"
 )
 
@@ -54,21 +55,21 @@ func TestWaitingRunIsPromotedWhenTheActiveOneEnds(t *testing.T) {
 		state string
 		setup func(b *bundle)
 	}{
-		{"Refused", run.StateSkipped, func(b *bundle) { b.repo.perms = map[string]string{"first": "triage"} }},
+		{"Refused", run.StateSkipped, func(b *bundle) { b.repo.Perms = map[string]string{"first": "triage"} }},
 		{"Succeeded", run.StateSucceeded, func(*bundle) {}},
 		{"FailedWithoutAPatch", run.StateFailed, func(b *bundle) {
-			b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
-				o := goodOutcome()
+			b.runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+				o := runtest.GoodOutcome()
 				o.Patch, o.NoPatch = nil, runner.NoPatchUnchanged
 				return o, nil
 			})
 		}},
 		{"FailedInTheInfrastructure", run.StateFailed, func(b *bundle) {
-			b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+			b.runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 				return nil, fault.Permanent(errors.New("the sandbox image is missing"))
 			})
 		}},
-		{"PullRequestClosed", run.StateSkipped, func(b *bundle) { b.repo.pr.State = "closed" }},
+		{"PullRequestClosed", run.StateSkipped, func(b *bundle) { b.repo.PR.State = "closed" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,14 +86,14 @@ func TestWaitingRunIsPromotedWhenTheActiveOneEnds(t *testing.T) {
 				t.Fatalf("the first run is %s, want %s", got, tt.state)
 			}
 			b.requirePromoted(t, next.RunID)
-			b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
-				return goodOutcome(), nil
+			b.runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+				return runtest.GoodOutcome(), nil
 			})
-			b.repo.pr.State = "open"
+			b.repo.PR.State = "open"
 			if r := b.work(t, next, 1); !r.completed() || b.row(t, next.RunID).State != run.StateSucceeded {
 				t.Fatalf("the promoted run: %v %s", r, b.row(t, next.RunID).State)
 			}
-			if n := len(b.runner.specs); n == 0 || !strings.Contains(b.runner.specs[n-1].Task, "rename y") {
+			if n := len(b.runner.Specs()); n == 0 || !strings.Contains(b.runner.Specs()[n-1].Task, "rename y") {
 				t.Errorf("the promoted request did not reach the model")
 			}
 		})
@@ -105,8 +106,8 @@ func TestWaitingRunIsPromotedWhenTheActiveOneEnds(t *testing.T) {
 func TestWaitingRunsFoldIntoThePromotedRun(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.repo.perms = map[string]string{"reader": "read"}
-	b.repo.pr.HeadSHA = ciSHA
+	b.repo.Perms = map[string]string{"reader": "read"}
+	b.repo.PR.HeadSHA = ciSHA
 	reader := b.acceptFollowUp(t, "reader", "@frognano do something")
 	w1 := b.acceptFollowUp(t, "maintainer", "@frognano rename x")
 	w2 := b.acceptFollowUp(t, "other-maintainer", "@frognano rename y") // one person waits once
@@ -129,11 +130,11 @@ func TestWaitingRunsFoldIntoThePromotedRun(t *testing.T) {
 	if n := b.count(t, `SELECT extra_requests FROM runs WHERE id = $1`, w1.RunID); n != 2 {
 		t.Errorf("extra requests %d, want 2", n)
 	}
-	if last := b.repo.lastEdit(); !strings.Contains(last.body, "2 more request(s)") {
-		t.Errorf("the reply does not count the folded requests:\n%s", last.body)
+	if last := b.repo.LastEdit(); !strings.Contains(last.Body, "2 more request(s)") {
+		t.Errorf("the reply does not count the folded requests:\n%s", last.Body)
 	}
-	if b.runner.calls.Load() != 1 || b.activeRun(t) != 0 {
-		t.Errorf("%d model runs and active run %d, want 1 and none", b.runner.calls.Load(), b.activeRun(t))
+	if b.runner.Calls() != 1 || b.activeRun(t) != 0 {
+		t.Errorf("%d model runs and active run %d, want 1 and none", b.runner.Calls(), b.activeRun(t))
 	}
 }
 
@@ -145,11 +146,11 @@ func TestRequestDuringACheckedRunIsCounted(t *testing.T) {
 	first := b.acceptFollowUp(t, "maintainer", "@frognano rename x")
 	var during Accepted
 	var duringErr error
-	b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+	b.runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 		during, duringErr = b.client.Accept(context.Background(), b.delivery("issue_comment", "created"), RunRequest{
 			InstallationID: 5, RepoID: 42, Owner: "octo", Repo: "pager", Issue: 77, Labeler: "maintainer",
 			Kind: run.KindFollowUp, Request: "@frognano and rename y"})
-		return goodOutcome(), nil
+		return runtest.GoodOutcome(), nil
 	})
 	if r := b.work(t, first, 1); !r.completed() {
 		t.Fatal(r)
@@ -160,8 +161,8 @@ func TestRequestDuringACheckedRunIsCounted(t *testing.T) {
 	if n := b.count(t, `SELECT count(*) FROM runs`); n != 1 {
 		t.Errorf("%d runs, want 1", n)
 	}
-	if last := b.repo.lastEdit(); !strings.Contains(last.body, "1 more request(s)") {
-		t.Errorf("the reply does not count the request:\n%s", last.body)
+	if last := b.repo.LastEdit(); !strings.Contains(last.Body, "1 more request(s)") {
+		t.Errorf("the reply does not count the request:\n%s", last.Body)
 	}
 }
 
@@ -172,7 +173,7 @@ func TestRequestDuringACheckedRunIsCounted(t *testing.T) {
 func TestReadersFloodMakesBoundedRefusals(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.repo.perm = "read"
+	b.repo.Perm = "read"
 	first := b.acceptFollowUp(t, "reader", "@frognano 0")
 	waiting := 0
 	for i := 1; i <= 3*run.MaxWaitingRuns; i++ {
@@ -191,7 +192,7 @@ func TestReadersFloodMakesBoundedRefusals(t *testing.T) {
 		worked++
 	}
 	refusals := 0
-	for _, c := range b.repo.comments {
+	for _, c := range b.repo.Comments() {
 		if strings.Contains(c, "No run was started") {
 			refusals++
 		}
@@ -199,11 +200,11 @@ func TestReadersFloodMakesBoundedRefusals(t *testing.T) {
 	if worked != 1+run.MaxWaitingRuns || refusals != 1+run.MaxWaitingRuns {
 		t.Errorf("%d runs worked, %d refusals; want %d", worked, refusals, 1+run.MaxWaitingRuns)
 	}
-	said := strings.Join(b.repo.comments, "\n")
+	said := strings.Join(b.repo.Comments(), "\n")
 	if !strings.Contains(said, fmt.Sprintf("%d more requests", 2*run.MaxWaitingRuns)) || !strings.Contains(said, "not run") {
-		t.Errorf("nothing says the counted requests were not run: %q", b.repo.comments)
+		t.Errorf("nothing says the counted requests were not run: %q", b.repo.Comments())
 	}
-	if b.runner.calls.Load() != 0 {
+	if b.runner.Calls() != 0 {
 		t.Error("a reader's request reached the model")
 	}
 }
@@ -266,8 +267,8 @@ func TestStopAndCancelTakeTheWaitingRuns(t *testing.T) {
 			}
 		}
 		want := fmt.Sprintf("frognano stopped run %d, and 1 request that waited for it (run %d)", first.RunID, w.RunID)
-		if len(b.repo.comments) != 1 || !strings.Contains(b.repo.comments[0], want) {
-			t.Errorf("reply %q, want it to say %q", b.repo.comments, want)
+		if len(b.repo.Comments()) != 1 || !strings.Contains(b.repo.Comments()[0], want) {
+			t.Errorf("reply %q, want it to say %q", b.repo.Comments(), want)
 		}
 		if n := b.count(t, `SELECT count(*) FROM river_job WHERE state <> 'cancelled'`); n != 0 || b.activeRun(t) != 0 {
 			t.Errorf("%d jobs left, active run %d", n, b.activeRun(t))
@@ -362,4 +363,86 @@ func TestRequestWhileTheActiveRunEnds(t *testing.T) {
 		t.Fatalf("the request: %+v, %v; want a waiting run behind the promoted run %d", r.res, r.err, w.RunID)
 	}
 	b.requirePromoted(t, w.RunID)
+}
+
+// TestWritersRequestWaitsBehindAReadersAndRuns: a request on a pull request that has
+// an active run used to be counted on that run, not started. A reader's request is such a run
+// until the worker refuses it, so a writer's request that came meanwhile was counted on a run
+// that never ran, and lost. It now waits as a run of its own while the reader's is unchecked,
+// becomes queued (with its job) in the transaction that refuses the reader's, and runs.
+func TestWritersRequestWaitsBehindAReadersAndRuns(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.repo.Perms = map[string]string{"reader": "read"}
+	res := b.acceptFollowUp(t, "reader", "@frognano do something")
+	w := b.acceptFollowUp(t, "maintainer", "@frognano please rename x")
+	if !w.Waiting || w.RunID == res.RunID || w.JobID != 0 {
+		t.Fatalf("the writer's request: %+v, want a waiting run of its own", w)
+	}
+	if got := b.row(t, w.RunID).State; got != run.StateWaiting {
+		t.Fatalf("the writer's run is %s, want waiting", got)
+	}
+	if r := b.work(t, res, 1); !r.completed() || b.row(t, res.RunID).State != run.StateSkipped {
+		t.Fatalf("%v %s", r, b.row(t, res.RunID).State)
+	}
+	if b.runner.Calls() != 0 {
+		t.Error("the reader's request reached the model")
+	}
+	b.requirePromoted(t, w.RunID)
+	if r := b.work(t, w, 1); !r.completed() || b.row(t, w.RunID).State != run.StateSucceeded {
+		t.Fatalf("the writer's run: %v %s", r, b.row(t, w.RunID).State)
+	}
+	if b.runner.Calls() != 1 || !strings.Contains(b.runner.Specs()[0].Task, "please rename x") {
+		t.Errorf("the writer's request did not reach the model: %d calls", b.runner.Calls())
+	}
+	if said := strings.Join(b.repo.Comments(), "\n"); strings.Contains(said, "not run") {
+		t.Errorf("a request is said not to have run: %q", b.repo.Comments())
+	}
+}
+
+// TestReviewCommentsOfTheActiveRunAreNotMoreRequests: the line comments of the review an active
+// follow-up answers arrive as requests of their own; they are part of that run, and the line
+// comments of a review that waits are part of its waiting run; a request from elsewhere waits
+// while the active run is unchecked and is counted once it has passed its check.
+func TestReviewCommentsOfTheActiveRunAreNotMoreRequests(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	first := b.acceptReview(t, "reviewer")
+	again := b.acceptReview(t, "reviewer") // a line comment of review 555
+	if !again.AlreadyActive || again.RunID != first.RunID {
+		t.Fatalf("second request: %+v", again)
+	}
+	other := b.acceptFollowUp(t, "reviewer", "@frognano and rename x")
+	if !other.Waiting {
+		t.Fatalf("third request: %+v", other)
+	}
+	// A second review (another reviewer's: one person waits once) waits once, however many
+	// line comments it has.
+	second := RunRequest{InstallationID: 5, RepoID: 42, Owner: "octo", Repo: "pager", Issue: 77, Labeler: "reviewer2",
+		Kind: run.KindFollowUp, Request: "(The review requests changes.)", SourceID: 556}
+	var waiting []int64
+	for range 3 {
+		res, err := b.client.Accept(context.Background(), b.delivery("pull_request_review_comment", "created"), second)
+		if err != nil || !res.Waiting {
+			t.Fatalf("the second review: %+v, %v", res, err)
+		}
+		waiting = append(waiting, res.RunID)
+	}
+	if waiting[0] == other.RunID || waiting[1] != waiting[0] || waiting[2] != waiting[0] {
+		t.Errorf("the second review's line comments made runs %v (the other request's is %d)", waiting, other.RunID)
+	}
+	if _, err := b.pool.Exec(context.Background(), `UPDATE runs SET checked_at = now() WHERE id = $1`, first.RunID); err != nil {
+		t.Fatal(err)
+	}
+	counted := b.acceptFollowUp(t, "reviewer", "@frognano and rename y")
+	if !counted.AlreadyActive || counted.RunID != first.RunID {
+		t.Fatalf("a request after the check: %+v", counted)
+	}
+	var extra int
+	if err := b.pool.QueryRow(context.Background(), `SELECT extra_requests FROM runs WHERE id = $1`, first.RunID).Scan(&extra); err != nil {
+		t.Fatal(err)
+	}
+	if extra != 1 {
+		t.Errorf("extra requests %d, want 1 (only the request after the check)", extra)
+	}
 }

@@ -47,7 +47,7 @@ func TestWorkerLogLinesNameTheRunAndNeverAToken(t *testing.T) {
 	b.worker = &runWorker{pool: b.pool, cfg: cfg.withDefaults()}
 
 	token := "ghs_" + strings.Repeat("T", 36)
-	b.runner.set(func(ctx context.Context, _ run.RunSpec, _ func(run.Progress)) (*run.Outcome, error) {
+	b.runner.Set(func(ctx context.Context, _ run.RunSpec, _ func(run.Progress)) (*run.Outcome, error) {
 		logging.FromContext(ctx).Info("the runner's line", "output", "pushed with "+token)
 		return nil, fault.Transient(fmt.Errorf("pulling the image with %s: connection reset", token))
 	})

@@ -110,6 +110,8 @@ func TestTrustBoundaryImports(t *testing.T) {
 			"the check packages judge untrusted output for both sides and import neither"},
 		{"report", []string{"githubapp", "queue", "run", "server", "web", "eval", "doctor", "dockerproxy", "cmd"},
 			"report only renders a run's Result: it holds no credential and sends nothing; its callers (run, cmd/frognano) redact and send"},
+		{"run", []string{"queue", "server", "web"},
+			"run never imports River nor its callers; and the queue's tests import run/runtest, which must not reach the queue"},
 	}
 	var problems []string
 	for name, p := range pkgs {
@@ -139,6 +141,17 @@ func TestTrustBoundaryImports(t *testing.T) {
 			}
 		}
 	}
+	// run/runtest is a test harness: no program of the module may depend on it.
+	for name, p := range pkgs {
+		if under(name, "run/runtest") {
+			continue
+		}
+		for _, dep := range p.Deps {
+			if d := rel(dep); d != "" && under(d, "run/runtest") {
+				problems = append(problems, name+" reaches "+d+" ("+strings.Join(chain(pkgs, name, d), " -> ")+"): run/runtest is for tests only")
+			}
+		}
+	}
 	// The check packages hold no Docker client either: they never start or reach a sandbox.
 	for name, p := range pkgs {
 		if !under(name, "check") {
@@ -162,7 +175,7 @@ func TestTrustBoundaryImports(t *testing.T) {
 func TestRulesSeeTheirPackages(t *testing.T) {
 	t.Parallel()
 	pkgs := list(t)
-	for _, folder := range []string{"githubapp", "runner", "runner/audit", "report", "check", "check/patch", "check/secrets", "check/deps", "check/scanner", "config", "cmd/frognano"} {
+	for _, folder := range []string{"githubapp", "runner", "runner/audit", "report", "check", "check/patch", "check/secrets", "check/deps", "check/scanner", "config", "cmd/frognano", "run", "run/runtest"} {
 		if _, ok := pkgs[folder]; !ok && folder != "check" {
 			t.Errorf("no package %s in the module: update the layout rules", folder)
 		}

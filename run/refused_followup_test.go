@@ -1,4 +1,4 @@
-package queue
+package run_test
 
 import (
 	"context"
@@ -7,14 +7,15 @@ import (
 
 	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 )
 
 // openPR works the label of issue 7 to its draft pull request on the fake GitHub and returns
 // the pull request's number.
-func (g *ghBundle) openPR(t *testing.T) int {
+func (g *ghRun) openPR(t *testing.T) int {
 	t.Helper()
-	res := g.acceptIssue(t)
-	if r := g.work(t, res, 1); !r.completed() {
+	id := g.Label(t, 7)
+	if r := g.Work(t, id, 1); !r.Completed() {
 		t.Fatal(r)
 	}
 	prs := g.gh.PRs(g.hub)
@@ -24,28 +25,22 @@ func (g *ghBundle) openPR(t *testing.T) int {
 	return prs[0].Number
 }
 
-// acceptFollowUp accepts maintainer's request on pull request pr.
-func (g *ghBundle) acceptFollowUp(t *testing.T, pr int) Accepted {
+// acceptFollowUp is maintainer's request on pull request pr, as the queue's intake records it.
+func (g *ghRun) acceptFollowUp(t *testing.T, pr int) int64 {
 	t.Helper()
-	req := RunRequest{InstallationID: 5, RepoID: g.hub.ID, Owner: "octo", Repo: "pager", Issue: pr, Labeler: "maintainer",
-		Kind: run.KindFollowUp, Request: "@frognano please handle page 0 too",
-		RequestURL: "https://github.example/octo/pager/pull/8#issuecomment-9"}
-	res, err := g.client.Accept(context.Background(), g.delivery("issue_comment", "created"), req)
-	if err != nil || res.RunID == 0 {
-		t.Fatalf("Accept = %+v, %v", res, err)
-	}
-	return res
+	return g.Request(t, runtest.Request{Issue: pr, Labeler: "maintainer", Kind: run.KindFollowUp,
+		Request: "@frognano please handle page 0 too", RequestURL: "https://github.example/octo/pager/pull/8#issuecomment-9"})
 }
 
 // reply is the follow-up's one reply on pull request pr, normalized, checked against golden
 // file queue-refused-NAME.md.
-func (g *ghBundle) reply(t *testing.T, pr int, name string) string {
+func (g *ghRun) reply(t *testing.T, pr int, name string) string {
 	t.Helper()
 	comments := g.gh.Comments(g.hub, pr)
 	if len(comments) != 1 {
 		t.Fatalf("%d comments on the pull request, want the one reply: %+v", len(comments), comments)
 	}
-	body := g.normalize(comments[0].Body)
+	body := g.GitHub.Normalize(comments[0].Body)
 	golden.Check(t, "queue-refused-"+name+".md", body)
 	return body
 }
@@ -61,15 +56,15 @@ func TestFollowUpRefused(t *testing.T) {
 		t.Parallel()
 		g := setupGitHub(t)
 		pr := g.openPR(t)
-		g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+		g.Runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 			g.gh.ClosePR(g.hub, pr)
-			return goodOutcome(), nil
+			return runtest.GoodOutcome(), nil
 		})
-		res := g.acceptFollowUp(t, pr)
-		if r := g.work(t, res, 1); !r.completed() {
+		id := g.acceptFollowUp(t, pr)
+		if r := g.Work(t, id, 1); !r.Completed() {
 			t.Fatal(r)
 		}
-		if row := g.row(t, res.RunID); row.State != run.StateSkipped {
+		if row := g.Row(t, id); row.State != run.StateSkipped {
 			t.Errorf("run %+v, want skipped", row)
 		}
 		body := g.reply(t, pr, "followup-pr-closed")
@@ -82,19 +77,19 @@ func TestFollowUpRefused(t *testing.T) {
 	})
 	for _, tt := range []struct {
 		name   string
-		when   func(g *ghBundle, del func())
+		when   func(g *ghRun, del func())
 		state  string
 		golden string
 		wants  []string
 	}{
-		{"BranchDeletedBeforeTheRun", func(g *ghBundle, del func()) { del() }, run.StateSkipped, "followup-branch-deleted",
+		{"BranchDeletedBeforeTheRun", func(g *ghRun, del func()) { del() }, run.StateSkipped, "followup-branch-deleted",
 			[]string{"The pull request is closed: its branch `frognano/issue-7` was deleted", "Restore the branch"}},
-		{"BranchDeletedBeforeTheClone", func(g *ghBundle, del func()) { g.gh.BeforeNext("GET", "/repos/octo/pager/issues/7", del) },
+		{"BranchDeletedBeforeTheClone", func(g *ghRun, del func()) { g.gh.BeforeNext("GET", "/repos/octo/pager/issues/7", del) },
 			run.StateFailed, "followup-branch-gone", []string{"The branch `frognano/issue-7` no longer exists on GitHub", "Restore the branch"}},
-		{"BranchDeletedWhileItWorks", func(g *ghBundle, del func()) {
-			g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+		{"BranchDeletedWhileItWorks", func(g *ghRun, del func()) {
+			g.Runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 				del()
-				return goodOutcome(), nil
+				return runtest.GoodOutcome(), nil
 			})
 		}, run.StateSkipped, "followup-branch-deleted-while-it-works",
 			[]string{"The pull request was closed while the run worked: its branch `frognano/issue-7` was deleted", "Restore the branch"}},
@@ -104,12 +99,12 @@ func TestFollowUpRefused(t *testing.T) {
 			g := setupGitHub(t)
 			pr := g.openPR(t)
 			tt.when(g, func() { g.gh.DeleteBranch(g.hub, branch) })
-			res := g.acceptFollowUp(t, pr)
-			r := g.work(t, res, 1)
-			if r.retried() {
+			id := g.acceptFollowUp(t, pr)
+			r := g.Work(t, id, 1)
+			if r.Retried() {
 				t.Fatalf("attempt = %v, want no retry", r)
 			}
-			row := g.row(t, res.RunID)
+			row := g.Row(t, id)
 			if row.State != tt.state {
 				t.Errorf("run %+v, want %s", row, tt.state)
 			}

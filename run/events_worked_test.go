@@ -1,4 +1,4 @@
-package queue
+package run_test
 
 import (
 	"context"
@@ -7,26 +7,27 @@ import (
 	"testing"
 
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 	"github.com/frognano/frognano/runner/leaf"
 )
 
-func TestWorkerWritesRunEvents(t *testing.T) {
+func TestWritesRunEvents(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.runner.set(func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
+	p := runtest.New(t)
+	p.Runner.Set(func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
 		// What AgentRunner writes as the agent moves, through the context's event log.
 		ev := run.EventsFrom(ctx)
 		ev.Add(ctx, run.EventAgent, run.AgentEvent{Task: spec.Task})
 		ev.Add(ctx, run.EventStep, run.NewStepEvent(1, leaf.Step{Index: 0, Assistant: leaf.Message{Role: "assistant",
 			ToolCalls: []leaf.ToolCall{{Function: leaf.FunctionCall{Name: "Bash", Arguments: `{"command":"ls"}`}}}},
 			Observations: []leaf.Observation{{Tool: "Bash", Observation: "pager.go"}}}))
-		return goodOutcome(), nil
+		return runtest.GoodOutcome(), nil
 	})
-	res := b.accept(t, 7)
-	if r := b.work(t, res, 1); !r.completed() {
+	id := p.Label(t, 7)
+	if r := p.Work(t, id, 1); !r.Completed() {
 		t.Fatalf("Work: %v", r)
 	}
-	evs, err := run.NewStore(b.pool, nil).Events(context.Background(), res.RunID, 0)
+	evs, err := run.NewStore(p.Pool, nil).Events(context.Background(), id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,36 +53,36 @@ func TestWorkerWritesRunEvents(t *testing.T) {
 		t.Errorf("end = %+v, want succeeded with the PR's URL", end)
 	}
 	// Paging: after the second event only the last two come.
-	if rest, err := run.NewStore(b.pool, nil).Events(context.Background(), res.RunID, evs[1].ID); err != nil || len(rest) != 2 {
+	if rest, err := run.NewStore(p.Pool, nil).Events(context.Background(), id, evs[1].ID); err != nil || len(rest) != 2 {
 		t.Errorf("events after %d: %d, %v", evs[1].ID, len(rest), err)
 	}
 }
 
 func TestListRunsWhere(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	done := b.accept(t, 7)
-	if r := b.work(t, done, 1); !r.completed() {
+	p := runtest.New(t)
+	done := p.Label(t, 7)
+	if r := p.Work(t, done, 1); !r.Completed() {
 		t.Fatalf("Work: %v", r)
 	}
-	queued := b.accept(t, 8)
+	queued := p.Label(t, 8)
 	ctx := context.Background()
 	tests := []struct {
 		name string
 		f    run.Filter
 		want []int64
 	}{
-		{"All", run.Filter{Limit: 10}, []int64{queued.RunID, done.RunID}},
-		{"Repository", run.Filter{Owner: "OCTO", Repo: "pager", Limit: 10}, []int64{queued.RunID, done.RunID}},
+		{"All", run.Filter{Limit: 10}, []int64{queued, done}},
+		{"Repository", run.Filter{Owner: "OCTO", Repo: "pager", Limit: 10}, []int64{queued, done}},
 		{"OtherRepository", run.Filter{Owner: "octo", Repo: "other", Limit: 10}, nil},
-		{"RepositoryID", run.Filter{RepoID: 42, Limit: 10}, []int64{queued.RunID, done.RunID}},
+		{"RepositoryID", run.Filter{RepoID: 42, Limit: 10}, []int64{queued, done}},
 		{"OtherRepositoryID", run.Filter{RepoID: 43, Limit: 10}, nil},
 		{"NameOfAnotherID", run.Filter{RepoID: 43, Owner: "octo", Repo: "pager", Limit: 10}, nil},
-		{"State", run.Filter{State: run.StateSucceeded, Limit: 10}, []int64{done.RunID}},
-		{"Limit", run.Filter{Limit: 1}, []int64{queued.RunID}},
+		{"State", run.Filter{State: run.StateSucceeded, Limit: 10}, []int64{done}},
+		{"Limit", run.Filter{Limit: 1}, []int64{queued}},
 	}
 	for _, tt := range tests {
-		got, err := run.NewStore(b.pool, nil).Runs(ctx, tt.f)
+		got, err := run.NewStore(p.Pool, nil).Runs(ctx, tt.f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +97,7 @@ func TestListRunsWhere(t *testing.T) {
 			t.Errorf("%s: runs %v, want %v", tt.name, ids, tt.want)
 		}
 	}
-	f, err := run.NewStore(b.pool, nil).Facts(ctx, done.RunID)
+	f, err := run.NewStore(p.Pool, nil).Facts(ctx, done)
 	if err != nil {
 		t.Fatal(err)
 	}

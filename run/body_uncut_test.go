@@ -1,4 +1,4 @@
-package queue
+package run_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 )
@@ -30,10 +31,10 @@ func bigResult() *runner.Result {
 // The body the renderer made is the body GitHub gets: no second cut drops the closing
 // </details> or the note that says the transcript was cut (a 65,512-character body used
 // to be cut again at 60,000 bytes).
-func TestWorkerPublishesTheRenderedBodyUncut(t *testing.T) {
+func TestPublishesTheRenderedBodyUncut(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	res := b.accept(t, 7)
+	p := runtest.New(t)
+	id := p.Label(t, 7)
 	out, err := run.OutcomeOf(bigResult(), run.RunSpec{Issue: 7})
 	if err != nil {
 		t.Fatal(err)
@@ -41,18 +42,18 @@ func TestWorkerPublishesTheRenderedBodyUncut(t *testing.T) {
 	if n := len(out.PRBody); n <= 60000 {
 		t.Fatalf("rendered body has %d bytes; the test needs one over the old 60,000-byte cut", n)
 	}
-	b.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
-		o := goodOutcome()
+	p.Runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+		o := runtest.GoodOutcome()
 		o.PRBody = out.PRBody
 		return o, nil
 	})
-	if r := b.work(t, res, 1); !r.completed() {
+	if r := p.Work(t, id, 1); !r.Completed() {
 		t.Fatal(r)
 	}
-	if len(b.repo.publishes) != 1 {
-		t.Fatalf("%d publishes", len(b.repo.publishes))
+	if len(p.Repo.Publishes()) != 1 {
+		t.Fatalf("%d publishes", len(p.Repo.Publishes()))
 	}
-	body := b.repo.publishes[0].Body
+	body := p.Repo.Publishes()[0].Body
 	if body != out.PRBody {
 		t.Errorf("published body (%d bytes) is not the rendered one (%d bytes)", len(body), len(out.PRBody))
 	}

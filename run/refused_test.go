@@ -1,70 +1,43 @@
-package queue
+package run_test
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 )
 
-// ghBundle is a bundle whose worker talks to a fake GitHub through the real githubapp client:
+// ghRun is a pipeline whose runs talk to a fake GitHub through the real githubapp client:
 // every refusal below is GitHub's own answer, read and worded by the code that runs in
-// production.
-type ghBundle struct {
-	*bundle
-	gh   *githubtest.Server
-	hub  *githubtest.Repo
-	app  *githubapp.App
-	runs []int64
+// production. gh and hub are the fake and its repository octo/pager.
+type ghRun struct {
+	*runtest.Pipeline
+	gh  *githubtest.Server
+	hub *githubtest.Repo
 }
 
-func setupGitHub(t *testing.T) *ghBundle {
+func setupGitHub(t *testing.T) *ghRun {
 	t.Helper()
-	b := setup(t)
-	gh := githubtest.New(t)
-	hub := gh.AddRepo("octo", "pager", map[string]string{"pager.go": "a\n"})
-	gh.AddInstallation(5, hub)
-	gh.AddIssue(hub, 7, "Pager skips the last page", "Steps: open page 3.")
-	gh.AddLabel(hub, 7, "frognano")
-	gh.SetPermission(hub, "maintainer", "write")
-	app, err := githubapp.New(githubapp.Config{AppID: gh.AppID, PrivateKey: gh.PrivateKey, URL: gh.URL,
-		Logger: slog.New(slog.DiscardHandler),
-		// The write spacing and rate-limit waits pass at once: the test observes answers, not time.
-		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.worker.cfg.GitHub = run.GitHubApp(app)
-	return &ghBundle{bundle: b, gh: gh, hub: hub, app: app}
+	return ghRunOf(runtest.NewWithGitHub(t, runtest.GitHubOptions{}))
 }
 
-// acceptIssue accepts the label of issue 7 of the fake's repository, by its id.
-func (g *ghBundle) acceptIssue(t *testing.T) Accepted {
-	t.Helper()
-	req := request(7)
-	req.RepoID = g.hub.ID
-	res, err := g.client.Accept(context.Background(), g.delivery("issues", "labeled"), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+func ghRunOf(p *runtest.Pipeline) *ghRun {
+	return &ghRun{Pipeline: p, gh: p.GitHub.Server, hub: p.GitHub.Repo}
 }
 
 // refusal is what a run GitHub refused must leave: failed with exitReason after the attempt r
-// (the job cancelled, never retried; r is the first attempt but where a test says otherwise), its record's error the same reason its comment shows
+// (final: the queue cancels the job, never retries it; r is the first attempt but where a test says otherwise), its record's error the same reason its comment shows
 // (checked against golden file name+".txt"), and, when comment, exactly one comment on GitHub
 // whose final text is golden file name+".md".
-func (g *ghBundle) checkRefusal(t *testing.T, res Accepted, r attemptResult, name, exitReason string, comment bool, wants ...string) {
+func (g *ghRun) checkRefusal(t *testing.T, id int64, r runtest.Attempt, name, exitReason string, comment bool, wants ...string) {
 	t.Helper()
-	reason := g.checkRecord(t, res, r, name, exitReason, wants...)
+	reason := g.checkRecord(t, id, r, name, exitReason, wants...)
 	comments := g.gh.Comments(g.hub, 7)
 	if !comment {
 		if len(comments) != 0 {
@@ -75,7 +48,7 @@ func (g *ghBundle) checkRefusal(t *testing.T, res Accepted, r attemptResult, nam
 	if len(comments) != 1 {
 		t.Fatalf("%d comments, want one: %+v", len(comments), comments)
 	}
-	body := g.normalize(comments[0].Body)
+	body := g.GitHub.Normalize(comments[0].Body)
 	golden.Check(t, "queue-refused-"+name+".md", body)
 	if !strings.Contains(body, reason) || !strings.Contains(body, "`"+exitReason+"`") {
 		t.Errorf("the comment does not give the run's reason %q:\n%s", reason, body)
@@ -83,19 +56,19 @@ func (g *ghBundle) checkRefusal(t *testing.T, res Accepted, r attemptResult, nam
 }
 
 // checkRecord checks the run's record of a refusal (see checkRefusal) and returns its reason.
-func (g *ghBundle) checkRecord(t *testing.T, res Accepted, r attemptResult, name, exitReason string, wants ...string) string {
+func (g *ghRun) checkRecord(t *testing.T, id int64, r runtest.Attempt, name, exitReason string, wants ...string) string {
 	t.Helper()
-	if !r.cancelled() {
+	if !r.Final() {
 		t.Fatalf("attempt = %v, want the job ended for good (no retry)", r)
 	}
-	kept, err := run.NewStore(g.pool, nil).Run(context.Background(), res.RunID)
+	kept, err := run.NewStore(g.Pool, nil).Run(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kept.State != run.StateFailed || kept.ExitReason != exitReason || kept.Attempts != r.job.Attempt {
-		t.Errorf("run %+v, want failed as %s after %d attempts", kept, exitReason, r.job.Attempt)
+	if kept.State != run.StateFailed || kept.ExitReason != exitReason || kept.Attempts != r.Number {
+		t.Errorf("run %+v, want failed as %s after %d attempts", kept, exitReason, r.Number)
 	}
-	reason := g.normalize(kept.Error)
+	reason := g.GitHub.Normalize(kept.Error)
 	golden.Check(t, "queue-refused-"+name+".txt", reason+"\n")
 	for _, w := range wants {
 		if !strings.Contains(reason, w) {
@@ -103,24 +76,6 @@ func (g *ghBundle) checkRecord(t *testing.T, res Accepted, r attemptResult, name
 		}
 	}
 	return reason
-}
-
-var (
-	runMarker = regexp.MustCompile(`frognano:run:\d+ -->|frognano run \d+ `)
-	commitID  = regexp.MustCompile(`\b[0-9a-f]{40}\b`) // a commit's id holds its time
-)
-
-// normalize replaces what changes from one test run to the next: the fake's address and the
-// run's id.
-func (g *ghBundle) normalize(s string) string {
-	s = strings.ReplaceAll(s, g.gh.URL, "https://github.example")
-	s = commitID.ReplaceAllString(s, "COMMIT")
-	return runMarker.ReplaceAllStringFunc(s, func(m string) string {
-		if strings.HasPrefix(m, "frognano:run:") {
-			return "frognano:run:N -->"
-		}
-		return "frognano run N "
-	})
 }
 
 // Case 1: GitHub refuses to create frognano/issue-7 (a ruleset, branch protection). The run
@@ -141,9 +96,9 @@ func TestRefusedPush(t *testing.T) {
 			t.Parallel()
 			g := setupGitHub(t)
 			g.gh.RefusePushes(g.hub, tt.rule)
-			res := g.acceptIssue(t)
-			r := g.work(t, res, 1)
-			g.checkRefusal(t, res, r, "push-"+string(tt.rule), run.ExitGitHubRefused, true, tt.wants...)
+			id := g.Label(t, 7)
+			r := g.Work(t, id, 1)
+			g.checkRefusal(t, id, r, "push-"+string(tt.rule), run.ExitGitHubRefused, true, tt.wants...)
 			if n := g.gh.CountRequests("POST", "/repos/octo/pager/git/refs"); n != 1 {
 				t.Errorf("%d branch creations, want 1 (a refusal is not retried)", n)
 			}
@@ -165,20 +120,20 @@ func TestRefusedRepository(t *testing.T) {
 		t.Parallel()
 		g := setupGitHub(t)
 		g.gh.ArchiveRepo(g.hub)
-		res := g.acceptIssue(t)
+		id := g.Label(t, 7)
 		// The reaction is the first write: 403, and GitHub refuses the comment saying so too.
-		g.checkRefusal(t, res, g.work(t, res, 1), "archived", run.ExitGitHubRefused, false,
+		g.checkRefusal(t, id, g.Work(t, id, 1), "archived", run.ExitGitHubRefused, false,
 			"403 “Repository was archived so is read-only.”", "unarchive it")
 	})
 	t.Run("ArchivedWhileItWorks", func(t *testing.T) {
 		t.Parallel()
 		g := setupGitHub(t)
-		g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+		g.Runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 			g.gh.ArchiveRepo(g.hub)
-			return goodOutcome(), nil
+			return runtest.GoodOutcome(), nil
 		})
-		res := g.acceptIssue(t)
-		g.checkRecord(t, res, g.work(t, res, 1), "archived-push", run.ExitGitHubRefused,
+		id := g.Label(t, 7)
+		g.checkRecord(t, id, g.Work(t, id, 1), "archived-push", run.ExitGitHubRefused,
 			"“Repository was archived so is read-only.”", "unarchive it")
 		// GitHub refuses the edit of the status comment too (403, archived): one try, no more.
 		if n := g.gh.CountRequests("PATCH", "/repos/octo/pager/issues/comments/*"); n != 1 {
@@ -189,19 +144,19 @@ func TestRefusedRepository(t *testing.T) {
 		t.Parallel()
 		g := setupGitHub(t)
 		g.gh.DisableRepo(g.hub)
-		res := g.acceptIssue(t)
-		g.checkRefusal(t, res, g.work(t, res, 1), "disabled", run.ExitGitHubRefused, false,
+		id := g.Label(t, 7)
+		g.checkRefusal(t, id, g.Work(t, id, 1), "disabled", run.ExitGitHubRefused, false,
 			"403 “Repository access blocked”", "(reason: `tos`)")
 	})
 	t.Run("RenamedBeforeTheRun", func(t *testing.T) {
 		t.Parallel()
 		g := setupGitHub(t)
-		res := g.acceptIssue(t)
+		id := g.Label(t, 7)
 		g.gh.RenameRepo(g.hub, "octo-new", "pager-next")
-		if r := g.work(t, res, 1); !r.completed() {
+		if r := g.Work(t, id, 1); !r.Completed() {
 			t.Fatalf("attempt = %v, want the run to go ahead under the new name", r)
 		}
-		if row := g.row(t, res.RunID); row.State != run.StateSucceeded {
+		if row := g.Row(t, id); row.State != run.StateSucceeded {
 			t.Fatalf("run %+v", row)
 		}
 		if prs := g.gh.PRs(g.hub); len(prs) != 1 || !prs[0].Draft {
@@ -218,8 +173,8 @@ func TestDefaultBranchRenamed(t *testing.T) {
 		t.Parallel()
 		g := setupGitHub(t)
 		g.gh.RenameBranch(g.hub, "main", "trunk")
-		res := g.acceptIssue(t)
-		if r := g.work(t, res, 1); !r.completed() {
+		id := g.Label(t, 7)
+		if r := g.Work(t, id, 1); !r.Completed() {
 			t.Fatal(r)
 		}
 		if prs := g.gh.PRs(g.hub); len(prs) != 1 || prs[0].Base != "trunk" {
@@ -229,12 +184,12 @@ func TestDefaultBranchRenamed(t *testing.T) {
 	t.Run("WhileItWorks", func(t *testing.T) {
 		t.Parallel()
 		g := setupGitHub(t)
-		g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+		g.Runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 			g.gh.RenameBranch(g.hub, "main", "trunk")
-			return goodOutcome(), nil
+			return runtest.GoodOutcome(), nil
 		})
-		res := g.acceptIssue(t)
-		g.checkRefusal(t, res, g.work(t, res, 1), "base-renamed", run.ExitGitHubRefused, true,
+		id := g.Label(t, 7)
+		g.checkRefusal(t, id, g.Work(t, id, 1), "base-renamed", run.ExitGitHubRefused, true,
 			"422 “Validation Failed”", "The base branch no longer exists")
 	})
 }
@@ -247,8 +202,8 @@ func TestRefusedIssue(t *testing.T) {
 		t.Parallel()
 		g := setupGitHub(t)
 		g.gh.DeleteIssue(g.hub, 7)
-		res := g.acceptIssue(t)
-		g.checkRefusal(t, res, g.work(t, res, 1), "issue-deleted", run.ExitGitHubRefused, false,
+		id := g.Label(t, 7)
+		g.checkRefusal(t, id, g.Work(t, id, 1), "issue-deleted", run.ExitGitHubRefused, false,
 			"410 “This issue was deleted”", "The issue was deleted")
 	})
 	t.Run("Transferred", func(t *testing.T) {
@@ -256,33 +211,33 @@ func TestRefusedIssue(t *testing.T) {
 		g := setupGitHub(t)
 		elsewhere := g.gh.AddRepo("octo", "elsewhere", map[string]string{"x": "y\n"})
 		g.gh.TransferIssue(g.hub, 7, elsewhere, 3)
-		res := g.acceptIssue(t)
-		g.checkRefusal(t, res, g.work(t, res, 1), "issue-transferred", run.ExitGitHubRefused, false,
+		id := g.Label(t, 7)
+		g.checkRefusal(t, id, g.Work(t, id, 1), "issue-transferred", run.ExitGitHubRefused, false,
 			"`POST /api/v3/repos/octo/pager/issues/7/reactions` with 404", "was moved (transferred or renamed)")
 	})
 	t.Run("Locked", func(t *testing.T) {
 		t.Parallel()
 		g := setupGitHub(t)
 		g.gh.LockIssue(g.hub, 7)
-		res := g.acceptIssue(t)
-		g.checkRefusal(t, res, g.work(t, res, 1), "issue-locked", run.ExitGitHubRefused, false,
+		id := g.Label(t, 7)
+		g.checkRefusal(t, id, g.Work(t, id, 1), "issue-locked", run.ExitGitHubRefused, false,
 			"403 “Unable to create comment because issue is locked.”", "unlock it")
 	})
 	t.Run("LabelDeleted", func(t *testing.T) {
 		t.Parallel()
 		g := setupGitHub(t)
-		g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
-			out := goodOutcome()
+		g.Runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+			out := runtest.GoodOutcome()
 			out.Patch, out.ExitReason = nil, "max_turns"
 			return out, nil
 		})
 		// The label is gone from the issue: removing it answers 404 "Label does not exist".
 		g.gh.AddIssue(g.hub, 7, "Pager skips the last page", "Steps: open page 3.")
-		res := g.acceptIssue(t)
-		if r := g.work(t, res, 1); !r.completed() {
+		id := g.Label(t, 7)
+		if r := g.Work(t, id, 1); !r.Completed() {
 			t.Fatalf("attempt = %v: a label that is already gone must not fail the run", r)
 		}
-		if row := g.row(t, res.RunID); row.State != run.StateFailed || row.ExitReason != "max_turns" || row.Error == "" {
+		if row := g.Row(t, id); row.State != run.StateFailed || row.ExitReason != "max_turns" || row.Error == "" {
 			t.Errorf("run %+v, want failed for the agent's own reason", row)
 		}
 		var refused int
@@ -299,7 +254,7 @@ func TestRefusedIssue(t *testing.T) {
 		if len(comments) != 1 {
 			t.Fatalf("%d comments, want the status comment: %+v", len(comments), comments)
 		}
-		golden.Check(t, "queue-refused-label-deleted.md", g.normalize(comments[0].Body))
+		golden.Check(t, "queue-refused-label-deleted.md", g.GitHub.Normalize(comments[0].Body))
 	})
 }
 
@@ -310,21 +265,21 @@ func TestRefusedApp(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
 		name  string
-		do    func(g *ghBundle)
+		do    func(g *ghRun)
 		wants []string
 	}{
-		{"suspended", func(g *ghBundle) { g.gh.SuspendInstallation(5, true) }, []string{"the App is suspended on this installation (account octo)", "unsuspend it"}},
-		{"uninstalled", func(g *ghBundle) { g.gh.Uninstall(5) }, []string{"`GET /api/v3/app/installations/5` with 404", "no longer installed"}},
-		{"removed-from-installation", func(g *ghBundle) { g.gh.RemoveFromInstallation(5, g.hub) },
+		{"suspended", func(g *ghRun) { g.gh.SuspendInstallation(5, true) }, []string{"the App is suspended on this installation (account octo)", "unsuspend it"}},
+		{"uninstalled", func(g *ghRun) { g.gh.Uninstall(5) }, []string{"`GET /api/v3/app/installations/5` with 404", "no longer installed"}},
+		{"removed-from-installation", func(g *ghRun) { g.gh.RemoveFromInstallation(5, g.hub) },
 			[]string{"with 422 “There is at least one repository that does not exist or is not accessible to the parent installation.”", "Repository access"}},
-		{"key-rotated", func(g *ghBundle) { g.gh.RotateAppKey() }, []string{"401 “A JSON web token could not be decoded”", "`GITHUB_APP_PRIVATE_KEY`"}},
+		{"key-rotated", func(g *ghRun) { g.gh.RotateAppKey() }, []string{"401 “A JSON web token could not be decoded”", "`GITHUB_APP_PRIVATE_KEY`"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			g := setupGitHub(t)
-			res := g.acceptIssue(t)
+			id := g.Label(t, 7)
 			tt.do(g)
-			g.checkRefusal(t, res, g.work(t, res, 1), "app-"+tt.name, run.ExitGitHubRefused, false, tt.wants...)
+			g.checkRefusal(t, id, g.Work(t, id, 1), "app-"+tt.name, run.ExitGitHubRefused, false, tt.wants...)
 			if n := g.gh.CountRequests("POST", "/app/installations/5/access_tokens"); n > 2 {
 				t.Errorf("%d token requests: a refusal is asked again at most once (a 422 after a change of grants)", n)
 			}
@@ -339,10 +294,10 @@ func TestRefusedApp(t *testing.T) {
 func TestSecondaryRateLimitOutlastsTheBudget(t *testing.T) {
 	t.Parallel()
 	g := setupGitHub(t)
-	g.worker.cfg.JobTimeout = time.Hour
+	g.Config.JobTimeout = time.Hour
 	g.gh.FailNext("POST", "/repos/*/*/issues/*/reactions", http.StatusForbidden, map[string]string{"Retry-After": "7200"}, 1)
-	res := g.acceptIssue(t)
-	g.checkRefusal(t, res, g.work(t, res, 1), "rate-limited", run.ExitGitHubRateLimited, false,
+	id := g.Label(t, 7)
+	g.checkRefusal(t, id, g.Work(t, id, 1), "rate-limited", run.ExitGitHubRateLimited, false,
 		"You have exceeded a secondary rate limit", "wait 2h0m0s (Retry-After)", "longer than the run's time budget of 1h0m0s")
 	if n := len(g.gh.Requests()); n != 5 {
 		t.Errorf("%d requests: want the installation, the token, the repository, the permission, the refused reaction and nothing after it:\n%+v", n, g.gh.Requests())

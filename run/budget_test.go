@@ -1,31 +1,29 @@
-package queue
+package run_test
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 )
 
-// auditBundle is a ghBundle whose App records every write of a run in the audit trail, as the
+// auditRun is a ghRun whose App records every write of a run in the audit trail, as the
 // service's does, and whose fake GitHub has a second repository in the same installation.
-type auditBundle struct {
-	*ghBundle
+type auditRun struct {
+	*ghRun
 	other *githubtest.Repo
 }
 
-func setupAudited(t *testing.T) *auditBundle {
+func setupAudited(t *testing.T) *auditRun {
 	t.Helper()
-	g := setupGitHub(t)
+	g := ghRunOf(runtest.NewWithGitHub(t, runtest.GitHubOptions{Audit: true, ChecksWrite: true}))
 	other := g.gh.AddRepo("octo", "other", map[string]string{"pager.go": "a\n"})
 	g.gh.AddInstallation(5, other)
 	g.gh.SetPermission(other, "maintainer", "write")
@@ -35,27 +33,14 @@ func setupAudited(t *testing.T) *auditBundle {
 	}
 	g.gh.AddIssue(other, 1, "Other bug", "Steps.")
 	g.gh.AddLabel(other, 1, "frognano")
-	app, err := githubapp.New(githubapp.Config{AppID: g.gh.AppID, PrivateKey: g.gh.PrivateKey, URL: g.gh.URL,
-		Logger: slog.New(slog.DiscardHandler), Audit: run.NewStore(g.pool, nil).RecordAudit, ChecksWrite: true,
-		Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.app = app
-	g.worker.cfg.GitHub = run.GitHubApp(app)
-	return &auditBundle{ghBundle: g, other: other}
+	return &auditRun{ghRun: g, other: other}
 }
 
-// label accepts the label of issue n of repo and works the run's first attempt.
-func (a *auditBundle) label(t *testing.T, repo *githubtest.Repo, n int) (Accepted, attemptResult) {
+// label records the label of issue n of repo and works the run's first attempt.
+func (a *auditRun) label(t *testing.T, repo *githubtest.Repo, n int) (int64, runtest.Attempt) {
 	t.Helper()
-	req := request(n)
-	req.RepoID, req.Repo = repo.ID, repo.Name
-	res, err := a.client.Accept(context.Background(), a.delivery("issues", "labeled"), req)
-	if err != nil || res.RunID == 0 {
-		t.Fatalf("Accept: %+v %v", res, err)
-	}
-	return res, a.work(t, res, 1)
+	id := a.Request(t, runtest.Request{Issue: n, RepoID: repo.ID, Repo: repo.Name})
+	return id, a.Work(t, id, 1)
 }
 
 var resetsIn = regexp.MustCompile(`\d{4}-\d\d-\d\d 00:00 UTC \(in [0-9hms]+\)`)
@@ -66,27 +51,27 @@ var resetsIn = regexp.MustCompile(`\d{4}-\d\d-\d\d 00:00 UTC \(in [0-9hms]+\)`)
 func TestBudgetRunsPerRepository(t *testing.T) {
 	t.Parallel()
 	a := setupAudited(t)
-	a.worker.cfg.Budgets = run.Budgets{RepoRuns: 2}
+	a.Store.WithBudgets(run.Budgets{RepoRuns: 2})
 	for _, n := range []int{7, 8} {
-		res, r := a.label(t, a.hub, n)
-		if row := a.row(t, res.RunID); !r.completed() || row.State != run.StateSucceeded {
+		id, r := a.label(t, a.hub, n)
+		if row := a.Row(t, id); !r.Completed() || row.State != run.StateSucceeded {
 			t.Fatalf("run on issue %d: %v, %+v; want it to succeed within the budget", n, r, row)
 		}
 	}
-	calls := a.runner.calls.Load()
-	res, r := a.label(t, a.hub, 9)
-	row := a.row(t, res.RunID)
-	if !r.completed() || row.State != run.StateSkipped || row.ExitReason != run.ExitBudget {
+	calls := a.Runner.Calls()
+	id, r := a.label(t, a.hub, 9)
+	row := a.Row(t, id)
+	if !r.Completed() || row.State != run.StateSkipped || row.ExitReason != run.ExitBudget {
 		t.Fatalf("third run: %v, %+v; want skipped for the budget", r, row)
 	}
-	if a.runner.calls.Load() != calls {
+	if a.Runner.Calls() != calls {
 		t.Error("the agent ran for the run past the budget")
 	}
 	comments := a.gh.Comments(a.hub, 9)
 	if len(comments) != 1 {
 		t.Fatalf("%d comments on the third issue, want one: %+v", len(comments), comments)
 	}
-	body := resetsIn.ReplaceAllString(a.normalize(comments[0].Body), "DAY 00:00 UTC (in TIME)")
+	body := resetsIn.ReplaceAllString(a.GitHub.Normalize(comments[0].Body), "DAY 00:00 UTC (in TIME)")
 	golden.Check(t, "queue-budget-repository-runs.md", body)
 	for _, w := range []string{"budget of 2 runs a day", "FROGNANO_BUDGET_REPOSITORY_RUNS_PER_DAY", "resets at"} {
 		if !strings.Contains(body, w) {
@@ -100,24 +85,24 @@ func TestBudgetRunsPerRepository(t *testing.T) {
 		t.Errorf("labels %v: the label is taken off, so that labelling again after the reset retries", labels)
 	}
 	// Working the job again (a redelivery, a retry) posts nothing more.
-	if r := a.work(t, res, 2); !r.completed() || len(a.gh.Comments(a.hub, 9)) != 1 {
+	if r := a.Work(t, id, 2); !r.Completed() || len(a.gh.Comments(a.hub, 9)) != 1 {
 		t.Errorf("a second attempt at the skipped run: %v, %d comments", r, len(a.gh.Comments(a.hub, 9)))
 	}
 	// Labelling again is a new run, held to the same budget: no way around it.
 	res2, _ := a.label(t, a.hub, 9)
-	if row := a.row(t, res2.RunID); row.ExitReason != run.ExitBudget {
+	if row := a.Row(t, res2); row.ExitReason != run.ExitBudget {
 		t.Errorf("relabelled run %+v, want it skipped for the budget too", row)
 	}
 	// Another repository of the installation has a budget of its own.
 	res3, r3 := a.label(t, a.other, 1)
-	if row := a.row(t, res3.RunID); !r3.completed() || row.State != run.StateSucceeded {
+	if row := a.Row(t, res3); !r3.Completed() || row.State != run.StateSucceeded {
 		t.Errorf("the other repository's run: %v, %+v; want it to succeed", r3, row)
 	}
 	if len(a.gh.PRs(a.other)) != 1 || len(a.gh.PRs(a.hub)) != 2 {
 		t.Errorf("pull requests: %d on the other repository, %d on the first; want 1 and 2", len(a.gh.PRs(a.other)), len(a.gh.PRs(a.hub)))
 	}
 	// The budget's comments and label removals are their runs' writes too (issue 28).
-	everyWriteAudited(t, a.gh, a.pool)
+	runtest.RequireEveryWriteAudited(t, a.gh, a.Pool)
 }
 
 // TestBudgetOverrideWithoutRestart: the operator's override (the budgets table, `frognano
@@ -125,86 +110,79 @@ func TestBudgetRunsPerRepository(t *testing.T) {
 // a token budget, counted over the runs started today.
 func TestBudgetOverrideWithoutRestart(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.worker.cfg.Budgets = run.Budgets{InstallationRuns: 1}
-	st := run.NewStore(b.pool, nil)
+	p := runtest.New(t)
+	settings := run.Budgets{InstallationRuns: 1}
+	p.Store.WithBudgets(settings)
+	st := run.NewStore(p.Pool, nil)
 	ctx := context.Background()
-	first := b.accept(t, 1)
-	if r := b.work(t, first, 1); b.row(t, first.RunID).State != run.StateSucceeded {
+	first := p.Label(t, 1)
+	if r := p.Work(t, first, 1); p.Row(t, first).State != run.StateSucceeded {
 		t.Fatalf("first run: %v", r)
 	}
-	second := b.accept(t, 2)
-	b.work(t, second, 1)
-	if row := b.row(t, second.RunID); row.ExitReason != run.ExitBudget || !strings.Contains(row.Error, "installation's budget of 1 runs") {
+	second := p.Label(t, 2)
+	p.Work(t, second, 1)
+	if row := p.Row(t, second); row.ExitReason != run.ExitBudget || !strings.Contains(row.Error, "installation's budget of 1 runs") {
 		t.Fatalf("second run %+v, want it over the installation's budget of 1", row)
 	}
 	three := int64(3)
 	if err := st.SetBudget(ctx, 5, run.BudgetOverride{InstallationRuns: &three}); err != nil {
 		t.Fatal(err)
 	}
-	third := b.accept(t, 3)
-	b.work(t, third, 1)
-	if row := b.row(t, third.RunID); row.State != run.StateSucceeded {
+	third := p.Label(t, 3)
+	p.Work(t, third, 1)
+	if row := p.Row(t, third); row.State != run.StateSucceeded {
 		t.Fatalf("third run %+v, want it to run under the override of 3", row)
 	}
-	// goodOutcome used 3,400 tokens in each of the two runs started today.
+	// runtest.GoodOutcome used 3,400 tokens in each of the two runs started today.
 	limit := int64(6800)
 	if err := st.SetBudget(ctx, 5, run.BudgetOverride{InstallationTokens: &limit}); err != nil {
 		t.Fatal(err)
 	}
-	fourth := b.accept(t, 4)
-	b.work(t, fourth, 1)
-	if row := b.row(t, fourth.RunID); row.ExitReason != run.ExitBudget || !strings.Contains(row.Error, "6800 tokens") || !strings.Contains(row.Error, "(6800 today;") {
+	fourth := p.Label(t, 4)
+	p.Work(t, fourth, 1)
+	if row := p.Row(t, fourth); row.ExitReason != run.ExitBudget || !strings.Contains(row.Error, "6800 tokens") || !strings.Contains(row.Error, "(6800 today;") {
 		t.Fatalf("fourth run %+v, want it over the token budget set for the installation", row)
 	}
-	b.repo.mu.Lock()
-	posted := len(b.repo.comments)
-	b.repo.mu.Unlock()
-	if posted != 4 { // the status comments of the two runs, and one for each run past a budget
+	if posted := len(p.Repo.Comments()); posted != 4 { // the status comments of the two runs, and one for each run past a budget
 		t.Errorf("%d comments posted, want 4", posted)
 	}
 	if err := st.ClearBudget(ctx, 5); err != nil {
 		t.Fatal(err)
 	}
-	got, over, err := st.Budget(ctx, 5, b.worker.cfg.Budgets)
+	got, over, err := st.Budget(ctx, 5, settings)
 	if err != nil || over != nil || got.InstallationRuns != 1 {
 		t.Fatalf("budgets after clear: %+v %+v %v; want the settings' again", got, over, err)
 	}
 }
 
-// TestBudgetAcrossWorkers: two workers sharing the database, each with its own pipeline, work
-// eight runs of one repository at once under a budget of 3 runs a day: exactly 3 start.
+// TestBudgetAcrossWorkers: eight runs of one repository worked at once, each attempt through
+// its own run.Pipeline on the shared database (as workers of several processes make them),
+// under a budget of 3 runs a day: exactly 3 start.
 func TestBudgetAcrossWorkers(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.worker.cfg.PerInstallationLimit = 20
-	b.worker.cfg.Budgets = run.Budgets{RepoRuns: 3}
-	other := &runWorker{pool: b.pool, cfg: b.worker.cfg}
-	var accepted []Accepted
+	p := runtest.New(t)
+	p.Config.PerInstallationLimit = 20
+	p.Store.WithBudgets(run.Budgets{RepoRuns: 3})
+	var ids []int64
 	for n := 1; n <= 8; n++ {
-		accepted = append(accepted, b.accept(t, n))
+		ids = append(ids, p.Label(t, n))
 	}
 	var wg sync.WaitGroup
-	for i, res := range accepted {
+	for _, id := range ids {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := b.worker
-			if i%2 == 1 {
-				w = other
-			}
-			args := RunArgs{RunID: res.RunID, InstallationID: 5, Owner: "octo", Repo: "pager", Issue: i + 1}
-			workJob(t, b, args, 1, w)
+			p.Work(t, id, 1)
 		}()
 	}
 	wg.Wait()
-	if n := b.count(t, `SELECT count(*) FROM runs WHERE state = 'succeeded'`); n != 3 {
+	if n := p.Count(t, `SELECT count(*) FROM runs WHERE state = 'succeeded'`); n != 3 {
 		t.Errorf("%d runs succeeded, want the budget's 3", n)
 	}
-	if n := b.count(t, `SELECT count(*) FROM runs WHERE state = 'skipped' AND exit_reason = 'budget'`); n != 5 {
+	if n := p.Count(t, `SELECT count(*) FROM runs WHERE state = 'skipped' AND exit_reason = 'budget'`); n != 5 {
 		t.Errorf("%d runs skipped for the budget, want 5", n)
 	}
-	if n := b.runner.calls.Load(); n != 3 {
+	if n := p.Runner.Calls(); n != 3 {
 		t.Errorf("the agent ran %d times, want 3", n)
 	}
 }
@@ -215,19 +193,19 @@ func TestBudgetAcrossWorkers(t *testing.T) {
 func TestBudgetCommentPostedOnceAcrossALostAnswer(t *testing.T) {
 	t.Parallel()
 	a := setupAudited(t)
-	a.worker.cfg.Budgets = run.Budgets{RepoRuns: 1}
-	if _, r := a.label(t, a.hub, 7); !r.completed() {
+	a.Store.WithBudgets(run.Budgets{RepoRuns: 1})
+	if _, r := a.label(t, a.hub, 7); !r.Completed() {
 		t.Fatalf("first run: %v", r)
 	}
 	a.gh.LoseNextResponse("POST", "/repos/octo/pager/issues/8/comments", 502, 1)
-	res, r := a.label(t, a.hub, 8)
-	if row := a.row(t, res.RunID); !r.completed() || row.ExitReason != run.ExitBudget {
+	id, r := a.label(t, a.hub, 8)
+	if row := a.Row(t, id); !r.Completed() || row.ExitReason != run.ExitBudget {
 		t.Fatalf("run past the budget: %v %+v", r, row)
 	}
-	if n := a.count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NOT NULL AND (outbox->>'post')::bool`, res.RunID); n != 1 {
+	if n := a.Count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NOT NULL AND (outbox->>'post')::bool`, id); n != 1 {
 		t.Fatal("the outbox of the lost post is not left for the next writer")
 	}
-	wrote, err := pipeline(a.pool, a.worker.cfg).WriteOutbox(context.Background(), res.RunID, slog.New(slog.DiscardHandler))
+	wrote, err := a.WriteOutbox(t, id)
 	if err != nil || !wrote {
 		t.Fatalf("WriteOutbox: %v %v", wrote, err)
 	}
@@ -235,10 +213,10 @@ func TestBudgetCommentPostedOnceAcrossALostAnswer(t *testing.T) {
 	if len(comments) != 1 {
 		t.Fatalf("%d comments, want the one GitHub made: %+v", len(comments), comments)
 	}
-	if row := a.row(t, res.RunID); row.CommentID != comments[0].ID {
+	if row := a.Row(t, id); row.CommentID != comments[0].ID {
 		t.Errorf("run's comment %d, GitHub's %d", row.CommentID, comments[0].ID)
 	}
-	if n := a.count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NULL`, res.RunID); n != 1 {
+	if n := a.Count(t, `SELECT count(*) FROM runs WHERE id = $1 AND outbox IS NULL`, id); n != 1 {
 		t.Error("the outbox is left")
 	}
 	if labels := a.gh.Labels(a.hub, 8); len(labels) != 0 {

@@ -1,4 +1,4 @@
-package queue
+package run_test
 
 import (
 	"context"
@@ -8,11 +8,12 @@ import (
 
 	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 )
 
 // branchOff creates branch at the head of main in the fake's repository, as a person pushing a
 // new branch does.
-func (g *ghBundle) branchOff(t *testing.T, branch string) {
+func (g *ghRun) branchOff(t *testing.T, branch string) {
 	t.Helper()
 	if out, err := exec.Command("git", "-C", g.hub.Dir, "branch", branch, "main").CombinedOutput(); err != nil {
 		t.Fatalf("git branch %s: %v: %s", branch, err, out)
@@ -24,7 +25,7 @@ func (g *ghBundle) branchOff(t *testing.T, branch string) {
 // new default; while the run works, its pull request's base is gone, and the run says so.
 func TestDefaultBranchDeleted(t *testing.T) {
 	t.Parallel()
-	deleteMain := func(g *ghBundle, t *testing.T) {
+	deleteMain := func(g *ghRun, t *testing.T) {
 		g.branchOff(t, "trunk")
 		g.gh.SetDefaultBranch(g.hub, "trunk")
 		g.gh.DeleteBranch(g.hub, "main")
@@ -33,11 +34,11 @@ func TestDefaultBranchDeleted(t *testing.T) {
 		t.Parallel()
 		g := setupGitHub(t)
 		deleteMain(g, t)
-		res := g.acceptIssue(t)
-		if r := g.work(t, res, 1); !r.completed() {
+		id := g.Label(t, 7)
+		if r := g.Work(t, id, 1); !r.Completed() {
 			t.Fatal(r)
 		}
-		if row := g.row(t, res.RunID); row.State != run.StateSucceeded {
+		if row := g.Row(t, id); row.State != run.StateSucceeded {
 			t.Fatalf("run %+v", row)
 		}
 		if prs := g.gh.PRs(g.hub); len(prs) != 1 || prs[0].Base != "trunk" {
@@ -47,12 +48,12 @@ func TestDefaultBranchDeleted(t *testing.T) {
 	t.Run("WhileItWorks", func(t *testing.T) {
 		t.Parallel()
 		g := setupGitHub(t)
-		g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+		g.Runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 			deleteMain(g, t)
-			return goodOutcome(), nil
+			return runtest.GoodOutcome(), nil
 		})
-		res := g.acceptIssue(t)
-		g.checkRefusal(t, res, g.work(t, res, 1), "base-deleted", run.ExitGitHubRefused, true,
+		id := g.Label(t, 7)
+		g.checkRefusal(t, id, g.Work(t, id, 1), "base-deleted", run.ExitGitHubRefused, true,
 			"`POST /api/v3/repos/octo/pager/pulls` with 422 “Validation Failed”", "The base branch no longer exists")
 		if len(g.gh.PRs(g.hub)) != 0 {
 			t.Error("a pull request was opened against a branch that is gone")
@@ -68,24 +69,24 @@ func TestReadOnlyContents(t *testing.T) {
 	t.Parallel()
 	g := setupGitHub(t)
 	g.gh.SetInstallationPermissions(5, map[string]string{"contents": "read", "issues": "write", "pull_requests": "write", "metadata": "read"})
-	res := g.acceptIssue(t)
-	if r := g.work(t, res, 1); !r.completed() {
+	id := g.Label(t, 7)
+	if r := g.Work(t, id, 1); !r.Completed() {
 		t.Fatalf("attempt = %v, want the run ended without a retry", r)
 	}
-	kept, err := run.NewStore(g.pool, nil).Run(context.Background(), res.RunID)
+	kept, err := run.NewStore(g.Pool, nil).Run(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if kept.State != run.StateFailed || kept.ExitReason != run.ExitPermissions || kept.Attempts != 1 {
 		t.Errorf("run %+v, want failed as %s after one attempt", kept, run.ExitPermissions)
 	}
-	reason := g.normalize(kept.Error)
+	reason := g.GitHub.Normalize(kept.Error)
 	golden.Check(t, "queue-refused-contents-read.txt", reason+"\n")
 	comments := g.gh.Comments(g.hub, 7)
 	if len(comments) != 1 {
 		t.Fatalf("%d comments, want one: %+v", len(comments), comments)
 	}
-	body := g.normalize(comments[0].Body)
+	body := g.GitHub.Normalize(comments[0].Body)
 	golden.Check(t, "queue-refused-contents-read.md", body)
 	for _, want := range []string{reason, "`contents: read, needs write`", "an owner of octo can approve them"} {
 		if !strings.Contains(body, want) {
@@ -115,9 +116,9 @@ func TestRepositoryTransferred(t *testing.T) {
 			if tt.to != 0 {
 				g.gh.AddInstallation(tt.to, g.gh.AddRepo("octo-new", "other", map[string]string{"x": "y\n"}))
 			}
-			res := g.acceptIssue(t)
+			id := g.Label(t, 7)
 			g.gh.TransferRepo(g.hub, "octo-new", tt.to)
-			g.checkRefusal(t, res, g.work(t, res, 1), "transferred", run.ExitGitHubRefused, false,
+			g.checkRefusal(t, id, g.Work(t, id, 1), "transferred", run.ExitGitHubRefused, false,
 				"with 422 “There is at least one repository that does not exist or is not accessible to the parent installation.”",
 				"transferred to another account", "label the issue again there")
 		})
@@ -125,18 +126,18 @@ func TestRepositoryTransferred(t *testing.T) {
 	t.Run("WhileItWorks", func(t *testing.T) {
 		t.Parallel()
 		g := setupGitHub(t)
-		g.runner.set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+		g.Runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
 			g.gh.TransferRepo(g.hub, "octo-new", 0)
-			return goodOutcome(), nil
+			return runtest.GoodOutcome(), nil
 		})
-		res := g.acceptIssue(t)
+		id := g.Label(t, 7)
 		// The push to the old name finds no repository there (404), which is also what a
 		// rename looks like to git: the run is tried again, and the next attempt, which asks
 		// for its token by the repository's id, follows a rename or learns of the transfer.
-		if r := g.work(t, res, 1); !r.retried() {
+		if r := g.Work(t, id, 1); !r.Retried() {
 			t.Fatalf("attempt 1 = %v, want a retry", r)
 		}
-		g.checkRecord(t, res, g.work(t, res, 2), "transferred-while-it-works", run.ExitGitHubRefused,
+		g.checkRecord(t, id, g.Work(t, id, 2), "transferred-while-it-works", run.ExitGitHubRefused,
 			"transferred to another account", "label the issue again there")
 	})
 }

@@ -1,4 +1,4 @@
-package queue
+package run_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 )
 
 // With FROGNANO_PUBLIC_URL set, the status comment links the run's page; the runner gets it
@@ -14,22 +15,22 @@ import (
 // makes of it: run's TestOutcomeLinksThePage).
 func TestRunPageLinks(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.worker.cfg.PublicURL = "https://frognano.example.com/"
+	p := runtest.New(t)
+	p.Config.PublicURL = "https://frognano.example.com/"
 	var page string
-	b.runner.set(func(ctx context.Context, spec run.RunSpec, _ func(run.Progress)) (*run.Outcome, error) {
+	p.Runner.Set(func(ctx context.Context, spec run.RunSpec, _ func(run.Progress)) (*run.Outcome, error) {
 		page = run.EventsFrom(ctx).PageURL()
-		return goodOutcome(), nil
+		return runtest.GoodOutcome(), nil
 	})
-	res := b.accept(t, 7)
-	if r := b.work(t, res, 1); !r.completed() {
+	id := p.Label(t, 7)
+	if r := p.Work(t, id, 1); !r.Completed() {
 		t.Fatalf("Work: %v", r)
 	}
-	want := "https://frognano.example.com/runs/" + strconv.FormatInt(res.RunID, 10)
+	want := "https://frognano.example.com/runs/" + strconv.FormatInt(id, 10)
 	if page != want {
 		t.Errorf("the runner's page URL = %q, want %q", page, want)
 	}
-	if body := b.repo.lastEdit().body; !strings.Contains(body, "The run's steps, patch and tests: "+want) {
+	if body := p.Repo.LastEdit().Body; !strings.Contains(body, "The run's steps, patch and tests: "+want) {
 		t.Errorf("final status comment lacks the link:\n%s", body)
 	}
 }
