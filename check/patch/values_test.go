@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	enc "encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/frognano/frognano/internal/secretform"
 	"github.com/frognano/frognano/internal/secrettest"
@@ -37,6 +39,8 @@ func TestPublishedFilesHoldNoValue(t *testing.T) {
 		{name: "Base64InText", path: "notes.txt", content: "b: " + base64.StdEncoding.EncodeToString([]byte("token: "+secret)) + "\n",
 			want: secretform.Base64, notInDiffText: true},
 		{name: "Hex", path: "h.txt", content: hex.EncodeToString([]byte(secret)), want: secretform.Hex, notInDiffText: true},
+		// What PowerShell's `>` writes: UTF-16 with a BOM, a NUL byte after each ASCII one.
+		{name: "UTF16Text", path: "out.txt", content: "\xff\xfe" + utf16LE("token = "+secret+"\r\n"), want: secretform.UTF16, notInDiffText: true},
 		{name: "InAQuery", path: "u.txt", content: "?t=" + url.QueryEscape("x "+secret+"&"), want: secretform.AsIs},
 		// A large existing file whose unchanged lines hold half the encoded value and whose
 		// changed line holds the other half: no hunk holds it, the published file does.
@@ -172,4 +176,13 @@ func TestValueCheckReadsWhatIsPublished(t *testing.T) {
 	if !slices.Equal(refused, listed) {
 		t.Errorf("refused %q, want exactly what Published lists but the unchanged rename: %q", refused, listed)
 	}
+}
+
+// utf16LE is s as UTF-16, little-endian, without a BOM.
+func utf16LE(s string) string {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = enc.LittleEndian.AppendUint16(b, u)
+	}
+	return string(b)
 }
