@@ -87,8 +87,8 @@ func TestPythonToolSources(t *testing.T) {
 		},
 		{
 			name: "PyLock", path: "pylock.toml",
-			base: "lock-version = \"1.0\"\ncreated-by = \"x\"\n[[packages]]\nname = \"attrs\"\nversion = \"23.1.0\"\nindex = \"https://pypi.org/simple\"\n",
-			patched: "lock-version = \"1.0\"\ncreated-by = \"x\"\n[[packages]]\nname = \"attrs\"\nversion = \"23.1.0\"\nindex = \"https://evil.example/simple\"\n",
+			base:      "lock-version = \"1.0\"\ncreated-by = \"x\"\n[[packages]]\nname = \"attrs\"\nversion = \"23.1.0\"\nindex = \"https://pypi.org/simple\"\n",
+			patched:   "lock-version = \"1.0\"\ncreated-by = \"x\"\n[[packages]]\nname = \"attrs\"\nversion = \"23.1.0\"\nindex = \"https://evil.example/simple\"\n",
 			want:      "pylock.toml PyPI attrs changed 23.1.0->23.1.0 <registry https://evil.example/simple>\n",
 			newSource: "attrs",
 		},
