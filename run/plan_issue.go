@@ -89,6 +89,12 @@ func (p *issuePlan) publish(ctx context.Context, a *attempt, dir string) error {
 			"Its log is kept with the run: `frognano runs show " + strconv.FormatInt(r.ID, 10) + " --setup-log`."
 		return a.end(ctx, StateFailed, r.ExitReason, note, "", 0)
 	}
+	if r.ExitReason == runner.ExitEnvironmentRefused {
+		note := "frognano refused the environment the repository's setup script (.frognano/setup.sh) built: it holds a value the operator " +
+			"passes setup (the summary below says where), so the model was not called. " +
+			"The setup log is kept with the run: `frognano runs show " + strconv.FormatInt(r.ID, 10) + " --setup-log`."
+		return a.end(ctx, StateFailed, r.ExitReason, note, "", 0)
+	}
 	if len(r.Patch) == 0 {
 		return a.end(ctx, StateFailed, r.ExitReason, noPatchNote(r, ", so there is no pull request."), "", 0)
 	}
