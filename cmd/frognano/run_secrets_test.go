@@ -168,7 +168,7 @@ func TestRunRefusesAValueInAnyForm(t *testing.T) {
 	// A sentence and a table of the files, each with its form, as report.md reads in a terminal:
 	// before, one escaped note ("The patch was refused\: …: \"token\.bin\" \(holds …").
 	for _, want := range []string{"**The patch was refused:** it would publish a value frognano keeps secret",
-		"| `notes.txt` | holds the value of MIRROR_TOKEN, base64-encoded |", "| `token.bin` | holds the value of MIRROR_TOKEN, as is |"} {
+		"| `notes.txt` | holds a value frognano keeps secret, base64-encoded |", "| `token.bin` | holds a value frognano keeps secret, as is |"} {
 		if !strings.Contains(rep, want) {
 			t.Errorf("report.md lacks %q:\n%s", want, rep)
 		}
