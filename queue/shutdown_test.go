@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
 )
 
 // TestStopWaitsForTheCancelledRunsToCleanUp: a cancelled run whose clean-up takes longer than
@@ -24,7 +25,7 @@ func TestStopWaitsForTheCancelledRunsToCleanUp(t *testing.T) {
 	const softStop = 100 * time.Millisecond
 	started := make(chan struct{}, 1)
 	var cleanedUp atomic.Bool
-	b.runner.set(func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
+	b.runner.Set(func(ctx context.Context, spec run.RunSpec, progress func(run.Progress)) (*run.Outcome, error) {
 		started <- struct{}{}
 		<-ctx.Done()
 		// The clean-up of a busy host: ten soft stops long (the runner removes its sandboxes
@@ -33,7 +34,7 @@ func TestStopWaitsForTheCancelledRunsToCleanUp(t *testing.T) {
 		cleanedUp.Store(true)
 		return nil, ctx.Err()
 	})
-	c, err := NewClient(b.pool, Config{Workers: 1, GitHub: fakeGitHub{b.repo}, Runner: b.runner,
+	c, err := NewClient(b.pool, Config{Workers: 1, GitHub: runtest.GitHubOf(b.repo), Runner: b.runner,
 		StatusEditInterval: -1, SoftStopTimeout: softStop, WorkDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func TestStopWaitsForTheCancelledRunsToCleanUp(t *testing.T) {
 	if r := b.row(t, res.RunID); r.State != run.StateQueued {
 		t.Errorf("after Stop the run is %s, want queued", r.State)
 	}
-	if body := b.repo.lastEdit().body; !strings.Contains(body, "will resume") {
+	if body := b.repo.LastEdit().Body; !strings.Contains(body, "will resume") {
 		t.Errorf("status comment after Stop = %q, want it to say the run will resume", body)
 	}
 	job, err := c.River().JobGet(context.Background(), res.JobID)
