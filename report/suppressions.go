@@ -16,17 +16,36 @@ import (
 // maxAnnotations; the scanners' findings get the rest.
 const maxSuppressionAnnotations = 50
 
-// writeSuppressions lists every suppression comment the patch adds, as a table.
+// suppressionCounts are how many suppressions the patch wrote (with those past the bound) and
+// how many of the base cover lines it adds (scanner.Suppression.InBase).
+func suppressionCounts(r *runner.Result) (patchN, baseN int) {
+	for _, s := range r.Suppressions {
+		if s.InBase {
+			baseN++
+		}
+	}
+	return len(r.Suppressions) - baseN + r.SuppressionsMore, baseN
+}
+
+// writeSuppressions lists every suppression comment the patch adds, and the base's directives
+// that make a scanner skip the lines it adds, as a table.
 func (x *render) writeSuppressions(b *strings.Builder) {
 	r := x.r
-	n := len(r.Suppressions) + r.SuppressionsMore
-	if n == 0 {
+	n, inBase := suppressionCounts(r)
+	if n+inBase == 0 {
 		return
 	}
 	b.WriteString("## Suppression comments\n\n")
-	fmt.Fprintf(b, "The patch adds %d comment(s) that tell a scanner to skip findings on the lines they cover. "+
-		"A patch can write them to hide what a scanner would report, so each is listed here, whether or not scanners run "+
-		"on this repository; ask why it is needed.\n\n", n)
+	if n > 0 {
+		fmt.Fprintf(b, "The patch adds %d comment(s) that tell a scanner to skip findings on the lines they cover. "+
+			"A patch can write them to hide what a scanner would report, so each is listed here, whether or not scanners run "+
+			"on this repository; ask why it is needed.\n\n", n)
+	}
+	if inBase > 0 {
+		fmt.Fprintf(b, "The base's files already hold %d directive(s) that make a scanner skip the whole file, or the rest of it, "+
+			"where the patch adds lines (marked _in the base_): the patch needed no comment to hide those lines from a scanner. "+
+			"Read them as unscanned.\n\n", inBase)
+	}
 	b.WriteString("| file | line | comment | honoured by |\n|---|---|---|---|\n")
 	limit := 2 * x.d.files
 	for i, s := range r.Suppressions {
@@ -34,7 +53,11 @@ func (x *render) writeSuppressions(b *strings.Builder) {
 			fmt.Fprintf(b, "\nAnd %d more (in the run's report).\n", n-i)
 			break
 		}
-		fmt.Fprintf(b, "| %s | %d | %s | %s |\n", codeCell(x.redact(s.File), 200), s.Line, codeCell(x.redact(s.Text), 100), s.For)
+		by := s.For
+		if s.InBase {
+			by += "; _in the base_, covering the patch's lines"
+		}
+		fmt.Fprintf(b, "| %s | %d | %s | %s |\n", codeCell(x.redact(s.File), 200), s.Line, codeCell(x.redact(s.Text), 100), by)
 	}
 	if r.SuppressionsMore > 0 && len(r.Suppressions) <= limit {
 		fmt.Fprintf(b, "\nAnd %d more, not kept.\n", r.SuppressionsMore)
@@ -44,11 +67,15 @@ func (x *render) writeSuppressions(b *strings.Builder) {
 
 // suppressionsHeadline is the headline's part about suppression comments, "" for none.
 func suppressionsHeadline(r *runner.Result) string {
-	n := len(r.Suppressions) + r.SuppressionsMore
-	if n == 0 {
-		return ""
+	n, inBase := suppressionCounts(r)
+	var parts []string
+	if n > 0 {
+		parts = append(parts, fmt.Sprintf("**The patch adds %d suppression comment(s)** that tell a scanner to skip findings (listed in the pull request).", n))
 	}
-	return fmt.Sprintf("**The patch adds %d suppression comment(s)** that tell a scanner to skip findings (listed in the pull request).", n)
+	if inBase > 0 {
+		parts = append(parts, fmt.Sprintf("**The patch adds lines a scanner skips:** %d directive(s) of the base's files cover them (listed in the pull request).", inBase))
+	}
+	return strings.Join(parts, " ")
 }
 
 // suppressionAnnotations are the check run's annotations of the suppression comments, at most
@@ -63,11 +90,16 @@ func suppressionAnnotations(r *runner.Result, redact func(string) string, max in
 		if len(out) == max {
 			break
 		}
+		msg := fmt.Sprintf("The patch adds %q here: a comment that tells a scanner to skip findings on the lines "+
+			"it covers (honoured by %s). frognano lists every suppression comment a patch adds; ask why it is needed.", s.Text, s.For)
+		if s.InBase {
+			msg = fmt.Sprintf("The base's file holds %q here, which makes a scanner skip the lines the patch adds to this file "+
+				"(honoured by %s): read them as unscanned.", s.Text, s.For)
+		}
 		out = append(out, CheckAnnotation{
 			Path: redact(s.File), StartLine: s.Line, EndLine: s.Line, Level: AnnotationWarning,
-			Title: plainCut(redact("suppression comment: "+s.Kind), 255),
-			Message: plainCut(redact(fmt.Sprintf("The patch adds %q here: a comment that tells a scanner to skip findings on the lines "+
-				"it covers (honoured by %s). frognano lists every suppression comment a patch adds; ask why it is needed.", s.Text, s.For)), 2000),
+			Title:      plainCut(redact("suppression comment: "+s.Kind), 255),
+			Message:    plainCut(redact(msg), 2000),
 			RawDetails: plainCut(redact(fmt.Sprintf("suppression: %s\nhonoured by: %s", s.Kind, s.For)), 1000),
 		})
 	}

@@ -17,6 +17,9 @@ type Suppression struct {
 	Kind string // frognano's name for the directive: "nosemgrep", "# nosec", "eslint-disable", ...
 	For  string // the tools that honour it, for the reader
 	Text string
+	// InBase: the patch did not write it (its line is the base's), but it covers the whole
+	// file, or the rest of it, where the patch adds lines (FileWide): a scanner skips them.
+	InBase bool `json:",omitempty"`
 }
 
 // MaxSuppressions bounds the suppressions kept from one patch; the rest are counted.

@@ -244,7 +244,11 @@ func summaryLines(res *runner.Result, out string, elapsed time.Duration) string 
 				fmt.Fprintf(&b, "frognano:   and %d more (report.md lists them)\n", n-i)
 				break
 			}
-			fmt.Fprintf(&b, "frognano:   %s line %d: %s (%s)\n", report.Visible(s.File), s.Line, report.Visible(s.Text), s.For)
+			base := ""
+			if s.InBase {
+				base = "; in the base, covering the patch's lines"
+			}
+			fmt.Fprintf(&b, "frognano:   %s line %d: %s (%s%s)\n", report.Visible(s.File), s.Line, report.Visible(s.Text), s.For, base)
 		}
 	}
 	fmt.Fprintf(&b, "frognano: wrote %s\n", filepath.Join(out, "{patch.diff,trajectory.json,report.md}"))

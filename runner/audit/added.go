@@ -29,5 +29,39 @@ func (a *Auditor) Added(ctx context.Context, p *patch.Checked) (added []scanner.
 		added = append(added, scanner.Added{Path: f.Path, Line: f.Line, Text: f.Text})
 	}
 	sup, more = scanner.Suppressions(added)
-	return added, sup, more
+	return added, append(sup, a.fileWide(ctx, p, added)...), more
+}
+
+// maxFileWide bounds the directives of the base listed for one patch.
+const maxFileWide = 50
+
+// fileWide lists the directives the patch did not write that make a scanner skip the lines it
+// adds: a generated-file marker, a `# pylint: skip-file`, a file-level `# flake8: noqa`, an
+// `/* eslint-disable */` above them, on a line of the base in a file the patch adds lines to
+// (scanner.FileWide, read from the published file). A patch need write no comment to hide its
+// code from a scanner when it puts it there. Those on the patch's own lines are Suppressions'.
+func (a *Auditor) fileWide(ctx context.Context, p *patch.Checked, added []scanner.Added) []scanner.Suppression {
+	changed := scanner.ChangedLines(added)
+	var out []scanner.Suppression
+	err := patch.Published(ctx, patch.HostGit(a.RepoDir), a.Base, p.Diff, func(f patch.PublishedFile) error {
+		if f.Base == nil || len(changed[f.Path]) == 0 || len(out) >= maxFileWide || f.Mode == patch.ModeSymlink {
+			return ctx.Err()
+		}
+		for _, s := range scanner.FileWide(f.Path, f.Bytes) {
+			if changed.Touches(f.Path, s.Line, s.Line) {
+				continue // the patch wrote it: listed with its lines
+			}
+			// It covers what follows it (eslint-disable, tslint:disable) or the whole file.
+			if rs := changed[f.Path]; s.Kind != "eslint-disable" && s.Kind != "tslint:disable" || rs[len(rs)-1].Last > s.Line {
+				s.InBase = true
+				out = append(out, s)
+			}
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		a.Note("The files the patch adds lines to could not be read for the base's directives that make a scanner skip them: " + err.Error())
+		return nil
+	}
+	return out
 }
