@@ -13,6 +13,7 @@ import (
 
 	"github.com/frognano/frognano/eval"
 	"github.com/frognano/frognano/internal/gittest"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
 )
@@ -111,7 +112,7 @@ func writeRun(dir string, res *runner.Result) error {
 	if err != nil {
 		return err
 	}
-	for name, data := range map[string][]byte{"patch.diff": res.PatchBytes(), "trajectory.json": traj, "report.md": []byte(res.Markdown())} {
+	for name, data := range map[string][]byte{"patch.diff": res.PatchBytes(), "trajectory.json": traj, "report.md": []byte(report.Markdown(res))} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return err
 		}

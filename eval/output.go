@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 )
 
@@ -91,7 +92,7 @@ func passCount(m map[string]string) int {
 	return n
 }
 
-func visible(s string) string { return runner.Visible(s) }
+func visible(s string) string { return report.Visible(s) }
 
 func clipText(s string, n int) string {
 	if r := []rune(s); len(r) > n {
@@ -241,10 +242,10 @@ func Report(records []*Record, total int, bad []*LineError) string {
 		b.WriteString("\n## Lines not used\n\n")
 		for _, e := range bad {
 			if e.ID != "" {
-				fmt.Fprintf(&b, "- line %d, task %s: %s\n", e.Line, runner.CodeSpan(e.ID, 80), runner.CodeSpan(e.Err.Error(), 300))
+				fmt.Fprintf(&b, "- line %d, task %s: %s\n", e.Line, report.CodeSpan(e.ID, 80), report.CodeSpan(e.Err.Error(), 300))
 				continue
 			}
-			fmt.Fprintf(&b, "- line %d: %s\n", e.Line, runner.CodeSpan(e.Err.Error(), 300))
+			fmt.Fprintf(&b, "- line %d: %s\n", e.Line, report.CodeSpan(e.Err.Error(), 300))
 		}
 	}
 	return b.String()
@@ -252,7 +253,7 @@ func Report(records []*Record, total int, bad []*LineError) string {
 
 // cell is an inert code span for a table cell (a pipe would end the cell).
 func cell(s string, max int) string {
-	return runner.CodeSpan(strings.ReplaceAll(s, "|", `\|`), max)
+	return report.CodeSpan(strings.ReplaceAll(s, "|", `\|`), max)
 }
 
 // bar is the evaluation's overall progress: every task of the file, finished or kept.

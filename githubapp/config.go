@@ -11,13 +11,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
 	secretscan "github.com/frognano/frognano/check/secrets"
 	"github.com/frognano/frognano/internal/fault"
-	"github.com/frognano/frognano/internal/setting"
 )
 
 // Defaults for Config fields left zero.
@@ -33,7 +31,8 @@ const (
 	DefaultCommitEmail = "frognano[bot]@users.noreply.github.com"
 )
 
-// Environment variables read by ParseConfig.
+// The variables of the App's settings, as githubapp's texts name them (explain.go); package
+// config declares and reads them.
 const (
 	EnvAppID          = "GITHUB_APP_ID"
 	EnvPrivateKey     = "GITHUB_APP_PRIVATE_KEY"      // the PEM itself
@@ -96,35 +95,6 @@ type Config struct {
 	// Sleep must return ctx.Err() when ctx ends first.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
-}
-
-// ParseConfig reads the Config from environment variables (through getenv so tests can run in
-// parallel) and validates it. It reports every problem of reading them at once (internal/setting),
-// never quoting the key.
-func ParseConfig(getenv func(string) string) (Config, error) {
-	e := setting.New(getenv)
-	var cfg Config
-	cfg.AppID = e.Int64(EnvAppID, 0)
-	cfg.PrivateKey = []byte(e.Secret(EnvPrivateKey))
-	if file := e.Raw(EnvPrivateKeyFile); file != "" {
-		if len(cfg.PrivateKey) > 0 {
-			e.Add(fmt.Errorf("both %s and %s are set; set one", EnvPrivateKey, EnvPrivateKeyFile))
-		} else if key, err := os.ReadFile(file); err != nil {
-			e.Add(fmt.Errorf("reading %s: %w", EnvPrivateKeyFile, err))
-		} else {
-			cfg.PrivateKey = key
-		}
-	}
-	cfg.URL = e.Raw(EnvURL)
-	cfg.CommitName = e.Raw(EnvCommitName)
-	cfg.CommitEmail = e.Raw(EnvCommitEmail)
-	if err := e.Err(); err != nil {
-		return Config{}, err
-	}
-	if err := cfg.Validate(); err != nil {
-		return Config{}, err
-	}
-	return cfg, nil
 }
 
 // Validate reports the first problem with c: AppID <= 0, a key that is not an RSA PEM, or a URL

@@ -7,8 +7,6 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -114,53 +112,5 @@ func TestConfigValidate(t *testing.T) {
 				t.Errorf("New() error %v disagrees with Validate() %v", newErr, err)
 			}
 		})
-	}
-}
-
-func TestParseConfig(t *testing.T) {
-	t.Parallel()
-	pkcs1, _, _ := testKeys(t)
-	keyFile := filepath.Join(t.TempDir(), "app.pem")
-	if err := os.WriteFile(keyFile, pkcs1, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name    string
-		env     map[string]string
-		wantErr bool
-	}{
-		{"KeyInline", map[string]string{EnvAppID: "12", EnvPrivateKey: string(pkcs1), EnvURL: "https://ghe.example.com"}, false},
-		{"KeyFile", map[string]string{EnvAppID: "12", EnvPrivateKeyFile: keyFile}, false},
-		{"BothKeys", map[string]string{EnvAppID: "12", EnvPrivateKey: string(pkcs1), EnvPrivateKeyFile: keyFile}, true},
-		{"MissingKeyFile", map[string]string{EnvAppID: "12", EnvPrivateKeyFile: keyFile + ".missing"}, true},
-		{"AppIDNotNumber", map[string]string{EnvAppID: "twelve", EnvPrivateKey: string(pkcs1)}, true},
-		{"NoAppID", map[string]string{EnvPrivateKey: string(pkcs1)}, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			cfg, err := ParseConfig(func(k string) string { return tt.env[k] })
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("ParseConfig() error = %v, wantErr %v", err, tt.wantErr)
-			}
-			if err == nil && (cfg.AppID != 12 || len(cfg.PrivateKey) == 0 || cfg.URL != tt.env[EnvURL]) {
-				t.Errorf("ParseConfig() = AppID %d, key %d bytes, URL %q", cfg.AppID, len(cfg.PrivateKey), cfg.URL)
-			}
-		})
-	}
-}
-
-// TestParseConfigReportsEveryProblem: one start names every variable to fix, and never quotes
-// the key.
-func TestParseConfigReportsEveryProblem(t *testing.T) {
-	t.Parallel()
-	pkcs1, _, _ := testKeys(t)
-	env := map[string]string{EnvAppID: "twelve", EnvPrivateKey: string(pkcs1), EnvPrivateKeyFile: "/nonexistent/app.pem"}
-	_, err := ParseConfig(func(k string) string { return env[k] })
-	if err == nil || !strings.Contains(err.Error(), EnvAppID+`="twelve"`) || !strings.Contains(err.Error(), "both "+EnvPrivateKey+" and "+EnvPrivateKeyFile) {
-		t.Fatalf("ParseConfig() error = %v, want both the app id and the two keys named", err)
-	}
-	if strings.Contains(err.Error(), "PRIVATE KEY-----") {
-		t.Errorf("the error quotes the key: %v", err)
 	}
 }

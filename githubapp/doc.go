@@ -2,7 +2,8 @@
 // authentication (JWT and installation tokens through ghinstallation), the REST calls a run needs
 // (permission check, issue, comments, reactions, pull requests, check runs, a review's line
 // comments, a failed check suite's checks, annotations and Actions logs), and the git clone and
-// push on the host.
+// push on the host. It words GitHub's refusals for a person (Explain, text_refusals.go), and
+// nothing else GitHub shows: the run package words its comments and pull requests.
 //
 // Guarantees:
 //   - Installation tokens are restricted to one repository and the few permissions a run needs;

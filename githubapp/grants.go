@@ -39,16 +39,6 @@ func (g Grants) MissingCore() []string { return MissingPermissions(g.Permissions
 // Subscribed reports whether the installation receives event's webhooks.
 func (g Grants) Subscribed(event string) bool { return slices.Contains(g.Events, event) }
 
-// ApprovalHint says where the App's requested permissions are approved, for a note a person can
-// act on.
-func (g Grants) ApprovalHint() string {
-	who := "an owner of the account"
-	if g.Account != "" {
-		who = "an owner of " + g.Account
-	}
-	return who + " can approve them in the account's settings, under GitHub Apps (Installed GitHub Apps), on the App's page (\"Review request\" appears when the App asks for new permissions)"
-}
-
 // tokenPermissions are what a token of this installation asks for: the core permissions and
 // checks (write when check runs are wanted, to report them; read otherwise, for a CI
 // follow-up's failed checks), each only as far as the installation grants it.

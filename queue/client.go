@@ -136,6 +136,7 @@ func (c Config) withDefaults() Config {
 type Client struct {
 	river *river.Client[pgx.Tx]
 	pool  *pgxpool.Pool
+	runs  *run.Store // the runs' only writer: the intake transactions write them through it
 	cfg   Config
 }
 
@@ -195,7 +196,7 @@ func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating River client: %w", err)
 	}
-	return &Client{river: client, pool: pool, cfg: cfg}, nil
+	return &Client{river: client, pool: pool, runs: store(pool), cfg: cfg}, nil
 }
 
 // River returns the underlying River client, for tests that subscribe to its events.

@@ -77,40 +77,29 @@ func (c *Client) Accept(ctx context.Context, d Delivery, req RunRequest) (Accept
 	var res Accepted
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		res = Accepted{}
-		// One round trip records the delivery and, only if it is new,
-		// inserts the run. A concurrent transaction inserting the same
-		// delivery makes this statement wait for it and then do nothing.
-		var fresh bool
-		var runID *int64
-		err := tx.QueryRow(ctx, `WITH d AS (
-				INSERT INTO deliveries (hook_target, delivery_id, event, action, installation_id, outcome)
-				VALUES ($1, $2, $3, $4, $5, 'queued')
-				ON CONFLICT (hook_target, delivery_id) DO NOTHING
-				RETURNING 1
-			), r AS (
-				INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue, labeler,
-					kind, request, request_url, ci_sha, source_id)
-				SELECT $1, $2, $5, $6, $7, $8, $9, $10, $11, nullif($12, ''), nullif($13, ''), nullif($14, ''), nullif($15::bigint, 0)
-				WHERE EXISTS (SELECT 1 FROM d)
-				ON CONFLICT (repo_id, issue) WHERE state IN ('queued', 'running') DO NOTHING
-				RETURNING id
-			)
-			SELECT EXISTS (SELECT 1 FROM d), (SELECT id FROM r)`,
-			d.HookTarget, d.ID, d.Event, d.Action, req.InstallationID,
-			req.RepoID, req.Owner, req.Repo, req.Issue, req.Labeler,
-			cmp.Or(req.Kind, run.KindIssue), run.CleanText(req.Request), req.RequestURL, req.CISHA, req.SourceID).Scan(&fresh, &runID)
+		// The delivery first, and the run only if the delivery is new. A concurrent transaction
+		// inserting the same delivery makes this statement wait for it and then do nothing.
+		tag, err := tx.Exec(ctx, `INSERT INTO deliveries (hook_target, delivery_id, event, action, installation_id, outcome)
+			VALUES ($1, $2, $3, $4, $5, 'queued')
+			ON CONFLICT (hook_target, delivery_id) DO NOTHING`,
+			d.HookTarget, d.ID, d.Event, d.Action, req.InstallationID)
 		if err != nil {
-			return fmt.Errorf("recording delivery and run: %w", err)
+			return fmt.Errorf("recording delivery: %w", err)
 		}
-		if !fresh {
+		if tag.RowsAffected() == 0 {
 			res.Duplicate = true
 			return nil
 		}
-		if runID == nil {
-			res, err = waitOrCount(ctx, tx, d, req, cmp.Or(req.Kind, run.KindIssue))
+		n := newRun(d, req)
+		runID, err := c.runs.Queue(ctx, tx, n)
+		if err != nil {
 			return err
 		}
-		res.RunID = *runID
+		if runID == 0 {
+			res, err = waitOrCount(ctx, tx, c.runs, d, req, n.Kind)
+			return err
+		}
+		res.RunID = runID
 		ins, err := c.river.InsertTx(ctx, tx, RunArgs{
 			RunID: res.RunID, InstallationID: req.InstallationID,
 			Owner: req.Owner, Repo: req.Repo, Issue: req.Issue,
@@ -119,10 +108,12 @@ func (c *Client) Accept(ctx context.Context, d Delivery, req RunRequest) (Accept
 			return fmt.Errorf("inserting run job: %w", err)
 		}
 		res.JobID = ins.Job.ID
-		if _, err := tx.Exec(ctx, `WITH r AS (UPDATE runs SET job_id = $2 WHERE id = $1)
-			UPDATE deliveries SET run_id = $1 WHERE hook_target = $3 AND delivery_id = $4`,
-			res.RunID, res.JobID, d.HookTarget, d.ID); err != nil {
-			return fmt.Errorf("linking run, job and delivery: %w", err)
+		if err := c.runs.LinkJob(ctx, tx, res.RunID, res.JobID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE deliveries SET run_id = $1 WHERE hook_target = $2 AND delivery_id = $3`,
+			res.RunID, d.HookTarget, d.ID); err != nil {
+			return fmt.Errorf("linking delivery and run: %w", err)
 		}
 		return nil
 	})
@@ -130,6 +121,13 @@ func (c *Client) Accept(ctx context.Context, d Delivery, req RunRequest) (Accept
 		return Accepted{}, fmt.Errorf("accepting run request: %w", err)
 	}
 	return res, nil
+}
+
+// newRun is req, brought by delivery d, as the run's Store records it.
+func newRun(d Delivery, req RunRequest) run.NewRun {
+	return run.NewRun{HookTarget: d.HookTarget, DeliveryID: d.ID, InstallationID: req.InstallationID, RepoID: req.RepoID,
+		Owner: req.Owner, Repo: req.Repo, Issue: req.Issue, Labeler: req.Labeler, Kind: cmp.Or(req.Kind, run.KindIssue),
+		Request: req.Request, RequestURL: req.RequestURL, CISHA: req.CISHA, SourceID: req.SourceID}
 }
 
 // Cancelled reports what Cancel did.
@@ -142,7 +140,7 @@ type Cancelled struct {
 // waiting on it) in ONE transaction: the run becomes cancelled and its River job is
 // cancelled (a running worker's context is cancelled when River notices).
 func (c *Client) Cancel(ctx context.Context, d Delivery, repoID int64, issue int, reason string) (Cancelled, error) {
-	res, err := c.cancelRuns(ctx, d, "repo_id = $2 AND issue = $3", []any{repoID, issue}, reason, true)
+	res, err := c.cancelRuns(ctx, d, run.Cancellation{RepoID: repoID, Issue: issue}, reason, true)
 	if err != nil {
 		return Cancelled{}, fmt.Errorf("cancelling runs for issue %d: %w", issue, err)
 	}
@@ -154,7 +152,7 @@ func (c *Client) Cancel(ctx context.Context, d Delivery, repoID int64, issue int
 // could publish. Running workers see their context cancelled and remove their sandboxes; no
 // status comment is written, since the App can no longer write to those repositories.
 func (c *Client) CancelInstallation(ctx context.Context, d Delivery, installationID int64, reason string) (Cancelled, error) {
-	res, err := c.cancelRuns(ctx, d, "installation_id = $2", []any{installationID}, reason, false)
+	res, err := c.cancelRuns(ctx, d, run.Cancellation{InstallationID: installationID}, reason, false)
 	if err != nil {
 		return Cancelled{}, fmt.Errorf("cancelling runs of installation %d: %w", installationID, err)
 	}
@@ -162,11 +160,12 @@ func (c *Client) CancelInstallation(ctx context.Context, d Delivery, installatio
 }
 
 // cancelRuns is Cancel and CancelInstallation: in one transaction it records the delivery,
-// marks the active and waiting runs matching where (whose parameters start at $2; $1 is the
-// reason) cancelled and cancels their River jobs. With rewriteStatus, a run that has a status
-// comment gets its outbox (the comment's final content, run.RecordCancelled) and the status
-// job that writes it, whether or not a worker runs it.
-func (c *Client) cancelRuns(ctx context.Context, d Delivery, where string, args []any, reason string, rewriteStatus bool) (Cancelled, error) {
+// cancels the active and waiting runs that which takes (with reason and the delivery's sender)
+// and cancels their River jobs. With rewriteStatus, a run that has a status comment gets its
+// outbox (the comment's final content, run.Store.RecordCancelled) and the status job that
+// writes it, whether or not a worker runs it.
+func (c *Client) cancelRuns(ctx context.Context, d Delivery, which run.Cancellation, reason string, rewriteStatus bool) (Cancelled, error) {
+	which.Reason, which.StoppedBy = reason, d.Sender
 	var res Cancelled
 	err := pgx.BeginFunc(ctx, c.pool, func(tx pgx.Tx) error {
 		res = Cancelled{}
@@ -184,7 +183,7 @@ func (c *Client) cancelRuns(ctx context.Context, d Delivery, where string, args 
 		// that waited, and is queued for the next statement, which takes waiting runs only:
 		// only the next pass sees it (waiting.go).
 		for pass := 0; ; pass++ {
-			n, err := c.cancelPass(ctx, tx, where, args, reason, d.Sender, rewriteStatus, &res)
+			n, err := c.cancelPass(ctx, tx, which, rewriteStatus, &res)
 			if err != nil {
 				return err
 			}
@@ -200,34 +199,20 @@ func (c *Client) cancelRuns(ctx context.Context, d Delivery, where string, args 
 	return res, err
 }
 
-// cancelPass is one pass of cancelRuns in tx: it cancels the active runs matching where and
+// cancelPass is one pass of cancelRuns in tx: it cancels the active runs that which takes and
 // their jobs, then the runs waiting on them, adds them to res and returns how many it cancelled.
-func (c *Client) cancelPass(ctx context.Context, tx pgx.Tx, where string, args []any, reason, sender string, rewriteStatus bool, res *Cancelled) (int, error) {
-	// Who stopped the runs is the last parameter, after where's.
-	stoppedBy := fmt.Sprintf(", stopped_by = nullif($%d, '')", len(args)+2)
-	params := append(append([]any{reason}, args...), sender)
-	rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $1`+stoppedBy+`
-		WHERE `+where+` AND state IN ('queued', 'running')
-		RETURNING id, coalesce(job_id, 0), coalesce(comment_id, 0), installation_id`, params...)
+func (c *Client) cancelPass(ctx context.Context, tx pgx.Tx, which run.Cancellation, rewriteStatus bool, res *Cancelled) (int, error) {
+	found, err := c.runs.CancelActive(ctx, tx, which)
 	if err != nil {
-		return 0, fmt.Errorf("cancelling runs: %w", err)
-	}
-	type ids struct{ run, job, comment, installation int64 }
-	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ids, error) {
-		var p ids
-		err := r.Scan(&p.run, &p.job, &p.comment, &p.installation)
-		return p, err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("cancelling runs: %w", err)
+		return 0, err
 	}
 	for _, p := range found {
-		res.RunIDs = append(res.RunIDs, p.run)
+		res.RunIDs = append(res.RunIDs, p.ID)
 		running := false
-		if p.job != 0 {
-			job, err := c.river.JobCancelTx(ctx, tx, p.job)
+		if p.Job != 0 {
+			job, err := c.river.JobCancelTx(ctx, tx, p.Job)
 			if err != nil && !errors.Is(err, rivertype.ErrNotFound) {
-				return 0, fmt.Errorf("cancelling job %d: %w", p.job, err)
+				return 0, fmt.Errorf("cancelling job %d: %w", p.Job, err)
 			}
 			running = job != nil && job.State == rivertype.JobStateRunning
 		}
@@ -235,41 +220,38 @@ func (c *Client) cancelPass(ctx context.Context, tx pgx.Tx, where string, args [
 		// status job with it, as every end's (outbox.go): a running worker writes it when River
 		// cancels its context, and the job, due a little later, after it should it die then; a
 		// run waiting for a retry has nobody to, and its job is due at once.
-		if rewriteStatus && p.comment != 0 {
-			if _, err := run.RecordCancelled(ctx, tx, p.run, c.cfg.PublicURL); err != nil {
+		if rewriteStatus && p.Comment != 0 {
+			if _, err := c.runs.RecordCancelled(ctx, tx, p.ID, c.cfg.PublicURL); err != nil {
 				return 0, err
 			}
 			opts := &river.InsertOpts{}
 			if running {
 				opts.ScheduledAt = time.Now().Add(outboxGrace)
 			}
-			if _, err := c.river.InsertTx(ctx, tx, statusArgs{RunID: p.run, Outbox: true}, opts); err != nil {
-				return 0, fmt.Errorf("queueing status update for run %d: %w", p.run, err)
+			if _, err := c.river.InsertTx(ctx, tx, statusArgs{RunID: p.ID, Outbox: true}, opts); err != nil {
+				return 0, fmt.Errorf("queueing status update for run %d: %w", p.ID, err)
 			}
 		}
 	}
 	// The runs waiting on the same pull requests go with them: they have neither a job nor a
 	// status comment. Their rows are locked after the active runs', as everywhere
 	// (waiting.go).
-	rows, err = tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $1`+stoppedBy+`
-		WHERE `+where+` AND state = 'waiting' RETURNING id`, params...)
+	waiting, err := c.runs.CancelWaiting(ctx, tx, which)
 	if err != nil {
-		return 0, fmt.Errorf("cancelling waiting runs: %w", err)
+		return 0, err
 	}
-	waiting, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return 0, fmt.Errorf("cancelling waiting runs: %w", err)
+	for _, w := range waiting {
+		res.RunIDs = append(res.RunIDs, w.ID)
 	}
-	res.RunIDs = append(res.RunIDs, waiting...)
 	// A cancelled running run frees its slot: the installation's next parked runs take it, in
 	// this transaction (parked.go); the rows it changed are locked before the installation.
 	woken := map[int64]bool{}
 	for _, p := range found {
-		if woken[p.installation] {
+		if woken[p.InstallationID] {
 			continue
 		}
-		woken[p.installation] = true
-		if _, err := wakeParked(ctx, tx, c.river, p.installation, c.cfg.PerInstallationLimit); err != nil {
+		woken[p.InstallationID] = true
+		if _, err := wakeParked(ctx, tx, c.runs, c.river, p.InstallationID, c.cfg.PerInstallationLimit); err != nil {
 			return 0, err
 		}
 	}

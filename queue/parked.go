@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"github.com/frognano/frognano/run"
 )
 
 // This file owns the parked runs (migration 0012): the runs that found their installation at
@@ -17,11 +19,11 @@ import (
 //   - run.Store's start parks such a run (it stays queued, its issue's active run, with
 //     parked_at set) and the worker ends its job: no job waits, nothing polls.
 //   - wakeParked: every transaction that takes a run of an installation out of 'running' (an
-//     end through run.Store.End, a cancel, a stop; a retry or a shutdown that puts the run back
-//     to queued, in a transaction of its own right after) wakes the installation's next parked
-//     runs, as many as it has free slots: each gets a new job, available at once (River's
-//     insert notifies the workers of every process on the database), and parked_at is
-//     cleared. The next is chosen fairly: the fewest runs of its repository or of its requester
+//     end of run.Store, through its Promote; a cancel, a stop; a retry or a shutdown that puts
+//     the run back to queued, in a transaction of its own right after) wakes the installation's
+//     next parked runs, as many as it has free slots: each gets a new job, available at once
+//     (River's insert notifies the workers of every process on the database), and parked_at is
+//     cleared (run.Store.Wake). The next is chosen fairly: the fewest runs of its repository or of its requester
 //     running (or woken in the same transaction), then the requester served longest ago (the
 //     latest start of a run of theirs; never first), then the repository served longest ago,
 //     then the oldest: people take turns, a person's repositories take turns, and one
@@ -71,8 +73,9 @@ const nextParked = `SELECT p.id, p.installation_id, p.owner, p.repo, p.issue, co
 
 // wakeParked wakes, in tx, the next parked runs of installation id, as many as it has slots
 // free under limit, and returns them. tx has just taken a run of the installation out of
-// 'running' (or found a slot free); it takes the installation's advisory lock.
-func wakeParked(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], id int64, limit int) ([]int64, error) {
+// 'running' (or found a slot free); it takes the installation's advisory lock. The runs are
+// written through runs, their jobs inserted with rc.
+func wakeParked(ctx context.Context, tx pgx.Tx, runs *run.Store, rc *river.Client[pgx.Tx], id int64, limit int) ([]int64, error) {
 	if err := lockInstallation(ctx, tx, id); err != nil {
 		return nil, err
 	}
@@ -95,7 +98,7 @@ func wakeParked(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], id int
 		if err != nil {
 			return woken, fmt.Errorf("choosing the next parked run of installation %d: %w", id, err)
 		}
-		if err := wakeOne(ctx, tx, rc, args, oldJob); err != nil {
+		if err := wakeOne(ctx, tx, runs, rc, args, oldJob); err != nil {
 			return woken, err
 		}
 		woken = append(woken, args.RunID)
@@ -105,8 +108,8 @@ func wakeParked(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], id int
 
 // wakeOne gives parked run args.RunID a new job, available at once, carrying the attempts its
 // earlier jobs spent (the park itself spends none, as River's snooze did not), and cancels
-// its old job, which must never work it again.
-func wakeOne(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], args RunArgs, oldJob int64) error {
+// its old job, which must never work it again (run.Store.Wake).
+func wakeOne(ctx context.Context, tx pgx.Tx, runs *run.Store, rc *river.Client[pgx.Tx], args RunArgs, oldJob int64) error {
 	if rc == nil {
 		return errors.New("waking a parked run: no River client to insert its job")
 	}
@@ -125,22 +128,7 @@ func wakeOne(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], args RunA
 	if err != nil {
 		return fmt.Errorf("inserting the job of parked run %d: %w", args.RunID, err)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE runs SET parked_at = NULL, job_id = $2 WHERE id = $1`, args.RunID, ins.Job.ID); err != nil {
-		return fmt.Errorf("waking parked run %d: %w", args.RunID, err)
-	}
-	return nil
-}
-
-// endedInstallation is the installation of the run that tx has just ended on pull request or
-// issue (repoID, issue): every end sets finished_at to now(), the transaction's time.
-func endedInstallation(ctx context.Context, tx pgx.Tx, repoID int64, issue int) (int64, error) {
-	var id int64
-	err := tx.QueryRow(ctx, `SELECT installation_id FROM runs WHERE repo_id = $1 AND issue = $2
-		ORDER BY finished_at = now() DESC NULLS LAST, id DESC LIMIT 1`, repoID, issue).Scan(&id)
-	if err != nil {
-		return 0, fmt.Errorf("finding the installation of the run ended on %d#%d: %w", repoID, issue, err)
-	}
-	return id, nil
+	return runs.Wake(ctx, tx, args.RunID, ins.Job.ID)
 }
 
 // wakeAfter wakes the parked runs of installation id in a transaction of its own: for a run
@@ -149,7 +137,7 @@ func wakeAfter(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx]
 	var woken []int64
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		var err error
-		woken, err = wakeParked(ctx, tx, rc, id, limit)
+		woken, err = wakeParked(ctx, tx, store(pool), rc, id, limit)
 		return err
 	})
 	return woken, err
@@ -178,7 +166,7 @@ func wakeStranded(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.
 }
 
 // limitKey carries the process's PerInstallationLimit in a job's context, as River carries its
-// client there: the ends a job makes (run.Store.End's Promote) wake parked runs under it.
+// client there: the ends a job makes (run.Store's Promote) wake parked runs under it.
 type limitKey struct{}
 
 // withLimit is the River middleware that puts limit in every job's context.

@@ -45,11 +45,10 @@ func (b *bundle) startByHand(t *testing.T, id int64) {
 func (b *bundle) end(t *testing.T, id int64) {
 	t.Helper()
 	rc := b.client.River()
-	s := run.NewStore(b.pool, func(ctx context.Context, tx pgx.Tx, repoID int64, issue int) (int64, error) {
-		return promoteAndWake(ctx, tx, rc, b.worker.cfg.PerInstallationLimit, repoID, issue)
+	s := run.NewStore(b.pool, func(ctx context.Context, tx pgx.Tx, runs *run.Store, ended run.Ended) (int64, error) {
+		return promoteAndWake(ctx, tx, runs, rc, b.worker.cfg.PerInstallationLimit, ended)
 	})
-	ended, err := s.End(context.Background(), "ending", `UPDATE runs SET state = 'succeeded', finished_at = now()
-		WHERE id = $1 AND state = 'running' RETURNING repo_id, issue`, id)
+	ended, err := s.End(context.Background(), id, run.StateSucceeded)
 	if err != nil || !ended {
 		t.Fatalf("ending run %d: %v (ended %v)", id, err, ended)
 	}

@@ -91,6 +91,8 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 		return river.JobCancel(err)
 	}
 	tag := fmt.Sprintf("stopped by %s (stop request %d)", a.Requester, job.ID)
+	which := run.Cancellation{RepoID: a.RepoID, Issue: a.PR, FollowUpsOnly: true, Reason: tag, StoppedBy: a.Requester}
+	runs := store(w.pool)
 	var stopped []stoppedRun
 	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		stopped = nil
@@ -99,39 +101,22 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 		// promoted while this transaction waited for the row of the run it ended is queued only
 		// for the next pass (as in cancelRuns).
 		for pass := 0; ; pass++ {
-			rows, err := tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $3, stopped_by = $4
-				WHERE repo_id = $1 AND issue = $2 AND kind IN ('followup', 'ci') AND state IN ('queued', 'running')
-				RETURNING id, coalesce(job_id, 0), coalesce(comment_id, 0), extra_requests`, a.RepoID, a.PR, tag, a.Requester)
-			if err != nil {
-				return fmt.Errorf("stopping follow-ups: %w", err)
-			}
-			found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stoppedRun, error) {
-				var s stoppedRun
-				return s, r.Scan(&s.run, &s.job, &s.comment, &s.extra)
-			})
+			found, err := runs.CancelActive(ctx, tx, which)
 			if err != nil {
 				return fmt.Errorf("stopping follow-ups: %w", err)
 			}
 			// The requests waiting on the pull request are stopped too: they have neither a job
 			// nor a reply. Their rows are locked after the active run's, as everywhere
 			// (waiting.go).
-			rows, err = tx.Query(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $3, stopped_by = $4
-				WHERE repo_id = $1 AND issue = $2 AND state = 'waiting'
-				RETURNING id, 0, 0, extra_requests`, a.RepoID, a.PR, tag, a.Requester)
-			if err != nil {
-				return fmt.Errorf("stopping waiting follow-ups: %w", err)
-			}
-			more, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stoppedRun, error) {
-				s := stoppedRun{waiting: true}
-				return s, r.Scan(&s.run, &s.job, &s.comment, &s.extra)
-			})
+			more, err := runs.CancelWaiting(ctx, tx, which)
 			if err != nil {
 				return fmt.Errorf("stopping waiting follow-ups: %w", err)
 			}
 			if len(found) == 0 && len(more) == 0 && pass > 0 {
 				break
 			}
-			for _, s := range found {
+			for _, c := range found {
+				s := stoppedRun{run: c.ID, job: c.Job, comment: c.Comment, extra: c.ExtraRequests}
 				if s.job != 0 {
 					row, err := client.JobCancelTx(ctx, tx, s.job)
 					if err != nil && !errors.Is(err, rivertype.ErrNotFound) {
@@ -141,14 +126,16 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 				}
 				stopped = append(stopped, s)
 			}
-			waiting = append(waiting, more...)
+			for _, c := range more {
+				waiting = append(waiting, stoppedRun{run: c.ID, extra: c.ExtraRequests, waiting: true})
+			}
 		}
 		stopped = append(stopped, waiting...)
 		if len(stopped) == 0 {
 			return nil
 		}
 		// A stopped running run frees its slot for the installation's next parked run (parked.go).
-		_, err := wakeParked(ctx, tx, client, a.InstallationID, limitFrom(ctx))
+		_, err := wakeParked(ctx, tx, runs, client, a.InstallationID, limitFrom(ctx))
 		return err
 	})
 	if err != nil {
@@ -173,7 +160,7 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 			continue
 		}
 		body := run.RenderStatus(run.Status{RunID: s.run, State: run.StateCancelled, FollowUp: true, ExtraRequests: s.extra,
-			Note: fmt.Sprintf("Stopped before it started: @%s asked frognano to stop.", a.Requester)})
+			Note: run.StoppedBeforeStart(a.Requester)})
 		// The edit of a stopped run's reply is that run's write: its audit trail holds it.
 		if err := repo.EditComment(githubapp.WithAuditRun(ctx, s.run), s.comment, body); err != nil {
 			w.log.WarnContext(ctx, "editing the reply of a stopped run", logging.RunID(s.run), logging.Err(err))

@@ -26,9 +26,9 @@ import (
 //     waits. A person's further request is counted on the run they already have waiting
 //     (extra_requests); one that comes when MaxWaitingRuns runs already wait, or after the
 //     active run has passed its check, is counted on the active run as before.
-//   - promoteWaiting: whatever ends an active run (run.Store.End: the pipeline's ends, and
-//     run.Store.EndAbandoned: endDead's) makes the oldest waiting run of its pull request queued and inserts its job, in
-//     the same transaction.
+//   - promoteWaiting: whatever ends an active run (run.Store's ends, through its Promote: the
+//     pipeline's, and run.Store.EndAbandoned: endDead's) makes the oldest waiting run of its
+//     pull request queued and inserts its job, in the same transaction.
 //   - run.Store's pass: when a run passes its check, checked_at records it. When that run is one that
 //     waited (promoted_at), the runs still waiting on its pull request are folded into it
 //     (skipped, counted in its extra_requests with the requests counted on them), as requests
@@ -39,55 +39,46 @@ import (
 //     cancel the waiting runs together with the active ones.
 //
 // Row locks are always taken on the active run first and on the waiting runs after it, so
-// that these transactions serialise on the active run and never deadlock.
+// that these transactions serialise on the active run and never deadlock. The runs are
+// written through the run's Store (run/store_queue.go), in these transactions.
 
 // promoteWaiting makes the oldest waiting run of pull request (repoID, issue) queued and
 // inserts its job, in tx, which has just ended the pull request's active run. It returns the
-// promoted run's id, 0 when none waited.
-func promoteWaiting(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], repoID int64, issue int) (int64, error) {
-	var args RunArgs
-	err := tx.QueryRow(ctx, `UPDATE runs SET state = 'queued', promoted_at = now()
-		WHERE id = (SELECT id FROM runs WHERE repo_id = $1 AND issue = $2 AND state = 'waiting' ORDER BY id LIMIT 1 FOR UPDATE)
-		RETURNING id, installation_id, owner, repo, issue`, repoID, issue).Scan(
-		&args.RunID, &args.InstallationID, &args.Owner, &args.Repo, &args.Issue)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("promoting the oldest waiting run: %w", err)
+// promoted run's id, 0 when none waited. The runs are written through runs, the job inserted
+// with rc.
+func promoteWaiting(ctx context.Context, tx pgx.Tx, runs *run.Store, rc *river.Client[pgx.Tx], repoID int64, issue int) (int64, error) {
+	r, err := runs.PromoteWaiting(ctx, tx, repoID, issue)
+	if err != nil || r.ID == 0 {
+		return 0, err
 	}
 	if rc == nil {
 		return 0, errors.New("promoting a waiting run: no River client to insert its job")
 	}
-	ins, err := rc.InsertTx(ctx, tx, args, nil)
+	ins, err := rc.InsertTx(ctx, tx, RunArgs{RunID: r.ID, InstallationID: r.InstallationID, Owner: r.Owner, Repo: r.Repo, Issue: r.Issue}, nil)
 	if err != nil {
-		return 0, fmt.Errorf("inserting the job of promoted run %d: %w", args.RunID, err)
+		return 0, fmt.Errorf("inserting the job of promoted run %d: %w", r.ID, err)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE runs SET job_id = $2 WHERE id = $1`, args.RunID, ins.Job.ID); err != nil {
-		return 0, fmt.Errorf("linking promoted run %d to its job: %w", args.RunID, err)
+	if err := runs.LinkJob(ctx, tx, r.ID, ins.Job.ID); err != nil {
+		return 0, err
 	}
-	return args.RunID, nil
+	return r.ID, nil
 }
 
 // promoteAndWake is every end's Promote: promoteWaiting, then, with a limit, the wake of the
 // ended run's installation's parked runs (parked.go), in tx.
-func promoteAndWake(ctx context.Context, tx pgx.Tx, rc *river.Client[pgx.Tx], limit int, repoID int64, issue int) (int64, error) {
-	id, err := promoteWaiting(ctx, tx, rc, repoID, issue)
+func promoteAndWake(ctx context.Context, tx pgx.Tx, runs *run.Store, rc *river.Client[pgx.Tx], limit int, ended run.Ended) (int64, error) {
+	id, err := promoteWaiting(ctx, tx, runs, rc, ended.RepoID, ended.Issue)
 	if err != nil || limit <= 0 {
 		return id, err
 	}
-	installation, err := endedInstallation(ctx, tx, repoID, issue)
-	if err != nil {
-		return id, err
-	}
-	_, err = wakeParked(ctx, tx, rc, installation, limit)
+	_, err = wakeParked(ctx, tx, runs, rc, ended.InstallationID, limit)
 	return id, err
 }
 
 // waitOrCount is Accept for a request whose pull request or issue already has an active run:
 // it waits as a run of its own (see this file's rules) or is counted on the active run.
 // It reports the run that now holds the request.
-func waitOrCount(ctx context.Context, tx pgx.Tx, d Delivery, req RunRequest, kind string) (Accepted, error) {
+func waitOrCount(ctx context.Context, tx pgx.Tx, runs *run.Store, d Delivery, req RunRequest, kind string) (Accepted, error) {
 	var res Accepted
 	var active, activeSource int64
 	var checked bool
@@ -128,20 +119,16 @@ func waitOrCount(ctx context.Context, tx pgx.Tx, d Delivery, req RunRequest, kin
 			return res, fmt.Errorf("counting waiting runs: %w", err)
 		}
 		if id == 0 && mine != 0 {
-			if _, err := tx.Exec(ctx, `UPDATE runs SET extra_requests = extra_requests + 1 WHERE id = $1`, mine); err != nil {
+			if err := runs.CountRequests(ctx, tx, mine, 1); err != nil {
 				return res, fmt.Errorf("noting a request on the requester's waiting run: %w", err)
 			}
 			id = mine
 		}
 		if id == 0 && waiting < run.MaxWaitingRuns {
-			err = tx.QueryRow(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue,
-					labeler, kind, request, request_url, ci_sha, source_id, state)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, nullif($10, ''), nullif($11, ''), nullif($12, ''), nullif($13::bigint, 0), 'waiting')
-				RETURNING id`,
-				d.HookTarget, d.ID, req.InstallationID, req.RepoID, req.Owner, req.Repo, req.Issue, req.Labeler,
-				kind, run.CleanText(req.Request), req.RequestURL, req.CISHA, req.SourceID).Scan(&id)
-			if err != nil {
-				return res, fmt.Errorf("recording a waiting run: %w", err)
+			n := newRun(d, req)
+			n.Kind = kind
+			if id, err = runs.AddWaiting(ctx, tx, n); err != nil {
+				return res, err
 			}
 		}
 		if id != 0 {
@@ -154,7 +141,7 @@ func waitOrCount(ctx context.Context, tx pgx.Tx, d Delivery, req RunRequest, kin
 	if sameSource {
 		inc = 0
 	}
-	if _, err := tx.Exec(ctx, `UPDATE runs SET extra_requests = extra_requests + $2 WHERE id = $1`, active, inc); err != nil {
+	if err := runs.CountRequests(ctx, tx, active, inc); err != nil {
 		return res, fmt.Errorf("noting a request on the active run: %w", err)
 	}
 	res.AlreadyActive, res.RunID = true, active
@@ -204,7 +191,7 @@ func promoteStrandedWaiting(ctx context.Context, pool *pgxpool.Pool, rc *river.C
 	for _, p := range prs {
 		var id int64
 		err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			id, err = promoteWaiting(ctx, tx, rc, p.repoID, p.issue)
+			id, err = promoteWaiting(ctx, tx, store(pool), rc, p.repoID, p.issue)
 			return err
 		})
 		var pgErr *pgconn.PgError
@@ -252,8 +239,8 @@ type abandon struct {
 // ones in the same transaction (promoteAndWake with the limit the context carries). It returns
 // how many runs it ended.
 func endDead(ctx context.Context, pool *pgxpool.Pool, rc *river.Client[pgx.Tx], ab abandon) (int, error) {
-	s := run.NewStore(pool, func(ctx context.Context, tx pgx.Tx, repoID int64, issue int) (int64, error) {
-		return promoteAndWake(ctx, tx, rc, limitFrom(ctx), repoID, issue)
+	s := run.NewStore(pool, func(ctx context.Context, tx pgx.Tx, runs *run.Store, ended run.Ended) (int64, error) {
+		return promoteAndWake(ctx, tx, runs, rc, limitFrom(ctx), ended)
 	}).WithDeliver(func(ctx context.Context, tx pgx.Tx, runID int64) error {
 		if _, err := rc.InsertTx(ctx, tx, statusArgs{RunID: runID, Outbox: true}, nil); err != nil {
 			return fmt.Errorf("queueing the writing of run %d's end to GitHub: %w", runID, err)

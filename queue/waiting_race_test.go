@@ -78,7 +78,7 @@ func (b *bundle) endAndPromote(t *testing.T, id int64) (<-chan error, func()) {
 			if _, err := tx.Exec(ctx, `UPDATE runs SET state = 'skipped', finished_at = now(), exit_reason = 'permission' WHERE id = $1`, id); err != nil {
 				return err
 			}
-			_, err := promoteWaiting(ctx, tx, b.client.River(), 42, 77)
+			_, err := promoteWaiting(ctx, tx, b.client.runs, b.client.River(), 42, 77)
 			return err
 		})
 }
@@ -165,7 +165,7 @@ func TestCancelWhileTheCleanupPromotes(t *testing.T) {
 	}
 	done, giveUp := b.commitWhenBlocked(t,
 		func(ctx context.Context, tx pgx.Tx) error {
-			_, err := promoteWaiting(ctx, tx, b.client.River(), 42, 77)
+			_, err := promoteWaiting(ctx, tx, b.client.runs, b.client.River(), 42, 77)
 			return err
 		},
 		func(context.Context, pgx.Tx) error { return nil })

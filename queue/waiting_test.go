@@ -352,7 +352,7 @@ func TestRequestWhileTheActiveRunEnds(t *testing.T) {
 	if _, err := tx.Exec(ctx, `UPDATE runs SET state = 'skipped', finished_at = now() WHERE id = $1`, first.RunID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := promoteWaiting(ctx, tx, b.client.River(), 42, 77); err != nil {
+	if _, err := promoteWaiting(ctx, tx, b.client.runs, b.client.River(), 42, 77); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -74,19 +74,21 @@ func pipeline(pool *pgxpool.Pool, cfg Config) *run.Pipeline {
 }
 
 // store is the runs' Store whose ends promote the next waiting run (promoteNext) and queue
-// the writing of their outbox (deliverOutbox).
+// the writing of their outbox (deliverOutbox). It is also how this package writes the runs in
+// its own transactions (its methods that take a pgx.Tx): the Store is the runs' only writer.
 func store(pool *pgxpool.Pool) *run.Store {
 	return run.NewStore(pool, promoteNext).WithDeliver(deliverOutbox)
 }
 
 // promoteNext is the run.Promote of a job's context: it promotes the run waiting on the
-// ended run's pull request and wakes the parked runs of its installation (parked.go), inserting
-// their jobs with the River client that works the job (River puts it in the context) under
-// the limit the context carries (without one it wakes nothing; the cleanup does).
-func promoteNext(ctx context.Context, tx pgx.Tx, repoID int64, issue int) (int64, error) {
+// ended run's pull request and wakes the parked runs of its installation (parked.go), through
+// runs, inserting their jobs with the River client that works the job (River puts it in the
+// context) under the limit the context carries (without one it wakes nothing; the cleanup
+// does).
+func promoteNext(ctx context.Context, tx pgx.Tx, runs *run.Store, ended run.Ended) (int64, error) {
 	rc, err := river.ClientFromContextSafely[pgx.Tx](ctx)
 	if err != nil {
 		rc = nil // promoteWaiting says so, if a run was waiting
 	}
-	return promoteAndWake(ctx, tx, rc, limitFrom(ctx), repoID, issue)
+	return promoteAndWake(ctx, tx, runs, rc, limitFrom(ctx), ended)
 }

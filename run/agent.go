@@ -8,6 +8,7 @@ import (
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
@@ -166,9 +167,7 @@ func (p *progressOf) sendLocked() {
 			latest = ws
 		}
 	}
-	if out.Waiting = latest.w.String(); len(p.waits) > 1 {
-		out.Waiting += fmt.Sprintf(" (%d attempts are waiting)", len(p.waits))
-	}
+	out.Waiting = modelWaitText(latest.w.String(), len(p.waits))
 	var slot slotSeen
 	for _, ss := range p.slots {
 		if ss.seq > slot.seq {
@@ -176,20 +175,16 @@ func (p *progressOf) sendLocked() {
 		}
 	}
 	if w := slot.w; w.Waiting() {
-		out.SandboxWait = fmt.Sprintf("for %s (%d of %d in use on this worker", w.For(), w.InUse, w.Cap)
-		if len(p.slots) > 1 {
-			out.SandboxWait += fmt.Sprintf("; %d sandboxes of this run are waiting", len(p.slots))
-		}
-		out.SandboxWait += ")"
+		out.SandboxWait = sandboxWaitText(w, len(p.slots))
 	}
 	p.send(out)
 }
 
 // checkRunOf is the check run that reports res's tests on the commit a publish pushes.
 func checkRunOf(res *runner.Result, pageURL string) *githubapp.CheckRun {
-	c := res.Check(githubapp.Redact)
+	c := report.Check(res, githubapp.Redact)
 	cr := &githubapp.CheckRun{
-		Name: runner.CheckRunName, Status: "completed", Conclusion: c.Conclusion,
+		Name: report.CheckRunName, Status: "completed", Conclusion: c.Conclusion,
 		Title: c.Title, Summary: c.Summary, Text: c.Text, ExternalID: res.RunID, DetailsURL: pageURL,
 		StartedAt: res.StartedAt, CompletedAt: res.StartedAt.Add(res.Elapsed),
 	}
@@ -219,15 +214,15 @@ func OutcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 		ExitReason:  res.ExitReason(),
 		TestTime:    res.TestTime(),
 		Elapsed:     res.Elapsed,
-		Environment: githubapp.Redact(res.EnvironmentLine()),
+		Environment: githubapp.Redact(report.EnvironmentLine(res)),
 		SetupLog:    githubapp.Redact(string(res.SetupLog())),
 		// The renderer is the one owner of the limits: it gets the final limit, what we
 		// add and the redaction that githubapp applies, and cuts where it knows how.
-		PRBody:     res.PRBody(runner.Fit{Suffix: noticeLines(spec.Notices) + pageLine(spec.PageURL) + fixesLine(spec.Issue), Redact: githubapp.Redact}),
-		Summary:    res.Summary(runner.Fit{Limit: runner.GitHubBodyLimit - statusReserve, Redact: githubapp.Redact}),
-		Headline:   githubapp.Redact(res.Headline()),
+		PRBody:     report.PRBody(res, report.Fit{Suffix: bodySuffix(spec), Redact: githubapp.Redact}),
+		Summary:    report.Summary(res, report.Fit{Limit: report.GitHubBodyLimit - statusReserve, Redact: githubapp.Redact}),
+		Headline:   githubapp.Redact(report.Headline(res)),
 		Trajectory: traj,
-		Report:     githubapp.Redact(res.Markdown()),
+		Report:     githubapp.Redact(report.Markdown(res)),
 		Check:      checkRunOf(res, spec.PageURL),
 	}
 	// A run whose setup failed ended before the model was called: no loop, no steps.

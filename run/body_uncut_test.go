@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/frognano/frognano/check/patch"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/run/runtest"
 	"github.com/frognano/frognano/runner"
@@ -56,7 +57,7 @@ func TestPublishesTheRenderedBodyUncut(t *testing.T) {
 	if body != out.PRBody {
 		t.Errorf("published body (%d bytes) is not the rendered one (%d bytes)", len(body), len(out.PRBody))
 	}
-	if n := utf8.RuneCountInString(body); n > runner.GitHubBodyLimit {
+	if n := utf8.RuneCountInString(body); n > report.GitHubBodyLimit {
 		t.Errorf("published body has %d characters, over GitHub's limit", n)
 	}
 	if !strings.HasSuffix(body, "</details>\n\n\nFixes #7") || !strings.Contains(body, "The transcript was cut here") {

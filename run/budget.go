@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,29 +33,17 @@ const ExitBudget = "budget"
 
 // BudgetExceeded says which budget a run found spent.
 type BudgetExceeded struct {
-	Scope   string // "installation" or "repository"
-	What    string // "runs" or "tokens"
+	Scope   string // budgetInstallation or budgetRepository
+	What    string // budgetRuns or budgetTokens
 	Limit   int64
 	Used    int64
-	Setting string    // the FROGNANO_BUDGET_* setting, or "the operator's override"
+	Setting string    // the FROGNANO_BUDGET_* setting, or budgetSetByOperator
 	Resets  time.Time // the next 00:00 UTC
 }
 
 func (e *BudgetExceeded) Error() string {
 	return fmt.Sprintf("the %s's budget of %d %s a day is spent (%d today; %s); it resets at %s",
 		e.Scope, e.Limit, e.What, e.Used, e.Setting, e.Resets.UTC().Format("2006-01-02 15:04 MST"))
-}
-
-// Note is what the run's comment says: which budget, and when it resets.
-func (e *BudgetExceeded) Note(now time.Time) string {
-	used := fmt.Sprintf("%d runs have started", e.Used)
-	if e.What == "tokens" {
-		used = fmt.Sprintf("the runs started today used %d tokens", e.Used)
-	}
-	return fmt.Sprintf("This %s's budget of %d %s a day is spent: %s since 00:00 UTC (%s). "+
-		"It resets at %s (in %s); add the label again after that to start a run.",
-		e.Scope, e.Limit, e.What, used, e.Setting, e.Resets.UTC().Format("2006-01-02 15:04 UTC"),
-		e.Resets.Sub(now).Round(time.Minute))
 }
 
 // Budget settings, as documented in docs/configuration.md.
@@ -113,15 +100,15 @@ func (s *Store) overBudget(ctx context.Context, tx pgx.Tx, id, installation, rep
 		setting     string
 		overridden  bool
 	}{
-		{"installation", "runs", b.InstallationRuns, runs, EnvBudgetInstallationRuns, over.InstallationRuns},
-		{"installation", "tokens", b.InstallationTokens, tokens, EnvBudgetInstallationTokens, over.InstallationTokens},
-		{"repository", "runs", b.RepoRuns, repoRuns, EnvBudgetRepoRuns, over.RepoRuns},
-		{"repository", "tokens", b.RepoTokens, repoTokens, EnvBudgetRepoTokens, over.RepoTokens},
+		{budgetInstallation, budgetRuns, b.InstallationRuns, runs, EnvBudgetInstallationRuns, over.InstallationRuns},
+		{budgetInstallation, budgetTokens, b.InstallationTokens, tokens, EnvBudgetInstallationTokens, over.InstallationTokens},
+		{budgetRepository, budgetRuns, b.RepoRuns, repoRuns, EnvBudgetRepoRuns, over.RepoRuns},
+		{budgetRepository, budgetTokens, b.RepoTokens, repoTokens, EnvBudgetRepoTokens, over.RepoTokens},
 	} {
 		if c.limit > 0 && c.used >= c.limit {
 			setting := "`" + c.setting + "`"
 			if c.overridden {
-				setting = "set for this installation by the operator"
+				setting = budgetSetByOperator
 			}
 			return &BudgetExceeded{Scope: c.scope, What: c.what, Limit: c.limit, Used: c.used, Setting: setting, Resets: resets}, nil
 		}
@@ -163,11 +150,7 @@ func effectiveBudgets(ctx context.Context, q interface {
 // even across a crash: the outbox's Post), and an issue's label removed.
 func (a *attempt) overBudgetEnd(ctx context.Context, e *BudgetExceeded) error {
 	a.log.InfoContext(ctx, "run not started: a budget is spent", "budget", e.Scope+" "+e.What, "limit", e.Limit, "used", e.Used)
-	note := e.Note(time.Now())
-	if a.run.Kind != KindIssue {
-		note = strings.Replace(note, "add the label again", "ask again", 1)
-	}
-	v := a.view(StateSkipped, note)
+	v := a.view(StateSkipped, budgetNote(e, time.Now(), a.run.Kind))
 	ok, err := a.record(ctx, StateSkipped, ExitBudget, e.Error(), "", 0, &v, true, true)
 	if err != nil {
 		return err

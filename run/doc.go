@@ -1,8 +1,9 @@
 // Package run owns one run of frognano from the moment a worker picks it up to its final
 // status comment: its record (the runs row: Record, the states and kinds), the Store that
 // reads and writes it, its events (run_events, which the run pages follow), the texts GitHub
-// shows of it (the status comment, the follow-up's task and pull request section), and the
-// Pipeline that works a run of every kind. The Pipeline is one skeleton (who may start it,
+// shows of it (worded in the text_*.go files, one per kind: the status comment and its notes,
+// refusals, notices, replies, the pull request's title, body end and commit messages), the
+// follow-up's task, and the Pipeline that works a run of every kind. The Pipeline is one skeleton (who may start it,
 // the status comment, the task, a clone, the agent, publish, the end) and a small plan per
 // kind of run (issuePlan, followUpPlan, ciPlan: which task, which clone, what to publish).
 //

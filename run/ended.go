@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/frognano/frognano/githubapp"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -15,24 +14,6 @@ import (
 // This file holds what is said of runs that ended with no attempt of theirs to say it: a run
 // the queue cancelled (an unlabel or a close), one the queue's cleanup ended because no job
 // will run it any more, and the runs a stop request stopped.
-
-// DeadRunNote is the status comment's note of a run the queue's cleanup ended because its
-// job had ended without ending it, in comments that an earlier frognano queued (RewriteStatus
-// with dead); EndAbandoned says more.
-const DeadRunNote = "This run's worker stopped without finishing it (it died on its last try, or could not record the end). " +
-	"It was ended so that the requests waiting behind it could run; ask again to retry it."
-
-// abandonedNote says why frognano stopped working on a run of kind whose job can no longer
-// run it, and how to retry; published: it may have opened or updated its pull request first.
-func abandonedNote(kind string, published bool) string {
-	note := "Its worker stopped before the run could end (the process died on its last try, or could not record how the run ended), " +
-		"and no other worker will take it up."
-	if published {
-		note += pick(kind == KindIssue, " It may have opened or updated a draft pull request for this issue before it stopped; a new run updates that one.",
-			" It may have pushed a commit to this pull request before it stopped.")
-	}
-	return note + pick(kind == KindIssue, " Add the label again to retry.", " Ask again with a new comment to retry.")
-}
 
 // AbandonedError is the error recorded on a run EndAbandoned ended.
 const AbandonedError = "its job ended without ending the run (the worker died on its last attempt, or could not record the end); " +
@@ -53,12 +34,10 @@ func (s *Store) EndAbandoned(ctx context.Context, id int64, dead, label, publicU
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		ended = false
 		var kind string
-		var repoID int64
-		var issue int
 		var comment int64
 		var checked, published bool
-		err := tx.QueryRow(ctx, `SELECT kind, repo_id, issue, coalesce(comment_id, 0), checked_at IS NOT NULL, agent_done_at IS NOT NULL AND patch IS NOT NULL
-			FROM runs WHERE id = $1 AND state IN ('queued', 'running') FOR UPDATE`, id).Scan(&kind, &repoID, &issue, &comment, &checked, &published)
+		err := tx.QueryRow(ctx, `SELECT kind, coalesce(comment_id, 0), checked_at IS NOT NULL, agent_done_at IS NOT NULL AND patch IS NOT NULL
+			FROM runs WHERE id = $1 AND state IN ('queued', 'running') FOR UPDATE`, id).Scan(&kind, &comment, &checked, &published)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -81,18 +60,12 @@ func (s *Store) EndAbandoned(ctx context.Context, id int64, dead, label, publicU
 		if kind == KindIssue && label != "" {
 			o.Unlabel = label
 		}
-		if _, err := tx.Exec(ctx, `UPDATE runs SET state = 'failed', finished_at = now(), error = $2, outbox = $3 WHERE id = $1`,
-			id, AbandonedError, o.value()); err != nil {
-			return fmt.Errorf("ending run: %w", err)
-		}
-		ended = true
-		if s.promote == nil {
-			return errors.New("ending a run: this Store cannot promote the run waiting behind it")
-		}
-		if _, err := s.promote(ctx, tx, repoID, issue); err != nil || o.value() == nil || s.deliver == nil {
+		e, err := s.abandon(ctx, tx, id, o)
+		if err != nil {
 			return err
 		}
-		return s.deliver(ctx, tx, id)
+		ended = true
+		return s.afterEnd(ctx, tx, e, o.value() != nil)
 	})
 	if err != nil {
 		return false, fmt.Errorf("ending run %d, whose job ended: %w", id, err)
@@ -101,11 +74,12 @@ func (s *Store) EndAbandoned(ctx context.Context, id int64, dead, label, publicU
 }
 
 // RecordCancelled records, in tx, which has just cancelled run id (an unlabel or a close: the
-// queue's Cancel), the run's outbox: its status comment (a follow-up's reply) says it was
-// cancelled, as its worker would say it. It reports false when the run has no comment (nothing
-// to write). The caller queues the writing in tx, as every end does: a worker killed as its
-// context ends leaves it to that job. publicURL links the run's page ("": none).
-func RecordCancelled(ctx context.Context, tx pgx.Tx, id int64, publicURL string) (bool, error) {
+// queue's Cancel, through CancelActive), the run's outbox: its status comment (a follow-up's
+// reply) says it was cancelled, as its worker would say it. It reports false when the run has
+// no comment (nothing to write). The caller queues the writing in tx, as every end does: a
+// worker killed as its context ends leaves it to that job. publicURL links the run's page
+// ("": none).
+func (s *Store) RecordCancelled(ctx context.Context, tx pgx.Tx, id int64, publicURL string) (bool, error) {
 	var kind string
 	var comment int64
 	if err := tx.QueryRow(ctx, `SELECT kind, coalesce(comment_id, 0) FROM runs WHERE id = $1`, id).Scan(&kind, &comment); err != nil {
@@ -116,8 +90,8 @@ func RecordCancelled(ctx context.Context, tx pgx.Tx, id int64, publicURL string)
 	}
 	v := Status{RunID: id, State: StateCancelled, Note: planFor(kind).cancelled(), FollowUp: kind != KindIssue, Page: RunPageURL(publicURL, id)}
 	o := &outbox{CommentID: comment, Status: &v}
-	if _, err := tx.Exec(ctx, `UPDATE runs SET outbox = $2 WHERE id = $1`, id, o.value()); err != nil {
-		return false, fmt.Errorf("recording the outbox of cancelled run %d: %w", id, err)
+	if err := s.setOutbox(ctx, tx, id, o); err != nil {
+		return false, err
 	}
 	return true, nil
 }
@@ -135,7 +109,7 @@ func (p *Pipeline) RewriteStatus(ctx context.Context, id int64, dead bool) error
 	var note string
 	switch r.State {
 	case StateCancelled:
-		note = "The label was removed or the issue was closed."
+		note = noteIssueCancelled
 	case StateFailed:
 		if !dead {
 			return nil
@@ -159,28 +133,4 @@ func (p *Pipeline) RewriteStatus(ctx context.Context, id int64, dead bool) error
 		return final(fmt.Errorf("editing status comment: %w", err))
 	}
 	return nil
-}
-
-// StopReply answers `@APP stop`: which runs were stopped (active: queued or running; waiting:
-// requests that waited for them), or that there was none.
-func StopReply(requester string, active, waiting []int64) string {
-	if len(active) == 0 && len(waiting) == 0 {
-		return fmt.Sprintf("@%s: there is no waiting, queued or running frognano follow-up on this pull request, so there was nothing to stop.", requester)
-	}
-	names := func(ids []int64) []string {
-		out := make([]string, len(ids))
-		for i, id := range ids {
-			out[i] = fmt.Sprintf("run %d", id)
-		}
-		return out
-	}
-	what := strings.Join(names(active), " and ")
-	if len(waiting) > 0 {
-		if what != "" {
-			what += ", and "
-		}
-		what += fmt.Sprintf("%s that waited for %s (%s)", plural(len(waiting), "request"), pick(len(active) > 0, "it", "an earlier run"), strings.Join(names(waiting), ", "))
-	}
-	return fmt.Sprintf("🛑 @%s: frognano stopped %s at your request; nothing more will be pushed for it. "+
-		"Ask again with a new comment when you want another follow-up.", requester, what)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/internal/logging"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/verify"
@@ -167,14 +168,6 @@ func RunPageURL(base string, id int64) string {
 	return base + "/runs/" + strconv.FormatInt(id, 10)
 }
 
-// pageLine is the paragraph that links a comment or body to the run's page; "" without one.
-func pageLine(page string) string {
-	if page == "" {
-		return ""
-	}
-	return "\n\nThe run's steps, patch and tests: " + page
-}
-
 // PageURL is the run's page (RunPageURL), "" without FROGNANO_PUBLIC_URL or without a log.
 func (l *EventLog) PageURL() string {
 	if l == nil {
@@ -258,7 +251,7 @@ func NewStepEvent(attempt int, s leaf.Step) StepEvent {
 
 // testsEvent is what the page shows of a finished run's tests and attempts.
 func testsEvent(res *runner.Result) TestsEvent {
-	e := TestsEvent{Environment: clean(res.EnvironmentLine(), 2000)}
+	e := TestsEvent{Environment: clean(report.EnvironmentLine(res), 2000)}
 	e.Before, e.After = testsRun(res.TestsBefore), testsRun(res.TestsAfter)
 	if c := res.Comparison; c != nil && c.PerTest {
 		e.PerTest = true

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/report"
 )
 
 func TestRunPageURL(t *testing.T) {
@@ -39,8 +39,8 @@ func TestOutcomeLinksThePage(t *testing.T) {
 	if !strings.HasSuffix(out.PRBody, pageLine(want)+fixesLine(7)) {
 		t.Errorf("the body does not end with the link and the Fixes line: ...%s", out.PRBody[len(out.PRBody)-200:])
 	}
-	if n := utf8.RuneCountInString(out.PRBody); n > runner.GitHubBodyLimit {
-		t.Errorf("the body with the link has %d characters, over GitHub's %d", n, runner.GitHubBodyLimit)
+	if n := utf8.RuneCountInString(out.PRBody); n > report.GitHubBodyLimit {
+		t.Errorf("the body with the link has %d characters, over GitHub's %d", n, report.GitHubBodyLimit)
 	}
 	// Without a public URL nothing links anywhere.
 	plain, err := OutcomeOf(bigResult(), RunSpec{Issue: 7})

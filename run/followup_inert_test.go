@@ -8,6 +8,7 @@ import (
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/githubapp/githubtest"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 )
@@ -48,13 +49,13 @@ func TestCIAndReviewTextStayInert(t *testing.T) {
 			Observations: []leaf.Observation{{Tool: "Bash", Observation: task}},
 		}}, ExitReason: "submitted"}}
 		r := &row{ID: 9, Labeler: "maintainer", Kind: KindCI, CISHA: "abc123",
-			PRBody: res.PRBody(runner.Fit{Redact: githubapp.Redact})}
+			PRBody: report.PRBody(res, report.Fit{Redact: githubapp.Redact})}
 		status := RenderStatus(Status{RunID: 9, State: StateRunning, FollowUp: true, Note: "Follow-up run triggered by CI.",
 			Progress: &Progress{Step: 1, Calls: []Call{{Tool: "Bash", Arguments: string(args)}}, Elapsed: time.Second}})
 		return map[string]string{
 			"status comment":    status,
 			"pull request body": followUpBody("Fixes #7 (the original body).", r),
-			"report":            res.Markdown(),
+			"report":            report.Markdown(res),
 		}
 	}
 	harmless := strings.Repeat("harmless line\n", 8) + "`x`"

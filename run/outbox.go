@@ -147,10 +147,6 @@ func (a *attempt) flush(ctx context.Context) {
 // next writer.
 var errOutboxBusy = fault.Transient(errors.New("another process is writing the run's end to GitHub"))
 
-// statusMarker begins every comment of run id (RenderStatus, renderDenied): the writer of a
-// Post finds the run's comment by it.
-func statusMarker(id int64) string { return fmt.Sprintf("<!-- frognano:run:%d -->", id) }
-
 // writeOutbox writes the outbox of run id (on issue or pull request issue) through repo, then
 // clears it, and reports whether there was one. One writer at a time: it holds the run's row
 // (FOR NO KEY UPDATE) from reading the outbox to clearing it, and a writer that finds the row
@@ -210,10 +206,7 @@ func (p *Pipeline) writeOutbox(ctx context.Context, repo Repo, id int64, issue i
 			}
 			p.step(ctx, id, StepUnlabelled)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE runs SET outbox = NULL WHERE id = $1`, id); err != nil {
-			return fmt.Errorf("clearing the run's outbox: %w", err)
-		}
-		return nil
+		return p.cfg.Store.clearOutbox(ctx, tx, id)
 	})
 	if err != nil || !wrote {
 		return wrote, err
@@ -249,8 +242,8 @@ func (p *Pipeline) writeStatus(ctx context.Context, tx pgx.Tx, repo Repo, id int
 		} else if err := repo.EditComment(ctx, found, body); err != nil {
 			return give("editing the status comment", err)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE runs SET comment_id = $2 WHERE id = $1 AND comment_id IS NULL`, id, found); err != nil {
-			return fmt.Errorf("recording the status comment: %w", err)
+		if err := p.cfg.Store.recordPosted(ctx, tx, id, found); err != nil {
+			return err
 		}
 		p.step(ctx, id, StepCommented)
 		return nil

@@ -8,6 +8,7 @@ import (
 	"github.com/frognano/frognano/check/scanner"
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/runner/audit"
 )
 
 // TestOutcomeCarriesScannerAnnotations: the check run an outcome publishes holds the
@@ -16,7 +17,7 @@ import (
 func TestOutcomeCarriesScannerAnnotations(t *testing.T) {
 	t.Parallel()
 	token := "ghs_" + strings.Repeat("b", 36)
-	res := &runner.Result{RunID: "run-2", ScannerFailLevel: scanner.FailError, Scanners: []runner.ScannerRun{{Name: "sast", ExitCode: 1,
+	res := &runner.Result{RunID: "run-2", ScannerFailLevel: scanner.FailError, Scanners: []audit.ScannerRun{{Name: "sast", ExitCode: 1,
 		Findings: scanner.Findings{Kept: []scanner.Finding{{Rule: "r1", Level: scanner.LevelError, Message: "leaks " + token, File: "a.py", Line: 4, EndLine: 4}}}}}}
 	out, err := OutcomeOf(res, RunSpec{Issue: 3})
 	if err != nil {

@@ -1,10 +1,6 @@
 package run
 
-import (
-	"context"
-
-	"github.com/frognano/frognano/runner"
-)
+import "context"
 
 // plan is what differs between the kinds of run. The pipeline (attempt.do) calls its methods
 // in the order they are listed, each at most once per attempt; a method that ends the run
@@ -40,20 +36,4 @@ func planFor(kind string) plan {
 	default:
 		return &issuePlan{}
 	}
-}
-
-// noPatchNote says why run r has nothing to publish, from the runner's typed reason
-// (runner.Result.NoPatch), never from its notes' text; so is what follows from it (", so there
-// is no pull request."). The summary under it in the status comment says more.
-func noPatchNote(r *row, so string) string {
-	why := map[string]string{
-		runner.NoPatchUnchanged: "The agent finished without changing any file",
-		runner.NoPatchRefused:   "frognano refused the agent's patch (the summary below says why)",
-		runner.NoPatchNotTaken:  "The agent's patch could not be taken out of its sandbox (the summary below says why)",
-		runner.NoPatchTooLarge:  "The agent's patch is over the patch size limit (the summary below gives its size)",
-	}[r.NoPatch]
-	if why == "" { // an agent that ran before the reason was kept
-		why = "The run has no patch to publish (the summary below says why)"
-	}
-	return why + so
 }

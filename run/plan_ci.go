@@ -3,9 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"strings"
-
-	"github.com/frognano/frognano/runner"
 )
 
 // ciPlan is a CI follow-up: the repository's CI (another App's check suite) failed on the head
@@ -35,8 +32,7 @@ func (p *ciPlan) admit(ctx context.Context, a *attempt) (bool, error) {
 
 // note says what the run answers, for its reply.
 func (p *ciPlan) note(a *attempt) string {
-	return fmt.Sprintf("Follow-up run triggered by CI: the repository's checks failed on %s, the head of this pull request. "+
-		"It pushes a new commit on this branch; CI may start at most this many such runs per pull request (`FROGNANO_CI_FOLLOWUPS`).", runner.CodeSpan(a.run.CISHA, 64))
+	return ciFollowUpNote(a.run.CISHA)
 }
 
 func (p *ciPlan) task(ctx context.Context, a *attempt) (string, bool, error) {
@@ -45,11 +41,6 @@ func (p *ciPlan) task(ctx context.Context, a *attempt) (string, bool, error) {
 
 func (p *ciPlan) publish(ctx context.Context, a *attempt, dir string) error {
 	return p.publishWith(ctx, a, dir, func(note string) string { return ciNote(a.run.CISHA, note) })
-}
-
-// ciNote keeps saying, in a CI follow-up's final reply, that CI triggered it.
-func ciNote(sha, note string) string {
-	return strings.TrimSpace(fmt.Sprintf("Triggered by CI: the repository's checks failed on %s. %s", runner.CodeSpan(sha, 64), note))
 }
 
 // ciBudget returns the CI follow-up limit and how many CI follow-ups of this pull request

@@ -49,12 +49,7 @@ func (p *followUpPlan) admit(ctx context.Context, a *attempt) (bool, error) {
 
 // note says what the run answers, for its reply.
 func (p *followUpPlan) note(a *attempt) string {
-	r := a.run
-	where := "a comment"
-	if r.RequestURL != "" {
-		where = "[a comment](" + r.RequestURL + ")"
-	}
-	return fmt.Sprintf("Follow-up run for %s by @%s: a new commit on this pull request's branch.", where, r.Labeler)
+	return followUpNote(a.run.RequestURL, a.run.Labeler)
 }
 
 func (p *followUpPlan) task(ctx context.Context, a *attempt) (string, bool, error) {
@@ -81,14 +76,7 @@ func (a *attempt) sayWhatWaited(ctx context.Context) error {
 	if n <= 0 {
 		return nil
 	}
-	them := "it was"
-	if n > 1 {
-		them = "they were"
-	}
-	body := fmt.Sprintf("%s on this pull request were counted on the request above instead of waiting their turn "+
-		"(one person waits with one request at a time, and at most %d wait); %s not run. Ask again to start a follow-up.",
-		plural(n, "more request"), MaxWaitingRuns, them)
-	if _, err := a.repo.Comment(ctx, a.run.Issue, body); err != nil {
+	if _, err := a.repo.Comment(ctx, a.run.Issue, requestsNotRunReply(n)); err != nil {
 		// The run is finished and a retry would not come back here: say it in the log.
 		a.log.WarnContext(ctx, "telling that requests waited on a refused run", "requests", n, logging.Err(err))
 	}

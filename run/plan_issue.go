@@ -3,11 +3,9 @@ package run
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/frognano/frognano/githubapp"
-	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/runner"
 )
 
@@ -17,9 +15,6 @@ import (
 type issuePlan struct {
 	title string // the issue's title, sanitized: the pull request's and the commit's
 }
-
-// fixesLine ends every pull request body: it links the issue (and closes it on merge).
-func fixesLine(issue int) string { return fmt.Sprintf("\n\nFixes #%d", issue) }
 
 // admit: only people who may write can start a run.
 func (p *issuePlan) admit(ctx context.Context, a *attempt) (bool, error) {
@@ -38,7 +33,7 @@ func (p *issuePlan) admit(ctx context.Context, a *attempt) (bool, error) {
 func (p *issuePlan) greet(ctx context.Context, a *attempt) error {
 	r, repo := a.run, a.repo
 	if r.CommentID != 0 {
-		if err := repo.EditComment(ctx, r.CommentID, RenderStatus(a.view(StateRunning, fmt.Sprintf("Starting attempt %d of %d.", a.try.Attempt, a.try.MaxAttempts)))); err != nil {
+		if err := repo.EditComment(ctx, r.CommentID, RenderStatus(a.view(StateRunning, noteAttempt(a.try.Attempt, a.try.MaxAttempts)))); err != nil {
 			return fmt.Errorf("editing status comment: %w", err)
 		}
 		return nil
@@ -46,7 +41,7 @@ func (p *issuePlan) greet(ctx context.Context, a *attempt) error {
 	if err := repo.React(ctx, r.Issue, "eyes"); err != nil {
 		return fmt.Errorf("reacting to issue: %w", err)
 	}
-	id, err := repo.Comment(ctx, r.Issue, RenderStatus(a.view(StateRunning, "Starting.")))
+	id, err := repo.Comment(ctx, r.Issue, RenderStatus(a.view(StateRunning, noteStarting)))
 	if err != nil {
 		return fmt.Errorf("posting status comment: %w", err)
 	}
@@ -56,7 +51,7 @@ func (p *issuePlan) greet(ctx context.Context, a *attempt) error {
 
 func (p *issuePlan) note(*attempt) string { return "" }
 
-func (p *issuePlan) cancelled() string { return "The label was removed or the issue was closed." }
+func (p *issuePlan) cancelled() string { return noteIssueCancelled }
 
 // task is the issue's title and body as a human sees them on GitHub.
 func (p *issuePlan) task(ctx context.Context, a *attempt) (string, bool, error) {
@@ -65,7 +60,7 @@ func (p *issuePlan) task(ctx context.Context, a *attempt) (string, bool, error) 
 		return "", false, fmt.Errorf("reading issue: %w", err)
 	}
 	if state == "closed" {
-		return "", false, a.end(ctx, StateSkipped, "", "The issue is closed.", "", 0)
+		return "", false, a.end(ctx, StateSkipped, "", noteIssueClosed, "", 0)
 	}
 	p.title = strings.Join(strings.Fields(SanitizeIssueText(title)), " ")
 	return p.title + "\n\n" + SanitizeIssueText(body), true, nil
@@ -85,28 +80,17 @@ func (p *issuePlan) clone(ctx context.Context, a *attempt, spec *RunSpec) (strin
 func (p *issuePlan) publish(ctx context.Context, a *attempt, dir string) error {
 	r := a.run
 	if r.ExitReason == runner.ExitSetupFailed {
-		note := "The repository's setup script (.frognano/setup.sh) failed, so the model was not called. " +
-			"Its log is kept with the run: `frognano runs show " + strconv.FormatInt(r.ID, 10) + " --setup-log`."
-		return a.end(ctx, StateFailed, r.ExitReason, note, "", 0)
+		return a.end(ctx, StateFailed, r.ExitReason, noteSetupFailed(r.ID), "", 0)
 	}
 	if len(r.Patch) == 0 {
-		return a.end(ctx, StateFailed, r.ExitReason, noPatchNote(r, ", so there is no pull request."), "", 0)
-	}
-	// The runner rendered the whole body, Fixes line included, within GitHub's limit; it
-	// is not cut here. A body stored before the runner added the line (rendered 100
-	// characters short of the limit) gets it now.
-	prBody := r.PRBody
-	if fixes := fixesLine(r.Issue); !strings.HasSuffix(prBody, fixes) {
-		prBody += fixes
+		return a.end(ctx, StateFailed, r.ExitReason, noPatchNote(r, soNoPullRequest), "", 0)
 	}
 	a.p.step(ctx, r.ID, StepPublishing)
 	url, number, err := a.repo.Publish(ctx, githubapp.PublishInput{
 		Dir: dir, BaseSHA: r.BaseSHA, Branch: BranchName(r.Issue), BaseBranch: r.BaseBranch,
-		// One line with its own limit, never markdown; a squash merge makes it the commit's title,
-		// so neither it nor the commit message carries a reference of the issue's author.
-		Title:         clip.Bytes("frognano: "+githubapp.InertReferences(p.title), 250),
-		Body:          prBody,
-		CommitMessage: fmt.Sprintf("Fix #%d: %s\n\nWritten by frognano run %d.", r.Issue, clip.Bytes(githubapp.InertReferences(p.title), 200), r.ID),
+		Title:         issueTitle(p.title),
+		Body:          issueBody(r.PRBody, r.Issue),
+		CommitMessage: issueCommitMessage(r.Issue, p.title, r.ID),
 		Patch:         r.Patch, IssueNumber: r.Issue,
 		Check: r.Check,
 		// The labeller is credited in the commit and asked to review (issue 22).

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/frognano/frognano/githubapp"
-	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/internal/logging"
-	"github.com/frognano/frognano/runner"
 )
 
 // pull is what both kinds of follow-up share (followUpPlan, ciPlan): the frognano pull request
@@ -67,16 +64,14 @@ func (p *pull) greet(ctx context.Context, a *attempt) error {
 	return a.st.setComment(ctx, r.ID, id)
 }
 
-func (p *pull) cancelled() string {
-	return "Stopped: the pull request was closed or a reviewer asked frognano to stop."
-}
+func (p *pull) cancelled() string { return notePullCancelled }
 
 // taskFor is the follow-up's task: the issue, the earlier runs on the pull request, asker's
 // request and its details (details; read only while the agent has not run yet).
 func (p *pull) taskFor(ctx context.Context, a *attempt, asker string) (string, bool, error) {
 	r := a.run
 	if p.pr.State != "open" {
-		return "", false, a.end(ctx, StateSkipped, "", closedNote(p.pr, "The pull request is closed", "nothing was done."), "", 0)
+		return "", false, a.end(ctx, StateSkipped, "", notePullClosed(p.pr), "", 0)
 	}
 	title, body, _, err := a.repo.Issue(ctx, p.issue)
 	if err != nil {
@@ -116,7 +111,7 @@ func (p *pull) clone(ctx context.Context, a *attempt, spec *RunSpec) (string, st
 func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func(string) string) error {
 	r := a.run
 	if len(r.Patch) == 0 {
-		return a.end(ctx, StateFailed, r.ExitReason, say(noPatchNote(r, ", so nothing was pushed.")), "", 0)
+		return a.end(ctx, StateFailed, r.ExitReason, say(noPatchNote(r, soNothingPushed)), "", 0)
 	}
 	a.p.step(ctx, r.ID, StepPublishing)
 	url, number, err := a.repo.Publish(ctx, githubapp.PublishInput{
@@ -134,12 +129,10 @@ func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func
 			a.log.WarnContext(ctx, "reading the closed pull request", logging.Err(rerr))
 			pr = githubapp.PullRequest{}
 		}
-		return a.end(ctx, StateSkipped, r.ExitReason, say(closedNote(pr, "The pull request was closed while the run worked", "nothing was pushed.")), "", 0)
+		return a.end(ctx, StateSkipped, r.ExitReason, say(notePullClosedWhileWorking(pr)), "", 0)
 	}
 	if errors.Is(err, githubapp.ErrBranchMoved) {
-		note := "Someone pushed to this pull request's branch while the run worked, so nothing was pushed " +
-			"(frognano never overwrites a reviewer's commits). Ask again to start from the branch's new head."
-		return a.end(ctx, StateFailed, r.ExitReason, say(note), "", 0)
+		return a.end(ctx, StateFailed, r.ExitReason, say(noteBranchMoved), "", 0)
 	}
 	if err != nil {
 		return fmt.Errorf("publishing the follow-up commit: %w", err)
@@ -147,16 +140,6 @@ func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func
 	a.p.step(ctx, r.ID, StepPublished)
 	r.Headline = say(r.Headline) // the final reply shows the headline as its note
 	return a.end(ctx, StateSucceeded, r.ExitReason, "", url, number)
-}
-
-// closedNote says that a follow-up's pull request is closed (what), so that nothing more was
-// done (so), and, when its branch is gone, that a person deleted it and what brings it back.
-func closedNote(pr githubapp.PullRequest, what, so string) string {
-	if !pr.HeadGone {
-		return what + ", so " + so
-	}
-	return fmt.Sprintf("%s: its branch %s was deleted (GitHub closes a pull request whose branch is deleted), so %s %s",
-		what, runner.CodeSpan(pr.HeadRef, 255), so, githubapp.RestoreBranchAdvice)
 }
 
 // requester is who asked for a follow-up, credited in its commit and asked to review: nobody
@@ -185,32 +168,4 @@ func FollowUpTask(title, body string, earlier []string, reviewer, request, detai
 		b.WriteString("\n" + details)
 	}
 	return b.String()
-}
-
-// followUpBody is the pull request's body with a section for this run, within GitHub's limit:
-// the runner's whole report when it fits, else its headline.
-func followUpBody(current string, r *row) string {
-	head := fmt.Sprintf("\n\n---\n\n## Follow-up run %d\n\nRequested by @%s", r.ID, r.Labeler)
-	if r.Kind == KindCI {
-		head = fmt.Sprintf("\n\n---\n\n## Follow-up run %d\n\nTriggered by the repository's failed CI on %s", r.ID, runner.CodeSpan(r.CISHA, 64))
-	}
-	if r.RequestURL != "" {
-		head += " in " + r.RequestURL
-	}
-	head += ".\n\n"
-	for _, section := range []string{head + r.PRBody, head + r.Headline, head} {
-		if body := current + section; utf8.RuneCountInString(githubapp.Redact(body)) <= runner.GitHubBodyLimit {
-			return body
-		}
-	}
-	room := runner.GitHubBodyLimit - utf8.RuneCountInString(head) - 200
-	cut, _ := clip.Runes(current, max(room, 0))
-	return cut + head
-}
-
-func followUpMessage(issue int, r *row) string {
-	if r.Kind == KindCI {
-		return fmt.Sprintf("Follow-up on #%d after CI failed on %s\n\nWritten by frognano run %d.", issue, clip.Prefix(r.CISHA, 64), r.ID)
-	}
-	return fmt.Sprintf("Follow-up on #%d at @%s's request\n\nWritten by frognano run %d.", issue, r.Labeler, r.ID)
 }

@@ -2,8 +2,8 @@ package run
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/frognano/frognano/githubapp"
@@ -49,6 +49,35 @@ func (a *attempt) rateLimitNote(err error) string {
 		return ""
 	}
 	reason, _ := githubapp.Explain(err)
-	return reason + fmt.Sprintf(" That is longer than the run's time budget of %s (`FROGNANO_JOB_TIMEOUT`), so the run ends here "+
-		"instead of retrying into the same limit. Add the label again once the limit has passed.", a.p.cfg.JobTimeout)
+	return rateLimitedNote(reason, a.p.cfg.JobTimeout)
+}
+
+// ExitPermissions is the exit reason of a run its installation lacked a core permission for.
+const ExitPermissions = "github_permissions"
+
+// lacksPermissions ends a run the installation cannot serve (githubapp.CorePermissions missing):
+// one comment on the issue or pull request saying which permissions and who can approve them,
+// when the installation can still comment, and the same reason in the run's record (its page,
+// `frognano runs`, the frognano_runs_finished_total metric) and the log. It is no error: asking
+// again gets the same answer until someone approves the App's permissions, so nothing retries.
+func (a *attempt) lacksPermissions(ctx context.Context, e *githubapp.MissingPermissionsError) error {
+	r := a.run
+	note := missingPermissionsNote(e)
+	a.log.ErrorContext(ctx, "the installation lacks a permission every run needs; the run ends", "missing", strings.Join(e.Missing, "; "))
+	r.ExitReason = ExitPermissions
+	var v *Status
+	if e.CanComment() {
+		s := a.view(StateFailed, note)
+		v = &s
+	}
+	// Without a status comment yet, the outbox posts one (outbox.Post).
+	if ok, err := a.record(ctx, StateFailed, ExitPermissions, note, "", 0, v, false, v != nil); err != nil {
+		return err
+	} else if !ok {
+		return errRunCancelled
+	}
+	if !e.CanComment() {
+		a.log.WarnContext(ctx, "the installation cannot comment either; the reason is on the run's page and in its record")
+	}
+	return nil
 }

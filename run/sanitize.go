@@ -3,12 +3,12 @@ package run
 import (
 	"strings"
 
-	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/report"
 )
 
 // SanitizeIssueText removes what a human reading the issue on GitHub cannot
 // see but a model would: HTML comments (an unterminated one hides the rest of
-// the text, as it does on GitHub) and every character runner.Invisible names
+// the text, as it does on GitHub) and every character report.Invisible names
 // (format characters such as zero-width spaces and joiners, bidi controls,
 // tag characters, the BOM, soft hyphens; variation selectors; Hangul fillers;
 // control characters other than newline and tab): the rule that decides what
@@ -56,7 +56,7 @@ func stripHTMLComments(s string) string {
 func stripInvisible(s string) string {
 	clean := true
 	for _, r := range s {
-		if runner.Invisible(r) {
+		if report.Invisible(r) {
 			clean = false
 			break
 		}
@@ -70,7 +70,7 @@ func stripInvisible(s string) string {
 		switch {
 		case r == '\r' || r == '\u2028' || r == '\u2029':
 			b.WriteByte('\n')
-		case runner.Invisible(r):
+		case report.Invisible(r):
 		default:
 			b.WriteRune(r)
 		}

@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/report"
 )
 
 func TestSanitizeIssueText(t *testing.T) {
@@ -61,7 +61,7 @@ func FuzzSanitizeIssueText(f *testing.F) {
 			t.Fatalf("HTML comment opener survived in %q -> %q", in, out)
 		}
 		for _, r := range out {
-			if runner.Invisible(r) || (unicode.Is(unicode.Cf, r)) {
+			if report.Invisible(r) || (unicode.Is(unicode.Cf, r)) {
 				t.Fatalf("invisible rune %U survived in %q -> %q", r, in, out)
 			}
 		}

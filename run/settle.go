@@ -54,9 +54,8 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 		return final(err)
 
 	case ctx.Err() != nil && errors.Is(cause, context.DeadlineExceeded):
-		note := fmt.Sprintf("The run exceeded its time budget of %s.", a.p.cfg.JobTimeout)
 		a.log.WarnContext(bg, "run timed out", "timeout", a.p.cfg.JobTimeout)
-		a.failed(bg, "max_time", note, msg)
+		a.failed(bg, "max_time", noteTimedOut(a.p.cfg.JobTimeout), msg)
 		return final(err)
 
 	case ctx.Err() != nil:
@@ -67,7 +66,7 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 		if err := a.st.requeue(bg, r.ID, "interrupted by a worker shutdown"); err != nil {
 			a.log.ErrorContext(bg, "requeueing run", logging.Err(err))
 		}
-		a.finalComment(bg, a.view(StateQueued, "The worker restarted; this run will resume."))
+		a.finalComment(bg, a.view(StateQueued, noteWorkerRestarted))
 		return fmt.Errorf("run interrupted: %w", ctx.Err())
 
 	case limitNote != "":
@@ -80,7 +79,7 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 		if err := a.st.requeue(bg, r.ID, msg); err != nil {
 			a.log.ErrorContext(bg, "requeueing run", logging.Err(err))
 		}
-		a.finalComment(bg, a.view(StateQueued, fmt.Sprintf("Attempt %d of %d hit a temporary infrastructure problem; retrying.", a.try.Attempt, a.try.MaxAttempts)))
+		a.finalComment(bg, a.view(StateQueued, noteRetrying(a.try.Attempt, a.try.MaxAttempts)))
 		return err
 
 	case !fault.IsTransient(err) && explained(err):
@@ -91,7 +90,7 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 
 	default:
 		a.log.ErrorContext(bg, "run failed", logging.Err(err), "attempt", a.try.Attempt)
-		a.failed(bg, "", "The run failed because of an infrastructure error (details are in the service log and the run record).", msg)
+		a.failed(bg, "", noteInfrastructure, msg)
 		return final(err)
 	}
 }

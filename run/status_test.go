@@ -10,6 +10,7 @@ import (
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/golden"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/verify"
@@ -32,7 +33,7 @@ func checkStatusInert(t *testing.T, body string, links ...string) {
 		Elements:  statusElements,
 		Links:     links,
 		Comment:   func(raw string) bool { return strings.HasPrefix(raw, "<!-- frognano:run:") },
-		Invisible: runner.Invisible,
+		Invisible: report.Invisible,
 	})
 	if comments > 1 {
 		t.Errorf("rendered comment holds %d HTML comments, want only the marker", comments)
@@ -136,11 +137,11 @@ func TestStatusGolden(t *testing.T) {
 			{"Bash", `{"command": "python3 -m unittest -q 2>&1 | tail -n 1"}`},
 			{"Frob", `{"x": "<img src=x>"}`},
 		}}}, nil},
-		{"succeeded", Status{RunID: 9, State: StateSucceeded, PRURL: prURL, PRNumber: 77, Note: res.Headline(),
+		{"succeeded", Status{RunID: 9, State: StateSucceeded, PRURL: prURL, PRNumber: 77, Note: report.Headline(res),
 			ExitReason: "agent", Steps: 12, Elapsed: 90 * time.Second}, []string{prURL}},
 		{"failed", Status{RunID: 9, State: StateFailed, Note: "The agent finished without changing any file, so there is no pull request.",
 			ExitReason: "max_turns", Steps: 100, Elapsed: 90 * time.Second,
-			Summary: res.Summary(runner.Fit{Limit: runner.GitHubBodyLimit - statusReserve, Redact: githubapp.Redact})}, nil},
+			Summary: report.Summary(res, report.Fit{Limit: report.GitHubBodyLimit - statusReserve, Redact: githubapp.Redact})}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,9 +169,9 @@ func TestStatusGolden(t *testing.T) {
 // summary is replaced by a pointer to the run's report.
 func TestRenderStatusWithinLimit(t *testing.T) {
 	t.Parallel()
-	summary := "<details>\n<summary>x</summary>\n\n" + strings.Repeat("é", runner.GitHubBodyLimit) + "\n</details>\n"
+	summary := "<details>\n<summary>x</summary>\n\n" + strings.Repeat("é", report.GitHubBodyLimit) + "\n</details>\n"
 	body := RenderStatus(Status{RunID: 1, State: StateFailed, Summary: summary})
-	if n := utf8.RuneCountInString(body); n > runner.GitHubBodyLimit || !utf8.ValidString(body) {
+	if n := utf8.RuneCountInString(body); n > report.GitHubBodyLimit || !utf8.ValidString(body) {
 		t.Errorf("comment has %d characters (valid UTF-8 %v)", n, utf8.ValidString(body))
 	}
 	if !strings.Contains(body, "frognano runs show 1 --report") || strings.Contains(body, "<details>") {
@@ -182,13 +183,13 @@ func TestRenderStatusWithinLimit(t *testing.T) {
 	for i := 0; i < 3000; i++ {
 		res.Comparison.StillFailing = append(res.Comparison.StillFailing, strings.Repeat("t", 140))
 	}
-	s := res.Summary(runner.Fit{Limit: runner.GitHubBodyLimit - statusReserve, Redact: githubapp.Redact})
+	s := report.Summary(res, report.Fit{Limit: report.GitHubBodyLimit - statusReserve, Redact: githubapp.Redact})
 	progress := &Progress{Step: 1}
 	for i := 0; i < 20; i++ {
 		progress.Calls = append(progress.Calls, Call{"Bash", `{"command": "` + strings.Repeat("x", 5000) + `"}`})
 	}
-	body = RenderStatus(Status{RunID: 1, State: StateFailed, Note: res.Headline(), Summary: s, Progress: progress, ExitReason: "max_turns", Steps: 100})
-	if n := utf8.RuneCountInString(body); n > runner.GitHubBodyLimit || strings.Contains(body, "frognano runs show") {
+	body = RenderStatus(Status{RunID: 1, State: StateFailed, Note: report.Headline(res), Summary: s, Progress: progress, ExitReason: "max_turns", Steps: 100})
+	if n := utf8.RuneCountInString(body); n > report.GitHubBodyLimit || strings.Contains(body, "frognano runs show") {
 		t.Errorf("comment has %d characters; summary replaced: %v", n, strings.Contains(body, "frognano runs show"))
 	}
 }

@@ -12,8 +12,11 @@ import (
 	"github.com/frognano/frognano/githubapp"
 )
 
-// Store is the access to the runs table: the pipeline's updates as a run goes, and the
-// reading methods of Reader. Every method is one statement or one transaction.
+// Store is the access to the runs table, and its only writer: the pipeline's updates as a run
+// goes (this file, store_end.go, store_followup.go), the writes the queue makes in transactions
+// of its own (store_queue.go), and the reading methods of Reader. Every method is one statement
+// or one transaction, or takes the caller's transaction. No other file of the module holds SQL
+// that writes runs (internal/layout checks it).
 type Store struct {
 	pool    *pgxpool.Pool
 	promote Promote
@@ -21,14 +24,17 @@ type Store struct {
 	budgets Budgets // the FROGNANO_BUDGET_* settings (budget.go)
 }
 
-// Promote makes the oldest run waiting on pull request (repoID, issue) queued and inserts its
-// job, in tx, which has just ended the pull request's active run; it returns the promoted
-// run's id, 0 when none waited. The queue owns the waiting runs and their jobs
-// (queue/waiting.go); a Store only calls it.
-type Promote func(ctx context.Context, tx pgx.Tx, repoID int64, issue int) (int64, error)
+// Promote makes the oldest run waiting on the pull request of run ended queued and inserts its
+// job, in tx, which has just ended that run through s; it returns the promoted run's id, 0 when
+// none waited. The queue owns the waiting runs and their jobs (queue/waiting.go), and the wake
+// of the parked runs of ended's installation that it does there too (queue/parked.go): it
+// inserts River's jobs, and writes the runs only through s (PromoteWaiting, LinkJob, Wake). A
+// Store only calls it.
+type Promote func(ctx context.Context, tx pgx.Tx, s *Store, ended Ended) (int64, error)
 
 // NewStore returns the Store of the runs in pool. promote is called by every end of an active
-// run; nil makes a Store for reading (the run pages, `frognano runs`) whose ends fail.
+// run; nil makes a Store for reading (the run pages, `frognano runs`) whose ends fail; its
+// methods that take the caller's transaction work as well.
 func NewStore(pool *pgxpool.Pool, promote Promote) *Store {
 	return &Store{pool: pool, promote: promote}
 }
@@ -149,75 +155,10 @@ func (s *Store) saveOutcome(ctx context.Context, id int64, o *Outcome) error {
 	return s.exec(ctx, "saving the check run", `UPDATE runs SET check_run = $2 WHERE id = $1`, id, cleanJSON(check))
 }
 
-// finish moves a running run to a final state with what its end must still write to GitHub
-// (o, nil: nothing) and, in the same transaction, promotes the oldest run waiting on its pull
-// request (Promote) and queues the writing of o (Deliver). It reports false when the run was
-// no longer running (for example cancelled by an unlabel meanwhile).
-func (s *Store) finish(ctx context.Context, id int64, state, exitReason, errText, prURL string, prNumber int, o *outbox) (bool, error) {
-	return s.end(ctx, fmt.Sprintf("finishing run %d as %s", id, state), true, o, `UPDATE runs SET state = $2, finished_at = now(),
-			exit_reason = coalesce(nullif($3, ''), exit_reason), error = nullif($4, ''),
-			pr_url = nullif($5, ''), pr_number = nullif($6, 0), outbox = $7
-		WHERE id = $1 AND state = 'running' RETURNING id, repo_id, issue`,
-		id, state, CleanText(exitReason), CleanText(githubapp.Redact(errText)), prURL, prNumber, o.value())
-}
-
-// End runs update, which must end an active run and return its repo_id and issue (no row: the
-// run was not active), and promotes the oldest run waiting on its pull request (Promote), in
-// one transaction. It reports whether update ended the run. Every end of a run goes through
-// it (finish and cancel here) or promotes as it does (EndAbandoned: the queue's cleanup of runs
-// whose job died, queue/waiting.go).
-func (s *Store) End(ctx context.Context, what, update string, args ...any) (bool, error) {
-	return s.end(ctx, what, false, nil, update, args...)
-}
-
-// end is End; with withID the update returns the run's id before its repo_id and issue, and
-// Deliver queues the writing of the outbox o it recorded (nil: none) in the same transaction.
-func (s *Store) end(ctx context.Context, what string, withID bool, o *outbox, update string, args ...any) (bool, error) {
-	ended := false
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		ended = false
-		var id, repoID int64
-		var issue int
-		dest := []any{&repoID, &issue}
-		if withID {
-			dest = append([]any{&id}, dest...)
-		}
-		err := tx.QueryRow(ctx, update, args...).Scan(dest...)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		ended = true
-		if s.promote == nil {
-			return errors.New("ending a run: this Store cannot promote the run waiting behind it")
-		}
-		if _, err = s.promote(ctx, tx, repoID, issue); err != nil || o == nil || s.deliver == nil {
-			return err
-		}
-		return s.deliver(ctx, tx, id)
-	})
-	if err != nil {
-		return false, fmt.Errorf("%s: %w", what, err)
-	}
-	return ended, nil
-}
-
 // requeue puts a running run back to queued (a retry or a shutdown).
 func (s *Store) requeue(ctx context.Context, id int64, errText string) error {
 	return s.exec(ctx, "requeueing run", `UPDATE runs SET state = 'queued', error = nullif($2, '')
 		WHERE id = $1 AND state = 'running'`, id, CleanText(githubapp.Redact(errText)))
-}
-
-// cancel marks an active run cancelled (used when River cancelled the job
-// before the webhook transaction's update was seen, or by the worker) and promotes the run
-// waiting next on its pull request, like finish. It reports false when the run was no longer
-// active (the queue cancelled it).
-func (s *Store) cancel(ctx context.Context, id int64, o *outbox) (bool, error) {
-	return s.end(ctx, "cancelling run", true, o, `UPDATE runs SET state = 'cancelled', finished_at = now(),
-			exit_reason = coalesce(exit_reason, 'cancelled'), outbox = $2
-		WHERE id = $1 AND state IN ('queued', 'running') RETURNING id, repo_id, issue`, id, o.value())
 }
 
 // pass records that running run r passed its check (the requester may write, or the CI

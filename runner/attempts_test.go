@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
@@ -84,7 +85,7 @@ func TestRunAttemptsChoosesTheFix(t *testing.T) {
 	if set.Attempts[1].Result.TestsAfter == nil || set.Attempts[1].Result.TestsAfter.ExitCode == 0 {
 		t.Error("the wrong fix was not verified as failing by its own after-run")
 	}
-	md := res.Markdown()
+	md := report.Markdown(res)
 	for k, want := range map[int][]string{
 		1: {"`agent`", "| 1 |", "empty", "Nothing to change"},
 		2: {"| 3 |", "1 file(s)", "len(xs) + 1"},
@@ -104,8 +105,8 @@ func TestRunAttemptsChoosesTheFix(t *testing.T) {
 	if !strings.Contains(md, "Chosen: attempt 3, because") || !strings.Contains(md, "<summary>Attempt 2: transcript</summary>") {
 		t.Errorf("report lacks the reason or the other transcripts:\n%s", md)
 	}
-	body := res.PRBody(runner.Fit{Suffix: "\n\nFixes #12\n"})
-	if !strings.Contains(body, "| 3 | `agent` | 5 |") || runeCount(body) > runner.GitHubBodyLimit {
+	body := report.PRBody(res, report.Fit{Suffix: "\n\nFixes #12\n"})
+	if !strings.Contains(body, "| 3 | `agent` | 5 |") || runeCount(body) > report.GitHubBodyLimit {
 		t.Errorf("PR body lacks the table or is too long (%d):\n%s", runeCount(body), body)
 	}
 }
@@ -119,7 +120,7 @@ func TestRunAttemptsNoneFixes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := res.Summary(runner.Fit{})
+	sum := report.Summary(res, report.Fit{})
 	for _, w := range []string{"len(xs) + 1", "Wrote NOTES.md", "| 1 |", "| 2 |", "Chosen: attempt"} {
 		if !strings.Contains(sum, w) {
 			t.Errorf("summary lacks %q:\n%s", w, sum)
@@ -147,7 +148,7 @@ func TestRunAttemptsStopEarly(t *testing.T) {
 	if other := set.Attempts[1].Result; other == nil || !other.Cancelled {
 		t.Errorf("attempt 2 was not stopped: %+v", set.Attempts[1])
 	}
-	if r := row(t, res.Markdown(), 2); !strings.Contains(r, "cancelled") {
+	if r := row(t, report.Markdown(res), 2); !strings.Contains(r, "cancelled") {
 		t.Errorf("row 2 = %q, want it to say cancelled", r)
 	}
 	if ids := containersOf(t, b.spec.RunID+"-a2"); len(ids) != 0 {

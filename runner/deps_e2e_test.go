@@ -12,6 +12,7 @@ import (
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/internal/golden"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/env/envtest"
@@ -81,12 +82,12 @@ func TestRunListsDependencyChanges(t *testing.T) {
 		t.Errorf("changes %+v, want %+v (notes %q, %q)", got, want, d.Notes, res.Notes)
 	}
 
-	report := res.Markdown()
-	body := res.PRBody(runner.Fit{})
-	check := res.Check(nil)
-	headline := res.Headline()
+	md := report.Markdown(res)
+	body := report.PRBody(res, report.Fit{})
+	check := report.Check(res, nil)
+	headline := report.Headline(res)
 	caution := "**The patch adds dependency versions with known vulnerabilities** (1, in OSV's offline data)"
-	for name, text := range map[string]string{"report": report, "PR body": body, "check run summary": check.Summary} {
+	for name, text := range map[string]string{"report": md, "PR body": body, "check run summary": check.Summary} {
 		i := strings.Index(text, caution)
 		if i < 0 || i > strings.Index(text, "## ") {
 			t.Errorf("the %s does not open with the vulnerability warning:\n%s", name, text)
@@ -99,7 +100,7 @@ func TestRunListsDependencyChanges(t *testing.T) {
 			}
 		}
 	}
-	if check.Conclusion != runner.CheckSuccess || !strings.HasSuffix(check.Title, " Known vulnerabilities in 1 new dependency version(s).") {
+	if check.Conclusion != report.CheckSuccess || !strings.HasSuffix(check.Title, " Known vulnerabilities in 1 new dependency version(s).") {
 		t.Errorf("check run %q %q: want success, the title naming the vulnerability", check.Conclusion, check.Title)
 	}
 	for _, w := range []string{"**The patch adds dependency versions with known vulnerabilities:** `attrs` `22.2.0` (`FROG-2026-0001`).",
@@ -108,7 +109,7 @@ func TestRunListsDependencyChanges(t *testing.T) {
 			t.Errorf("headline lacks %q:\n%s", w, headline)
 		}
 	}
-	section := sectionOf(t, report, "## Dependencies")
+	section := sectionOf(t, md, "## Dependencies")
 	golden.Check(t, "runner-deps-section.md", section)
 	golden.Check(t, "runner-deps-section.html", githubtest.ShowAsGitHub(section))
 	if ids := containersOf(t, b.spec.RunID); len(ids) != 0 {
@@ -172,15 +173,15 @@ func TestRunChecksGoModulesInTheEnvironment(t *testing.T) {
 			t.Errorf("%s: %q, want %q (notes %q)", k, got[k], w, res.Notes)
 		}
 	}
-	report := res.Markdown()
+	md := report.Markdown(res)
 	for _, w := range []string{
 		"| `golang.org/x/text` | Go | `go.mod` | added `0.3.7` |  | **no**: the tests after ran without it |",
 		"| `github.com/google/go-cmp` | Go | `tools/go.mod` | added `0.7.0` |  | yes |",
 		"| `stdlib` | Go | `tools/go.mod` | added `1.21` |  | the image's Go toolchain (not installed by the patch) |",
 		"No vulnerability data was configured (`FROGNANO_OSV_DIR`)",
 	} {
-		if !strings.Contains(report, w) {
-			t.Errorf("report lacks %q:\n%s", w, sectionOf(t, report, "## Dependencies"))
+		if !strings.Contains(md, w) {
+			t.Errorf("report lacks %q:\n%s", w, sectionOf(t, md, "## Dependencies"))
 		}
 	}
 }

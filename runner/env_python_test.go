@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/internal/gittest"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/env/envtest"
 	"github.com/frognano/frognano/runner/leaf"
@@ -95,9 +96,9 @@ func TestRunPythonEnvironment(t *testing.T) {
 	if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.Contains(n, ".frognano/setup.sh") }) {
 		t.Errorf("no note that the patch changes the setup script: %q", res.Notes)
 	}
-	report := res.Markdown()
+	md := report.Markdown(res)
 	for _, want := range []string{"## Environment", "Base image: `frognano-sandbox:latest`", "built by this run's setup", "`requirements.txt`"} {
-		if !strings.Contains(report, want) {
+		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
@@ -125,7 +126,7 @@ func TestRunPythonEnvironment(t *testing.T) {
 	if tb := again.TestsBefore; tb == nil || tb.ExitCode != 0 || tb.Error != "" {
 		t.Errorf("with the patch in the working tree and the base's environment the tests pass: %+v", tb)
 	}
-	if !strings.Contains(again.Markdown(), "cached; no setup ran in this run") {
+	if !strings.Contains(report.Markdown(again), "cached; no setup ran in this run") {
 		t.Error("the report does not say the environment was cached")
 	}
 }

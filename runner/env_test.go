@@ -18,6 +18,7 @@ import (
 
 	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/internal/logging"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/env/envtest"
@@ -131,8 +132,8 @@ func TestRunSetupFailedEndsBeforeTheModel(t *testing.T) {
 	if s := res.Environment.Setup; s == nil || s.ExitCode != 100 {
 		t.Fatalf("setup run %+v", s)
 	}
-	summary := res.Summary(runner.Fit{})
-	for _, text := range []string{res.Markdown(), summary} {
+	summary := report.Summary(res, report.Fit{})
+	for _, text := range []string{report.Markdown(res), summary} {
 		for _, want := range []string{"## Setup failed", "exited with status 100", "- Exit status: 100", "E: Unable to locate package nosuchpackage"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("lacks %q:\n%s", want, text)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/frognano/frognano/internal/gittest"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner/sandbox"
 )
 
@@ -60,7 +61,7 @@ func TestFollowUpSettingsComeFromTheBase(t *testing.T) {
 			t.Errorf("TestTrust()[%s] = %q, want it flagged as an earlier commit's; all: %v", p, trust[p], trust)
 		}
 	}
-	if c := res.Check(nil); !strings.Contains(c.Summary, "conftest.py") {
+	if c := report.Check(res, nil); !strings.Contains(c.Summary, "conftest.py") {
 		t.Errorf("the check run does not name the earlier conftest.py:\n%s", c.Summary)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -75,7 +75,7 @@ func TestHostileShadowedTestRunner(t *testing.T) {
 	if len(trust) != 1 || trust[0].Path != "pytest.py" || !strings.Contains(trust[0].Why, `"pytest"`) {
 		t.Fatalf("TestTrust = %+v, want pytest.py flagged", trust)
 	}
-	for name, text := range map[string]string{"headline": res.Headline(), "report": res.Markdown(), "PR body": res.PRBody(runner.Fit{})} {
+	for name, text := range map[string]string{"headline": report.Headline(res), "report": report.Markdown(res), "PR body": report.PRBody(res, report.Fit{})} {
 		if !strings.Contains(text, "may not be trustworthy") || !strings.Contains(text, "pytest.py") {
 			t.Errorf("the %s does not warn:\n%s", name, text)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/internal/buildtest"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
@@ -56,7 +57,7 @@ var markdownPunct = regexp.MustCompile("\\\\([!-/:-@\\[-`{-~])")
 // reportText is the run's report.md with Markdown's backslash escapes undone, so that a
 // reason can be looked for as written.
 func reportText(res *runner.Result) string {
-	return markdownPunct.ReplaceAllString(res.Markdown(), "$1")
+	return markdownPunct.ReplaceAllString(report.Markdown(res), "$1")
 }
 
 // requireNoForgery fails when a forged text reached any message of the transcript.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
@@ -80,7 +81,7 @@ func TestRunReportsLimits(t *testing.T) {
 	if res.TestsBefore == nil || !strings.Contains(res.TestsBefore.Error, "past the sandbox's disk limit of 64.0 MiB") {
 		t.Errorf("the test run that filled the disk: %+v", res.TestsBefore)
 	}
-	if md := res.Markdown(); !strings.Contains(md, "past the sandbox's disk limit") {
+	if md := report.Markdown(res); !strings.Contains(md, "past the sandbox's disk limit") {
 		t.Errorf("the report does not say the disk limit stopped the run:\n%s", md)
 	}
 	if ids := containersOf(t, runID); len(ids) != 0 {

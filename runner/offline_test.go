@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/internal/gittest"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/egress"
 	"github.com/frognano/frognano/runner/leaf"
@@ -79,9 +80,9 @@ func TestOfflineSandboxReportsNetworkAttempts(t *testing.T) {
 	if strings.Join(missing, ",") != "curl,npm" {
 		t.Errorf("commands not found %q, want curl and npm (cargo was only printed)", missing)
 	}
-	pr := res.PRBody(runner.Fit{})
-	summary := res.Summary(runner.Fit{})
-	for name, text := range map[string]string{"report": res.Markdown(), "PR body": pr, "summary": summary} {
+	pr := report.PRBody(res, report.Fit{})
+	summary := report.Summary(res, report.Fit{})
+	for name, text := range map[string]string{"report": report.Markdown(res), "PR body": pr, "summary": summary} {
 		for _, want := range []string{
 			"## What the offline sandbox stopped",
 			fmt.Sprintf("| `files.pkgs.invalid` | %d |", hosts["files.pkgs.invalid"]),
@@ -149,7 +150,7 @@ func TestHostileHideFromObserver(t *testing.T) {
 	if pip == nil || pip.Lookups == 0 || pip.Tool != "pip" {
 		t.Fatalf("pip's try is hidden: %+v", e.Calls)
 	}
-	report := res.Markdown()
+	report := report.Markdown(res)
 	section := egressSection(report)
 	if !strings.Contains(section, "**Python** (pip tried to reach the network") || !strings.Contains(section, "lookup(s) of names the observer did not keep") {
 		t.Errorf("the section lacks pip's advice or the count of names not kept:\n%s", section)

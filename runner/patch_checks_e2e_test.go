@@ -16,6 +16,7 @@ import (
 	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/internal/secrettest"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
@@ -108,8 +109,8 @@ func TestPatchChecksEndToEnd(t *testing.T) {
 		t.Errorf("dependencies %+v, want attrs changed and urllib3 added", d)
 	}
 	// Section 3: the scanner's finding on the changed line fails the check.
-	check := res.Check(nil)
-	if check.Conclusion != runner.CheckFailure || len(check.Annotations) == 0 {
+	check := report.Check(res, nil)
+	if check.Conclusion != report.CheckFailure || len(check.Annotations) == 0 {
 		t.Errorf("check run %q with %d annotations, want a failure with the scanner's", check.Conclusion, len(check.Annotations))
 	}
 	// Section 4: the lookups the observer counted, and curl, which the image lacks.
@@ -130,7 +131,7 @@ func TestPatchChecksEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	shown := map[string]string{
-		"pr-body.md": res.PRBody(runner.Fit{}), "headline.md": res.Headline() + "\n", "report.md": res.Markdown(),
+		"pr-body.md": report.PRBody(res, report.Fit{}), "headline.md": report.Headline(res) + "\n", "report.md": report.Markdown(res),
 		"check-summary.md": check.Title + "\n\n" + check.Summary, "check-text.md": check.Text,
 		"check-annotations.json": string(annotations) + "\n",
 	}

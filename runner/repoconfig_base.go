@@ -112,3 +112,10 @@ func writeSettingsEntry(ctx context.Context, dir, view, entry string) error {
 	waitErr := cmd.Wait()
 	return errors.Join(copyErr, waitErr, w.Close())
 }
+
+// gitLimited runs git in dir under the rule of every host git (internal/hostgit), with
+// pathspecs read literally, and returns its output, or an error when it is over limit bytes
+// (git is stopped then, not read to its end).
+func gitLimited(ctx context.Context, dir string, limit int64, args ...string) ([]byte, error) {
+	return hostgit.RunLimited(ctx, dir, limit, append([]string{"--literal-pathspecs"}, args...)...)
+}

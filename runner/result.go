@@ -7,6 +7,7 @@ import (
 	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/check/scanner"
 	"github.com/frognano/frognano/check/secrets"
+	"github.com/frognano/frognano/runner/audit"
 	"github.com/frognano/frognano/runner/egress"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
@@ -69,7 +70,7 @@ type Result struct {
 	// Scanners is what the operator's scanners (FROGNANO_SCANNERS) found on the lines the
 	// patch added or changed, one entry per scanner in the configured order, each saying
 	// whether its SARIF was read; nil when none is configured or there was no patch to scan.
-	Scanners []ScannerRun
+	Scanners []audit.ScannerRun
 	// ScannerFailLevel is the level at or above which a scanner's finding fails the check run
 	// (FROGNANO_SCANNER_FAIL_LEVEL; "" the default).
 	ScannerFailLevel scanner.FailLevel
@@ -177,4 +178,35 @@ func (r *Result) SetupLog() []byte {
 		return nil
 	}
 	return r.Environment.Setup.Log
+}
+
+// TestTrust returns the files of the patch that can change what the tests report without
+// changing the code under test (patch.TestInfluences): when there are any, the test
+// result may not be trustworthy.
+func (r *Result) TestTrust() []patch.TestInfluence {
+	if r == nil || r.Patch == nil {
+		return nil
+	}
+	out := patch.TestInfluences(r.Patch.Files)
+	seen := map[string]bool{}
+	for _, t := range out {
+		seen[t.Path] = true
+	}
+	for _, t := range r.EarlierTestInfluences {
+		if !seen[t.Path] {
+			seen[t.Path] = true
+			out = append(out, patch.TestInfluence{Path: t.Path, Why: "changed by an earlier commit on this pull request: " + t.Why})
+		}
+	}
+	return out
+}
+
+// NewTests returns the test files the patch adds that only add tests (patch.Trust): they
+// raise no doubt about the result and are listed as new tests, to be read with the change.
+func (r *Result) NewTests() []patch.NewTest {
+	if r == nil || r.Patch == nil {
+		return nil
+	}
+	_, tests := patch.Trust(r.Patch.Files)
+	return tests
 }

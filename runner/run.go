@@ -13,6 +13,7 @@ import (
 	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/check/scanner"
 	"github.com/frognano/frognano/internal/logging"
+	"github.com/frognano/frognano/runner/audit"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -76,7 +77,7 @@ type run struct {
 	network sandbox.NetworkReport // what the agent's sandbox observed (offline.go)
 
 	// added is what the kept patch adds, line by line, as git on the host sees it
-	// (suppressions.go); nil when it could not be read or there is no patch.
+	// (audit.Auditor.Added); nil when it could not be read or there is no patch.
 	added []scanner.Added
 }
 
@@ -163,7 +164,7 @@ func (x *run) settings(ctx context.Context) error {
 		x.note("The repository's frognano settings were ignored: " + cfgErr.Error())
 	}
 	if settingsDir != spec.RepoDir {
-		earlier, err := earlierTestInfluences(ctx, spec.RepoDir, spec.SetupCommit, x.base)
+		earlier, err := audit.EarlierTestInfluences(ctx, spec.RepoDir, spec.SetupCommit, x.base)
 		if err != nil {
 			x.note("The earlier commits on this pull request could not be checked for changes to tests or test settings: " + err.Error())
 		}
@@ -307,9 +308,11 @@ func (x *run) verify(ctx context.Context, sb *sandbox.Sandbox) {
 		if note != "" {
 			x.note(note)
 		}
-		x.checkInstalled(ctx)
+		if res.TestsAfter != nil {
+			x.audit().Installed(ctx, res.Dependencies)
+		}
 	}
-	x.scan(ctx) // the operator's scanners, after the tests after (scanners.go)
+	x.scan(ctx) // the operator's scanners, after the tests after
 	x.before.Wait()
 	res.TestsBefore = x.testsBefore
 	if res.TestsBefore != nil && res.TestsAfter != nil {
@@ -336,9 +339,9 @@ func (x *run) checkPatch(ctx context.Context, raw []byte) {
 		_, err = patch.ApplyToBase(ctx, patch.HostGit(x.spec.RepoDir), x.base, p.Diff, opt)
 	}
 	if err == nil {
-		err = x.scanSecrets(ctx, p)
+		x.res.SecretFindings, x.res.SecretsAllowed, err = x.audit().Secrets(ctx, p, r.cfg.Secrets)
 	}
-	var se *SecretsError
+	var se *audit.SecretsError
 	switch {
 	case errors.As(err, &se):
 		// The report's Secrets section says it, with the findings as a table; a note would
@@ -352,8 +355,31 @@ func (x *run) checkPatch(ctx context.Context, raw []byte) {
 	}
 	x.res.Patch = p
 	x.res.Notes = append(x.res.Notes, setupChangeNotes(p)...)
-	x.listDependencies(ctx, p)
-	x.inspectAdded(ctx, p)
+	a := x.audit()
+	x.res.Dependencies = a.Dependencies(ctx, p, r.cfg.OSVDir)
+	x.added, x.res.Suppressions, x.res.SuppressionsMore = a.Added(ctx, p)
+}
+
+// scan runs the operator's scanners (Config.Scanners) on the kept patch, after the tests
+// after (audit.Auditor.Scanners); none runs without a usable patch or once cancelled.
+func (x *run) scan(ctx context.Context) {
+	cfg, res := x.r.cfg, x.res
+	diff := res.PatchBytes()
+	if len(cfg.Scanners) == 0 || diff == nil || ctx.Err() != nil {
+		return
+	}
+	res.ScannerFailLevel = cfg.ScannerFailLevel
+	res.Scanners = x.audit().Scanners(ctx, cfg.Scanners, cfg.ScannerTimeout, diff, x.added)
+}
+
+// audit is what the checks of package audit know of this run: the host's clone, the base and
+// the base branch's configuration commit, how to make its sandboxes, its log and its notes.
+func (x *run) audit() *audit.Auditor {
+	return &audit.Auditor{
+		RepoDir: x.spec.RepoDir, Base: x.base, ConfigAt: cmp.Or(x.spec.SetupCommit, x.base),
+		Docker: x.r.docker, Sandbox: x.sbCfg, Repo: x.repo, RunID: x.spec.RunID,
+		Log: x.log, Note: x.note,
+	}
 }
 
 // finish waits for the tests before and completes the Result.

@@ -1,7 +1,9 @@
 // Package runner owns one agent run end to end: it copies a host checkout into an offline,
 // unprivileged sandbox, drives FrogNano through the Leaf loop with the tools executing in that
 // sandbox, takes the patch out as untrusted data, and runs the repository's tests before and
-// after in fresh sandboxes.
+// after in fresh sandboxes. The checks of check/ run on the patch through runner/audit, and
+// the Result holds what they found; the text people read of a Result is package report's,
+// which imports runner: runner never renders it.
 //
 // runner never holds a GitHub token and never talks to GitHub: the checkout it receives is
 // already on disk, and publishing is the caller's job. It never runs git over a .git the
@@ -70,7 +72,7 @@ type Config struct {
 	Secrets secrets.Mode
 	// Scanners are the operator's own scanners (FROGNANO_SCANNERS, check/scanner), run one
 	// by one after the tests, each in a fresh sandbox of the run's environment with the patch
-	// applied (scanners.go); nil runs none. ScannerTimeout bounds each (0:
+	// applied (runner/audit); nil runs none. ScannerTimeout bounds each (0:
 	// scanner.DefaultTimeout); a finding at or above ScannerFailLevel on a line the patch
 	// added or changed fails the check run ("": scanner.DefaultFailLevel).
 	Scanners         []scanner.Scanner

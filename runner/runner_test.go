@@ -16,6 +16,7 @@ import (
 
 	"github.com/frognano/frognano/internal/dockertest"
 	"github.com/frognano/frognano/internal/gittest"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
@@ -139,9 +140,9 @@ func TestRunPythonEndToEnd(t *testing.T) {
 	if c == nil || len(c.Fixed) != 2 || len(c.Broken) != 0 || len(c.StillFailing) != 0 {
 		t.Fatalf("comparison = %+v, want 2 fixed", c)
 	}
-	report := res.Markdown()
+	md := report.Markdown(res)
 	for _, want := range []string{"Exit reason: `agent`", "Fixed (2)", "stats/basic.py", "python3 -m pytest -q", "Fixed `average`"} {
-		if !strings.Contains(report, want) {
+		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
@@ -152,7 +153,7 @@ func TestRunPythonEndToEnd(t *testing.T) {
 		t.Errorf("containers left behind: %v", ids)
 	}
 	// An honest offline run: nothing to say about the network (no false positive).
-	if !res.Egress.Empty() || strings.Contains(report, "offline sandbox stopped") {
+	if !res.Egress.Empty() || strings.Contains(md, "offline sandbox stopped") {
 		t.Errorf("an honest run reports network use: %+v", res.Egress)
 	}
 	traj := res.Trajectory()
@@ -241,7 +242,7 @@ func TestRunDropsWorkflowChangesAndLitter(t *testing.T) {
 	if strings.Join(dropped, ",") != "workflow:.github/workflows/ci.yml" {
 		t.Errorf("dropped = %v, want the workflow file", dropped)
 	}
-	if !strings.Contains(res.Markdown(), "--allow-workflow-changes") {
+	if !strings.Contains(report.Markdown(res), "--allow-workflow-changes") {
 		t.Error("report does not say how to keep workflow changes")
 	}
 	// The tests still fail after: the agent changed no code. Nothing fixed, nothing broken.

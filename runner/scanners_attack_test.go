@@ -10,7 +10,9 @@ import (
 	"github.com/frognano/frognano/check/scanner"
 	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/internal/golden"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/runner/audit"
 	"github.com/frognano/frognano/runner/leaf"
 )
 
@@ -71,7 +73,7 @@ func TestScannersCannotBeSilencedByThePatch(t *testing.T) {
 	if left := containersOf(t, b.spec.RunID); len(left) != 0 {
 		t.Errorf("%d sandboxes left after the run", len(left))
 	}
-	scan := map[string]runner.ScannerRun{}
+	scan := map[string]audit.ScannerRun{}
 	for _, s := range res.Scanners {
 		if s.Problem != "" {
 			t.Errorf("scanner %s: %s\n%s", s.Name, s.Problem, s.Tail)
@@ -91,7 +93,7 @@ func TestScannersCannotBeSilencedByThePatch(t *testing.T) {
 		}
 		return false
 	}
-	report, body, check := res.Markdown(), res.PRBody(runner.Fit{}), res.Check(nil)
+	md, body, check := report.Markdown(res), report.PRBody(res, report.Fit{}), report.Check(res, nil)
 
 	t.Run("Control", func(t *testing.T) {
 		// fake-sast by its own name honours the patched tree's .semgrepignore files: the
@@ -99,35 +101,35 @@ func TestScannersCannotBeSilencedByThePatch(t *testing.T) {
 		if found("plain", "stats/basic.py", 16) || found("plain", "lib/c.py", 1) {
 			t.Errorf("the control scanner was not silenced: %+v", scan["plain"].Kept)
 		}
-		if !strings.Contains(report, "- `plain` frognano does not know whether it runs the repository's code") ||
-			!strings.Contains(report, "no configuration file is named for it, so the patch's changes to its configuration count") {
+		if !strings.Contains(md, "- `plain` frognano does not know whether it runs the repository's code") ||
+			!strings.Contains(md, "no configuration file is named for it, so the patch's changes to its configuration count") {
 			t.Error("the report does not say what the control scanner cannot promise")
 		}
 	})
 	t.Run("SuppressionComment", func(t *testing.T) { // (a)
 		row := "| `stats/ratio.py` | 1 | `nosemgrep` | Semgrep |"
-		for name, text := range map[string]string{"report": report, "PR body": body, "check summary": check.Summary} {
+		for name, text := range map[string]string{"report": md, "PR body": body, "check summary": check.Summary} {
 			if !strings.Contains(text, "## Suppression comments") || !strings.Contains(text, row) {
 				t.Errorf("the %s does not list the nosemgrep comment", name)
 			}
 		}
 		var annotated bool
 		for _, a := range check.Annotations {
-			annotated = annotated || (a.Path == "stats/ratio.py" && a.StartLine == 1 && a.Level == runner.AnnotationWarning &&
+			annotated = annotated || (a.Path == "stats/ratio.py" && a.StartLine == 1 && a.Level == report.AnnotationWarning &&
 				a.Title == "suppression comment: nosemgrep")
 		}
 		if !annotated {
 			t.Errorf("no annotation of the nosemgrep comment: %+v", check.Annotations)
 		}
-		if !strings.Contains(res.Headline(), "**The patch adds 1 suppression comment(s)**") {
-			t.Errorf("the headline does not say it: %s", res.Headline())
+		if !strings.Contains(report.Headline(res), "**The patch adds 1 suppression comment(s)**") {
+			t.Errorf("the headline does not say it: %s", report.Headline(res))
 		}
 	})
 	t.Run("RewrittenConfiguration", func(t *testing.T) { // (b)
 		if !found("sast", "stats/basic.py", 16) {
 			t.Errorf("semgrep read the patch's .semgrepignore: the fixed line's finding is gone: %+v", scan["sast"].Kept)
 		}
-		if !strings.Contains(report, "`.semgrepignore` (changed: scanned as the base has it)") {
+		if !strings.Contains(md, "`.semgrepignore` (changed: scanned as the base has it)") {
 			t.Error("the report does not say that .semgrepignore was reset")
 		}
 	})
@@ -135,7 +137,7 @@ func TestScannersCannotBeSilencedByThePatch(t *testing.T) {
 		if !found("sast", "lib/c.py", 1) {
 			t.Errorf("semgrep read the patch's lib/.semgrepignore: %+v", scan["sast"].Kept)
 		}
-		if !strings.Contains(report, "`lib/.semgrepignore` (added by the patch: left out)") {
+		if !strings.Contains(md, "`lib/.semgrepignore` (added by the patch: left out)") {
 			t.Error("the report does not say that lib/.semgrepignore was left out")
 		}
 	})
@@ -146,11 +148,11 @@ func TestScannersCannotBeSilencedByThePatch(t *testing.T) {
 		}
 		for _, w := range []string{"- `lint` **runs the repository's code** (pylint imports the plugins",
 			"so its findings, and the absence of any, are not promised"} {
-			if !strings.Contains(report, w) || !strings.Contains(body, w) {
+			if !strings.Contains(md, w) || !strings.Contains(body, w) {
 				t.Errorf("the report and PR body do not say %q", w)
 			}
 		}
-		if !strings.Contains(report, "- `sast` does not run the repository's code (frognano knows semgrep not to)") {
+		if !strings.Contains(md, "- `sast` does not run the repository's code (frognano knows semgrep not to)") {
 			t.Error("the report does not say what semgrep's result can be trusted for")
 		}
 	})
@@ -158,8 +160,8 @@ func TestScannersCannotBeSilencedByThePatch(t *testing.T) {
 		if !found("gitsast", "generated/report.py", 1) {
 			t.Errorf("semgrep listing files with git skipped the patch's new file: %+v", scan["gitsast"].Kept)
 		}
-		if !strings.Contains(report, "- `gitsast` does not run the repository's code (frognano knows semgrep not to); its configuration files are the base's, whole (`") ||
-			!strings.Contains(report, "`.gitignore` (changed: scanned as the base has it)") {
+		if !strings.Contains(md, "- `gitsast` does not run the repository's code (frognano knows semgrep not to); its configuration files are the base's, whole (`") ||
+			!strings.Contains(md, "`.gitignore` (changed: scanned as the base has it)") {
 			t.Error("the report does not say that .gitignore was reset")
 		}
 	})
@@ -172,9 +174,9 @@ func TestScannersCannotBeSilencedByThePatch(t *testing.T) {
 
 	// What the checks found, as a reviewer reads it: the Scanners and Suppression comments
 	// sections of report.md.
-	i, j := strings.Index(report, "## Scanners"), strings.Index(report, "## Files changed")
+	i, j := strings.Index(md, "## Scanners"), strings.Index(md, "## Files changed")
 	if i < 0 || j < i {
-		t.Fatalf("report.md lacks its sections:\n%s", report)
+		t.Fatalf("report.md lacks its sections:\n%s", md)
 	}
-	golden.Check(t, "runner-scanners-silenced-report.md", stable(report[i:j], b.spec.RunID))
+	golden.Check(t, "runner-scanners-silenced-report.md", stable(md[i:j], b.spec.RunID))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/frognano/frognano/check/scanner"
 	"github.com/frognano/frognano/internal/dockertest"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
@@ -113,11 +114,11 @@ func TestScannersEndToEnd(t *testing.T) {
 		t.Errorf("scanner sast: %d findings elsewhere, %d unplaced", sast.Elsewhere, sast.Unplaced)
 	}
 
-	report, body := res.Markdown(), res.PRBody(runner.Fit{})
-	check := res.Check(nil)
+	md, body := report.Markdown(res), report.PRBody(res, report.Fit{})
+	check := report.Check(res, nil)
 	// Messages and problems are prose: markdown's punctuation escaped.
 	line := "- **error** `fake.division` in `stats/basic.py` line 16 (`sast`): division by a length\\: an empty list divides by zero"
-	for name, text := range map[string]string{"report": report, "PR body": body, "check summary": check.Summary} {
+	for name, text := range map[string]string{"report": md, "PR body": body, "check summary": check.Summary} {
 		for _, w := range []string{"## Scanners", line, `timed out after 5s\; no findings taken`, "| `sast` | 1 |",
 			"a symbolic link\\, which frognano does not follow", "one at level `error` or above fails the check run"} {
 			if !strings.Contains(text, w) {
@@ -130,13 +131,13 @@ func TestScannersEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(report, "internal error: cannot parse") || strings.Contains(body, "internal error: cannot parse") {
+	if !strings.Contains(md, "internal error: cannot parse") || strings.Contains(body, "internal error: cannot parse") {
 		t.Error("a failed scanner's output belongs in the report, and only there")
 	}
-	if check.Conclusion != runner.CheckFailure || !strings.HasPrefix(check.Title, "1 scanner finding(s) at level error or above on the lines the patch changes. All 4 test(s) pass") {
+	if check.Conclusion != report.CheckFailure || !strings.HasPrefix(check.Title, "1 scanner finding(s) at level error or above on the lines the patch changes. All 4 test(s) pass") {
 		t.Errorf("check = %s: %q", check.Conclusion, check.Title)
 	}
-	wantAnn := runner.CheckAnnotation{Path: "stats/basic.py", StartLine: 16, EndLine: 16, Level: runner.AnnotationFailure,
+	wantAnn := report.CheckAnnotation{Path: "stats/basic.py", StartLine: 16, EndLine: 16, Level: report.AnnotationFailure,
 		Message: wantFinding.Message, Title: "sast: fake.division", RawDetails: "scanner: sast\nrule: fake.division\nSARIF level: error"}
 	if len(check.Annotations) != 1 || check.Annotations[0] != wantAnn {
 		t.Errorf("annotations = %+v, want %+v", check.Annotations, wantAnn)
@@ -154,11 +155,11 @@ func TestScannerFailLevel(t *testing.T) {
 	t.Parallel()
 	res := scanned(t, "sast=fake-sast ok;;crash=fake-sast crash", time.Minute, scanner.FailNone)
 	checkTestsUnchanged(t, res)
-	check := res.Check(nil)
-	if check.Conclusion != runner.CheckSuccess || strings.Contains(check.Title, "scanner") {
+	check := report.Check(res, nil)
+	if check.Conclusion != report.CheckSuccess || strings.Contains(check.Title, "scanner") {
 		t.Errorf("check = %s: %q, want the tests' success", check.Conclusion, check.Title)
 	}
-	if len(check.Annotations) != 1 || check.Annotations[0].Level != runner.AnnotationWarning || check.Annotations[0].StartLine != 16 {
+	if len(check.Annotations) != 1 || check.Annotations[0].Level != report.AnnotationWarning || check.Annotations[0].StartLine != 16 {
 		t.Errorf("annotations = %+v, want one warning on line 16", check.Annotations)
 	}
 	if !strings.Contains(check.Summary, "`fake.division` in `stats/basic.py` line 16") || !strings.Contains(check.Summary, `crashed\: exited 3`) ||

@@ -10,6 +10,7 @@ import (
 
 	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/internal/secrettest"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
@@ -78,9 +79,9 @@ func TestSecretValuesAreShownNowhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	shown := map[string]string{
-		"streamed steps": string(stepsJSON), "trajectory": string(traj), "report": res.Markdown(),
-		"summary": res.Summary(runner.Fit{}), "PR body": res.PRBody(runner.Fit{}), "notes": strings.Join(res.Notes, "\n"),
-		"headline": res.Headline(),
+		"streamed steps": string(stepsJSON), "trajectory": string(traj), "report": report.Markdown(res),
+		"summary": report.Summary(res, report.Fit{}), "PR body": report.PRBody(res, report.Fit{}), "notes": strings.Join(res.Notes, "\n"),
+		"headline": report.Headline(res),
 	}
 	for name, text := range shown {
 		for _, v := range append([]string{aws}, keyLines...) {

@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"bytes"
@@ -14,12 +14,19 @@ import (
 	"github.com/frognano/frognano/check/secrets"
 	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/internal/secrettest"
+	"github.com/frognano/frognano/report"
+	"github.com/frognano/frognano/runner"
 )
 
 type secretsBundle struct {
 	aws, gh, key string
-	x            *run
+	cfg          runner.Config
+	log          *slog.Logger
 	logs         *bytes.Buffer
+	// dir is the checkout, base its commit, setupCommit the run's Spec.SetupCommit; res is
+	// what the last check made of a patch.
+	dir, base, setupCommit string
+	res                    *runner.Result
 }
 
 // setupSecrets makes a real repository whose base holds app/config.py (and files), and a run
@@ -39,25 +46,30 @@ func setupSecrets(t *testing.T, mode secrets.Mode, files map[string]string) *sec
 		all[p] = c
 	}
 	dir, base := gittest.Repo(t, all)
-	cfg := DefaultConfig()
-	cfg.Secrets = mode
-	log := slog.New(slog.NewJSONHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	b.x = &run{r: &Runner{cfg: cfg, log: log}, spec: Spec{RepoDir: dir}, log: log, base: base, res: &Result{}}
+	b.cfg = runner.DefaultConfig()
+	b.cfg.Secrets = mode
+	b.log = slog.New(slog.NewJSONHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	b.dir, b.base = dir, base
 	return b
+}
+
+// check runs the run's patch checks on diff (runner.CheckPatch) and keeps the Result in b.res.
+func (b *secretsBundle) check(diff []byte) {
+	b.res = runner.CheckPatch(context.Background(), b.cfg, b.log, b.dir, b.base, b.setupCommit, diff)
 }
 
 // patch writes files over the base in the checkout, takes `git diff --binary` of them as the
 // runner takes the sandbox's, and puts the checkout back.
 func (b *secretsBundle) patch(t *testing.T, files map[string]string) []byte {
 	t.Helper()
-	dir := b.x.spec.RepoDir
+	dir := b.dir
 	gittest.Write(t, dir, files)
 	gittest.Git(t, dir, "add", "-A")
-	diff, err := exec.Command("git", "-C", dir, "diff", "--cached", "--binary", b.x.base).Output()
+	diff, err := exec.Command("git", "-C", dir, "diff", "--cached", "--binary", b.base).Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	gittest.Git(t, dir, "reset", "-q", "--hard", b.x.base)
+	gittest.Git(t, dir, "reset", "-q", "--hard", b.base)
 	gittest.Git(t, dir, "clean", "-qfdx")
 	return diff
 }
@@ -81,13 +93,13 @@ var leakyFindings = []secrets.Finding{
 // Result as stored (JSON) and the logs.
 func (b *secretsBundle) checkNoValue(t *testing.T) {
 	t.Helper()
-	stored, err := json.Marshal(b.x.res)
+	stored, err := json.Marshal(b.res)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hay := map[string]string{
-		"notes": strings.Join(b.x.res.Notes, "\n"), "report": b.x.res.Markdown(),
-		"summary": b.x.res.Summary(Fit{Limit: GitHubBodyLimit}), "headline": b.x.res.Headline(),
+		"notes": strings.Join(b.res.Notes, "\n"), "report": report.Markdown(b.res),
+		"summary": report.Summary(b.res, report.Fit{Limit: report.GitHubBodyLimit}), "headline": report.Headline(b.res),
 		"stored result": string(stored), "logs": b.logs.String(),
 	}
 	keyBody := strings.Split(b.key, "\n")[1]
@@ -103,18 +115,18 @@ func (b *secretsBundle) checkNoValue(t *testing.T) {
 func TestPatchWithSecretsIsRefused(t *testing.T) {
 	t.Parallel()
 	b := setupSecrets(t, secrets.Block, nil)
-	b.x.checkPatch(context.Background(), b.leaky(t))
-	if b.x.res.Patch != nil {
+	b.check(b.leaky(t))
+	if b.res.Patch != nil {
 		t.Fatal("a patch holding secrets was kept for publishing")
 	}
-	if !reflect.DeepEqual(b.x.res.SecretFindings, leakyFindings) {
-		t.Fatalf("findings: got %v, want %v", b.x.res.SecretFindings, leakyFindings)
+	if !reflect.DeepEqual(b.res.SecretFindings, leakyFindings) {
+		t.Fatalf("findings: got %v, want %v", b.res.SecretFindings, leakyFindings)
 	}
 	// The findings are a table in the report and in the status comment of a run without a
 	// pull request (the runner's summary), in plain markdown: code spans, no escaped prose.
 	rows := []string{"| `github-pat` | `app/config.py` | 2 | **nothing** |", "| `aws-access-token` | `deploy/creds.txt` | 3 | **nothing** |",
 		"| `private-key` | `deploy/creds.txt` | 5 | **nothing** |"}
-	for name, text := range map[string]string{"report": b.x.res.Markdown(), "summary": b.x.res.Summary(Fit{Limit: GitHubBodyLimit})} {
+	for name, text := range map[string]string{"report": report.Markdown(b.res), "summary": report.Summary(b.res, report.Fit{Limit: report.GitHubBodyLimit})} {
 		for _, want := range append(rows, "**The patch was refused:** the files it would publish hold what looks like a secret",
 			"- Patch: none: refused for what looks like a secret (listed under **Secrets**)") {
 			if !strings.Contains(text, want) {
@@ -125,8 +137,8 @@ func TestPatchWithSecretsIsRefused(t *testing.T) {
 			t.Errorf("the %s escapes frognano's own words:\n%s", name, text)
 		}
 	}
-	if len(b.x.res.Notes) != 0 {
-		t.Errorf("the notes repeat the findings as prose: %q", b.x.res.Notes)
+	if len(b.res.Notes) != 0 {
+		t.Errorf("the notes repeat the findings as prose: %q", b.res.Notes)
 	}
 	b.checkNoValue(t)
 }
@@ -134,24 +146,24 @@ func TestPatchWithSecretsIsRefused(t *testing.T) {
 func TestPatchWithSecretsInWarnModeIsKept(t *testing.T) {
 	t.Parallel()
 	b := setupSecrets(t, secrets.Warn, nil)
-	b.x.checkPatch(context.Background(), b.leaky(t))
-	if b.x.res.Patch == nil || len(b.x.res.Patch.Diff) == 0 {
-		t.Fatalf("FROGNANO_SECRETS=warn refused the patch: %q", b.x.res.Notes)
+	b.check(b.leaky(t))
+	if b.res.Patch == nil || len(b.res.Patch.Diff) == 0 {
+		t.Fatalf("FROGNANO_SECRETS=warn refused the patch: %q", b.res.Notes)
 	}
-	if !reflect.DeepEqual(b.x.res.SecretFindings, leakyFindings) {
-		t.Fatalf("findings: got %v, want %v", b.x.res.SecretFindings, leakyFindings)
+	if !reflect.DeepEqual(b.res.SecretFindings, leakyFindings) {
+		t.Fatalf("findings: got %v, want %v", b.res.SecretFindings, leakyFindings)
 	}
-	if r := b.x.res.Markdown(); !strings.Contains(r, "it was published because `FROGNANO_SECRETS=warn`") ||
+	if r := report.Markdown(b.res); !strings.Contains(r, "it was published because `FROGNANO_SECRETS=warn`") ||
 		!strings.Contains(r, "| `private-key` | `deploy/creds.txt` | 5 | **nothing** |") {
 		t.Errorf("the report does not list the findings:\n%s", r)
 	}
 	// The status comment next to the pull request says so.
-	if h := b.x.res.Headline(); !strings.Contains(h, "**The patch holds what looks like a secret**") ||
+	if h := report.Headline(b.res); !strings.Contains(h, "**The patch holds what looks like a secret**") ||
 		!strings.Contains(h, "`github-pat` in `app/config.py` line 2") {
 		t.Errorf("the headline does not list the findings: %s", h)
 	}
 	// The patch itself is published as it is, under warn; everything else stays clean.
-	b.x.res.Patch = nil
+	b.res.Patch = nil
 	b.checkNoValue(t)
 }
 
@@ -161,29 +173,29 @@ func TestSecretAllowListComesFromTheBase(t *testing.T) {
 	t.Run("InTheBaseCommit", func(t *testing.T) {
 		t.Parallel()
 		b := setupSecrets(t, secrets.Block, map[string]string{".gitleaks.toml": allow})
-		b.x.checkPatch(context.Background(), b.patch(t, map[string]string{"testdata/fixtures/token.txt": b.gh + "\n"}))
-		if b.x.res.Patch == nil || len(b.x.res.SecretFindings) != 0 {
-			t.Fatalf("the base's allow-list did not let the fixture through: %q", b.x.res.Notes)
+		b.check(b.patch(t, map[string]string{"testdata/fixtures/token.txt": b.gh + "\n"}))
+		if b.res.Patch == nil || len(b.res.SecretFindings) != 0 {
+			t.Fatalf("the base's allow-list did not let the fixture through: %q", b.res.Notes)
 		}
 		want := []secrets.Finding{{Rule: "github-pat", File: "testdata/fixtures/token.txt", Line: 1, Allowed: secrets.ByAllowList}}
-		if !reflect.DeepEqual(b.x.res.SecretsAllowed, want) {
-			t.Errorf("allowed: got %v, want %v", b.x.res.SecretsAllowed, want)
+		if !reflect.DeepEqual(b.res.SecretsAllowed, want) {
+			t.Errorf("allowed: got %v, want %v", b.res.SecretsAllowed, want)
 		}
-		if r := b.x.res.Markdown(); !strings.Contains(r, "| `github-pat` | `testdata/fixtures/token.txt` | 1 | `.gitleaks.toml` of the base |") {
+		if r := report.Markdown(b.res); !strings.Contains(r, "| `github-pat` | `testdata/fixtures/token.txt` | 1 | `.gitleaks.toml` of the base |") {
 			t.Errorf("the report does not list the allowed fixture:\n%s", r)
 		}
 	})
 	t.Run("AddedByThePatch", func(t *testing.T) {
 		t.Parallel()
 		b := setupSecrets(t, secrets.Block, nil)
-		b.x.checkPatch(context.Background(), b.patch(t, map[string]string{
+		b.check(b.patch(t, map[string]string{
 			".gitleaks.toml":              allow,
 			".gitleaksignore":             "testdata/fixtures/token.txt:github-pat:1\n",
 			"testdata/fixtures/token.txt": b.gh + "\n",
 		}))
 		want := []secrets.Finding{{Rule: "github-pat", File: "testdata/fixtures/token.txt", Line: 1}}
-		if b.x.res.Patch != nil || !reflect.DeepEqual(b.x.res.SecretFindings, want) {
-			t.Fatalf("the patch's own allow-list counted: patch kept %v, findings %v", b.x.res.Patch != nil, b.x.res.SecretFindings)
+		if b.res.Patch != nil || !reflect.DeepEqual(b.res.SecretFindings, want) {
+			t.Fatalf("the patch's own allow-list counted: patch kept %v, findings %v", b.res.Patch != nil, b.res.SecretFindings)
 		}
 		b.checkNoValue(t)
 	})
@@ -192,9 +204,9 @@ func TestSecretAllowListComesFromTheBase(t *testing.T) {
 func TestPatchWithoutSecretsIsKept(t *testing.T) {
 	t.Parallel()
 	b := setupSecrets(t, secrets.Block, nil)
-	b.x.checkPatch(context.Background(), b.patch(t, map[string]string{"app/config.py": "A = 1\nB = 4\nC = 3\n"}))
-	if b.x.res.Patch == nil || len(b.x.res.Notes) != 0 || b.x.res.SecretFindings != nil {
-		t.Fatalf("a clean patch: kept %v, notes %q, findings %v", b.x.res.Patch != nil, b.x.res.Notes, b.x.res.SecretFindings)
+	b.check(b.patch(t, map[string]string{"app/config.py": "A = 1\nB = 4\nC = 3\n"}))
+	if b.res.Patch == nil || len(b.res.Notes) != 0 || b.res.SecretFindings != nil {
+		t.Fatalf("a clean patch: kept %v, notes %q, findings %v", b.res.Patch != nil, b.res.Notes, b.res.SecretFindings)
 	}
 }
 
@@ -204,16 +216,16 @@ func TestPatchWithoutSecretsIsKept(t *testing.T) {
 func TestFollowUpSecretAllowListComesFromTheBaseBranch(t *testing.T) {
 	t.Parallel()
 	b := setupSecrets(t, secrets.Block, nil)
-	dir := b.x.spec.RepoDir
-	b.x.spec.SetupCommit = b.x.base
+	dir := b.dir
+	b.setupCommit = b.base
 	gittest.Write(t, dir, map[string]string{".gitleaks.toml": "[[allowlists]]\npaths = ['''.*''']\n"})
 	gittest.Git(t, dir, "add", "-A")
 	gittest.In(t, dir)("commit", "-q", "-m", "an earlier run's patch")
-	b.x.base = gittest.Git(t, dir, "rev-parse", "HEAD")
-	b.x.checkPatch(context.Background(), b.patch(t, map[string]string{"app/token.txt": b.gh + "\n"}))
+	b.base = gittest.Git(t, dir, "rev-parse", "HEAD")
+	b.check(b.patch(t, map[string]string{"app/token.txt": b.gh + "\n"}))
 	want := []secrets.Finding{{Rule: "github-pat", File: "app/token.txt", Line: 1}}
-	if b.x.res.Patch != nil || !reflect.DeepEqual(b.x.res.SecretFindings, want) {
-		t.Fatalf("frognano's branch's allow-list counted: patch kept %v, findings %v", b.x.res.Patch != nil, b.x.res.SecretFindings)
+	if b.res.Patch != nil || !reflect.DeepEqual(b.res.SecretFindings, want) {
+		t.Fatalf("frognano's branch's allow-list counted: patch kept %v, findings %v", b.res.Patch != nil, b.res.SecretFindings)
 	}
 	b.checkNoValue(t)
 }

@@ -19,7 +19,7 @@ type Scanner struct {
 	Tools []string
 	// Config are the patterns of the scanner's configuration files: its tools' and the
 	// operator's (config=). Each file of the patched tree they name is scanned as the base
-	// commit has it, or not at all when the base has none (runner's scanners.go).
+	// commit has it, or not at all when the base has none (runner/audit's scanners.go).
 	Config []Pattern
 	// Code says whether the scanner runs the repository's code: the operator's code=, else
 	// what the command and its tools tell.

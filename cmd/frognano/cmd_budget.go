@@ -9,19 +9,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/frognano/frognano/internal/setting"
+	"github.com/frognano/frognano/config"
 	runs "github.com/frognano/frognano/run"
 )
-
-// budgetsConfig reads the FROGNANO_BUDGET_* settings (run.Budgets; 0 or unset: no limit).
-func budgetsConfig(e *setting.Env) runs.Budgets {
-	return runs.Budgets{
-		InstallationRuns:   e.Int64(runs.EnvBudgetInstallationRuns, 0),
-		InstallationTokens: e.Int64(runs.EnvBudgetInstallationTokens, 0),
-		RepoRuns:           e.Int64(runs.EnvBudgetRepoRuns, 0),
-		RepoTokens:         e.Int64(runs.EnvBudgetRepoTokens, 0),
-	}
-}
 
 // optInt64 is a flag that is nil until set: a budget left alone.
 type optInt64 struct{ p **int64 }
@@ -66,12 +56,11 @@ func budgetCmd(ctx context.Context, args []string, getenv func(string) string, s
 	if sub == "set" && o.InstallationRuns == nil && o.InstallationTokens == nil && o.RepoRuns == nil && o.RepoTokens == nil {
 		return usageError{"frognano budget set needs at least one of --runs, --tokens, --repo-runs, --repo-tokens"}
 	}
-	e := setting.New(getenv)
-	def := budgetsConfig(e)
-	if err := e.Err(); err != nil {
+	def, err := config.Budgets(getenv)
+	if err != nil {
 		return usageError{err.Error()}
 	}
-	st, done, err := openStore(ctx, strings.TrimSpace(getenv("DATABASE_URL")))
+	st, done, err := openStore(ctx, config.DatabaseURL(getenv))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/dockerproxy"
 )
 
@@ -34,7 +35,7 @@ func dockerProxyCmd(ctx context.Context, args []string, getenv func(string) stri
 		*engine = "unix:///var/run/docker.sock"
 	}
 	if *networks == "" {
-		*networks = getenv("FROGNANO_SETUP_NETWORK")
+		*networks = config.SetupNetworks(getenv)
 	}
 	var nets []string
 	for _, n := range strings.Split(*networks, ",") {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/doctor"
 )
 
@@ -20,7 +21,7 @@ func doctorCmd(ctx context.Context, args []string, getenv func(string) string, s
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg, cfgErr := loadServiceConfig(getenv, !*worker)
+	cfg, cfgErr := config.LoadService(getenv, !*worker)
 	cfgErr = errors.Join(cfgErr, checkRunnerConfig(cfg.Runner))
 	var results []doctor.Result
 	if cfgErr != nil {

@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/eval"
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -30,7 +32,7 @@ func evalCmd(ctx context.Context, args []string, getenv func(string) string, std
 			return evalTasksCmd(ctx, args[1:], getenv, stdout, stderr)
 		}
 	}
-	cfg, err := runnerConfig(getenv)
+	cfg, err := config.Runner(getenv)
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -58,7 +60,7 @@ func evalCmd(ctx context.Context, args []string, getenv func(string) string, std
 	if err := checkRunnerConfig(cfg); err != nil {
 		return usageError{err.Error()}
 	}
-	if err := checkAttempts(cfg.Attempts); err != nil {
+	if err := config.CheckAttempts(cfg.Attempts); err != nil {
 		return usageError{err.Error()}
 	}
 	f, err := os.Open(*tasksFile)
@@ -71,7 +73,7 @@ func evalCmd(ctx context.Context, args []string, getenv func(string) string, std
 		return setupError{err}
 	}
 	for _, e := range bad {
-		fmt.Fprintf(stderr, "frognano: %s: %s\n", *tasksFile, runner.Visible(e.Error()))
+		fmt.Fprintf(stderr, "frognano: %s: %s\n", *tasksFile, report.Visible(e.Error()))
 	}
 	if len(tasks) == 0 {
 		return usageError{fmt.Sprintf("%s holds no usable task", *tasksFile)}
@@ -84,7 +86,7 @@ func evalCmd(ctx context.Context, args []string, getenv func(string) string, std
 	opt := eval.Options{Runner: r, Out: *out, TaskDir: filepath.Dir(*tasksFile), Repos: *repos, Allow: allow}
 	tasks, refused := eval.Check(ctx, tasks, opt)
 	for _, e := range refused {
-		fmt.Fprintf(stderr, "frognano: %s: %s\n", *tasksFile, runner.Visible(e.Error()))
+		fmt.Fprintf(stderr, "frognano: %s: %s\n", *tasksFile, report.Visible(e.Error()))
 	}
 	if len(tasks) == 0 {
 		return usageError{fmt.Sprintf("%s holds no task this evaluation may run", *tasksFile)}
@@ -105,7 +107,7 @@ func evalCmd(ctx context.Context, args []string, getenv func(string) string, std
 	opt.Redact, opt.Bar = githubapp.Redact, bar
 	opt.Progress = func(line string) { term.println("frognano: " + line) }
 	opt.OnStep = func(id string, k int, s leaf.Step) {
-		prefix := runner.Visible(id) + " | "
+		prefix := report.Visible(id) + " | "
 		if cfg.Attempts.N > 1 {
 			prefix += fmt.Sprintf("attempt %d | ", k)
 		}
@@ -176,7 +178,7 @@ func evalCompareCmd(args []string, stdout, stderr io.Writer) error {
 
 // evalTasksCmd is `frognano eval tasks --from-history REPO --out FILE`.
 func evalTasksCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := runnerConfig(getenv)
+	cfg, err := config.Runner(getenv)
 	if err != nil {
 		return usageError{err.Error()}
 	}
@@ -206,7 +208,7 @@ func evalTasksCmd(ctx context.Context, args []string, getenv func(string) string
 	defer done()
 	tasks, skipped, err := eval.Mine(ctx, eval.MineOptions{
 		Runner: r, Repo: *from, TaskDir: filepath.Dir(*out), Branch: *branch, Since: *since, Limit: *limit, Name: *name, TestCmd: cfg.TestCmd,
-		Progress: func(line string) { fmt.Fprintln(stderr, "frognano: "+runner.Visible(line)) },
+		Progress: func(line string) { fmt.Fprintln(stderr, "frognano: "+report.Visible(line)) },
 	})
 	if err != nil {
 		return setupError{fmt.Errorf("mining %s: %w", *from, err)}
@@ -225,7 +227,7 @@ func evalTasksCmd(ctx context.Context, args []string, getenv func(string) string
 	fmt.Fprintf(stderr, "frognano: wrote %d task(s) to %s (%d commit(s) skipped)\n", len(tasks), *out, len(skipped))
 	if dir := eval.MinedRepos(*from, filepath.Dir(*out)); dir != "" && len(tasks) > 0 {
 		// A task's repo_path must lie under the task file's folder or --repos (docs/eval.md).
-		fmt.Fprintf(stderr, "frognano: the clone is not under the task file's folder: evaluate with --repos %s\n", runner.Visible(dir))
+		fmt.Fprintf(stderr, "frognano: the clone is not under the task file's folder: evaluate with --repos %s\n", report.Visible(dir))
 	}
 	return nil
 }

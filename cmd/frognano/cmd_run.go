@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/check/secrets"
+	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 	envpkg "github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/leaf"
@@ -25,12 +27,12 @@ import (
 // runCmd is `frognano run`: one agent run on a local checkout. It exits 0 whenever the run
 // completed, whatever the agent achieved; a broken setup is a setupError with one clear line.
 func runCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := runnerConfig(getenv)
+	cfg, err := config.Runner(getenv)
 	if err != nil {
 		return usageError{err.Error()}
 	}
 	// What the run prints (the model's calls, setup's lines, test names) passes the one
-	// redactor, which runnerConfig gave the configuration's secrets.
+	// redactor, which config.Runner gave the configuration's secrets.
 	stdout, stderr = redactingWriter{stdout}, redactingWriter{stderr}
 	fs := newFlagSet("run", stderr)
 	repo := fs.String("repo", "", "the git checkout to work on (read, never modified)")
@@ -60,7 +62,7 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := checkRunnerConfig(cfg); err != nil {
 		return usageError{err.Error()}
 	}
-	if err := checkAttempts(cfg.Attempts); err != nil {
+	if err := config.CheckAttempts(cfg.Attempts); err != nil {
 		return usageError{err.Error()}
 	}
 	repoDir, err := filepath.Abs(*repo)
@@ -153,7 +155,7 @@ func readTask(task, file string) (string, error) {
 func progressLine(s leaf.Step, maxSteps int) string {
 	var tools []string
 	for _, tc := range s.Assistant.ToolCalls {
-		tools = append(tools, tc.Function.Name+" "+runner.ArgSummary(tc.Function.Name, tc.Function.Arguments))
+		tools = append(tools, tc.Function.Name+" "+report.ArgSummary(tc.Function.Name, tc.Function.Arguments))
 	}
 	what := strings.Join(tools, " | ")
 	if what == "" {
@@ -180,7 +182,7 @@ func writeOutputs(dir string, res *runner.Result) error {
 	files := map[string][]byte{
 		"patch.diff":      res.PatchBytes(),
 		"trajectory.json": append(indented.Bytes(), '\n'),
-		"report.md":       []byte(githubapp.Redact(res.Markdown())),
+		"report.md":       []byte(githubapp.Redact(report.Markdown(res))),
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
@@ -226,7 +228,7 @@ func summaryLines(res *runner.Result, out string, elapsed time.Duration) string 
 	if t := res.TestTrust(); len(t) > 0 {
 		b.WriteString("frognano: WARNING: the test result may not be trustworthy: the patch changes files that can change what the tests report:\n")
 		for _, f := range t {
-			fmt.Fprintf(&b, "frognano:   %s (%s)\n", runner.Visible(f.Path), runner.Visible(f.Why))
+			fmt.Fprintf(&b, "frognano:   %s (%s)\n", report.Visible(f.Path), report.Visible(f.Why))
 		}
 	}
 	if n := len(res.Suppressions) + res.SuppressionsMore; n > 0 {
@@ -236,7 +238,7 @@ func summaryLines(res *runner.Result, out string, elapsed time.Duration) string 
 				fmt.Fprintf(&b, "frognano:   and %d more (report.md lists them)\n", n-i)
 				break
 			}
-			fmt.Fprintf(&b, "frognano:   %s line %d: %s (%s)\n", runner.Visible(s.File), s.Line, runner.Visible(s.Text), s.For)
+			fmt.Fprintf(&b, "frognano:   %s line %d: %s (%s)\n", report.Visible(s.File), s.Line, report.Visible(s.Text), s.For)
 		}
 	}
 	fmt.Fprintf(&b, "frognano: wrote %s\n", filepath.Join(out, "{patch.diff,trajectory.json,report.md}"))
@@ -252,7 +254,7 @@ func secretLines(fs []secrets.Finding) string {
 			fmt.Fprintf(&b, "frognano:   and %d more\n", len(fs)-i)
 			break
 		}
-		fmt.Fprintf(&b, "frognano:   %s in %s line %d\n", runner.Visible(f.Rule), runner.Visible(f.File), f.Line)
+		fmt.Fprintf(&b, "frognano:   %s in %s line %d\n", report.Visible(f.Rule), report.Visible(f.File), f.Line)
 	}
 	return b.String()
 }
@@ -260,7 +262,7 @@ func secretLines(fs []secrets.Finding) string {
 // environmentLines say which image the run's sandboxes came from, and the end of a failed
 // setup's log.
 func environmentLines(res *runner.Result) string {
-	line := res.EnvironmentLine()
+	line := report.EnvironmentLine(res)
 	if line == "" {
 		return ""
 	}
@@ -268,10 +270,10 @@ func environmentLines(res *runner.Result) string {
 		return "frognano: environment: " + line + "\n"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "frognano: setup failed: %s\n", runner.Visible(res.SetupFailed))
+	fmt.Fprintf(&b, "frognano: setup failed: %s\n", report.Visible(res.SetupFailed))
 	if tail := envpkg.LastLines(res.SetupLog(), 10); tail != "" {
 		for _, l := range strings.Split(tail, "\n") {
-			fmt.Fprintf(&b, "frognano:   | %s\n", runner.Visible(l))
+			fmt.Fprintf(&b, "frognano:   | %s\n", report.Visible(l))
 		}
 	}
 	return b.String()
@@ -314,7 +316,7 @@ func (t *terminal) println(line string) {
 }
 
 // SetupLine shows the repository's text as it comes, without terminal control characters.
-func (t *terminal) SetupLine(line string) { t.println("setup | " + runner.Visible(line)) }
+func (t *terminal) SetupLine(line string) { t.println("setup | " + report.Visible(line)) }
 
 func (t *terminal) ModelWait(k int, w leaf.ModelWait) {
 	if w.Waiting() {

@@ -10,16 +10,17 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/githubapp"
 	// runs, not run: package main has its run function.
+	"github.com/frognano/frognano/report"
 	runs "github.com/frognano/frognano/run"
-	"github.com/frognano/frognano/runner"
 )
 
 // runsCmd is `frognano runs [--limit N]` (the newest runs) and `frognano runs show ID
 // [--report|--trajectory|--patch|--setup-log]` (one run): the history kept in PostgreSQL, for operators.
 func runsCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	url := strings.TrimSpace(getenv("DATABASE_URL"))
+	url := config.DatabaseURL(getenv)
 	if len(args) > 0 && args[0] == "show" {
 		fs := newFlagSet("runs show", stderr)
 		what := ""
@@ -166,9 +167,9 @@ func writeRunAudit(ctx context.Context, w io.Writer, reader runs.Reader, r runs.
 	fmt.Fprintln(tw, "\nTIME (UTC)\tACTION\tOBJECT\tSHA\tREQUEST ID\tURL\tOUTCOME")
 	unknown := 0
 	for _, e := range trail {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.At.UTC().Format("2006-01-02 15:04:05"), runner.Visible(e.Action),
-			runner.Visible(dash(strings.TrimSpace(e.ObjectType+" "+e.ObjectID))), runner.Visible(dash(e.ObjectSHA)), runner.Visible(dash(e.RequestID)),
-			runner.Visible(dash(e.ObjectURL)), runner.Visible(e.OutcomeText()))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.At.UTC().Format("2006-01-02 15:04:05"), report.Visible(e.Action),
+			report.Visible(dash(strings.TrimSpace(e.ObjectType+" "+e.ObjectID))), report.Visible(dash(e.ObjectSHA)), report.Visible(dash(e.RequestID)),
+			report.Visible(dash(e.ObjectURL)), report.Visible(e.OutcomeText()))
 		if e.Outcome == githubapp.OutcomeUnknown {
 			unknown++
 		}

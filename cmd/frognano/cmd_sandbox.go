@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/frognano/frognano/config"
 	sandboximage "github.com/frognano/frognano/deploy/sandbox"
 	"github.com/frognano/frognano/internal/clip"
 	envpkg "github.com/frognano/frognano/runner/env"
@@ -44,7 +45,7 @@ func sandboxCmd(ctx context.Context, args []string, getenv func(string) string, 
 		if err := parseFlags(fs, args[1:]); err != nil {
 			return err
 		}
-		cfg, err := runnerConfig(getenv)
+		cfg, err := config.Runner(getenv)
 		if err != nil {
 			return usageError{err.Error()}
 		}
@@ -81,7 +82,7 @@ func sandboxCmd(ctx context.Context, args []string, getenv func(string) string, 
 // listSandboxes prints the sandbox containers on the engine (any owner), then the environment
 // images, least recently used first, with the cache's total against its bound.
 func listSandboxes(ctx context.Context, getenv func(string) string, stdout io.Writer) error {
-	cfg, err := runnerConfig(getenv)
+	cfg, err := config.Runner(getenv)
 	if err != nil {
 		return usageError{err.Error()}
 	}

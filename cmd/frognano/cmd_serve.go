@@ -11,13 +11,13 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/docker/docker/client"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/doctor"
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/logging"
@@ -31,142 +31,13 @@ import (
 	"github.com/frognano/frognano/web"
 )
 
-// Defaults of the service's FROGNANO_* settings.
-const (
-	DefaultAddr            = ":8080"
-	DefaultLabel           = "frognano"
-	DefaultWorkers         = 1
-	DefaultShutdownTimeout = 15 * time.Second
-	DefaultReapInterval    = time.Minute
-)
-
-// serviceConfig is the whole service's configuration, from the environment and flags.
-type serviceConfig struct {
-	DatabaseURL     string
-	WebhookSecret   []byte
-	GitHub          githubapp.Config
-	Addr            string
-	Label           string
-	AppSlug         string // FROGNANO_APP_SLUG; "": read from GitHub (GET /app) at start
-	Workers         int
-	AutoMigrate     bool
-	ShutdownTimeout time.Duration
-	ReapInterval    time.Duration // how often sandboxes of a dead predecessor are looked for
-	LogLevel        slog.Level
-	Queue           queue.Config
-	Runner          runner.Config
-	Admin           adminConfig // FROGNANO_METRICS_ADDR, FROGNANO_ADMIN_TOKEN (serve_metrics.go)
-	Web             webConfig   // FROGNANO_PUBLIC_URL and the run pages' sign-in (serve_web.go)
-}
-
-// loadServiceConfig reads every setting and reports every problem at once. It never puts a
-// secret's value in an error.
-func loadServiceConfig(getenv func(string) string, withWeb bool) (serviceConfig, error) {
-	e := newEnv(getenv)
-	var cfg serviceConfig
-	var errs []error
-	cfg.DatabaseURL = e.String("DATABASE_URL", "")
-	if cfg.DatabaseURL == "" {
-		errs = append(errs, errors.New("DATABASE_URL is not set (e.g. postgres://frognano@localhost:5432/frognano)"))
-	} else if _, err := pgxpool.ParseConfig(cfg.DatabaseURL); err != nil {
-		errs = append(errs, errors.New("DATABASE_URL is not a valid PostgreSQL connection string"))
-	}
-	if withWeb {
-		cfg.WebhookSecret = []byte(e.Secret("GITHUB_WEBHOOK_SECRET"))
-		if len(cfg.WebhookSecret) == 0 {
-			errs = append(errs, errors.New("GITHUB_WEBHOOK_SECRET is not set: refusing to accept unsigned webhooks"))
-		}
-	}
-	// Name the missing settings plainly before githubapp validates the values.
-	switch {
-	case e.String(githubapp.EnvAppID, "") == "":
-		errs = append(errs, fmt.Errorf("%s is not set (the App's numeric id)", githubapp.EnvAppID))
-	case e.Raw(githubapp.EnvPrivateKey) == "" && e.Raw(githubapp.EnvPrivateKeyFile) == "":
-		errs = append(errs, fmt.Errorf("%s or %s is not set (the App's RSA private key)", githubapp.EnvPrivateKey, githubapp.EnvPrivateKeyFile))
-	default:
-		gh, err := githubapp.ParseConfig(getenv)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		cfg.GitHub = gh
-	}
-	// Each published run reports its tests as the check run `frognano / tests`; an App
-	// created before it asked for checks: write can turn that off until it is updated.
-	cfg.GitHub.ChecksWrite = e.Bool("FROGNANO_CHECK_RUNS", true)
-	cfg.Addr = e.String("FROGNANO_ADDR", DefaultAddr)
-	cfg.Label = e.String("FROGNANO_LABEL", DefaultLabel)
-	cfg.AppSlug = e.String("FROGNANO_APP_SLUG", "")
-	cfg.Admin = loadAdminConfig(e)
-	cfg.Workers = e.Int("FROGNANO_WORKERS", DefaultWorkers)
-	cfg.AutoMigrate = e.Bool("FROGNANO_AUTO_MIGRATE", true)
-	cfg.ShutdownTimeout = e.Duration("FROGNANO_SHUTDOWN_TIMEOUT", DefaultShutdownTimeout)
-	cfg.ReapInterval = e.Duration("FROGNANO_SANDBOX_REAP_INTERVAL", DefaultReapInterval)
-	switch lvl := strings.ToLower(e.String("FROGNANO_LOG_LEVEL", "info")); lvl {
-	case "debug":
-		cfg.LogLevel = slog.LevelDebug
-	case "info":
-		cfg.LogLevel = slog.LevelInfo
-	case "warn":
-		cfg.LogLevel = slog.LevelWarn
-	case "error":
-		cfg.LogLevel = slog.LevelError
-	default:
-		errs = append(errs, fmt.Errorf("FROGNANO_LOG_LEVEL=%q is not debug, info, warn or error", lvl))
-	}
-	cfg.Queue = queue.Config{
-		JobTimeout:           e.Duration("FROGNANO_JOB_TIMEOUT", queue.DefaultJobTimeout),
-		PerInstallationLimit: e.Int("FROGNANO_PER_INSTALLATION", queue.DefaultPerInstallationLimit),
-		SoftStopTimeout:      e.Duration("FROGNANO_SOFT_STOP_TIMEOUT", queue.DefaultSoftStopTimeout),
-		DeliveryRetention:    e.Duration("FROGNANO_DELIVERY_RETENTION", queue.DefaultDeliveryRetention),
-		WorkDir:              e.String("FROGNANO_WORK_DIR", os.TempDir()),
-		Budgets:              budgetsConfig(e.Env), // issue 22 (cmd_budget.go)
-	}
-	if cfg.Queue.DeliveryRetention < queue.MinDeliveryRetention {
-		errs = append(errs, fmt.Errorf("FROGNANO_DELIVERY_RETENTION must be at least %s (GitHub Enterprise redelivers for 7 days)", queue.MinDeliveryRetention))
-	}
-	rcfg, err := runnerConfig(getenv)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	cfg.Runner = rcfg
-	// Each process keeps its clones in a folder of its own, so that at start it can remove
-	// what a crashed predecessor of the same owner left without touching another's.
-	cfg.Queue.Owner = rcfg.Sandbox.Owner
-	cfg.Queue.Label = cfg.Label // a failed run removes it, so that labelling again retries
-	if cfg.Queue.CIFollowUps = e.Int("FROGNANO_CI_FOLLOWUPS", runs.DefaultCIFollowUps); cfg.Queue.CIFollowUps == 0 {
-		cfg.Queue.CIFollowUps = -1 // 0 turns CI follow-ups off; queue reads 0 as its default
-	}
-	cfg.Queue.WorkDir = filepath.Join(cfg.Queue.WorkDir, "frognano-"+safeName(rcfg.Sandbox.Owner))
-	if cfg.Web, err = loadWebConfig(getenv); err != nil {
-		errs = append(errs, err)
-	}
-	cfg.Queue.PublicURL = cfg.Web.PublicURL // links from comments, bodies and check runs
-	protectServiceSecrets(cfg)
-	errs = append(errs, e.Err())
-	return cfg, errors.Join(errs...)
-}
-
-// protectServiceSecrets makes the service's own secrets secrets of the one redactor too (the
-// runner's, setup's values and the model API key, are registered by runnerConfig): none of them
-// ever enters a sandbox, but an error that quoted one (a database URL with its password, a
-// token in a refused request) must not reach a log, a comment or a stored error either.
-func protectServiceSecrets(cfg serviceConfig) {
-	secrets := []string{string(cfg.WebhookSecret), cfg.Admin.AdminToken, cfg.Web.Auth.ClientSecret, cfg.Web.Auth.Token, cfg.Web.Auth.SessionKey}
-	if pc, err := pgxpool.ParseConfig(cfg.DatabaseURL); err == nil {
-		secrets = append(secrets, pc.ConnConfig.Password)
-	}
-	for _, s := range secrets {
-		githubapp.RegisterConfigSecret(s)
-	}
-}
-
 // serveCmd is `frognano serve` (web and workers) and `frognano worker` (workers only).
 func serveCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, withWeb bool) error {
 	name := "worker"
 	if withWeb {
 		name = "serve"
 	}
-	cfg, cfgErr := loadServiceConfig(getenv, withWeb)
+	cfg, cfgErr := config.LoadService(getenv, withWeb)
 	fs := newFlagSet(name, stderr)
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "runs worked at once by this process; 0 serves webhooks only (FROGNANO_WORKERS)")
 	if withWeb {
@@ -195,7 +66,7 @@ func serveCmd(ctx context.Context, args []string, getenv func(string) string, st
 
 // service is the whole graph of one frognano process.
 type service struct {
-	cfg    serviceConfig
+	cfg    config.Service
 	log    *slog.Logger
 	pool   *pgxpool.Pool
 	docker *client.Client // nil without workers
@@ -213,7 +84,7 @@ type service struct {
 
 // newService builds everything from cfg: the pool (migrated when AutoMigrate), and with
 // workers the Docker client, the runner and the GitHub App; then the queue and the server.
-func newService(ctx context.Context, cfg serviceConfig, log *slog.Logger, withWeb bool) (svc *service, err error) {
+func newService(ctx context.Context, cfg config.Service, log *slog.Logger, withWeb bool) (svc *service, err error) {
 	// Every line the service logs, River's and the runner's included, passes the one
 	// redactor: an error may quote what setup or the model printed.
 	log = slog.New(githubapp.RedactLogs(log.Handler()))
@@ -325,20 +196,6 @@ func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("PostgreSQL at %s does not answer: %v", githubapp.Redact(url), errors.Unwrap(err))
 	}
 	return pool, nil
-}
-
-// safeName keeps the letters, digits, dots and dashes of s, for a folder name.
-func safeName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
-			b[i] = '_'
-		}
-	}
-	if len(b) == 0 {
-		return "default"
-	}
-	return string(b)
 }
 
 func (s *service) readyCheck(ctx context.Context) error {
@@ -453,7 +310,7 @@ func migrateCmd(ctx context.Context, args []string, getenv func(string) string, 
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	url := strings.TrimSpace(getenv("DATABASE_URL"))
+	url := config.DatabaseURL(getenv)
 	if url == "" {
 		return usageError{"DATABASE_URL is not set (e.g. postgres://frognano@localhost:5432/frognano)"}
 	}
@@ -471,7 +328,7 @@ func migrateCmd(ctx context.Context, args []string, getenv func(string) string, 
 
 // appSlug is the name reviewers mention (@slug) to ask for a follow-up: FROGNANO_APP_SLUG, or
 // what GitHub says of the App. When neither answers, comments are ignored (logged once).
-func appSlug(ctx context.Context, cfg serviceConfig, log *slog.Logger) string {
+func appSlug(ctx context.Context, cfg config.Service, log *slog.Logger) string {
 	if cfg.AppSlug != "" || cfg.GitHub.AppID == 0 {
 		return cfg.AppSlug
 	}

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/githubapp"
 )
 
@@ -41,7 +42,7 @@ type setupOptions struct {
 func setupCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	o := setupOptions{}
 	fs := newFlagSet("setup", stderr)
-	fs.StringVar(&o.githubURL, "github-url", orDefault(strings.TrimSpace(getenv(githubapp.EnvURL)), githubapp.DefaultURL), "GitHub: https://github.com or a GitHub Enterprise Server such as https://ghe.example.com (GITHUB_URL)")
+	fs.StringVar(&o.githubURL, "github-url", orDefault(strings.TrimSpace(config.GitHubURL(getenv)), githubapp.DefaultURL), "GitHub: https://github.com or a GitHub Enterprise Server such as https://ghe.example.com (GITHUB_URL)")
 	fs.StringVar(&o.org, "org", "", "create the App in this organization (default: the signed-in user's account)")
 	fs.StringVar(&o.webhookURL, "webhook-url", "", "where GitHub delivers webhooks: https://YOUR-HOST/webhook (required)")
 	fs.StringVar(&o.out, "out", ".env", "file to write the settings to (mode 0600; the private key goes beside it)")
@@ -54,9 +55,9 @@ func setupCmd(ctx context.Context, args []string, getenv func(string) string, st
 	if err := o.check(); err != nil {
 		return usageError{err.Error()}
 	}
-	keyPath := strings.TrimSuffix(o.out, filepath.Ext(o.out)) + "." + safeName(o.name) + ".private-key.pem"
+	keyPath := strings.TrimSuffix(o.out, filepath.Ext(o.out)) + "." + config.SafeName(o.name) + ".private-key.pem"
 	if filepath.Base(o.out) == ".env" {
-		keyPath = filepath.Join(filepath.Dir(o.out), safeName(o.name)+".private-key.pem")
+		keyPath = filepath.Join(filepath.Dir(o.out), config.SafeName(o.name)+".private-key.pem")
 	}
 	for _, p := range []string{o.out, keyPath} {
 		if _, err := os.Lstat(p); err == nil {
@@ -102,7 +103,7 @@ func setupCmd(ctx context.Context, args []string, getenv func(string) string, st
 	fmt.Fprintf(stdout, "  wrote %s (settings) and %s (private key), both mode 0600\n", o.out, keyPath)
 	fmt.Fprintf(stdout, "next:\n")
 	fmt.Fprintf(stdout, "  1. install the App on the repositories frognano may work on: %s/installations/new\n", strings.TrimRight(app.HTMLURL, "/"))
-	fmt.Fprintf(stdout, "  2. create the label %q in those repositories\n", DefaultLabel)
+	fmt.Fprintf(stdout, "  2. create the label %q in those repositories\n", config.DefaultLabel)
 	fmt.Fprintf(stdout, "  3. add FROGNANO_MODEL_URL to %s, then check everything with `frognano doctor` and start `make serve`\n", o.out)
 	return nil
 }

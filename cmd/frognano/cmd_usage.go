@@ -12,6 +12,8 @@ import (
 	"time"
 
 	runs "github.com/frognano/frognano/run"
+
+	"github.com/frognano/frognano/config"
 )
 
 // usageCmd is `frognano usage [--since DATE] [--by installation|repository|person]
@@ -43,7 +45,7 @@ func usageCmd(ctx context.Context, args []string, getenv func(string) string, st
 	default:
 		return usageError{fmt.Sprintf("--format %q: use table, csv or json", *format)}
 	}
-	st, done, err := openStore(ctx, strings.TrimSpace(getenv("DATABASE_URL")))
+	st, done, err := openStore(ctx, config.DatabaseURL(getenv))
 	if err != nil {
 		return err
 	}

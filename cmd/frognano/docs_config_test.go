@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/frognano/frognano/config"
 )
 
 // What the documents say about frognano's settings, read the way an operator reads them, so
@@ -260,7 +262,7 @@ func newDocsEnv(t *testing.T) docsEnv {
 
 // load returns the configuration of the base environment with set applied ("" removes a
 // variable), and the names it read.
-func (d docsEnv) load(set map[string]string, withWeb bool) (serviceConfig, map[string]bool, error) {
+func (d docsEnv) load(set map[string]string, withWeb bool) (config.Service, map[string]bool, error) {
 	env := map[string]string{}
 	for k, v := range d.base {
 		env[k] = v
@@ -273,19 +275,19 @@ func (d docsEnv) load(set map[string]string, withWeb bool) (serviceConfig, map[s
 		}
 	}
 	read := map[string]bool{}
-	cfg, err := loadServiceConfig(func(k string) string { read[k] = true; return env[k] }, withWeb)
+	cfg, err := config.LoadService(func(k string) string { read[k] = true; return env[k] }, withWeb)
 	return cfg, read, err
 }
 
 // configView is a configuration reflect.DeepEqual can compare: the limiters are their sizes,
 // and the redactor's function is whether there is one.
 type configView struct {
-	Config                   serviceConfig
+	Config                   config.Service
 	ModelSlots, SandboxSlots int
 	SecretValues             bool
 }
 
-func viewOf(cfg serviceConfig) configView {
+func viewOf(cfg config.Service) configView {
 	v := configView{SandboxSlots: cfg.Runner.Sandbox.Slots.Cap(), SecretValues: cfg.Runner.SecretValues != nil}
 	if l := cfg.Runner.Attempts.ModelLimiter; l != nil {
 		// leaf.Limiter does not say its size; its slots are a buffered channel.

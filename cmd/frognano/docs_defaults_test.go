@@ -12,20 +12,25 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/dockerproxy"
 	"github.com/frognano/frognano/githubapp"
 	envpkg "github.com/frognano/frognano/runner/env"
 	"github.com/frognano/frognano/runner/sandbox"
 )
 
-// TestDocumentedDefaults holds what the documents say of frognano's settings against the code,
-// so that they cannot drift apart (issue 18, section 3):
+// TestDocumentedDefaults holds what the documents say of frognano's settings against the one
+// list of them, package config's declarations (config.Vars), and against the code, so that
+// they cannot drift apart (issues 18 and 29):
 //   - every variable of a settings table (docs/configuration.md, docs/operations.md's sign-in)
-//     is one the service reads, and every FROGNANO_* or GITHUB_* name the code reads, or that
-//     the module's code spells, is in a settings table or listed below with a reason;
-//   - a table's default written as a value, set explicitly, gives exactly the configuration
-//     that leaving the variable unset gives; a default written as words ("(required)", "the
-//     host name", an empty cell) is in describedDefaults, with the words and their own check;
+//     is declared, and every declared variable is in a settings table; every FROGNANO_* or
+//     GITHUB_* name `frognano serve` reads, or that the module's code spells, is declared and
+//     documented, or listed below with a reason;
+//   - a table's default cell is the declared one, word for word. Written as a value, the
+//     variable's own parser reads it as exactly its declared default (Var.IsDefault), and set
+//     explicitly it gives exactly the configuration that leaving it unset gives; written as
+//     words ("(required)", "the host name", an empty cell), describedDefaults checks what the
+//     words say;
 //   - so does every default stated in the documents' text ("`FROGNANO_SETUP_TIMEOUT` (15
 //     minutes)"), or, for a variable only the deployment's scripts read, it is their default;
 //   - docker-compose.yml's ${FROGNANO_…:-X} defaults, and deploy/github-app/manifest.json
@@ -44,29 +49,34 @@ func TestDocumentedDefaults(t *testing.T) {
 	t.Run("TableDefaults", func(t *testing.T) {
 		for _, r := range rows {
 			for _, v := range r.vars {
-				if !c.read[v] {
-					t.Errorf("%s documents %s, which `frognano serve` never reads", r.where, v)
-				}
-			}
-			if !r.hasDefault {
-				continue
-			}
-			if m := literalRE.FindStringSubmatch(r.def); m != nil {
-				for _, v := range r.vars {
-					c.sameAsUnset(t, r.where, v, m[1])
-				}
-				continue
-			}
-			for _, v := range r.vars {
-				dd, ok := describedDefaults[v]
+				d, ok := config.Lookup(v)
 				switch {
 				case !ok:
-					t.Errorf("%s: %s's default %q is not a value; add it to describedDefaults with a check", r.where, v, r.def)
-				case dd.doc != r.def:
-					t.Errorf("%s: %s's default reads %q; describedDefaults checks %q", r.where, v, r.def, dd.doc)
-				default:
-					dd.check(t, c)
+					t.Errorf("%s documents %s, which package config does not declare", r.where, v)
+					continue
+				case !r.hasDefault:
+					continue
+				case r.def != d.Default:
+					t.Errorf("%s: %s's default reads %q; package config declares %q", r.where, v, r.def, d.Default)
+					continue
 				}
+				if m := literalRE.FindStringSubmatch(r.def); m != nil {
+					if err := d.IsDefault(m[1]); err != nil {
+						t.Errorf("%s: %s's documented default %s: %v", r.where, v, r.def, err)
+					}
+					c.sameAsUnset(t, r.where, v, m[1])
+					continue
+				}
+				if check, ok := describedDefaults[v]; ok {
+					check(t, c)
+				} else {
+					t.Errorf("%s: %s's default %q is not a value; add it to describedDefaults with a check", r.where, v, r.def)
+				}
+			}
+		}
+		for name := range describedDefaults {
+			if d, ok := config.Lookup(name); !ok || literalRE.MatchString(d.Default) {
+				t.Errorf("describedDefaults checks %s, whose declared default is not words (%q, declared %v)", name, d.Default, ok)
 			}
 		}
 	})
@@ -76,8 +86,14 @@ func TestDocumentedDefaults(t *testing.T) {
 		found := map[string]bool{}
 		for _, p := range proseDefaults(t) {
 			found[p.name] = true
+			d, declared := config.Lookup(p.name)
 			switch {
-			case c.read[p.name]:
+			case declared:
+				if literalRE.MatchString(d.Default) {
+					if err := d.IsDefault(p.value); err != nil {
+						t.Errorf("%s: %s's default is stated as %s: %v", p.where, p.name, p.doc, err)
+					}
+				}
 				c.sameAsUnset(t, p.where, p.name, p.value)
 			case slices.Contains(scripts[p.name], p.value):
 			case proseExceptions[p.name] != "":
@@ -101,15 +117,20 @@ func TestDocumentedDefaults(t *testing.T) {
 		}
 		host, _ := strconv.ParseInt(m[1], 10, 64)
 		mem, _ := strconv.ParseInt(m[2], 10, 64)
-		if got := defaultMaxSandboxes(host<<30, mem<<30); strconv.Itoa(got) != m[3] {
+		if got := config.DefaultMaxSandboxes(host<<30, mem<<30); strconv.Itoa(got) != m[3] {
 			t.Errorf("docs/operations.md: a %s GiB host at %s GiB keeps %s sandboxes; the code says %d", m[1], m[2], m[3], got)
 		}
 	})
 
 	t.Run("EveryVariableDocumented", func(t *testing.T) {
 		names := map[string]string{}
+		for _, v := range config.Vars() {
+			names[v.Name] = "declared by package config"
+		}
 		for name := range c.read {
-			names[name] = "read by `frognano serve`"
+			if _, ok := config.Lookup(name); !ok {
+				t.Errorf("`frognano serve` reads %s, which package config does not declare", name)
+			}
 		}
 		for name, file := range codeNames(t) {
 			if _, ok := names[name]; !ok {
@@ -119,11 +140,16 @@ func TestDocumentedDefaults(t *testing.T) {
 		for _, name := range sortedKeys(names) {
 			_, doc := documented[name]
 			reason, listed := notSettings[name]
+			_, declared := config.Lookup(name)
 			switch {
+			case declared && listed:
+				t.Errorf("%s is declared by package config and listed in notSettings (%q): which is it?", name, reason)
 			case doc && listed:
 				t.Errorf("%s is documented at %s and listed in notSettings (%q): which is it?", name, documented[name], reason)
 			case !doc && !listed:
 				t.Errorf("%s (%s) is in no settings table of the documents", name, names[name])
+			case doc && !declared:
+				t.Errorf("%s is documented at %s but package config does not declare it (%s)", name, documented[name], names[name])
 			}
 		}
 		for name := range notSettings {
@@ -140,8 +166,8 @@ func TestDocumentedDefaults(t *testing.T) {
 			name, def := m[1], m[2]
 			switch {
 			case composeOwn[name] != "":
-			case !c.read[name]:
-				t.Errorf("docker-compose.yml gives %s a default (%s), but frognano does not read it and composeOwn does not say why", name, def)
+			case !declared(name):
+				t.Errorf("docker-compose.yml gives %s a default (%s), but package config does not declare it and composeOwn does not say why", name, def)
 			default:
 				n++
 				c.sameAsUnset(t, "docker-compose.yml", name, def)
@@ -176,13 +202,19 @@ func TestDocumentedDefaults(t *testing.T) {
 	})
 }
 
+// declared reports whether package config declares name.
+func declared(name string) bool {
+	_, ok := config.Lookup(name)
+	return ok
+}
+
 // literalRE is a default cell that is one value.
 var literalRE = regexp.MustCompile("^`([^`]*)`$")
 
 // docsCheck is the base configuration and what loading it read.
 type docsCheck struct {
 	d    docsEnv
-	base serviceConfig
+	base config.Service
 	read map[string]bool
 }
 
@@ -223,93 +255,88 @@ func (c *docsCheck) sameAsUnset(t *testing.T, where, name, value string) {
 // constant, and unset must leave the zero value.
 var packageDefaults = map[string]struct {
 	want, owner string
-	field       func(serviceConfig) string
+	field       func(config.Service) string
 }{
-	githubapp.EnvURL: {githubapp.DefaultURL, "githubapp.DefaultURL", func(c serviceConfig) string { return c.GitHub.URL }},
+	"GITHUB_URL": {githubapp.DefaultURL, "githubapp.DefaultURL", func(c config.Service) string { return c.GitHub.URL }},
 }
 
-// describedDefault is a default the documents give in words, and how it is checked.
-type describedDefault struct {
-	doc   string // the table's default cell, exactly
-	check func(t *testing.T, c *docsCheck)
-}
-
-// describedDefaults are the table rows whose default is not a value.
-var describedDefaults = map[string]describedDefault{
-	"DATABASE_URL":                {"(required)", required("DATABASE_URL", "DATABASE_URL is not set")},
-	"GITHUB_APP_ID":               {"(required)", required("GITHUB_APP_ID", "GITHUB_APP_ID is not set")},
-	"GITHUB_APP_PRIVATE_KEY":      {"(one required)", required("GITHUB_APP_PRIVATE_KEY", "GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_FILE is not set")},
-	"GITHUB_APP_PRIVATE_KEY_FILE": {"(one required)", required("GITHUB_APP_PRIVATE_KEY", "GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_FILE is not set")},
-	"GITHUB_WEBHOOK_SECRET": {"(required for `serve`)", func(t *testing.T, c *docsCheck) {
+// describedDefaults check what the words of a default that is not a value say (package config
+// declares the words, which the table's cell must repeat).
+var describedDefaults = map[string]func(t *testing.T, c *docsCheck){
+	"DATABASE_URL":                required("DATABASE_URL", "DATABASE_URL is not set"),
+	"GITHUB_APP_ID":               required("GITHUB_APP_ID", "GITHUB_APP_ID is not set"),
+	"GITHUB_APP_PRIVATE_KEY":      required("GITHUB_APP_PRIVATE_KEY", "GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_FILE is not set"),
+	"GITHUB_APP_PRIVATE_KEY_FILE": required("GITHUB_APP_PRIVATE_KEY", "GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_FILE is not set"),
+	"GITHUB_WEBHOOK_SECRET": func(t *testing.T, c *docsCheck) {
 		required("GITHUB_WEBHOOK_SECRET", "GITHUB_WEBHOOK_SECRET is not set")(t, c)
 		if _, _, err := c.d.load(map[string]string{"GITHUB_WEBHOOK_SECRET": ""}, false); err != nil {
 			t.Errorf("`frognano worker` without GITHUB_WEBHOOK_SECRET: %v", err)
 		}
-	}},
-	"FROGNANO_MODEL_URL": {"(required to run agents)", func(t *testing.T, c *docsCheck) {
+	},
+	"FROGNANO_MODEL_URL": func(t *testing.T, c *docsCheck) {
 		if err := checkRunnerConfig(c.base.Runner); err == nil || !strings.Contains(err.Error(), "FROGNANO_MODEL_URL") {
 			t.Errorf("workers without FROGNANO_MODEL_URL: err = %v", err)
 		}
-	}},
+	},
 	// Unset, frognano's commits carry no identity of their own, so GitHub signs them
 	// (githubapp: TestPublishSignedCommitUnderRuleset).
-	githubapp.EnvCommitName:  {"(none: the App's bot, signed)", noCommitIdentity},
-	githubapp.EnvCommitEmail: {"(none: the App's bot, signed)", noCommitIdentity},
-	"FROGNANO_PUBLIC_URL": {"(no links)", func(t *testing.T, c *docsCheck) {
+	"FROGNANO_COMMIT_NAME":  noCommitIdentity,
+	"FROGNANO_COMMIT_EMAIL": noCommitIdentity,
+	"FROGNANO_PUBLIC_URL": func(t *testing.T, c *docsCheck) {
 		if c.base.Queue.PublicURL != "" || c.base.Web.PublicURL != "" {
 			t.Errorf("FROGNANO_PUBLIC_URL unset gives links to %q", c.base.Queue.PublicURL)
 		}
-	}},
-	"GITHUB_APP_CLIENT_ID":     {"(pages off)", pagesOff},
-	"GITHUB_APP_CLIENT_SECRET": {"(pages off)", pagesOff},
-	"FROGNANO_WEB_TOKEN":       {"(pages off)", pagesOff},
-	"FROGNANO_SESSION_KEY":     {"(pages off)", pagesOff},
-	"FROGNANO_METRICS_ADDR": {"(off)", func(t *testing.T, c *docsCheck) {
+	},
+	"GITHUB_APP_CLIENT_ID":     pagesOff,
+	"GITHUB_APP_CLIENT_SECRET": pagesOff,
+	"FROGNANO_WEB_TOKEN":       pagesOff,
+	"FROGNANO_SESSION_KEY":     pagesOff,
+	"FROGNANO_METRICS_ADDR": func(t *testing.T, c *docsCheck) {
 		if c.base.Admin.MetricsAddr != "" { // startAdmin starts nothing without it
 			t.Errorf("FROGNANO_METRICS_ADDR unset gives %q", c.base.Admin.MetricsAddr)
 		}
-	}},
-	"FROGNANO_ADMIN_TOKEN": {"(off)", func(t *testing.T, c *docsCheck) {
+	},
+	"FROGNANO_ADMIN_TOKEN": func(t *testing.T, c *docsCheck) {
 		if c.base.Admin.AdminToken != "" {
 			t.Errorf("FROGNANO_ADMIN_TOKEN unset gives a token")
 		}
-	}},
-	"FROGNANO_APP_SLUG": {"the App's slug, from GitHub", func(t *testing.T, c *docsCheck) {
+	},
+	"FROGNANO_APP_SLUG": func(t *testing.T, c *docsCheck) {
 		if c.base.AppSlug != "" { // appSlug asks GitHub (GET /app) for it at start
 			t.Errorf("FROGNANO_APP_SLUG unset gives %q, so GitHub is not asked", c.base.AppSlug)
 		}
-	}},
-	"FROGNANO_MODEL_API_KEY": {"", func(t *testing.T, c *docsCheck) {
+	},
+	"FROGNANO_MODEL_API_KEY": func(t *testing.T, c *docsCheck) {
 		if c.base.Runner.Leaf.APIKey != "" {
 			t.Error("FROGNANO_MODEL_API_KEY unset gives a key")
 		}
-	}},
-	"FROGNANO_SANDBOX_IMAGES": {"", func(t *testing.T, c *docsCheck) {
+	},
+	"FROGNANO_SANDBOX_IMAGES": func(t *testing.T, c *docsCheck) {
 		if len(c.base.Runner.Images) != 0 {
 			t.Errorf("FROGNANO_SANDBOX_IMAGES unset gives %v", c.base.Runner.Images)
 		}
-	}},
-	"FROGNANO_SCANNERS": {"", func(t *testing.T, c *docsCheck) {
+	},
+	"FROGNANO_SCANNERS": func(t *testing.T, c *docsCheck) {
 		if len(c.base.Runner.Scanners) != 0 {
 			t.Errorf("FROGNANO_SCANNERS unset gives %d scanners", len(c.base.Runner.Scanners))
 		}
-	}},
-	"FROGNANO_SETUP_ENV": {"", func(t *testing.T, c *docsCheck) {
+	},
+	"FROGNANO_SETUP_ENV": func(t *testing.T, c *docsCheck) {
 		if len(c.base.Runner.Env.Env) != 0 {
 			t.Errorf("FROGNANO_SETUP_ENV unset gives setup %d variables", len(c.base.Runner.Env.Env))
 		}
-	}},
-	"FROGNANO_OSV_DIR": {"", func(t *testing.T, c *docsCheck) {
+	},
+	"FROGNANO_OSV_DIR": func(t *testing.T, c *docsCheck) {
 		if c.base.Runner.OSVDir != "" {
 			t.Errorf("FROGNANO_OSV_DIR unset gives %q", c.base.Runner.OSVDir)
 		}
-	}},
-	"FROGNANO_MAX_SANDBOXES": {"host memory / `FROGNANO_SANDBOX_MEMORY`, less one", func(t *testing.T, c *docsCheck) {
+	},
+	"FROGNANO_MAX_SANDBOXES": func(t *testing.T, c *docsCheck) {
 		host := sandbox.HostMemory()
 		if host <= 0 {
 			t.Fatal("cannot read this host's memory (/proc/meminfo), which the default is made of")
 		}
-		// At least one, on a host smaller than two sandboxes (attempts_config.go).
+		// At least one, on a host smaller than two sandboxes (config.DefaultMaxSandboxes).
 		c.sameAsUnset(t, "host memory / 4g, less one", "FROGNANO_MAX_SANDBOXES", strconv.Itoa(max(int(host/sandbox.DefaultMemory)-1, 1)))
 		cfg, _, err := c.d.load(map[string]string{"FROGNANO_SANDBOX_MEMORY": "1g"}, true)
 		if err != nil {
@@ -318,24 +345,24 @@ var describedDefaults = map[string]describedDefault{
 		if got, want := cfg.Runner.Sandbox.Slots.Cap(), max(int(host>>30)-1, 1); got != want {
 			t.Errorf("FROGNANO_SANDBOX_MEMORY=1g: %d sandboxes by default, want host memory / 1 GiB less one, %d", got, want)
 		}
-	}},
-	"FROGNANO_EXECUTOR": {"`frognano-executor` beside the binary", func(t *testing.T, c *docsCheck) {
+	},
+	"FROGNANO_EXECUTOR": func(t *testing.T, c *docsCheck) {
 		self, err := os.Executable()
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.sameAsUnset(t, "beside the binary", "FROGNANO_EXECUTOR", filepath.Join(filepath.Dir(self), "frognano-executor"))
-	}},
-	"FROGNANO_WORK_DIR": {"the system temp dir", func(t *testing.T, c *docsCheck) {
+	},
+	"FROGNANO_WORK_DIR": func(t *testing.T, c *docsCheck) {
 		c.sameAsUnset(t, "the system temp dir", "FROGNANO_WORK_DIR", os.TempDir())
-	}},
-	"FROGNANO_SANDBOX_OWNER": {"the host name", func(t *testing.T, c *docsCheck) {
+	},
+	"FROGNANO_SANDBOX_OWNER": func(t *testing.T, c *docsCheck) {
 		host, err := os.Hostname()
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.sameAsUnset(t, "the host name", "FROGNANO_SANDBOX_OWNER", host)
-	}},
+	},
 }
 
 // required checks that loading without name fails, saying want.

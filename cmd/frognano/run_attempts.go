@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
 )
 
@@ -44,7 +45,7 @@ func attemptLines(res *runner.Result) string {
 		}
 		switch r := a.Result; {
 		case r == nil:
-			fmt.Fprintf(&b, "frognano: %s attempt %d: error: %s\n", mark, a.K, runner.Visible(fmt.Sprint(a.Err)))
+			fmt.Fprintf(&b, "frognano: %s attempt %d: error: %s\n", mark, a.K, report.Visible(fmt.Sprint(a.Err)))
 		default:
 			what := "patch: none"
 			if p := r.PatchBytes(); p != nil {
@@ -60,6 +61,6 @@ func attemptLines(res *runner.Result) string {
 			fmt.Fprintf(&b, "frognano: %s attempt %d: %s after %d steps, %s\n", mark, a.K, r.ExitReason(), steps, what)
 		}
 	}
-	fmt.Fprintf(&b, "frognano: chose attempt %d: %s (each attempt's files are in attempt-K/)\n", set.Attempts[set.Chosen].K, runner.Visible(set.Why))
+	fmt.Fprintf(&b, "frognano: chose attempt %d: %s (each attempt's files are in attempt-K/)\n", set.Attempts[set.Chosen].K, report.Visible(set.Why))
 	return b.String()
 }

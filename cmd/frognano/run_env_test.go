@@ -6,10 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/docker/docker/api/types/image"
 
@@ -18,48 +16,6 @@ import (
 	"github.com/frognano/frognano/runner/leaf/leaftest"
 	"github.com/frognano/frognano/runner/sandbox"
 )
-
-func TestSetupConfig(t *testing.T) {
-	t.Parallel()
-	cfg, err := runnerConfig(envMap(map[string]string{
-		"FROGNANO_SETUP_NETWORK":  "build-net",
-		"FROGNANO_SETUP_TIMEOUT":  "20m",
-		"FROGNANO_ENV_CACHE_SIZE": "50g",
-		"FROGNANO_SETUP_ENV":      "HTTPS_PROXY NO_PROXY PIP_INDEX_URL=http://mirror.internal/simple/",
-		"HTTPS_PROXY":             "http://proxy:3128",
-		"NO_PROXY":                "localhost,127.0.0.1",
-		"FROGNANO_MODEL_API_KEY":  "never passed",
-		"FROGNANO_SANDBOX_IMAGES": "acme/api=frognano-sandbox-go:1.26,acme/*=frognano-sandbox-node:22",
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Env.Network != "build-net" || cfg.Env.Timeout != 20*time.Minute || cfg.Env.CacheSize != 50<<30 {
-		t.Errorf("env config %+v", cfg.Env)
-	}
-	if want := []string{"HTTPS_PROXY=http://proxy:3128", "NO_PROXY=localhost,127.0.0.1", "PIP_INDEX_URL=http://mirror.internal/simple/"}; !slices.Equal(cfg.Env.Env, want) {
-		t.Errorf("setup env %q, want %q", cfg.Env.Env, want)
-	}
-	if got := cfg.Images.For("acme/web", cfg.Sandbox.Image); got != "frognano-sandbox-node:22" {
-		t.Errorf("acme/web gets %q", got)
-	}
-
-	def, err := runnerConfig(envMap(nil))
-	if err != nil || def.Env.Network != envpkg.DefaultNetwork || def.Env.Timeout != envpkg.DefaultTimeout || def.Env.CacheSize != envpkg.DefaultCacheSize || len(def.Env.Env) != 0 || len(def.Images) != 0 {
-		t.Errorf("defaults %+v, %v", def.Env, err)
-	}
-
-	_, err = runnerConfig(envMap(map[string]string{
-		"FROGNANO_SETUP_ENV":      "HTTPS_PROXY 1BAD FROGNANO_MODEL_API_KEY",
-		"FROGNANO_SETUP_NETWORK":  "host",
-		"FROGNANO_SANDBOX_IMAGES": "acme=img",
-	}))
-	for _, want := range []string{"names HTTPS_PROXY, which is not set", `"1BAD"`, `"FROGNANO_MODEL_API_KEY"`, "FROGNANO_SANDBOX_IMAGES", "FROGNANO_SETUP_NETWORK"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("err = %v, want it to say %q", err, want)
-		}
-	}
-}
 
 var envRefRE = regexp.MustCompile(`frognano-env:[0-9a-f]{64}`)
 

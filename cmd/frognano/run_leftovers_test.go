@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 
+	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/runner/sandbox"
 )
 
@@ -210,7 +211,7 @@ func TestSandboxDiskSetting(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cfg, err := runnerConfig(envMap(tt.env))
+			cfg, err := config.Runner(envMap(tt.env))
 			if err == nil {
 				fs := newFlagSet("run", &bytes.Buffer{})
 				bindRunnerFlags(fs, &cfg)

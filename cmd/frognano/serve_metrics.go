@@ -2,33 +2,16 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 
+	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/metrics"
 )
 
-// adminConfig is the admin listener's part of the service configuration.
-type adminConfig struct {
-	// MetricsAddr is FROGNANO_METRICS_ADDR: where /metrics (and /riverui) are served, apart
-	// from the public webhook port. Empty: no admin listener.
-	MetricsAddr string
-	// AdminToken is FROGNANO_ADMIN_TOKEN: the token River's UI asks for. Empty: no UI.
-	AdminToken string
-}
-
-func loadAdminConfig(e env) adminConfig {
-	c := adminConfig{MetricsAddr: e.String("FROGNANO_METRICS_ADDR", ""), AdminToken: e.Secret("FROGNANO_ADMIN_TOKEN")}
-	if c.AdminToken != "" && len(c.AdminToken) < metrics.MinTokenLength {
-		e.Add(fmt.Errorf("FROGNANO_ADMIN_TOKEN must be at least %d characters", metrics.MinTokenLength))
-	}
-	return c
-}
-
 // instrument points the service's outbound clients at m's instruments: every GitHub request
 // and wait, every model request, every sandbox's start, every environment reused or built. It runs before the clients are built.
-func instrument(cfg *serviceConfig, m *metrics.Metrics) {
+func instrument(cfg *config.Service, m *metrics.Metrics) {
 	cfg.GitHub.Transport = m.GitHubTransport(cfg.GitHub.Transport)
 	cfg.GitHub.Sleep = m.GitHubSleep(cfg.GitHub.Sleep)
 	cfg.Runner.Sandbox.Ready = m.ObserveSandboxReady

@@ -14,49 +14,6 @@ import (
 	"github.com/frognano/frognano/web/webtest"
 )
 
-func TestLoadWebConfig(t *testing.T) {
-	t.Parallel()
-	const token = "a-shared-token-long-enough-for-the-rule-0123456789"
-	tests := []struct {
-		name    string
-		env     map[string]string
-		off     bool
-		wantErr string
-	}{
-		{"NoSignIn", map[string]string{"FROGNANO_PUBLIC_URL": "https://frognano.example.com"}, true, ""},
-		{"Nothing", map[string]string{}, true, ""},
-		{"Token", map[string]string{"FROGNANO_PUBLIC_URL": "https://frognano.example.com/", "FROGNANO_WEB_TOKEN": token}, false, ""},
-		{"TokenWithoutPublicURL", map[string]string{"FROGNANO_WEB_TOKEN": token}, false, "FROGNANO_PUBLIC_URL"},
-		{"PublicURLNotHTTP", map[string]string{"FROGNANO_PUBLIC_URL": "ftp://frognano.example.com"}, false, "FROGNANO_PUBLIC_URL"},
-		{"PublicURLWithCredentials", map[string]string{"FROGNANO_PUBLIC_URL": "https://u:p@frognano.example.com"}, false, "FROGNANO_PUBLIC_URL"},
-		{"ShortToken", map[string]string{"FROGNANO_PUBLIC_URL": "https://frognano.example.com", "FROGNANO_WEB_TOKEN": "short"}, false, "FROGNANO_WEB_TOKEN"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			c, err := loadWebConfig(func(k string) string { return tt.env[k] })
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want one naming %s", err, tt.wantErr)
-				}
-				if strings.Contains(err.Error(), "short") || strings.Contains(err.Error(), ":p@") {
-					t.Errorf("the error repeats a secret: %v", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if (c.Off != "") != tt.off {
-				t.Errorf("off = %q, want off %v", c.Off, tt.off)
-			}
-			if tt.name == "Token" && c.PublicURL != "https://frognano.example.com" {
-				t.Errorf("public URL %q", c.PublicURL)
-			}
-		})
-	}
-}
-
 // TestServeWithoutSignInHasNoRunPages: nothing of a run is public, so without OAuth or a token
 // the pages are not served at all, and the log says why.
 func TestServeWithoutSignInHasNoRunPages(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/doctor"
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/githubapp/githubtest"
@@ -191,7 +192,7 @@ func TestSetupManifestFlow(t *testing.T) {
 			if !strings.Contains(stdout, "/installations/new") || !strings.Contains(stdout, `label "frognano"`) || !strings.Contains(stdout, "frognano doctor") {
 				t.Errorf("setup does not say what to do next:\n%s", stdout)
 			}
-			cfg, err := githubapp.ParseConfig(func(k string) string { return env[k] })
+			cfg, err := config.GitHubApp(func(k string) string { return env[k] })
 			if err != nil {
 				t.Fatal(err)
 			}

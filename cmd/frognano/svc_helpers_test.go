@@ -28,6 +28,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/internal/buildtest"
 	"github.com/frognano/frognano/migrations/dbtest"
@@ -275,12 +276,12 @@ type svcProc struct {
 }
 
 // start builds the graph from e's environment exactly as `frognano serve` does
-// (loadServiceConfig, newService, run) and returns once it accepts connections. The service is
+// (config.LoadService, newService, run) and returns once it accepts connections. The service is
 // stopped (gracefully) when the test ends, unless stopped before.
 func (e *svcEnv) start() *svcProc {
 	t := e.t
 	t.Helper()
-	cfg, err := loadServiceConfig(e.getenv, true)
+	cfg, err := config.LoadService(e.getenv, true)
 	if err != nil {
 		t.Fatalf("service configuration: %v", err)
 	}

@@ -104,8 +104,12 @@ func TestTrustBoundaryImports(t *testing.T) {
 			"githubapp holds the GitHub credentials; the code beside the sandbox is not its to import (the check packages are)"},
 		{"runner", []string{"githubapp", "queue", "run", "server", "web"},
 			"runner runs beside the untrusted sandbox and must never reach the code that holds credentials"},
-		{"check", []string{"runner", "githubapp", "queue", "run", "server", "web", "eval", "doctor", "dockerproxy", "cmd"},
+		{"runner", []string{"report"},
+			"runner (runner/audit too) makes a run's Result, facts only; the text people read of it is report's, which imports runner"},
+		{"check", []string{"runner", "report", "githubapp", "queue", "run", "server", "web", "eval", "doctor", "dockerproxy", "cmd"},
 			"the check packages judge untrusted output for both sides and import neither"},
+		{"report", []string{"githubapp", "queue", "run", "server", "web", "eval", "doctor", "dockerproxy", "cmd"},
+			"report only renders a run's Result: it holds no credential and sends nothing; its callers (run, cmd/frognano) redact and send"},
 		{"run", []string{"queue", "server", "web"},
 			"run never imports River nor its callers; and the queue's tests import run/runtest, which must not reach the queue"},
 	}
@@ -122,6 +126,18 @@ func TestTrustBoundaryImports(t *testing.T) {
 						problems = append(problems, name+" reaches "+d+" ("+strings.Join(chain(pkgs, name, d), " -> ")+"): "+r.reason)
 					}
 				}
+			}
+		}
+	}
+	// Package config imports both sides to build their configurations; only the commands
+	// (cmd/) may import it, so that no side reaches the other through it.
+	for name, p := range pkgs {
+		if under(name, "cmd") || under(name, "config") {
+			continue
+		}
+		for _, dep := range p.Deps {
+			if d := rel(dep); d != "" && under(d, "config") {
+				problems = append(problems, name+" reaches "+d+" ("+strings.Join(chain(pkgs, name, d), " -> ")+"): only cmd/ imports package config, which imports both sides of the trust boundary")
 			}
 		}
 	}
@@ -159,7 +175,7 @@ func TestTrustBoundaryImports(t *testing.T) {
 func TestRulesSeeTheirPackages(t *testing.T) {
 	t.Parallel()
 	pkgs := list(t)
-	for _, folder := range []string{"githubapp", "runner", "check", "check/patch", "check/secrets", "check/deps", "check/scanner", "run", "run/runtest"} {
+	for _, folder := range []string{"githubapp", "runner", "runner/audit", "report", "check", "check/patch", "check/secrets", "check/deps", "check/scanner", "config", "cmd/frognano", "run", "run/runtest"} {
 		if _, ok := pkgs[folder]; !ok && folder != "check" {
 			t.Errorf("no package %s in the module: update the layout rules", folder)
 		}

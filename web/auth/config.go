@@ -12,11 +12,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/frognano/frognano/githubapp"
-	"github.com/frognano/frognano/internal/setting"
 	"github.com/frognano/frognano/metrics"
 )
 
-// Environment variables read by ParseConfig (GITHUB_URL is githubapp.EnvURL).
+// The variables of sign-in, as auth's refusals and log lines name them (GITHUB_URL is
+// githubapp.EnvURL); package config declares and reads them.
 const (
 	EnvClientID     = "GITHUB_APP_CLIENT_ID"
 	EnvClientSecret = "GITHUB_APP_CLIENT_SECRET"
@@ -88,22 +88,6 @@ type Config struct {
 	Logger     *slog.Logger
 	// Now is the clock (default time.Now); tests move it to expire sessions and the cache.
 	Now func() time.Time
-}
-
-// ParseConfig reads the Config from the environment through getenv (internal/setting: the
-// secrets are never quoted). It returns ErrNotConfigured when neither OAuth nor a shared token
-// is set, and any other problem as an error naming the variable.
-func ParseConfig(getenv func(string) string) (Config, error) {
-	e := setting.New(getenv)
-	cfg := Config{
-		PublicURL: e.Raw(EnvPublicURL), GitHubURL: e.Raw(githubapp.EnvURL),
-		ClientID: e.Raw(EnvClientID), ClientSecret: e.Secret(EnvClientSecret),
-		Token: e.Secret(EnvWebToken), SessionKey: e.Secret(EnvSessionKey),
-	}
-	if err := e.Err(); err != nil {
-		return cfg, err
-	}
-	return cfg, cfg.Validate()
 }
 
 // oauth reports whether c configures OAuth (rather than a shared token).

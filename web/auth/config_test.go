@@ -2,7 +2,6 @@ package auth
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -13,48 +12,6 @@ import (
 
 	"github.com/frognano/frognano/migrations/dbtest"
 )
-
-func TestParseConfig(t *testing.T) {
-	t.Parallel()
-	key := strings.Repeat("s", MinSessionKeyLength)
-	tests := []struct {
-		name string
-		env  map[string]string
-		err  string // "" means valid
-	}{
-		{"Nothing", map[string]string{EnvPublicURL: "https://f.example"}, "run pages need sign-in"},
-		{"OAuth", map[string]string{EnvPublicURL: "https://f.example", EnvClientID: "Iv1.x", EnvClientSecret: "s"}, ""},
-		{"OAuthGHES", map[string]string{EnvPublicURL: "https://f.example", EnvClientID: "Iv1.x", EnvClientSecret: "s", "GITHUB_URL": "https://ghe.example.com"}, ""},
-		{"OAuthNoSecret", map[string]string{EnvPublicURL: "https://f.example", EnvClientID: "Iv1.x"}, EnvClientSecret},
-		{"Both", map[string]string{EnvPublicURL: "https://f.example", EnvClientID: "a", EnvClientSecret: "b", EnvWebToken: testToken}, "set one"},
-		{"Token", map[string]string{EnvPublicURL: "http://127.0.0.1:8080", EnvWebToken: testToken, EnvSessionKey: key}, ""},
-		{"ShortToken", map[string]string{EnvPublicURL: "https://f.example", EnvWebToken: "short"}, "at least 16"},
-		{"ShortKey", map[string]string{EnvPublicURL: "https://f.example", EnvWebToken: testToken, EnvSessionKey: "short"}, "at least 32"},
-		{"NoPublicURL", map[string]string{EnvWebToken: testToken}, EnvPublicURL + " must be set"},
-		{"PublicURLPath", map[string]string{EnvPublicURL: "https://f.example/frognano", EnvWebToken: testToken}, "no path"},
-		{"PublicURLScheme", map[string]string{EnvPublicURL: "ftp://f.example", EnvWebToken: testToken}, "http or https"},
-		{"PublicURLRelative", map[string]string{EnvPublicURL: "f.example", EnvWebToken: testToken}, "http or https"},
-		{"GitHubURLHTTP", map[string]string{EnvPublicURL: "https://f.example", EnvClientID: "a", EnvClientSecret: "b", "GITHUB_URL": "http://ghe.example.com"}, "https"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			_, err := ParseConfig(func(k string) string { return tt.env[k] })
-			switch {
-			case tt.err == "" && err != nil:
-				t.Errorf("error %v, want none", err)
-			case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
-				t.Errorf("error %v, want one containing %q", err, tt.err)
-			}
-			if err != nil && tt.env[EnvWebToken] != "" && strings.Contains(err.Error(), tt.env[EnvWebToken]) {
-				t.Errorf("the error shows the token")
-			}
-		})
-	}
-	if _, err := ParseConfig(func(k string) string { return map[string]string{EnvPublicURL: "https://f.example"}[k] }); !errors.Is(err, ErrNotConfigured) {
-		t.Errorf("nothing configured: %v, want ErrNotConfigured", err)
-	}
-}
 
 func TestGitHubEndpoints(t *testing.T) {
 	t.Parallel()

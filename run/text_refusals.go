@@ -1,0 +1,77 @@
+package run
+
+// This file words frognano's own refusals: a requester who may not start a run, an
+// installation that lacks a permission every run needs, a spent budget, and a rate limit
+// longer than the run's budget. GitHub's refusals (a ruleset, an archived repository, a
+// suspended App...) are worded from GitHub's answer by githubapp.Explain, in
+// githubapp/text_refusals.go, and reach the status comment as its note.
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/report"
+)
+
+// renderDenied is the one comment a requester without write access gets; no run starts.
+func renderDenied(runID int64, labeler, permission string) string {
+	return fmt.Sprintf("%s\n@%s, frognano only starts for people with write, maintain or admin "+
+		"permission on this repository (yours: %s). No run was started.", statusMarker(runID), labeler, report.CodeSpan(permission, 20))
+}
+
+// missingPermissionsNote is the one line a person can act on.
+func missingPermissionsNote(e *githubapp.MissingPermissionsError) string {
+	return fmt.Sprintf("frognano cannot work on this repository: the App's installation has not granted it %s. "+
+		"Every run needs contents, issues and pull requests (write) and metadata (read); %s. Then add the label again.",
+		backticked(e.Missing), e.Grants.ApprovalHint())
+}
+
+func backticked(items []string) string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = "`" + strings.ReplaceAll(it, "`", "") + "`"
+	}
+	return strings.Join(out, ", ")
+}
+
+// The words of a budget's note (BudgetExceeded): its scope, what it counts, and who set it
+// when the operator overrode the setting for one installation.
+const (
+	budgetInstallation  = "installation"
+	budgetRepository    = "repository"
+	budgetRuns          = "runs"
+	budgetTokens        = "tokens"
+	budgetSetByOperator = "set for this installation by the operator"
+)
+
+// Note is what the run's comment says: which budget, and when it resets (for an issue run).
+func (e *BudgetExceeded) Note(now time.Time) string { return e.note(now, "add the label again") }
+
+// budgetNote is the note of a run of kind that found budget e spent: an issue run is retried
+// by adding the label again, a follow-up by asking again.
+func budgetNote(e *BudgetExceeded, now time.Time, kind string) string {
+	if kind != KindIssue {
+		return e.note(now, "ask again")
+	}
+	return e.Note(now)
+}
+
+func (e *BudgetExceeded) note(now time.Time, retry string) string {
+	used := fmt.Sprintf("%d runs have started", e.Used)
+	if e.What == budgetTokens {
+		used = fmt.Sprintf("the runs started today used %d tokens", e.Used)
+	}
+	return fmt.Sprintf("This %s's budget of %d %s a day is spent: %s since 00:00 UTC (%s). "+
+		"It resets at %s (in %s); %s after that to start a run.",
+		e.Scope, e.Limit, e.What, used, e.Setting, e.Resets.UTC().Format("2006-01-02 15:04 UTC"),
+		e.Resets.Sub(now).Round(time.Minute), retry)
+}
+
+// rateLimitedNote follows GitHub's rate limit (reason, githubapp.Explain's) that asked to
+// wait longer than the run's whole budget.
+func rateLimitedNote(reason string, budget time.Duration) string {
+	return reason + fmt.Sprintf(" That is longer than the run's time budget of %s (`FROGNANO_JOB_TIMEOUT`), so the run ends here "+
+		"instead of retrying into the same limit. Add the label again once the limit has passed.", budget)
+}
