@@ -33,6 +33,7 @@ const (
 	DefaultDeliveryRetention    = 10 * 24 * time.Hour
 	DefaultCleanupInterval      = time.Hour
 	DefaultSoftStopTimeout      = 30 * time.Second
+	DefaultCancelWait           = time.Minute
 	DefaultFetchCooldown        = 20 * time.Millisecond
 	DefaultFetchPollInterval    = time.Second
 
@@ -58,8 +59,15 @@ type Config struct {
 	DeliveryRetention    time.Duration // how long delivery ids are remembered (>= 8 days)
 	CleanupInterval      time.Duration
 	SoftStopTimeout      time.Duration // Stop waits this long for running jobs, then cancels them
-	FetchCooldown        time.Duration
-	FetchPollInterval    time.Duration
+	// CancelWait bounds how long Stop then waits for the cancelled jobs to return (remove
+	// their sandboxes, queue their runs again, edit their status comments); default
+	// DefaultCancelWait, set by no FROGNANO_* variable. Those steps have bounds of their own, so
+	// it is a ceiling for a job that hangs, not a budget: it is not SoftStopTimeout, which is
+	// set short where a fast stop matters, while a clean-up on a busy host can take longer, and
+	// a process that went on without it would close its pool under it (its run left running).
+	CancelWait        time.Duration
+	FetchCooldown     time.Duration
+	FetchPollInterval time.Duration
 	// WorkDir is where host clones are made (a temporary directory per run). It should be
 	// this process's own (see Owner): Start removes the clones a crashed process left there.
 	WorkDir string
@@ -104,6 +112,7 @@ func (c Config) withDefaults() Config {
 	def(&c.DeliveryRetention, DefaultDeliveryRetention)
 	def(&c.CleanupInterval, DefaultCleanupInterval)
 	def(&c.SoftStopTimeout, DefaultSoftStopTimeout)
+	def(&c.CancelWait, DefaultCancelWait)
 	def(&c.FetchCooldown, DefaultFetchCooldown)
 	def(&c.FetchPollInterval, DefaultFetchPollInterval)
 	// StatusEditInterval may be set negative to disable throttling (tests).
@@ -237,7 +246,9 @@ func (c *Client) Start(ctx context.Context) error {
 
 // Stop lets running jobs finish for at most SoftStopTimeout (bounded further
 // by ctx), then cancels them; a cancelled run goes back to queued without
-// spending an attempt and resumes when a worker starts again.
+// spending an attempt and resumes when a worker starts again. Stop returns once
+// the cancelled jobs have returned (their sandboxes removed, their runs queued),
+// or with an error after CancelWait.
 func (c *Client) Stop(ctx context.Context) error {
 	if c.cfg.Workers == 0 {
 		return nil
@@ -253,7 +264,7 @@ func (c *Client) Stop(ctx context.Context) error {
 	}
 	c.cfg.Logger.WarnContext(ctx, "soft stop timed out; cancelling running jobs", "timeout", c.cfg.SoftStopTimeout)
 	// A fresh, bounded context: ctx may be the one that just expired.
-	hardCtx, cancelHard := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.SoftStopTimeout)
+	hardCtx, cancelHard := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.CancelWait)
 	defer cancelHard()
 	if err := c.river.StopAndCancel(hardCtx); err != nil {
 		return fmt.Errorf("stopping River client after cancelling jobs: %w", err)

@@ -22,18 +22,36 @@ func sourceFindings(r *runner.Result) []deps.Finding {
 	return r.Dependencies.Findings()
 }
 
-// settingWords says what a setting does, in words, for a finding.
+// settingWords says what a setting does, in words, for a finding. uv's settings are the same
+// in [tool.uv], its [tool.uv.pip] and uv.toml (check/deps names them with that prefix).
 func settingWords(name string) string {
-	switch name {
-	case "--index-url", "tool.uv.index-url":
+	short := name
+	for _, p := range []string{"tool.uv.pip.", "tool.uv.", "uv.toml.pip.", "uv.toml."} {
+		if k, ok := strings.CutPrefix(name, p); ok {
+			short = "uv:" + k
+			break
+		}
+	}
+	switch {
+	case short == "--index-url" || short == "uv:index-url" || short == "pypi.url" || short == "registry":
 		return "replaces the package index: every package is fetched from there"
-	case "--extra-index-url", "tool.uv.extra-index-url", "tool.uv.index", "tool.poetry.source":
+	case short == "--extra-index-url" || short == "uv:extra-index-url" || short == "uv:index" || short == "tool.poetry.source" ||
+		short == "tool.pdm.source" || strings.HasPrefix(short, "pypi.") && strings.HasSuffix(short, ".url") ||
+		strings.HasPrefix(short, "repositories.") && strings.HasSuffix(short, ".url"):
 		return "adds a package index: packages are looked for there too, and one published there under the name of a package this project uses can be installed instead of it (dependency confusion)"
-	case "--find-links", "tool.uv.find-links":
+	case strings.HasSuffix(short, ":registry"):
+		return "replaces the registry of the scope's packages: they are fetched from there"
+	case short == "--find-links" || short == "uv:find-links":
 		return "adds a place package archives are taken from, besides the index"
-	case "--trusted-host":
+	case short == "--trusted-host" || short == "uv:allow-insecure-host" || short == "uv:trusted-host":
 		return "trusts this host without a valid HTTPS certificate"
-	case "--requirement", "--constraint":
+	case short == "strict-ssl" || strings.HasSuffix(short, "verify_ssl") || strings.HasPrefix(short, "certificates."):
+		return "stops checking the index's HTTPS certificate: whoever is on the way can answer for it"
+	case short == "uv:index-strategy":
+		return "lets any index answer for any package, not only the first that has it (dependency confusion)"
+	case strings.HasSuffix(short, "install-mirror") || short == "uv:python-downloads-json-url":
+		return "changes where uv downloads Python itself from"
+	case short == "--requirement" || short == "--constraint":
 		return "makes pip download a requirements file when it runs; what it holds was not read"
 	}
 	return "changes where packages are fetched from"

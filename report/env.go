@@ -8,16 +8,21 @@ import (
 	"github.com/frognano/frognano/runner/env"
 )
 
-// writeSetupFailure says, first, that the repository's setup script failed: why, its exit
-// status, and the last lines of its log (the repository's text: in a code block, redacted).
+// writeSetupFailure says, first, that the repository's setup script failed (why, its exit
+// status), or that the seal check refused what it built (report_refusal.go), and the last lines
+// of its log (the repository's text: in a code block, redacted).
 func (x *render) writeSetupFailure(b *strings.Builder) {
 	r := x.r
 	if r.SetupFailed == "" {
 		return
 	}
-	b.WriteString("## Setup failed\n\n")
-	fmt.Fprintf(b, "The repository's setup script (%s, from the base commit) failed, so the run ended before the model was called: %s.\n\n",
-		codeSpan(env.ScriptFile, 60), prose(x.redact(r.SetupFailed), x.d.note))
+	if r.EnvironmentRefused() {
+		x.writeEnvironmentRefusal(b) // refusal.go
+	} else {
+		b.WriteString("## Setup failed\n\n")
+		fmt.Fprintf(b, "The repository's setup script (%s, from the base commit) failed, so the run ended before the model was called: %s.\n\n",
+			codeSpan(env.ScriptFile, 60), prose(x.redact(r.SetupFailed), x.d.note))
+	}
 	var run *env.SetupRun
 	if r.Environment != nil {
 		run = r.Environment.Setup
@@ -29,7 +34,12 @@ func (x *render) writeSetupFailure(b *strings.Builder) {
 	if run.TimedOut {
 		status = "timed out"
 	}
-	fmt.Fprintf(b, "- Exit status: %s\n- Duration: %s\n- Network: %s\n\n", status, roundDur(run.Duration), codeSpan(run.Network, 100))
+	if r.EnvironmentRefused() {
+		// The script did its work; what it left is what was refused.
+		fmt.Fprintf(b, "- The setup script: exit status %s, %s, network %s\n\n", status, roundDur(run.Duration), codeSpan(run.Network, 100))
+	} else {
+		fmt.Fprintf(b, "- Exit status: %s\n- Duration: %s\n- Network: %s\n\n", status, roundDur(run.Duration), codeSpan(run.Network, 100))
+	}
 	tail := env.LastLines(run.Log, x.d.setupLines)
 	if tail == "" {
 		return
@@ -48,6 +58,8 @@ func (x *render) writeEnvironment(b *strings.Builder) {
 	switch {
 	case e.Key == "":
 		fmt.Fprintf(b, "- Environment: the base image (%s)\n", prose(e.Why, 100))
+	case x.r.EnvironmentRefused():
+		fmt.Fprintf(b, "- Environment: none, refused by the seal check (key %s)\n", codeSpan(e.Key[:16], 20))
 	case x.r.SetupFailed != "":
 		fmt.Fprintf(b, "- Environment: none, setup failed (key %s)\n", codeSpan(e.Key[:16], 20))
 	default:
@@ -81,6 +93,8 @@ func EnvironmentLine(r *runner.Result) string {
 	switch {
 	case e == nil:
 		return ""
+	case r.EnvironmentRefused():
+		return fmt.Sprintf("%s, environment refused", e.BaseImage)
 	case r.SetupFailed != "":
 		return fmt.Sprintf("%s, setup failed", e.BaseImage)
 	case e.Key == "":

@@ -308,6 +308,8 @@ func (x *render) writeOutcome(b *strings.Builder) {
 	switch {
 	case r.Patch == nil && len(r.SecretFindings) > 0:
 		b.WriteString("- Patch: none: refused for what looks like a secret (listed under **Secrets**)\n")
+	case r.Patch == nil && r.Refused != nil:
+		b.WriteString("- Patch: none: refused (below)\n")
 	case r.Patch == nil:
 		b.WriteString("- Patch: none\n")
 	case r.Patch.TooLarge:
@@ -324,7 +326,9 @@ func (x *render) writeOutcome(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, "- %s\n", prose(x.redact(n), x.d.note))
 	}
-	b.WriteString("\n### The model's final message\n\n")
+	b.WriteString("\n")
+	x.writeRefusal(b) // refusal.go
+	b.WriteString("### The model's final message\n\n")
 	final := ""
 	if r.Leaf != nil {
 		final = strings.TrimSpace(r.Leaf.FinalMessage)
@@ -555,6 +559,8 @@ func describeExit(reason string) string {
 		return "the sandbox broke"
 	case runner.ExitSetupFailed:
 		return "the repository's setup script failed; the model was not called"
+	case runner.ExitEnvironmentRefused:
+		return "frognano refused the environment setup built; the model was not called"
 	}
 	return "unknown"
 }

@@ -82,6 +82,9 @@ func (p *issuePlan) publish(ctx context.Context, a *attempt, dir string) error {
 	if r.ExitReason == runner.ExitSetupFailed {
 		return a.end(ctx, StateFailed, r.ExitReason, noteSetupFailed(r.ID), "", 0)
 	}
+	if r.ExitReason == runner.ExitEnvironmentRefused {
+		return a.end(ctx, StateFailed, r.ExitReason, noteEnvironmentRefused(r.ID), "", 0)
+	}
 	if len(r.Patch) == 0 {
 		return a.end(ctx, StateFailed, r.ExitReason, noPatchNote(r, soNoPullRequest), "", 0)
 	}

@@ -203,6 +203,14 @@ func noteSetupFailed(id int64) string {
 		"Its log is kept with the run: `frognano runs show " + strconv.FormatInt(id, 10) + " --setup-log`."
 }
 
+// noteEnvironmentRefused says that the seal check refused the environment setup built (it
+// holds a value the operator passes setup), so the model was not called.
+func noteEnvironmentRefused(id int64) string {
+	return "frognano refused the environment the repository's setup script (.frognano/setup.sh) built: it holds a value the operator " +
+		"passes setup (the summary below says where), so the model was not called. " +
+		"The setup log is kept with the run: `frognano runs show " + strconv.FormatInt(id, 10) + " --setup-log`."
+}
+
 // What follows from a run's having no patch (noPatchNote): an issue run's, a follow-up's.
 const (
 	soNoPullRequest = ", so there is no pull request."
@@ -218,7 +226,11 @@ func noPatchNote(r *row, so string) string {
 		runner.NoPatchRefused:   "frognano refused the agent's patch (the summary below says why)",
 		runner.NoPatchNotTaken:  "The agent's patch could not be taken out of its sandbox (the summary below says why)",
 		runner.NoPatchTooLarge:  "The agent's patch is over the patch size limit (the summary below gives its size)",
+		runner.NoPatchSetup:     "The repository's setup script failed, so the model was not called (the summary below says why)",
 	}[r.NoPatch]
+	if r.ExitReason == runner.ExitEnvironmentRefused {
+		why = "frognano refused the environment the repository's setup script built, so the model was not called (the summary below says where it left a value the operator passes setup)"
+	}
 	if why == "" { // an agent that ran before the reason was kept
 		why = "The run has no patch to publish (the summary below says why)"
 	}

@@ -30,9 +30,15 @@ type Result struct {
 	// Environment is the image the run's sandboxes were made from and how it came to be
 	// (cached, built by this run's setup, or the base image); nil when the run ended before.
 	Environment *env.Environment
-	// SetupFailed says why the repository's setup script failed; the run then ended before
-	// the model was called (Leaf is nil), and Environment.Setup holds its log.
+	// SetupFailed says why the repository's setup script failed, or why the seal check refused
+	// what it built (Refused.Environment); the run then ended before the model was called (Leaf
+	// is nil), and Environment.Setup holds its log.
 	SetupFailed string
+	// Refused is why a check refused the agent's patch (Patch is nil, PatchLost is
+	// NoPatchRefused) or the environment setup built (with SetupFailed): a sentence and the
+	// places named, for the report. nil when nothing was refused, and for the secrets check's
+	// findings, which SecretFindings lists.
+	Refused *Refusal
 
 	Leaf      *leaf.Result
 	Cancelled bool
@@ -136,11 +142,23 @@ func (r *Result) NoPatch() string {
 // ExitSetupFailed is the exit reason of a run whose setup script failed.
 const ExitSetupFailed = "setup_failed"
 
+// ExitEnvironmentRefused is the exit reason of a run whose environment the seal check refused:
+// setup left a value the operator passes it (runner/env's seal check), whatever its exit status.
+const ExitEnvironmentRefused = "environment_refused"
+
+// EnvironmentRefused reports whether the seal check refused the environment setup built.
+func (r *Result) EnvironmentRefused() bool {
+	return r != nil && r.SetupFailed != "" && r.Refused != nil && r.Refused.Environment
+}
+
 // ExitReason returns the loop's exit reason ("cancelled" when the run was cancelled,
-// ExitSetupFailed when setup failed).
+// ExitSetupFailed when setup failed, ExitEnvironmentRefused when the seal check refused it).
 func (r *Result) ExitReason() string {
 	if r.Cancelled {
 		return leaf.ExitCancelled
+	}
+	if r.EnvironmentRefused() {
+		return ExitEnvironmentRefused
 	}
 	if r.SetupFailed != "" {
 		return ExitSetupFailed

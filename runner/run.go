@@ -206,6 +206,9 @@ func (x *run) environment(ctx context.Context) (ended bool, err error) {
 	case errors.As(err, &setupErr):
 		x.log.Info("setup failed; the run ends before the model is called", "reason", setupErr.Reason)
 		x.res.Environment, x.res.SetupFailed = setupErr.Env, setupErr.Reason
+		if setupErr.Unsealed != nil {
+			x.res.Refused = EnvironmentRefusal(setupErr.Unsealed)
+		}
 		return true, nil
 	case errors.As(err, &missing):
 		return false, &SetupError{err}
@@ -349,7 +352,10 @@ func (x *run) checkPatch(ctx context.Context, raw []byte) {
 		x.res.PatchLost = NoPatchRefused
 		return
 	case err != nil:
-		x.note("The patch was refused: " + err.Error())
+		// The report says it as a sentence and a list (Result.Refused), not as an error chain;
+		// the log keeps the chain.
+		x.log.Info("the patch was refused", logging.Err(err))
+		x.res.Refused = PatchRefusal(err)
 		x.res.PatchLost = NoPatchRefused
 		return
 	}

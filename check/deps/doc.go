@@ -1,20 +1,26 @@
 // Package deps owns what a patch does to the repository's dependencies and to where they come
-// from. Every dependency manifest or lock file the patch adds, changes or removes (Python
-// requirements*.txt, pyproject.toml, setup.py, setup.cfg, poetry.lock, uv.lock and
-// Pipfile.lock; Go's go.mod; npm's package.json and package-lock.json; Cargo.toml and
-// Cargo.lock), together with the files those manifests make their tool read (pip's -r and -c,
-// setuptools' file:), is read at the base commit and in the patched tree, and List reports:
+// from. Every dependency manifest, lock file or file of source settings the patch adds, changes
+// or removes (Python requirements*.txt, pyproject.toml with its [tool.uv], [tool.pdm] and
+// [tool.poetry] tables, setup.py, setup.cfg, uv.toml, pdm.toml, poetry.toml, poetry.lock,
+// uv.lock, pdm.lock, pylock.toml and Pipfile.lock; Go's go.mod; npm's package.json,
+// package-lock.json and .npmrc; Cargo.toml and Cargo.lock), together with the files those
+// manifests make their tool read (pip's -r and -c, setuptools' file:), is read at the base
+// commit and in the patched tree, and List reports:
 //
 //   - the packages added, removed, changed or moved between files, with their versions and
 //     where each comes from when that is not its registry (a URL, a version-control
 //     repository, a path, another package under this name: Source), as overrides, replaces
 //     and patches too (npm's overrides, yarn's resolutions, Go's replace, Cargo's [patch]);
 //   - the settings that say where packages are fetched from (pip's --index-url,
-//     --extra-index-url, --find-links, --trusted-host; uv's and Poetry's indexes), and a
-//     go.mod's retract and exclude;
+//     --extra-index-url, --find-links, --trusted-host; uv's, PDM's and Poetry's indexes and
+//     certificate settings; .npmrc's registries), and a go.mod's retract and exclude; and for a
+//     Python lock file, the index, URL or path each locked package comes from when it is not
+//     PyPI (pysources.go);
 //   - what could not be read, each entry or file with the reason (Unread): never skipped in
 //     silence, and a package that can no longer be found where something is unread is
-//     "unlisted", never "removed".
+//     "unlisted", never "removed". A file of source settings frognano does not read (.yarnrc,
+//     .yarnrc.yml, bunfig.toml, .pnpmfile.cjs, pnpm-workspace.yaml, go.work, pip.conf,
+//     .cargo/config.toml) is unread, whole.
 //
 // Findings are the changes of source (a new index, a version that became a URL or a git
 // repository), which a report shows first. With an offline copy of OSV's per-ecosystem exports

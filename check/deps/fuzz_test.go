@@ -5,6 +5,7 @@ import (
 	"path"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,7 +13,8 @@ import (
 )
 
 var fuzzPaths = []string{"requirements.txt", "pyproject.toml", "poetry.lock", "uv.lock", "Pipfile.lock", "go.mod",
-	"package.json", "package-lock.json", "Cargo.toml", "Cargo.lock", "setup.py", "setup.cfg"}
+	"package.json", "package-lock.json", "Cargo.toml", "Cargo.lock", "setup.py", "setup.cfg",
+	"pdm.lock", "pylock.toml", "uv.toml", "pdm.toml", "poetry.toml", ".npmrc"}
 
 // FuzzParse feeds every parser bytes a patch could write: Parse must return (an error is
 // fine) without a panic escaping, the same answer twice, and only named, sorted packages.
@@ -49,6 +51,17 @@ func FuzzParse(f *testing.F) {
 	}
 	for i, s := range seeds {
 		f.Add(uint8(i), []byte(s))
+	}
+	// The readers of pysources.go, each at its path's index.
+	for p, s := range map[string]string{
+		"pdm.lock":    "[[package]]\nname = \"a\"\nversion = \"1\"\ngit = \"https://h/a\"\nrevision = \"abc\"\n[[package]]\nname = \"b\"\nurl = \"https://h/b.whl\"\n",
+		"pylock.toml": "lock-version = \"1.0\"\n[[packages]]\nname = \"a\"\nversion = \"1\"\nindex = \"https://h/simple\"\n[[packages]]\nname = \"b\"\nvcs = { url = \"https://h/b\" }\n",
+		"uv.toml":     "index-url = \"https://h/simple\"\noverride-dependencies = [\"a==1\"]\n[pip]\nextra-index-url = [\"https://h2\"]\n",
+		"pdm.toml":    "[pypi]\nurl = \"https://h/simple\"\n[pypi.x]\nurl = \"https://h2\"\n",
+		"poetry.toml": "[repositories.x]\nurl = \"https://h/simple\"\n",
+		".npmrc":      "registry=https://h/\n@s:registry=${R}\n//h/:_authToken=x\nstrict-ssl=false\n",
+	} {
+		f.Add(uint8(slices.Index(fuzzPaths, p)), []byte(s))
 	}
 	f.Fuzz(func(t *testing.T, which uint8, content []byte) {
 		p := fuzzPaths[int(which)%len(fuzzPaths)]

@@ -15,8 +15,10 @@ import (
 	"github.com/google/osv-scalibr/extractor/filesystem/language/golang/gomod"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/javascript/packagejson"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/javascript/packagelockjson"
+	"github.com/google/osv-scalibr/extractor/filesystem/language/python/pdmlock"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/python/pipfilelock"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/python/poetrylock"
+	"github.com/google/osv-scalibr/extractor/filesystem/language/python/pylock"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/python/requirements"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/python/uvlock"
 	"github.com/google/osv-scalibr/extractor/filesystem/language/rust/cargolock"
@@ -226,6 +228,19 @@ func newParsers() []parser {
 				}
 				m.Packages = append(m.Packages, p)
 			}
+			// Where a Python lock file says a package comes from when that is not PyPI (an
+			// index, a URL, a path), which SCALIBR's readers drop (pysources.go).
+			if isPythonLock(file) {
+				srcs := lockSources(file, content)
+				for i, p := range m.Packages {
+					if src, ok := srcs[[2]string{p.Name, p.Version}]; ok && p.Source.Kind == Registry {
+						m.Packages[i].Source = src
+						if src.Kind != FromRegistry {
+							m.Packages[i].pkg = nil // not the registry's package: not matched
+						}
+					}
+				}
+			}
 			return m, nil
 		}}
 	}
@@ -237,6 +252,13 @@ func newParsers() []parser {
 		lock(must(poetrylock.New(cfg)), "PyPI"),
 		lock(must(uvlock.New(cfg)), "PyPI"),
 		lock(must(pipfilelock.New(cfg)), "PyPI"),
+		lock(must(pdmlock.New(cfg)), "PyPI"),
+		lock(must(pylock.New(cfg)), "PyPI"),
+		{name: "uv.toml", match: base("uv.toml"), parse: parseUVToml},
+		{name: "pdm.toml", match: base("pdm.toml"), parse: parsePDMToml},
+		{name: "poetry.toml", match: base("poetry.toml"), parse: parsePoetryToml},
+		{name: ".npmrc", match: base(".npmrc"), parse: parseNpmrc},
+		{name: "settings", match: func(p string) bool { return unreadSettingsFile(p) != "" }, parse: parseUnreadSettings},
 		{name: "go.mod", match: required(must(gomod.New(cfg))), parse: parseGoMod},
 		{name: "package.json", match: required(must(packagejson.New(cfg))), parse: parsePackageJSON},
 		lock(must(packagelockjson.New(cfg)), "npm"),

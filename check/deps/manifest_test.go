@@ -84,8 +84,8 @@ func TestCompareManifests(t *testing.T) {
 		},
 		{
 			name: "UvLock", path: "uv.lock",
-			base:    "version = 1\n[[package]]\nname = \"attrs\"\nversion = \"23.1.0\"\nsource = { registry = \"x\" }\n",
-			patched: "version = 1\n[[package]]\nname = \"attrs\"\nversion = \"23.2.0\"\nsource = { registry = \"x\" }\n",
+			base:    "version = 1\n[[package]]\nname = \"attrs\"\nversion = \"23.1.0\"\nsource = { registry = \"https://pypi.org/simple\" }\n",
+			patched: "version = 1\n[[package]]\nname = \"attrs\"\nversion = \"23.2.0\"\nsource = { registry = \"https://pypi.org/simple\" }\n",
 			want:    "uv.lock PyPI attrs changed 23.1.0->23.2.0\n",
 		},
 		{

@@ -39,6 +39,9 @@ func parsePackageJSON(_ context.Context, file string, content []byte) (*Manifest
 		}
 		for _, name := range sortedKeys(deps) {
 			p, why := npmSpec(file, name, deps[name])
+			if name == "" {
+				why = "it names no package" // npm refuses it; listed, never a nameless package
+			}
 			if why != "" {
 				m.Unread = append(m.Unread, Unread{What: field + ": " + clip(name, 100) + " " + clip(deps[name], 200), Why: why})
 				continue

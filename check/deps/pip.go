@@ -1,9 +1,13 @@
 package deps
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"regexp"
 	"strings"
+	"unicode/utf16"
 )
 
 // This file reads pip's requirements files as pip does (pip's req_file.py): lines joined at a
@@ -228,7 +232,11 @@ func breakArgs(line string) (args, opts string) {
 func parseRequirements(ctx context.Context, file string, content []byte) (*Manifest, error) {
 	m := &Manifest{}
 	r := &pyReader{file: file, m: m}
-	for _, l := range pipLines(string(content)) {
+	text, err := decodeLikePip(content)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range pipLines(text) {
 		args, opts := breakArgs(l.text)
 		options, why, detail := splitPipOptions(opts)
 		if why != "" {
@@ -294,4 +302,49 @@ func editableOf(opts []pipOpt) string {
 		}
 	}
 	return e
+}
+
+// decodeLikePip decodes a requirements file as pip does (pip's auto_decode): a byte order mark
+// names the encoding (UTF-8, UTF-16 or UTF-32, either byte order) and is not part of the text;
+// without one the file is read as UTF-8. Before, a requirements file in UTF-16 was read as
+// bytes (every line unread, its new index no finding), and a UTF-8 one with a BOM hid its
+// first line's --extra-index-url as "not a requirement pip reads", both of which pip follows.
+// (pip also honours a "# -*- coding: NAME -*-" line for other encodings: such a file's lines
+// are read as UTF-8 and what does not read is listed as unread.)
+func decodeLikePip(b []byte) (string, error) {
+	switch {
+	case bytes.HasPrefix(b, []byte{0xef, 0xbb, 0xbf}):
+		return string(b[3:]), nil
+	case bytes.HasPrefix(b, []byte{0xff, 0xfe, 0, 0}):
+		return decodeUTF32(b[4:], binary.LittleEndian)
+	case bytes.HasPrefix(b, []byte{0, 0, 0xfe, 0xff}):
+		return decodeUTF32(b[4:], binary.BigEndian)
+	case bytes.HasPrefix(b, []byte{0xff, 0xfe}):
+		return decodeUTF16(b[2:], binary.LittleEndian)
+	case bytes.HasPrefix(b, []byte{0xfe, 0xff}):
+		return decodeUTF16(b[2:], binary.BigEndian)
+	}
+	return string(b), nil
+}
+
+func decodeUTF16(b []byte, order binary.ByteOrder) (string, error) {
+	if len(b)%2 != 0 {
+		return "", errors.New("its UTF-16 text has an odd number of bytes")
+	}
+	units := make([]uint16, len(b)/2)
+	for i := range units {
+		units[i] = order.Uint16(b[2*i:])
+	}
+	return string(utf16.Decode(units)), nil
+}
+
+func decodeUTF32(b []byte, order binary.ByteOrder) (string, error) {
+	if len(b)%4 != 0 {
+		return "", errors.New("its UTF-32 text has a number of bytes that is not a multiple of 4")
+	}
+	rs := make([]rune, len(b)/4)
+	for i := range rs {
+		rs[i] = rune(order.Uint32(b[4*i:]))
+	}
+	return string(rs), nil
 }

@@ -17,7 +17,8 @@ import (
 // each is read here as pip reads a requirement (a version, a URL, a path). The rest SCALIBR
 // does not read, and this does, with the TOML library SCALIBR uses: [build-system] requires
 // (pip installs them to build the project), [dependency-groups], setuptools' file: includes
-// ([tool.setuptools.dynamic]), uv's sources and indexes ([tool.uv]), and Poetry's tables
+// ([tool.setuptools.dynamic]), uv's sources, indexes and dependency lists ([tool.uv]), PDM's
+// sources, dev-dependencies and overrides ([tool.pdm], pysources.go), and Poetry's tables
 // (dependencies, groups, sources). A value of a type the tool would refuse is unread.
 func parsePyproject(ctx context.Context, file string, content []byte) (*Manifest, error) {
 	pkgs, err := extract(ctx, pyprojectExtractor, file, content)
@@ -101,7 +102,11 @@ func parsePyproject(ctx context.Context, file string, content []byte) (*Manifest
 		r.unread(0, "[project] dynamic", "its dependencies are dynamic: the build backend computes them when it runs (setup.py and setup.cfg are read as files of their own)")
 	}
 	if uv, ok := tool["uv"].(map[string]any); ok {
-		readUV(r, uv)
+		readUV(r, uv, "tool.uv")
+		readUVMore(r, uv, "tool.uv")
+	}
+	if pdm, ok := tool["pdm"].(map[string]any); ok {
+		readPDM(r, pdm)
 	}
 	if po, ok := tool["poetry"].(map[string]any); ok {
 		readPoetry(r, po)
@@ -166,22 +171,23 @@ func setuptoolsFiles(r *pyReader, v any, where string) bool {
 
 // readUV reads [tool.uv]: its indexes are settings, its sources say where a dependency comes
 // from instead of the index (listed as overrides of that name).
-func readUV(r *pyReader, uv map[string]any) {
+// prefix names the table in what the report says: "tool.uv", or "uv.toml" for uv's own file.
+func readUV(r *pyReader, uv map[string]any, prefix string) {
 	for _, k := range []string{"index-url", "extra-index-url", "find-links"} {
 		switch v := uv[k].(type) {
 		case nil:
 		case string:
-			r.setting("tool.uv."+k, v, true)
+			r.setting(prefix+"."+k, v, true)
 		case []any:
 			for _, x := range v {
 				if s, ok := x.(string); ok {
-					r.setting("tool.uv."+k, s, true)
+					r.setting(prefix+"."+k, s, true)
 				} else {
-					r.unread(0, "[tool.uv] "+k, "an entry of it is not a string")
+					r.unread(0, "["+prefix+"] "+k, "an entry of it is not a string")
 				}
 			}
 		default:
-			r.unread(0, "[tool.uv] "+k, "it is not a string or a list")
+			r.unread(0, "["+prefix+"] "+k, "it is not a string or a list")
 		}
 	}
 	if idx, ok := tableArray(uv["index"]); ok {
@@ -189,16 +195,16 @@ func readUV(r *pyReader, uv map[string]any) {
 			u, ok := t["url"].(string)
 			if !ok {
 				if p, isPath := t["path"].(string); isPath {
-					r.setting("tool.uv.index", p, true)
+					r.setting(prefix+".index", p, true)
 					continue
 				}
-				r.unread(0, "[[tool.uv.index]]", "it has no url")
+				r.unread(0, "[["+prefix+".index]]", "it has no url")
 				continue
 			}
-			r.setting("tool.uv.index", u, true)
+			r.setting(prefix+".index", u, true)
 		}
 	} else if uv["index"] != nil {
-		r.unread(0, "[[tool.uv.index]]", "it is not an array of tables")
+		r.unread(0, "[["+prefix+".index]]", "it is not an array of tables")
 	}
 	sources, _ := uv["sources"].(map[string]any)
 	for _, name := range sortedKeys(sources) {
@@ -209,7 +215,7 @@ func readUV(r *pyReader, uv map[string]any) {
 		for _, e := range entries {
 			t, ok := e.(map[string]any)
 			if !ok {
-				r.unread(0, "[tool.uv.sources] "+name, "it is not a table")
+				r.unread(0, "["+prefix+".sources] "+name, "it is not a table")
 				continue
 			}
 			src, ok := tableSource(r.file, t)
@@ -217,7 +223,7 @@ func readUV(r *pyReader, uv map[string]any) {
 				if ws, _ := t["workspace"].(bool); ws {
 					src = Source{Kind: FromPath, Where: "(a member of the uv workspace)"}
 				} else {
-					r.unread(0, "[tool.uv.sources] "+name, "it names no git, path, url, index or workspace")
+					r.unread(0, "["+prefix+".sources] "+name, "it names no git, path, url, index or workspace")
 					continue
 				}
 			}

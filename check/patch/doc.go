@@ -18,7 +18,8 @@
 //
 // Published lists, from the same throwaway tree, every file the patch will publish with its
 // whole bytes and the base's bytes of that path (or of a rename's source): what a check of the
-// published content reads (the secrets scan, the check of the operator's values).
+// published content reads (the secrets scan, the check of the operator's values). It is the one
+// reader of the published files: CheckTree's value check goes through it too.
 //
 // It is one of the check packages (check/...), which judge what comes out of a sandbox for both
 // sides of the trust boundary: it must never hold a credential, start or reach a sandbox, talk to

@@ -27,6 +27,11 @@ func checkPath(p string) string {
 		return "backslash in path"
 	case hasControl(p):
 		return "control character in path"
+	case !utf8.ValidString(p):
+		// GitHub's API takes paths as JSON strings: a name that is not UTF-8 would be published
+		// under another name (each bad byte a U+FFFD), two such names under one, and what was
+		// checked would not be what is published.
+		return "path is not UTF-8"
 	case len(p) >= 2 && p[1] == ':':
 		return "drive letter in path"
 	}

@@ -93,8 +93,15 @@ func (s *Scratch) Published(ctx context.Context, git Git, base string, each func
 	if err != nil {
 		return fmt.Errorf("writing the patched tree: %w", err)
 	}
-	tree := strings.TrimSpace(string(out))
-	raw, err := git(ctx, s.Env, nil, "diff-tree", "-r", "-z", "--raw", "-M", "--full-index", base, tree)
+	return publishedTree(ctx, git, s.Env, base, strings.TrimSpace(string(out)), each)
+}
+
+// publishedTree is the one reader of what a tree publishes: Published and the value check of
+// CheckTree (values.go) both call it, so the files a check of the published content reads are
+// exactly those the published tree adds, changes or renames, read the same way. env is the
+// Scratch's (nil for a tree written into the clone itself).
+func publishedTree(ctx context.Context, git Git, env []string, base, tree string, each func(PublishedFile) error) error {
+	raw, err := git(ctx, env, nil, "diff-tree", "-r", "-z", "--raw", "-M", "--full-index", base, tree)
 	if err != nil {
 		return fmt.Errorf("comparing the patched tree with the base: %w", err)
 	}
@@ -109,7 +116,7 @@ func (s *Scratch) Published(ctx context.Context, git Git, base string, each func
 		}
 		files = append(files, e)
 	}
-	sizes, err := blobSizes(ctx, git, s.Env, files)
+	sizes, err := blobSizes(ctx, git, env, files)
 	if err != nil {
 		return err
 	}
@@ -129,7 +136,7 @@ func (s *Scratch) Published(ctx context.Context, git Git, base string, each func
 				want = append(want, e.oldOID)
 			}
 		}
-		blobs, err := readBlobs(ctx, git, s.Env, want)
+		blobs, err := readBlobs(ctx, git, env, want)
 		if err != nil {
 			return err
 		}

@@ -228,6 +228,8 @@ func TestRealGitRefused(t *testing.T) {
 		{"NewlineInName", func(r *testRepo) { r.write("nl\nname", "x\n") }, "nl\nname", "control character in path"},
 		{"BackslashInName", func(r *testRepo) { r.write(`..\..\evil`, "x\n") }, `..\..\evil`, "backslash in path"},
 		{"HFSDotGit", func(r *testRepo) { r.write(".g\u200cit/hooks/x", "x\n") }, ".g\u200cit/hooks/x", "path into .git"},
+		// Published through GitHub's JSON API as "a\uFFFDb.txt": not the name that was checked.
+		{"NotUTF8", func(r *testRepo) { r.write("a\xffb.txt", "x\n") }, "a\xffb.txt", "path is not UTF-8"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -137,7 +137,7 @@ func checkTree(ctx context.Context, git Git, env []string, base, tree string, op
 	if len(rej) > 0 {
 		return &RefusedError{Rejected: rej}
 	}
-	return checkValues(ctx, git, env, base, changes, opt.Values)
+	return checkValues(ctx, git, env, base, tree, opt.Values)
 }
 
 // parseRawDiff reads `git diff-tree -r -z --raw --no-renames` output:

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	enc "encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/frognano/frognano/internal/secretform"
 	"github.com/frognano/frognano/internal/secrettest"
@@ -36,6 +39,8 @@ func TestPublishedFilesHoldNoValue(t *testing.T) {
 		{name: "Base64InText", path: "notes.txt", content: "b: " + base64.StdEncoding.EncodeToString([]byte("token: "+secret)) + "\n",
 			want: secretform.Base64, notInDiffText: true},
 		{name: "Hex", path: "h.txt", content: hex.EncodeToString([]byte(secret)), want: secretform.Hex, notInDiffText: true},
+		// What PowerShell's `>` writes: UTF-16 with a BOM, a NUL byte after each ASCII one.
+		{name: "UTF16Text", path: "out.txt", content: "\xff\xfe" + utf16LE("token = "+secret+"\r\n"), want: secretform.UTF16, notInDiffText: true},
 		{name: "InAQuery", path: "u.txt", content: "?t=" + url.QueryEscape("x "+secret+"&"), want: secretform.AsIs},
 		// A large existing file whose unchanged lines hold half the encoded value and whose
 		// changed line holds the other half: no hunk holds it, the published file does.
@@ -117,4 +122,67 @@ func BenchmarkCheckValues(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestValueCheckReadsWhatIsPublished: the value check reads the files Published lists, through
+// the same reader (publishedTree), so what is checked cannot drift from what is published. Every
+// file of a patch with every kind of change (added, changed, renamed with a change, a file
+// become a symlink, a mode change with a change, odd names) holds the value, and the refusal
+// names exactly the paths Published lists. A file renamed unchanged from one that already held
+// the value is the base's (before, the check looked for the base file at the new path, found
+// none, and refused the rename).
+func TestValueCheckReadsWhatIsPublished(t *testing.T) {
+	t.Parallel()
+	secret := "tok-" + secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 24)
+	m := secretform.New([]secretform.Secret{{Name: "MIRROR_TOKEN", Value: secret}})
+	long := strings.Repeat("a line long enough for git to pair the rename\n", 20)
+	r := newRepo(t, map[string]string{
+		"changed.txt":   "before\n",
+		"moved/old.txt": long + "end\n",
+		"held/old.txt":  long + secret + "\n",
+		"was-file":      "plain\n",
+		"script.sh":     "#!/bin/sh\n",
+		"gone.txt":      "bye\n",
+	})
+	r.write("changed.txt", "after "+secret+"\n")
+	r.remove("moved/old.txt")
+	r.write("moved/new.txt", long+"end "+secret+"\n")
+	r.remove("held/old.txt")
+	r.write("held/new.txt", long+secret+"\n")
+	r.write("was-file", "->"+secret)
+	r.write("script.sh", "#!/bin/sh\necho "+base64.StdEncoding.EncodeToString([]byte(secret))+"\n")
+	r.chmod("script.sh", 0o755)
+	r.remove("gone.txt")
+	for _, p := range []string{"a file with spaces.txt", `quo"te.txt`, "ünï/cødé.txt", "blob.bin"} {
+		r.write(p, "x\x00"+secret+"\n")
+	}
+	diff, tree := r.diff()
+
+	var listed []string
+	for _, f := range r.published(diff) {
+		if f.Path != "held/new.txt" {
+			listed = append(listed, f.Path)
+		}
+	}
+	err := CheckTree(context.Background(), HostGit(r.dir), r.base, tree, Options{Values: m})
+	var ve *ValueError
+	if !errors.As(err, &ve) {
+		t.Fatalf("CheckTree = %v, want a *ValueError", err)
+	}
+	var refused []string
+	for _, f := range ve.Files {
+		refused = append(refused, f.Path)
+	}
+	if !slices.Equal(refused, listed) {
+		t.Errorf("refused %q, want exactly what Published lists but the unchanged rename: %q", refused, listed)
+	}
+}
+
+// utf16LE is s as UTF-16, little-endian, without a BOM.
+func utf16LE(s string) string {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = enc.LittleEndian.AppendUint16(b, u)
+	}
+	return string(b)
 }

@@ -92,7 +92,7 @@ func Read(data []byte, workdir string, changed Changed) (Findings, error) {
 			if res == nil || res.Kind == "pass" || res.Kind == "notApplicable" {
 				continue
 			}
-			file, first, last, ok := place(res, run, root)
+			file, first, last, ok := place(res, run, root, changed)
 			if !ok {
 				out.Unplaced++
 				continue
@@ -232,8 +232,10 @@ func clean(s string, n int) string {
 	return s
 }
 
-// place is the result's primary location as a repository path and its lines.
-func place(res *sarif.Result, run *sarif.Run, root *url.URL) (file string, first, last int, ok bool) {
+// place is the result's primary location as a repository path and its lines: the URI read as
+// a URI reference, or as a path written as is (literalPath) when only that reading names a
+// line the patch changed.
+func place(res *sarif.Result, run *sarif.Run, root *url.URL, changed Changed) (file string, first, last int, ok bool) {
 	if len(res.Locations) == 0 || res.Locations[0] == nil || res.Locations[0].PhysicalLocation == nil {
 		return "", 0, 0, false
 	}
@@ -255,6 +257,10 @@ func place(res *sarif.Result, run *sarif.Run, root *url.URL) (file string, first
 	}
 	last = min(last, maxLine)
 	file, ok = repoPath(*loc.URI, loc.URIBaseID, run.OriginalUriBaseIds, root)
+	literal, lok := literalPath(*loc.URI, loc.URIBaseID, run.OriginalUriBaseIds, root)
+	if lok && (!ok || !changed.Touches(file, first, last)) && changed.Touches(literal, first, last) {
+		return literal, first, last, true
+	}
 	return file, first, last, ok
 }
 
@@ -272,7 +278,28 @@ func repoPath(uri string, baseID *string, bases map[string]sarif.ArtifactLocatio
 	if err != nil {
 		return "", false
 	}
-	u := base.ResolveReference(ref)
+	return underRoot(base.ResolveReference(ref), root)
+}
+
+// literalPath reads uri as a path written as is, not as a URI reference: many scanners write a
+// file's name into the SARIF uri without escaping it, so a name the patch chose with '#', '?',
+// '%' or a ':' in its first part would read as a fragment, a query, an escape or a scheme, name
+// another file (or none) and drop the finding. Read takes this reading when the URI's own does
+// not name a line the patch changed. A file: URI is read only as a URI.
+func literalPath(uri string, baseID *string, bases map[string]sarif.ArtifactLocation, root *url.URL) (string, bool) {
+	if len(uri) > 4*maxPath || strings.HasPrefix(strings.ToLower(uri), "file:") || !strings.ContainsAny(uri, "#?%:") {
+		return "", false
+	}
+	base, ok := resolveBase(baseID, bases, root, 0)
+	if !ok {
+		return "", false
+	}
+	return underRoot(base.ResolveReference(&url.URL{Path: uri}), root)
+}
+
+// underRoot returns the repository path u names under root, or false: a file: URL on this
+// host, inside the repository, not into .git.
+func underRoot(u *url.URL, root *url.URL) (string, bool) {
 	if u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") || u.Opaque != "" || u.User != nil {
 		return "", false
 	}

@@ -190,7 +190,10 @@ func TestReadKeepsChangedLinesOnly(t *testing.T) {
 
 func TestReadNormalisesLocations(t *testing.T) {
 	t.Parallel()
-	c := Changed{"src/x.py": {{5, 5}}, "a b/c.py": {{1, 1}}}
+	// A name the patch chose, written into the uri as is by a scanner that does not escape it:
+	// read as a URI it named another file or none, and the finding was dropped.
+	c := Changed{"src/x.py": {{5, 5}}, "a b/c.py": {{1, 1}}, "h#a.py": {{5, 5}}, "q?.py": {{5, 5}}, "p%zz.py": {{5, 5}},
+		"a:b.py": {{5, 5}}, "lit%20eral.py": {{5, 5}}, "src/e#x.py": {{5, 5}}}
 	bases := map[string]any{
 		"SRC":       map[string]any{"uri": "src/", "uriBaseId": "ROOT"},
 		"ROOT":      map[string]any{"uri": "file:///workspace/"},
@@ -212,6 +215,15 @@ func TestReadNormalisesLocations(t *testing.T) {
 		{"x.py", "NOSLASH", "src/x.py"},
 		{"src/x.py", "%SRCROOT%", "src/x.py"},
 		{"a%20b/c.py", "", "a b/c.py"},
+		{"h#a.py", "", "h#a.py"},
+		{"q?.py", "", "q?.py"},
+		{"p%zz.py", "", "p%zz.py"},
+		{"a:b.py", "", "a:b.py"},
+		{"lit%20eral.py", "", "lit%20eral.py"},
+		{"h%23a.py", "", "h#a.py"},
+		{"e#x.py", "SRC", "src/e#x.py"},
+		{"/workspace/h#a.py", "", "h#a.py"},
+		{"../h#a.py", "", ""},
 		{"src/x.py", "ELSEWHERE", ""},
 		{"x.py", "LOOP", ""},
 		{"file://evil/workspace/src/x.py", "", ""},

@@ -85,13 +85,20 @@ func Added(diff []byte) []Fragment {
 }
 
 // newPath reads the name of a "+++ " line: "/dev/null" (a deletion) gives "", a quoted name is
-// unquoted (git's C quoting is Go's), and the "b/" prefix goes.
+// unquoted (git's C quoting is Go's), and the "b/" prefix goes. git ends the line of a name
+// that holds a space with a tab (for GNU patch), quoted or not, which is not part of the name:
+// an unquoted name never holds a tab (git quotes such a name), so it ends at the first one. Before,
+// the tab stayed in the name, and the scanners' findings in a file whose name has a space
+// matched no changed line and were dropped.
 func newPath(s string) string {
 	if s == "/dev/null" {
 		return ""
 	}
+	if !strings.HasPrefix(s, `"`) {
+		s, _, _ = strings.Cut(s, "\t")
+	}
 	if strings.HasPrefix(s, `"`) {
-		u, err := strconv.Unquote(s)
+		u, err := strconv.Unquote(strings.TrimSuffix(s, "\t"))
 		if err != nil {
 			return "?"
 		}

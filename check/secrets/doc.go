@@ -4,7 +4,9 @@
 // What is scanned is what will be published: the patch is applied to the base commit of the
 // host's own clone in a throwaway index and object directory (patch.Published), and every file
 // the patched tree adds, changes or renames is read whole from git's objects, binary or not,
-// whatever its name or size, never the diff text the sandbox produced. A value a rule finds
+// whatever its name or size, never the diff text the sandbox produced; the text a file spells
+// in UTF-16 (a NUL byte beside each character, what Windows tools write) is read too. A value a
+// rule finds
 // there is the patch's unless the base's file at the same path (or the rename's source) holds
 // the same value by the same rule: a key the patch assembles from lines it did not change is
 // the patch's, one the base already holds is listed as such.

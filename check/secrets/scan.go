@@ -68,7 +68,8 @@ type Result struct {
 // (patch.Published: a throwaway index and object directory, no working tree) and runs gitleaks'
 // default rules over every file the patch adds, changes or renames, whole, as the published
 // tree holds it (binary or not, whatever its name; a file over patch.MaxFileBytes, or a scan
-// past MaxScanTime, is an error, never a skip), and over the same path (or the rename's source)
+// past MaxScanTime, is an error, never a skip), with the text it spells in UTF-16 (wideText),
+// and over the same path (or the rename's source)
 // in the base. A value found by a rule is the patch's when the base file does
 // not hold it by the same rule: so a key the patch assembles from lines it did not change is
 // the patch's, and one the base already held is listed as such and not blamed.
@@ -161,19 +162,20 @@ func (s *scan) file(ctx context.Context, f patch.PublishedFile) {
 	if f.Base != nil && bytes.Equal(f.Bytes, f.Base) {
 		return // a mode change or a plain rename: nothing the patch wrote
 	}
-	found := s.rules.detect(ctx, f.Path, f.Bytes)
+	found := s.rules.detectAll(ctx, f.Path, f.Bytes)
 	if len(found) == 0 {
 		return
 	}
 	inBase := map[valueKey]bool{}
 	if f.Base != nil {
-		for _, b := range s.rules.detect(ctx, f.BasePath(), f.Base) {
+		for _, b := range s.rules.detectAll(ctx, f.BasePath(), f.Base) {
 			inBase[keyOf(b.RuleID, b.Secret)] = true
 		}
 	}
 	var all []judged
-	for _, m := range found {
-		j := judge{rule: m.RuleID, path: f.Path, line: m.StartLine + 1, secret: m.Secret, match: m.Match, text: m.Line}
+	for _, h := range found {
+		m := h.Finding
+		j := judge{rule: m.RuleID, path: f.Path, line: h.line, secret: m.Secret, match: m.Match, text: m.Line}
 		all = append(all, judged{judge: j, allowed: s.allowance(j), inBase: inBase[keyOf(m.RuleID, m.Secret)]})
 	}
 	seen := map[Finding]bool{}
@@ -228,6 +230,30 @@ func (a judged) shadowed(all []judged) bool {
 		}
 	}
 	return false
+}
+
+// hit is a rule's match in a file, on the file's line (1-based).
+type hit struct {
+	report.Finding
+	line int
+}
+
+// detectAll runs the rules over one file's whole content and over the text it spells in UTF-16
+// (wideText), each match on the line of the file it is on.
+func (rs *ruleSet) detectAll(ctx context.Context, path string, content []byte) []hit {
+	var out []hit
+	for _, m := range rs.detect(ctx, path, content) {
+		out = append(out, hit{m, m.StartLine + 1})
+	}
+	if wide, lines := wideText(content); wide != "" {
+		for _, m := range rs.detect(ctx, path, []byte(wide)) {
+			// A rule on the path alone (a .p12 file) matched the file already.
+			if m.Secret != "" && m.StartLine >= 0 && m.StartLine < len(lines) {
+				out = append(out, hit{m, lines[m.StartLine]})
+			}
+		}
+	}
+	return out
 }
 
 // detect runs the rules, without allow-lists, over one file's whole content.

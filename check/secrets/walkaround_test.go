@@ -2,9 +2,11 @@ package secrets
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/frognano/frognano/internal/secrettest"
 )
@@ -140,6 +142,95 @@ var walkArounds = []walkAround{
 		},
 		want: []Finding{{Rule: "kubernetes-secret-yaml", File: "k8s/secret.yaml", Line: 2}},
 	},
+}
+
+// utf16Text is s in UTF-16 as a Windows tool writes a text file: little-endian with a BOM, or
+// big-endian without.
+func utf16Text(s string, bigEndian bool) string {
+	var b []byte
+	if !bigEndian {
+		b = []byte{0xff, 0xfe}
+	}
+	for _, u := range utf16.Encode([]rune(s)) {
+		if bigEndian {
+			b = binary.BigEndian.AppendUint16(b, u)
+		} else {
+			b = binary.LittleEndian.AppendUint16(b, u)
+		}
+	}
+	return string(b)
+}
+
+func init() {
+	walkArounds = append(walkArounds,
+		// Class 4: a key in a text the rules cannot read as bytes: UTF-16, which GitHub shows as
+		// text to whoever opens the file. Published before: the rules read a NUL beside every
+		// character.
+		walkAround{
+			name: "Encoding/UTF16LittleEndianWithBOM",
+			files: func(t *testing.T) (map[string]string, map[string]string) {
+				return readme, map[string]string{"deploy/settings.ps1.out": utf16Text("# settings\r\n\r\n$env:GITHUB=\""+githubToken(t)+"\"\r\n", false)}
+			},
+			want: []Finding{{Rule: "github-pat", File: "deploy/settings.ps1.out", Line: 3}},
+		},
+		walkAround{
+			name: "Encoding/UTF16BigEndian",
+			files: func(t *testing.T) (map[string]string, map[string]string) {
+				return readme, map[string]string{"notes.txt": utf16Text("GITHUB="+githubToken(t)+"\n", true)}
+			},
+			want: []Finding{{Rule: "github-pat", File: "notes.txt", Line: 1}},
+		},
+		walkAround{
+			// A whole private key, in UTF-16 with CRLF line ends, inside a binary file.
+			name: "Encoding/UTF16PrivateKeyInABinary",
+			files: func(t *testing.T) (map[string]string, map[string]string) {
+				kind := "RSA " + "PRIVATE KEY"
+				key := pemLine(kind, "BEGIN") + "\r\n" + strings.Join(pemBody(t, 240), "\r\n") + "\r\n" + pemLine(kind, "END") + "\r\n"
+				return readme, map[string]string{"assets/blob.bin": "\x00\x01\x02\xff\n" + utf16Text(key, false)[2:] + "\x00\xfe\x03"}
+			},
+			want: []Finding{{Rule: "private-key", File: "assets/blob.bin", Line: 2}},
+		},
+		// Class 5: a name the patch chose that a report or a path check could misread: each is
+		// found under its own name.
+		walkAround{
+			name: "Name/Space",
+			files: func(t *testing.T) (map[string]string, map[string]string) {
+				return readme, map[string]string{"deploy/my creds.txt": "GITHUB=" + githubToken(t) + "\n"}
+			},
+			want: []Finding{{Rule: "github-pat", File: "deploy/my creds.txt", Line: 1}},
+		},
+		walkAround{
+			name: "Name/QuotesTabNonASCII",
+			files: func(t *testing.T) (map[string]string, map[string]string) {
+				return readme, map[string]string{"dé\"p'l\toy/k.txt": "GITHUB=" + githubToken(t) + "\n"}
+			},
+			want: []Finding{{Rule: "github-pat", File: "dé\"p'l\toy/k.txt", Line: 1}},
+		},
+		walkAround{
+			name: "Name/Newline",
+			files: func(t *testing.T) (map[string]string, map[string]string) {
+				return readme, map[string]string{"a\nb.txt": "GITHUB=" + githubToken(t) + "\n"}
+			},
+			want: []Finding{{Rule: "github-pat", File: "a\nb.txt", Line: 1}},
+		},
+		walkAround{
+			// gitleaks skips the file it read its configuration from: the patch's own
+			// .gitleaks.toml and .gitleaksignore are scanned like any file.
+			name: "Name/GitleaksOwnFiles",
+			files: func(t *testing.T) (map[string]string, map[string]string) {
+				return readme, map[string]string{".gitleaks.toml": "# GITHUB=" + githubToken(t) + "\n", ".gitleaksignore": "GITHUB=" + githubToken(t) + "\n"}
+			},
+			want: []Finding{{Rule: "github-pat", File: ".gitleaks.toml", Line: 1}, {Rule: "github-pat", File: ".gitleaksignore", Line: 1}},
+		},
+		walkAround{
+			// A lone CR ends no line for git nor gitleaks: the key is on line 1.
+			name: "LineEnds/CR",
+			files: func(t *testing.T) (map[string]string, map[string]string) {
+				return readme, map[string]string{"mac.txt": "x\rGITHUB=" + githubToken(t) + "\r"}
+			},
+			want: []Finding{{Rule: "github-pat", File: "mac.txt", Line: 1}},
+		},
+	)
 }
 
 // TestWalkAroundsAreFound: each walk-around of walkArounds is found, and refuses the patch.

@@ -128,6 +128,9 @@ func runCmd(ctx context.Context, args []string, getenv func(string) string, stdo
 	if res.Cancelled {
 		return context.Canceled
 	}
+	if res.EnvironmentRefused() {
+		return fmt.Errorf("frognano refused the environment the repository's setup script built (see %s)", filepath.Join(*out, "report.md"))
+	}
 	if res.SetupFailed != "" {
 		return fmt.Errorf("the repository's setup script failed: %s (see %s)", res.SetupFailed, filepath.Join(*out, "report.md"))
 	}
@@ -209,6 +212,9 @@ func summaryLines(res *runner.Result, out string, elapsed time.Duration) string 
 		fmt.Fprintf(&b, "frognano: patch: none: refused, it holds what looks like a secret (FROGNANO_SECRETS=block; %s lists everything found):\n",
 			filepath.Join(out, "report.md"))
 		b.WriteString(secretLines(res.SecretFindings))
+	case res.Refused != nil && !res.Refused.Environment:
+		b.WriteString("frognano: patch: none\n")
+		b.WriteString(report.RefusalLines(res, "frognano: "))
 	default:
 		b.WriteString("frognano: patch: none\n")
 	}
@@ -270,7 +276,11 @@ func environmentLines(res *runner.Result) string {
 		return "frognano: environment: " + line + "\n"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "frognano: setup failed: %s\n", report.Visible(res.SetupFailed))
+	if res.EnvironmentRefused() {
+		b.WriteString(report.RefusalLines(res, "frognano: "))
+	} else {
+		fmt.Fprintf(&b, "frognano: setup failed: %s\n", report.Visible(res.SetupFailed))
+	}
 	if tail := envpkg.LastLines(res.SetupLog(), 10); tail != "" {
 		for _, l := range strings.Split(tail, "\n") {
 			fmt.Fprintf(&b, "frognano:   | %s\n", report.Visible(l))

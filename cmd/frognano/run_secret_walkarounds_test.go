@@ -200,6 +200,16 @@ func TestRunRefusesSecretWalkArounds(t *testing.T) {
 		})
 		r.checkNowhere(t, []string{values["VALUE_DOCKER"], values["VALUE_JS"], values["VALUE_AUTHOR"], values["VALUE_KEYRING"]})
 	})
+	t.Run("EncodingsAndNames", func(t *testing.T) {
+		t.Parallel()
+		values := map[string]string{"GITHUB_PAT": ghToken(t, "ghp"), "GITHUB_APP_TOKEN": ghToken(t, "ghp")}
+		r := runSecrets(t, nil, scriptWith(t, "hostile", "secret-encodings-and-names.json", values))
+		r.checkRefused(t, [][3]string{
+			{"github-pat", "deploy/my creds.txt", "2"},
+			{"github-pat", "notes/ünï cødé.txt", "1"},
+		})
+		r.checkNowhere(t, []string{values["GITHUB_PAT"], values["GITHUB_APP_TOKEN"]})
+	})
 	t.Run("UnchangedLines", func(t *testing.T) {
 		t.Parallel()
 		rsa, ec := "RSA "+"PRIVATE KEY", "EC "+"PRIVATE KEY"

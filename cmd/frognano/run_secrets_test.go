@@ -137,8 +137,8 @@ func TestRunKeepsOperatorValuesSecret(t *testing.T) {
 	if p := haystacks[filepath.Join(r.out, "patch.diff")]; strings.Contains(p, "+MIRROR_TOKEN=") || strings.Contains(p, "diff --git") {
 		t.Errorf("the patch holding the operator's value was written:\n%s", p)
 	}
-	// The note is prose, with markdown's punctuation escaped.
-	if rep := haystacks[filepath.Join(r.out, "report.md")]; !strings.Contains(rep, "The patch was refused\\: it holds a value frognano keeps secret") {
+	// The refusal is a sentence of frognano's words, not an escaped error chain.
+	if rep := haystacks[filepath.Join(r.out, "report.md")]; !strings.Contains(rep, "**The patch was refused:** it would publish a value frognano keeps secret") {
 		t.Errorf("report.md does not say why the patch was refused:\n%s", rep)
 	}
 }
@@ -165,7 +165,10 @@ func TestRunRefusesAValueInAnyForm(t *testing.T) {
 		t.Errorf("the patch was kept:\n%s", p)
 	}
 	rep := haystacks[filepath.Join(r.out, "report.md")]
-	for _, want := range []string{"The patch was refused\\: it holds a value frognano keeps secret", "notes\\.txt", "base64\\-encoded", "token\\.bin", "as is"} {
+	// A sentence and a table of the files, each with its form, as report.md reads in a terminal:
+	// before, one escaped note ("The patch was refused\: …: \"token\.bin\" \(holds …").
+	for _, want := range []string{"**The patch was refused:** it would publish a value frognano keeps secret",
+		"| `notes.txt` | holds a value frognano keeps secret, base64-encoded |", "| `token.bin` | holds a value frognano keeps secret, as is |"} {
 		if !strings.Contains(rep, want) {
 			t.Errorf("report.md lacks %q:\n%s", want, rep)
 		}

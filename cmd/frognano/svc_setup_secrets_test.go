@@ -100,7 +100,8 @@ func TestServiceKeepsOperatorValuesSecret(t *testing.T) {
 // TestServiceRefusesAnUnsealedEnvironment is issue 28's seal check through the whole service:
 // the repository's setup.sh writes the operator's token (FROGNANO_SETUP_ENV) base64-encoded
 // into a dotfile of the environment. The environment is refused before the model is called:
-// the run fails as setup_failed, its status comment names the file, the form and the fix, no
+// the run fails as environment_refused (a refusal with its own words, never "setup failed" with
+// exit status 0, as it read before), its status comment names the file, the form and the fix, no
 // environment image is left, and the value is in no row of the database, no comment and no
 // log line, in any form. Before, the environment was built and the model read the file.
 func TestServiceRefusesAnUnsealedEnvironment(t *testing.T) {
@@ -118,13 +119,18 @@ func TestServiceRefusesAnUnsealedEnvironment(t *testing.T) {
 	}
 	svcWait(t, time.Minute, "the final status comment", func() (bool, string) {
 		body := e.onlyComment().Body
-		return strings.Contains(body, "setup_failed"), body
+		return strings.Contains(body, "environment_refused"), body
 	})
 	c := e.onlyComment()
-	for _, want := range []string{"Setup failed", "the environment is not sealed", `\/root\/\.config\/mirror\.yml`,
-		"the value of MIRROR\\_TOKEN\\, base64\\-encoded", "credential helper", "configured"} {
+	for _, want := range []string{"frognano refused the environment", "## Environment refused",
+		"| `/root/.config/mirror.yml` | holds the value of MIRROR_TOKEN, base64-encoded |", "credential helper", "configured"} {
 		if !strings.Contains(c.Body, want) {
 			t.Errorf("status comment lacks %q:\n%s", want, c.Body)
+		}
+	}
+	for _, bad := range []string{"Setup failed", "setup script (.frognano/setup.sh) failed", "Exit status: 0"} {
+		if strings.Contains(c.Body, bad) {
+			t.Errorf("status comment holds %q:\n%s", bad, c.Body)
 		}
 	}
 	if row.PRURL != "" {

@@ -2,7 +2,8 @@
 // operator's setup value, a token) in bytes it did not write: the value as is, as JSON spells it
 // inside a string, base64-encoded (standard and URL alphabet, at every alignment, so that the
 // value is found inside a longer encoded text too), hex-encoded (lower and upper case) and
-// URL-encoded (as a query or a path spells it, and every byte as %XX). It also says which of
+// URL-encoded (as a query or a path spells it, and every byte as %XX), and UTF-16 (little- and
+// big-endian: a text file a Windows tool wrote). It also says which of
 // the operator's NAME=value settings are secrets (Settings), and finds every form of a set of
 // secrets in one pass over the bytes (Matcher), with memory proportional to the forms.
 //
@@ -17,7 +18,7 @@
 // because the executor binary, which must stay static and standard-library only, imports it.
 //
 // Not found, by design: a value split, reversed, compressed, encrypted, wrapped across lines
-// (base64 with line breaks), in another encoding (base32, UTF-16) or spread over file names,
+// (base64 with line breaks), in another encoding (base32, base64 of UTF-16) or spread over file names,
 // modes or times. These checks make leaking a value by accident, or by the obvious means,
 // impossible; they cannot make it impossible for code that means to.
 package secretform

@@ -3,12 +3,14 @@ package secretform
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf16"
 )
 
 // MinLen is the shortest value that is a secret. Shorter strings (a "1", a "true", a port) are
@@ -27,6 +29,8 @@ const (
 	HexUpper     = "hex-encoded (upper case)"
 	URLEncoded   = "URL-encoded"
 	PercentBytes = "percent-encoded byte by byte"
+	// UTF16 is either byte order: UTF-16 text in one holds the value in the other one byte on.
+	UTF16 = "UTF-16-encoded"
 )
 
 // Form is one spelling of a secret.
@@ -74,6 +78,14 @@ func Forms(value string) []Form {
 	}
 	add(PercentBytes, every.String())
 	add(PercentBytes, strings.ToLower(every.String()))
+	// What a Windows tool writes by default (PowerShell's redirection, .reg files, many
+	// editors): a text file in UTF-16, which shows the value to whoever opens it.
+	var le, be []byte
+	for _, u := range utf16.Encode([]rune(value)) {
+		le, be = binary.LittleEndian.AppendUint16(le, u), binary.BigEndian.AppendUint16(be, u)
+	}
+	add(UTF16, string(le))
+	add(UTF16, string(be))
 	return out
 }
 

@@ -3,11 +3,13 @@ package secretform
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 // value is a made-up secret with characters that URL and JSON encode differently.
@@ -31,6 +33,9 @@ var encodings = []struct {
 	{"HexUpper", HexUpper, func(p, v string) string { return strings.ToUpper(hex.EncodeToString([]byte(p + v))) }},
 	{"Query", URLEncoded, func(p, v string) string { return url.QueryEscape(p + v) }},
 	{"Path", URLEncoded, func(p, v string) string { return url.PathEscape(p + v) }},
+	{"UTF16LE", UTF16, func(p, v string) string { return utf16Bytes(p+v, binary.LittleEndian) }},
+	{"UTF16LEWithBOM", UTF16, func(p, v string) string { return "\xff\xfe" + utf16Bytes(p+v, binary.LittleEndian) }},
+	{"UTF16BE", UTF16, func(p, v string) string { return utf16Bytes(p+v, binary.BigEndian) }},
 	{"EveryByte", PercentBytes, func(p, v string) string {
 		var b strings.Builder
 		for i := range len(p + v) {
@@ -38,6 +43,15 @@ var encodings = []struct {
 		}
 		return b.String()
 	}},
+}
+
+// utf16Bytes is s in UTF-16, as a Windows tool writes a text file.
+func utf16Bytes(s string, order binary.AppendByteOrder) string {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = order.AppendUint16(b, u)
+	}
+	return string(b)
 }
 
 // TestMatcherFindsEveryEncoding: the value is found in each encoding, whatever precedes it in
@@ -146,7 +160,7 @@ func TestForms(t *testing.T) {
 		}
 	}
 	// Letters only: no JSON, URL or URL-alphabet spelling differs from another one.
-	want := []string{AsIs, Base64, Base64, Base64, Hex, PercentBytes}
+	want := []string{AsIs, Base64, Base64, Base64, Hex, PercentBytes, UTF16, UTF16}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("kinds %q, want %q", kinds, want)
 	}

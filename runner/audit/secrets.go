@@ -2,7 +2,6 @@ package audit
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/check/secrets"
@@ -18,9 +17,18 @@ func (e *SecretsError) Error() string {
 		". A known test fixture can be allowed by the base branch's .gitleaks.toml or .gitleaksignore"
 }
 
+// ScanError is a secrets scan that could not be done under FROGNANO_SECRETS=block: the patch is
+// refused as not scanned, never published unread.
+type ScanError struct{ Err error }
+
+func (e *ScanError) Error() string {
+	return "it could not be scanned for secrets (FROGNANO_SECRETS=block): " + e.Err.Error()
+}
+func (e *ScanError) Unwrap() error { return e.Err }
+
 // Secrets runs check/secrets over what the checked patch p publishes: under secrets.Block (the
 // default) a finding, or a scan that could not be done, refuses the patch with the returned
-// error (a *SecretsError for findings); under secrets.Warn the patch is kept. found are the
+// error (a *SecretsError for findings, a *ScanError for a scan that could not be done); under secrets.Warn the patch is kept. found are the
 // findings blamed on the patch (Result.SecretFindings) and allowed what was found and not
 // blamed on it (Result.SecretsAllowed), which the report lists; both are nil when the scan
 // could not be done.
@@ -35,7 +43,7 @@ func (a *Auditor) Secrets(ctx context.Context, p *patch.Checked, mode secrets.Mo
 	warn := mode == secrets.Warn
 	switch {
 	case err != nil && !warn:
-		return nil, nil, fmt.Errorf("it could not be scanned for secrets (FROGNANO_SECRETS=block): %w", err)
+		return nil, nil, &ScanError{err}
 	case err != nil:
 		a.Note("The patch could not be scanned for secrets; it is kept because FROGNANO_SECRETS=warn: " + err.Error())
 		return nil, nil, nil

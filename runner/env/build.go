@@ -32,6 +32,11 @@ func (m *Manager) build(ctx context.Context, req Request, env *Environment, base
 		finish()
 		return &SetupError{Env: env, Reason: reason}
 	}
+	refuse := func(u *Unsealed) error {
+		log.Note("environment refused: " + u.Reason())
+		finish()
+		return &SetupError{Env: env, Reason: u.Reason(), Unsealed: u}
+	}
 
 	cfg := req.Sandbox
 	cfg.Image, cfg.BaseImage = env.BaseImage, env.BaseImage
@@ -106,8 +111,8 @@ func (m *Manager) build(ctx context.Context, req Request, env *Environment, base
 			return fmt.Errorf("checking the environment for the operator's values: %w", ctx.Err())
 		}
 		return fmt.Errorf("checking the environment for the operator's values: %w", err)
-	case why != "":
-		return fail(why)
+	case why != nil:
+		return refuse(why)
 	}
 	log.Note(fmt.Sprintf("setup finished in %s; committing the environment", time.Since(start).Round(100*time.Millisecond)))
 	id, err := sb.Commit(ctx, env.Ref, m.imageConfig(base, req, env, exported))

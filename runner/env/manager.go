@@ -198,14 +198,22 @@ type SetupRun struct {
 }
 
 // SetupError is a setup script that failed (exited non-zero, ran out of time, or left a bad
-// $FROGNANO_ENV): the run ends before any model call. Retrying will not help until the
-// repository changes.
+// $FROGNANO_ENV), or an environment the seal check refused (Unsealed: setup may have exited 0):
+// the run ends before any model call. Retrying will not help until the repository changes.
 type SetupError struct {
 	Env    *Environment // what was known: the base image, the key, the setup run (Env.Setup)
 	Reason string       // one sentence
+	// Unsealed, when set, is why the seal check refused what setup built (seal.go): a refusal
+	// of the environment, not a failure of the script.
+	Unsealed *Unsealed
 }
 
-func (e *SetupError) Error() string { return "setup failed: " + e.Reason }
+func (e *SetupError) Error() string {
+	if e.Unsealed != nil {
+		return "environment refused: " + e.Reason
+	}
+	return "setup failed: " + e.Reason
+}
 
 // Prepare returns the environment for req: the base image when setup is disabled or the
 // commit has no setup script; a cached environment image when one has req's key; otherwise it

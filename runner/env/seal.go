@@ -37,23 +37,72 @@ const (
 // maxSealItems is how many findings the refusal's sentence names; the setup log has them all.
 const maxSealItems = 3
 
+// Unsealed is why the seal check refused an environment: where setup left a value the
+// operator passes it, and what it could not check (it fails closed). A refusal, not a failure
+// of setup: setup itself may have exited 0. Paths are setup's (untrusted; a value in a name is
+// masked); the rest is frognano's words.
+type Unsealed struct {
+	Found    []SealItem // places that hold a value, with what each holds
+	Problems []SealItem // places that could not be checked, with why
+	Stopped  string     // why the check itself stopped before its end ("" when it did not)
+}
+
+// SealItem is one place of an environment: a path of its filesystem, or $FROGNANO_ENV with the
+// Name of the variable setup exported there, and what it holds or why it could not be read.
+type SealItem struct {
+	Path, Name, What string
+}
+
+// String is the item in words: `"/etc/x.conf" holds ...`, `$FROGNANO_ENV sets NAME to what holds ...`.
+func (i SealItem) String() string {
+	if i.Name != "" {
+		return i.Path + " sets " + i.Name + " to what " + i.What
+	}
+	return strconv.Quote(i.Path) + " " + i.What
+}
+
+// Reason is the refusal in one sentence, the first few places named in it: the run's note,
+// the setup log's last line, SetupError.Reason.
+func (u *Unsealed) Reason() string {
+	var found, problems []string
+	for _, f := range u.Found {
+		found = append(found, f.String())
+	}
+	for _, p := range u.Problems {
+		problems = append(problems, strconv.Quote(p.Path)+" could not be checked: "+p.What)
+	}
+	if u.Stopped != "" {
+		problems = append(problems, "the check stopped: "+u.Stopped)
+	}
+	if len(found) > 0 {
+		return fmt.Sprintf("the environment is not sealed: setup left a value the operator passes it (%s) where the model would read it: %s. "+
+			"Nothing of it was kept. %s", "FROGNANO_SETUP_ENV", some(found), SealFix)
+	}
+	return fmt.Sprintf("the environment could not be checked for the values the operator passes setup (%s): %s. Nothing of it was kept",
+		"FROGNANO_SETUP_ENV", some(problems))
+}
+
+// SealFix says how a repository lets setup use an operator's value without leaving it.
+const SealFix = "Let setup use such a value without leaving it: through a credential helper or a file that the script deletes before it ends, " +
+	"or in its own environment only (unset it once it is used); see docs/environments.md"
+
 // seal checks the stopped setup's container and what it exported for the operator's values.
-// It returns why the environment is refused ("" when it is sealed), or the machinery's error.
+// It returns why the environment is refused (nil when it is sealed), or the machinery's error.
 // Each finding is also a note of the setup log.
-func (m *Manager) seal(ctx context.Context, sb *sandbox.Sandbox, log *setupLog, exported []string) (string, error) {
+func (m *Manager) seal(ctx context.Context, sb *sandbox.Sandbox, log *setupLog, exported []string) (*Unsealed, error) {
 	secrets, err := secretform.Settings(m.cfg.Env)
 	if err != nil {
-		return "the operator's setup values could not be checked: " + err.Error(), nil
+		return &Unsealed{Stopped: "the operator's setup values could not be read: " + err.Error()}, nil
 	}
 	matcher := secretform.New(secrets)
 	if matcher.Empty() {
-		return "", nil // no value of secret length: nothing to look for
+		return nil, nil // no value of secret length: nothing to look for
 	}
-	var found, problems []string
+	u := &Unsealed{}
 	for _, kv := range exported {
 		name, _, _ := strings.Cut(kv, "=")
 		if f, ok := matcher.Find([]byte(kv)); ok {
-			found = append(found, fmt.Sprintf("$%s sets %s to what holds %s", envFileVar, matcher.Mask(name), f.What()))
+			u.Found = append(u.Found, SealItem{Path: "$" + envFileVar, Name: matcher.Mask(name), What: "holds " + f.What()})
 		}
 	}
 	values := make([]string, len(secrets))
@@ -62,44 +111,42 @@ func (m *Manager) seal(ctx context.Context, sb *sandbox.Sandbox, log *setupLog, 
 	}
 	rep, err := sb.Seal(ctx, values, m.cfg.Timeout)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	for _, l := range rep.Lines {
-		where := strconv.Quote(matcher.Mask(rep.Paths[l.Path]))
+		where := matcher.Mask(rep.Paths[l.Path])
 		if l.Problem != "" {
-			problems = append(problems, where+" could not be checked: "+l.Problem)
+			u.Problems = append(u.Problems, SealItem{Path: where, What: l.Problem})
 			continue
 		}
 		f := secretform.Match{Name: secrets[min(max(l.Value, 0), len(secrets)-1)].Name, Form: l.Form}
 		switch l.Where {
 		case executor.SealInName:
-			found = append(found, "the name "+where+" holds "+f.What())
+			u.Found = append(u.Found, SealItem{Path: where, What: "its name holds " + f.What()})
 		case executor.SealInLink:
-			found = append(found, "the symbolic link "+where+" points to a name that holds "+f.What())
+			u.Found = append(u.Found, SealItem{Path: where, What: "is a symbolic link to a name that holds " + f.What()})
 		case executor.SealInXattr:
-			found = append(found, "an extended attribute of "+where+" holds "+f.What())
+			u.Found = append(u.Found, SealItem{Path: where, What: "an extended attribute of it holds " + f.What()})
 		default:
-			found = append(found, where+" holds "+f.What())
+			u.Found = append(u.Found, SealItem{Path: where, What: "holds " + f.What()})
 		}
 	}
-	if rep.End.Stopped != "" {
-		problems = append(problems, "the check stopped: "+rep.End.Stopped)
+	u.Stopped = rep.End.Stopped
+	for _, f := range u.Found {
+		log.Note("not sealed: " + f.String())
 	}
-	for _, s := range append(found, problems...) {
-		log.Note("not sealed: " + s)
+	for _, p := range u.Problems {
+		log.Note("not sealed: " + strconv.Quote(p.Path) + " could not be checked: " + p.What)
+	}
+	if u.Stopped != "" {
+		log.Note("not sealed: the check stopped: " + u.Stopped)
 	}
 	log.Note(fmt.Sprintf("seal check: %d paths setup changed, %d files and %s read, in %s (the engine's list of changes: %s)",
 		len(rep.Paths), rep.End.Files, sandbox.FormatBytes(rep.End.Bytes), rep.Took.Round(100*time.Millisecond), rep.Listed.Round(100*time.Millisecond)))
-	switch {
-	case len(found) > 0:
-		return fmt.Sprintf("the environment is not sealed: setup left a value the operator passes it (%s) where the model would read it: %s. "+
-			"Nothing of it was kept. Let setup use such a value without leaving it: through a credential helper or a file that the script deletes before it ends, "+
-			"or in its own environment only (unset it once it is used); see docs/environments.md", "FROGNANO_SETUP_ENV", some(found)), nil
-	case len(problems) > 0:
-		return fmt.Sprintf("the environment could not be checked for the values the operator passes setup (%s): %s. Nothing of it was kept",
-			"FROGNANO_SETUP_ENV", some(problems)), nil
+	if len(u.Found)+len(u.Problems) == 0 && u.Stopped == "" {
+		return nil, nil
 	}
-	return "", nil
+	return u, nil
 }
 
 // some joins the first maxSealItems of items, and says how many more the setup log lists.

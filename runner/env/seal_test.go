@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"maps"
 	"net/url"
 	"strings"
@@ -103,8 +104,13 @@ sleep 1`, []string{`"/etc/keeper.conf" holds the value of MIRROR_TOKEN, as is`}}
 					t.Errorf("the reason lacks %q:\n%s\nlog:\n%s", want, se.Reason, se.Env.Setup.Log)
 				}
 			}
+			// A refusal of what setup built, not a failure of the script (which exited 0): the
+			// places, each with what it holds, are there to be shown as a list.
+			if se.Unsealed == nil || len(se.Unsealed.Found) == 0 || !strings.HasPrefix(err.Error(), "environment refused: ") {
+				t.Errorf("Prepare = %v with %+v, want a refusal with what was found", err, se.Unsealed)
+			}
 			// The value is in nothing frognano wrote, in any form.
-			everything := err.Error() + string(se.Env.Setup.Log) + progress.String()
+			everything := err.Error() + fmt.Sprint(se.Unsealed) + string(se.Env.Setup.Log) + progress.String()
 			for _, form := range []string{value, base64.StdEncoding.EncodeToString([]byte(value)), hex.EncodeToString([]byte(value)), url.QueryEscape(value)} {
 				if strings.Contains(everything, form) {
 					t.Errorf("the refusal, the log or the progress shows the value")

@@ -301,9 +301,9 @@ const oomScoreAdj = "1000"
 // the executor was not hardened (tests, other systems).
 var ownOOMScore *os.File
 
-// afterBashStart, when set (tests only), is called once bash has started and before anything
-// else is done for it.
-var afterBashStart func()
+// afterBashStart, when set (tests only), is called with the command once bash has started and
+// before anything else is done for it: before its timeout starts to run.
+var afterBashStart func(cmd *exec.Cmd)
 
 // startPreferredForOOM starts cmd with oom_score_adj oomScoreAdj from its first instruction, so
 // that the kernel's OOM killer chooses bash and whatever it starts before the executor. The
@@ -344,7 +344,7 @@ func startPreferredForOOM(cmd *exec.Cmd) error {
 		return err
 	}
 	if afterBashStart != nil {
-		afterBashStart()
+		afterBashStart(cmd)
 	}
 	if !raised {
 		preferForOOM(cmd.Process.Pid)

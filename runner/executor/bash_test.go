@@ -51,7 +51,8 @@ func TestBash(t *testing.T) {
 
 func TestBashTimeout(t *testing.T) {
 	t.Parallel()
-	// Each command prints, then sleeps far past its timeout.
+	// Each command prints, then sleeps far past its timeout, which starts once it printed
+	// (holdFiles).
 	tests := []struct {
 		name string
 		args map[string]any
@@ -67,8 +68,8 @@ func TestBashTimeout(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			dir := setup(t, nil)
-			args := map[string]any{"command": "echo started; echo warn >&2; exec sleep 60"}
+			dir := setup(t, holdFiles)
+			args := map[string]any{"command": "echo started; echo warn >&2; " + printedMarker + "; exec sleep 60"}
 			for k, v := range tt.args {
 				args[k] = v
 			}
@@ -82,8 +83,8 @@ func TestBashTimeout(t *testing.T) {
 
 func TestBashTimeoutOutputDecodedLeniently(t *testing.T) {
 	t.Parallel()
-	dir := setup(t, nil)
-	got := run(t, dir, "Bash", map[string]any{"command": `printf '\377x\r\n'; exec sleep 60`, "timeout": 0.3})
+	dir := setup(t, holdFiles)
+	got := run(t, dir, "Bash", map[string]any{"command": `printf '\377x\r\n'; ` + printedMarker + `; exec sleep 60`, "timeout": 0.3})
 	if want := "Timed out after 0.3s\nSTDOUT:\n\uFFFDx\r\n\nSTDERR:\n"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -128,7 +129,7 @@ func TestBashKillsProcessGroup(t *testing.T) {
 		want    string
 	}{
 		// At the timeout the whole group dies, including the background child.
-		{"AtTimeout", "sleep 300 & echo $! > bg.pid; echo main; sleep 300", 0.5, "Timed out after 0.5s\nSTDOUT:\nmain\n\nSTDERR:\n"},
+		{"AtTimeout", "sleep 300 & echo $! > bg.pid; echo main; " + printedMarker + "; sleep 300", 0.5, "Timed out after 0.5s\nSTDOUT:\nmain\n\nSTDERR:\n"},
 		// bash exits but a background child holds stdout: the call returns after the
 		// grace period with bash's status instead of waiting for the timeout.
 		{"BackgroundHoldsStdout", "sleep 300 & echo $! > bg.pid; echo hi", 60, "Exit code: 0\nSTDOUT:\nhi\n\nSTDERR:\n"},
@@ -137,7 +138,11 @@ func TestBashKillsProcessGroup(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			dir := setup(t, nil)
+			var files map[string]string
+			if strings.Contains(tt.command, printedMarker) {
+				files = holdFiles // the timeout starts once it printed
+			}
+			dir := setup(t, files)
 			got := run(t, dir, "Bash", map[string]any{"command": tt.command, "timeout": tt.timeout})
 			if got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)

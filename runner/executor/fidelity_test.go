@@ -101,8 +101,10 @@ func TestNonFiniteValuesInTools(t *testing.T) {
 		{"Write", `{"file_path": "w.txt", "content": [Infinity, -Infinity]}`, "Wrote w.txt (11 bytes)."},
 		{"Read", `{"file_path": "a.txt", "offset": NaN}`, "ValueError: cannot convert float NaN to integer"},
 		{"Read", `{"file_path": "a.txt", "limit": Infinity}`, "OverflowError: cannot convert float infinity to integer"},
-		{"Bash", `{"command": "echo hi", "timeout": NaN}`, "Exit code: 0\nSTDOUT:\nhi\n\nSTDERR:\n"},
-		{"Bash", `{"command": "echo hi", "timeout": -Infinity}`, "Exit code: 0\nSTDOUT:\nhi\n\nSTDERR:\n"},
+		// Commands that outlast their timeout, so that the timeout shows (a command that must
+		// end within 0.1 s of bash's start fails on a busy machine).
+		{"Bash", `{"command": "sleep 5", "timeout": NaN}`, "Timed out after 0.1s\nSTDOUT:\n\nSTDERR:\n"},
+		{"Bash", `{"command": "sleep 5", "timeout": -Infinity}`, "Timed out after 0.1s\nSTDOUT:\n\nSTDERR:\n"},
 		{"Bash", `{"command": "touch inf", "timeout": Infinity}`, "OverflowError: cannot convert float infinity to integer"},
 		{"Bash", `{"command": "sleep 5", "timeout": "-nan"}`, "Timed out after 0.1s\nSTDOUT:\n\nSTDERR:\n"},
 		{"Bash", `{"command": "touch big", "timeout": 1e10}`, "OverflowError: timeout is too large"},
@@ -111,7 +113,7 @@ func TestNonFiniteValuesInTools(t *testing.T) {
 		{"Bash", `{"command": "touch big", "timeout": 1e308}`, "OverflowError: timestamp too large to convert to C _PyTime_t"},
 		{"Bash", `{"command": "echo a\u0000b"}`, "ValueError: embedded null byte"},
 		{"Bash", `{"command": "echo hi", "timeout": "٠٫٥"}`, "ValueError: could not convert string to float: '٠٫٥'"},
-		{"Bash", `{"command": "echo hi", "timeout": "١"}`, "Exit code: 0\nSTDOUT:\nhi\n\nSTDERR:\n"},
+		{"Bash", `{"command": "sleep 5", "timeout": "١"}`, "Timed out after 1.0s\nSTDOUT:\n\nSTDERR:\n"},
 	}
 	for _, tt := range tests {
 		if got := Execute(ctx, dir, tt.tool, tt.raw); got != tt.want {

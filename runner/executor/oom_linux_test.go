@@ -2,6 +2,7 @@ package executor
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,7 +24,8 @@ func TestBashStartsWithItsOOMScore(t *testing.T) {
 	dir := setup(t, nil)
 	first := filepath.Join(dir, "first")
 	ownOOMScore = f
-	afterBashStart = func() {
+	hold := afterBashStart
+	afterBashStart = func(*exec.Cmd) {
 		// Bounded only so that a broken command cannot hang the test; the check below fails.
 		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			if _, err := os.Stat(first); err == nil {
@@ -31,7 +33,7 @@ func TestBashStartsWithItsOOMScore(t *testing.T) {
 			}
 		}
 	}
-	defer func() { ownOOMScore, afterBashStart = nil, nil }()
+	defer func() { ownOOMScore, afterBashStart = nil, hold }()
 	got := run(t, dir, "Bash", map[string]any{"command": "cat /proc/self/oom_score_adj > first.tmp && mv first.tmp first; cat first"})
 	if want := "Exit code: 0\nSTDOUT:\n1000\n\nSTDERR:\n"; got != want {
 		t.Errorf("the command's first process: %q, want %q", got, want)

@@ -1,0 +1,373 @@
+package deps
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// The other places a Python project's tools read where packages come from: PDM's tables of
+// pyproject.toml ([tool.pdm]) and its own pdm.toml, uv's settings in pyproject.toml and in its
+// own uv.toml, Poetry's poetry.toml; and, in a lock file, the index, URL or path each locked
+// package is fetched from (uv.lock, poetry.lock, pdm.lock, pylock.toml), which SCALIBR's
+// readers drop unless it is a git commit. A patch can point any of them elsewhere, for the same
+// name and version: what pip's --index-url is for requirements files, these are for their tools.
+
+// defaultPyPI is the index a lock file names for a package of PyPI itself.
+func defaultPyPI(u string) bool {
+	u = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(u)), "/")
+	return u == "https://pypi.org/simple" || u == "https://pypi.python.org/simple" || u == "https://pypi.org/pypi"
+}
+
+// readPDM reads [tool.pdm]: its sources are indexes (or pages of archives), its dev-dependencies
+// are requirements, and its resolution overrides force a version or a source on the whole tree.
+func readPDM(r *pyReader, pdm map[string]any) {
+	if srcs, ok := tableArray(pdm["source"]); ok {
+		for _, t := range srcs {
+			u, ok := t["url"].(string)
+			if !ok {
+				r.unread(0, "[[tool.pdm.source]]", "it has no url")
+				continue
+			}
+			r.setting("tool.pdm.source", u, true)
+			if v, ok := t["verify_ssl"].(bool); ok && !v {
+				r.setting("tool.pdm.source verify_ssl", "false", true)
+			}
+		}
+	} else if pdm["source"] != nil {
+		r.unread(0, "[[tool.pdm.source]]", "it is not an array of tables")
+	}
+	if dev, ok := pdm["dev-dependencies"].(map[string]any); ok {
+		for _, g := range sortedKeys(dev) {
+			r.strings(dev[g], "[tool.pdm.dev-dependencies] "+g)
+		}
+	} else if pdm["dev-dependencies"] != nil {
+		r.unread(0, "[tool.pdm.dev-dependencies]", "it is not a table")
+	}
+	res, _ := pdm["resolution"].(map[string]any)
+	if ov, ok := res["overrides"].(map[string]any); ok {
+		r.role = RoleOverride
+		for _, name := range sortedKeys(ov) {
+			s, ok := ov[name].(string)
+			if !ok {
+				r.unread(0, "[tool.pdm.resolution.overrides] "+name, "it is not a string")
+				continue
+			}
+			r.requirement(reqLine{text: overrideRequirement(name, s)})
+		}
+		r.role = ""
+	} else if res["overrides"] != nil {
+		r.unread(0, "[tool.pdm.resolution.overrides]", "it is not a table")
+	}
+}
+
+// overrideRequirement writes an override's value (a version specifier, a URL, a path) as the
+// requirement it stands for.
+func overrideRequirement(name, v string) string {
+	v = strings.TrimSpace(v)
+	switch {
+	case v == "" || v == "*":
+		return name
+	case strings.ContainsAny(v[:1], "<>=!~"):
+		return name + v
+	case strings.Contains(v, "://") || strings.HasPrefix(v, "file:") || isVCS(v):
+		return name + " @ " + v
+	}
+	return name + "==" + v
+}
+
+// uvIndexKeys are uv's settings that name where packages (or Pythons) are fetched from, or
+// that loosen how: each is a setting of the report, a new one a finding.
+var uvIndexKeys = []string{"index-url", "extra-index-url", "find-links", "allow-insecure-host",
+	"python-install-mirror", "pypy-install-mirror", "python-downloads-json-url"}
+
+// readUVMore reads the rest of uv's settings that change what is installed: the dependency
+// lists of [tool.uv] (overrides, constraints, dev-dependencies), how indexes are searched
+// (index-strategy: unsafe-best-match lets any index win), no-index, and the same index settings
+// under [tool.uv.pip] (uv pip's interface).
+func readUVMore(r *pyReader, uv map[string]any, prefix string) {
+	for _, k := range []struct{ key, role string }{
+		{"override-dependencies", RoleOverride}, {"constraint-dependencies", RoleConstraint},
+		{"build-constraint-dependencies", RoleConstraint}, {"dev-dependencies", ""},
+	} {
+		r.role = k.role
+		r.strings(uv[k.key], "["+prefix+"] "+k.key)
+	}
+	r.role = ""
+	for _, k := range []string{"index-strategy", "keyring-provider"} {
+		if s, ok := uv[k].(string); ok {
+			r.setting(prefix+"."+k, s, k == "index-strategy" && strings.HasPrefix(s, "unsafe"))
+		}
+	}
+	if b, ok := uv["no-index"].(bool); ok && b {
+		r.setting(prefix+".no-index", "true", false)
+	}
+	for _, k := range uvIndexKeys[3:] {
+		indexStrings(r, uv[k], prefix, k)
+	}
+	if pip, ok := uv["pip"].(map[string]any); ok {
+		for _, k := range append([]string{"index-url", "extra-index-url", "find-links", "allow-insecure-host", "trusted-host"}, "index-strategy") {
+			if k == "index-strategy" {
+				if s, ok := pip[k].(string); ok {
+					r.setting(prefix+".pip."+k, s, strings.HasPrefix(s, "unsafe"))
+				}
+				continue
+			}
+			indexStrings(r, pip[k], prefix+".pip", k)
+		}
+	}
+}
+
+// indexStrings records v, a string or a list of strings, as index settings named prefix.key.
+func indexStrings(r *pyReader, v any, prefix, key string) {
+	switch v := v.(type) {
+	case nil:
+	case string:
+		r.setting(prefix+"."+key, v, true)
+	case []any:
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				r.setting(prefix+"."+key, s, true)
+			} else {
+				r.unread(0, "["+prefix+"] "+key, "an entry of it is not a string")
+			}
+		}
+	default:
+		r.unread(0, "["+prefix+"] "+key, "it is not a string or a list")
+	}
+}
+
+// parseUVToml reads uv.toml: [tool.uv]'s settings, at the top of their own file (uv reads it
+// from the project's folder and every folder above).
+func parseUVToml(ctx context.Context, file string, content []byte) (*Manifest, error) {
+	var doc map[string]any
+	if _, err := toml.Decode(string(content), &doc); err != nil {
+		return nil, fmt.Errorf("it is not TOML: %w", err)
+	}
+	m := &Manifest{}
+	r := &pyReader{file: file, m: m}
+	readUV(r, doc, "uv.toml")
+	readUVMore(r, doc, "uv.toml")
+	if err := r.finish(ctx); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// parsePDMToml reads pdm.toml, PDM's project configuration: [pypi]'s url (the index PDM uses
+// instead of PyPI), its named sources ([pypi.NAME] url) and verify_ssl.
+func parsePDMToml(_ context.Context, file string, content []byte) (*Manifest, error) {
+	var doc map[string]any
+	if _, err := toml.Decode(string(content), &doc); err != nil {
+		return nil, fmt.Errorf("it is not TOML: %w", err)
+	}
+	m := &Manifest{}
+	r := &pyReader{file: file, m: m}
+	pypi, _ := doc["pypi"].(map[string]any)
+	for _, k := range sortedKeys(pypi) {
+		switch v := pypi[k].(type) {
+		case string:
+			if k == "url" {
+				r.setting("pypi.url", v, true)
+			}
+		case bool:
+			if k == "verify_ssl" && !v {
+				r.setting("pypi.verify_ssl", "false", true)
+			}
+		case map[string]any:
+			if u, ok := v["url"].(string); ok {
+				r.setting("pypi."+k+".url", u, true)
+			}
+			if b, ok := v["verify_ssl"].(bool); ok && !b {
+				r.setting("pypi."+k+".verify_ssl", "false", true)
+			}
+		}
+	}
+	return m, nil
+}
+
+// parsePoetryToml reads poetry.toml, Poetry's project configuration: the repositories it names
+// ([repositories.NAME] url) and the certificates it is told not to check.
+func parsePoetryToml(_ context.Context, file string, content []byte) (*Manifest, error) {
+	var doc map[string]any
+	if _, err := toml.Decode(string(content), &doc); err != nil {
+		return nil, fmt.Errorf("it is not TOML: %w", err)
+	}
+	m := &Manifest{}
+	r := &pyReader{file: file, m: m}
+	repos, _ := doc["repositories"].(map[string]any)
+	for _, name := range sortedKeys(repos) {
+		t, _ := repos[name].(map[string]any)
+		if u, ok := t["url"].(string); ok {
+			r.setting("repositories."+name+".url", u, true)
+		}
+	}
+	certs, _ := doc["certificates"].(map[string]any)
+	for _, name := range sortedKeys(certs) {
+		t, _ := certs[name].(map[string]any)
+		if v, ok := t["cert"].(bool); ok && !v {
+			r.setting("certificates."+name+".cert", "false", true)
+		}
+	}
+	return m, nil
+}
+
+// lockSource reads where one locked package of a Python lock file comes from, when that is not
+// PyPI: uv.lock's source table, poetry.lock's [package.source], pdm.lock's git/url/path keys,
+// pylock.toml's index, vcs, directory and archive. ok is false for PyPI itself.
+func lockSource(file string, pkg map[string]any) (Source, bool) {
+	str := func(t map[string]any, k string) string { s, _ := t[k].(string); return s }
+	switch path.Base(file) {
+	case "uv.lock":
+		src, _ := pkg["source"].(map[string]any)
+		switch {
+		case str(src, "registry") != "":
+			if defaultPyPI(str(src, "registry")) {
+				return Source{}, false
+			}
+			return Source{Kind: FromRegistry, Where: clipWhere(RedactURL(str(src, "registry")))}, true
+		case str(src, "git") != "":
+			return Source{Kind: FromVCS, Where: clipWhere(RedactURL(str(src, "git")))}, true
+		case str(src, "url") != "":
+			return urlSource(file, str(src, "url")), true
+		}
+		for _, k := range []string{"path", "directory", "editable"} {
+			if p := str(src, k); p != "" {
+				return pathSource(file, p), true
+			}
+		}
+	case "poetry.lock":
+		src, _ := pkg["source"].(map[string]any)
+		u := str(src, "url")
+		switch str(src, "type") {
+		case "legacy":
+			return Source{Kind: FromRegistry, Where: clipWhere(RedactURL(u))}, true
+		case "git":
+			return Source{Kind: FromVCS, Where: clipWhere(RedactURL(u))}, true
+		case "url":
+			return urlSource(file, u), true
+		case "file", "directory":
+			return pathSource(file, u), true
+		}
+	case "pdm.lock":
+		switch {
+		case str(pkg, "git") != "":
+			return Source{Kind: FromVCS, Where: clipWhere(RedactURL(str(pkg, "git")))}, true
+		case str(pkg, "url") != "":
+			return urlSource(file, str(pkg, "url")), true
+		case str(pkg, "path") != "":
+			return pathSource(file, str(pkg, "path")), true
+		}
+	default: // pylock.toml, pylock.NAME.toml
+		if vcs, ok := pkg["vcs"].(map[string]any); ok {
+			if u := str(vcs, "url"); u != "" {
+				return Source{Kind: FromVCS, Where: clipWhere(RedactURL(u))}, true
+			}
+			return pathSource(file, str(vcs, "path")), true
+		}
+		if dir, ok := pkg["directory"].(map[string]any); ok {
+			return pathSource(file, str(dir, "path")), true
+		}
+		if ar, ok := pkg["archive"].(map[string]any); ok {
+			if u := str(ar, "url"); u != "" {
+				return urlSource(file, u), true
+			}
+			return pathSource(file, str(ar, "path")), true
+		}
+		if idx := str(pkg, "index"); idx != "" && !defaultPyPI(idx) {
+			return Source{Kind: FromRegistry, Where: clipWhere(RedactURL(idx))}, true
+		}
+	}
+	return Source{}, false
+}
+
+// lockSources reads a Python lock file's packages' sources by name and version.
+func lockSources(file string, content []byte) map[[2]string]Source {
+	var doc map[string]any
+	if _, err := toml.Decode(string(content), &doc); err != nil {
+		return nil // SCALIBR's reader said why already, or read it
+	}
+	key := "package"
+	if !strings.HasSuffix(file, ".lock") {
+		key = "packages" // pylock.toml
+	}
+	pkgs, _ := tableArray(doc[key])
+	out := map[[2]string]Source{}
+	for _, p := range pkgs {
+		name, _ := p["name"].(string)
+		version, _ := p["version"].(string)
+		if src, ok := lockSource(file, p); ok && name != "" {
+			out[[2]string{name, version}] = src
+		}
+	}
+	return out
+}
+
+// isPythonLock reports whether p is a Python lock file whose packages' sources lockSources reads.
+func isPythonLock(p string) bool {
+	b := path.Base(p)
+	return b == "uv.lock" || b == "poetry.lock" || b == "pdm.lock" ||
+		b == "pylock.toml" || strings.HasPrefix(b, "pylock.") && strings.HasSuffix(b, ".toml")
+}
+
+// unreadSettings are files that tell a package manager where packages come from (or run code
+// that can change what it installs) and that frognano does not read: a patch that changes one
+// has the whole file listed as unread, never passed over.
+var unreadSettings = map[string]string{
+	".yarnrc":             "yarn 1's settings (registry, scoped registries)",
+	".yarnrc.yml":         "yarn's settings (npmRegistryServer, scoped registries, unsafeHttpWhitelist)",
+	"bunfig.toml":         "bun's settings ([install] registry and scopes)",
+	".pnpmfile.cjs":       "pnpm's hooks, code that can rewrite any package's dependencies",
+	"pnpm-workspace.yaml": "pnpm's workspace settings (overrides, catalogs, registries)",
+	"go.work":             "Go's workspace (use and replace directives)",
+	"pip.conf":            "pip's settings (index-url, extra-index-url, trusted-host) when PIP_CONFIG_FILE names it",
+}
+
+// unreadSettingsFile returns what the file at p is, when it is one of unreadSettings or Cargo's
+// .cargo/config(.toml), "" otherwise.
+func unreadSettingsFile(p string) string {
+	b := path.Base(p)
+	if (b == "config" || b == "config.toml") && path.Base(path.Dir(p)) == ".cargo" {
+		return "Cargo's settings ([source] replacements, [registries], [patch])"
+	}
+	return unreadSettings[b]
+}
+
+// parseUnreadSettings reads nothing of the file: it is listed as unread, whole, with what it is.
+func parseUnreadSettings(_ context.Context, file string, _ []byte) (*Manifest, error) {
+	return &Manifest{Unread: []Unread{{File: file, Why: "it holds " + unreadSettingsFile(file) + ", which frognano does not read"}}}, nil
+}
+
+// parseNpmrc reads a project's .npmrc, which npm, pnpm and yarn 1 read: the registry
+// (registry=, @scope:registry=) every package or a scope's packages come from, and strict-ssl=false.
+// Credentials (//host/:_authToken=, _auth, _password) are never kept, not even as settings.
+func parseNpmrc(_ context.Context, file string, content []byte) (*Manifest, error) {
+	m := &Manifest{}
+	for i, line := range strings.Split(string(content), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.Trim(strings.TrimSpace(v), `"'`)
+		switch lk := strings.ToLower(k); {
+		case strings.HasPrefix(k, "//"):
+			continue // a per-host setting: a credential, or how to reach the host
+		case lk == "registry" || strings.HasSuffix(lk, ":registry"):
+			m.Settings = append(m.Settings, Setting{Name: clip(k, 200), Value: clip(RedactURL(v), maxWhere), Line: i + 1, Index: true})
+		case lk == "strict-ssl" && strings.EqualFold(v, "false"):
+			m.Settings = append(m.Settings, Setting{Name: k, Value: "false", Line: i + 1, Index: true})
+		case strings.Contains(v, "${"):
+			if lk == "registry" {
+				m.Unread = append(m.Unread, Unread{Line: i + 1, What: clip(k, 200), Why: "it uses an environment variable, which npm expands when it runs"})
+			}
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,205 @@
+package deps
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/frognano/frognano/check/patch"
+	"github.com/frognano/frognano/internal/gittest"
+)
+
+// TestPythonToolSources: what PDM and uv read of where packages come from, in pyproject.toml and
+// in their own files, and where a Python lock file says a locked package comes from, is listed
+// like pip's indexes: a new index is a setting (a finding), a locked package fetched from another
+// index, a URL or a path is a change of source, and a file of source settings frognano does not
+// read is unread, whole. Before, PDM's tables, uv.toml, pdm.toml, poetry.toml, .npmrc, pdm.lock
+// and pylock.toml were not read at all, [tool.uv]'s overrides, constraints, index-strategy and
+// [tool.uv.pip] were skipped, and a uv.lock or poetry.lock entry moved to another index, a URL or
+// a path with the same version read as unchanged.
+func TestPythonToolSources(t *testing.T) {
+	t.Parallel()
+	runConstructs(t, []construct{
+		{
+			name: "PyprojectPDM", path: "pyproject.toml",
+			base: "[project]\nname = \"a\"\nversion = \"1\"\n",
+			patched: "[project]\nname = \"a\"\nversion = \"1\"\n" +
+				"[[tool.pdm.source]]\nname = \"private\"\nurl = \"https://pdm.example/simple\"\nverify_ssl = false\n" +
+				"[tool.pdm.dev-dependencies]\ntest = [\"pytest==8.0.0\"]\n" +
+				"[tool.pdm.resolution.overrides]\nurllib3 = \"1.26.4\"\nrequests = \"https://files.example/requests-2.0.tar.gz\"\n",
+			want: "pyproject.toml PyPI pytest added ->8.0.0\n" +
+				"pyproject.toml PyPI requests(override) added ->(no version) <url https://files.example/requests-2.0.tar.gz>\n" +
+				"pyproject.toml PyPI urllib3(override) added ->1.26.4\n" +
+				"pyproject.toml setting added tool.pdm.source https://pdm.example/simple [index]\n" +
+				"pyproject.toml setting added tool.pdm.source verify_ssl false [index]\n",
+			newSource: "requests",
+		},
+		{
+			name: "PyprojectUVMore", path: "pyproject.toml",
+			base: "[project]\nname = \"a\"\nversion = \"1\"\n",
+			patched: "[project]\nname = \"a\"\nversion = \"1\"\n[tool.uv]\noverride-dependencies = [\"idna @ git+https://git.example/idna\"]\n" +
+				"constraint-dependencies = [\"certifi<2024\"]\nindex-strategy = \"unsafe-best-match\"\n" +
+				"[tool.uv.pip]\nindex-url = \"https://uvpip.example/simple\"\n",
+			want: "pyproject.toml PyPI certifi(constraint) added -><2024\n" +
+				"pyproject.toml PyPI idna(override) added ->(no version) <vcs git+https://git.example/idna>\n" +
+				"pyproject.toml setting added tool.uv.index-strategy unsafe-best-match [index]\n" +
+				"pyproject.toml setting added tool.uv.pip.index-url https://uvpip.example/simple [index]\n",
+			newSource: "idna",
+		},
+		{
+			name: "UVToml", path: "uv.toml",
+			base: "native-tls = true\n",
+			patched: "index-url = \"https://user:pw@uv.example/simple\"\n[[index]]\nname = \"x\"\nurl = \"https://idx.example/simple\"\n" +
+				"[sources]\nflask = { path = \"../flask\" }\n",
+			want: "uv.toml PyPI flask(override) added ->(no version) <path ../flask outside>\n" +
+				"uv.toml setting added uv.toml.index-url https://[REDACTED]@uv.example/simple [index]\n" +
+				"uv.toml setting added uv.toml.index https://idx.example/simple [index]\n",
+			newSource: "flask",
+		},
+		{
+			name: "UVLockEntryFromAnotherIndex", path: "uv.lock",
+			base: "version = 1\n[[package]]\nname = \"attrs\"\nversion = \"23.1.0\"\nsource = { registry = \"https://pypi.org/simple\" }\n" +
+				"[[package]]\nname = \"idna\"\nversion = \"3.4\"\nsource = { registry = \"https://pypi.org/simple\" }\n",
+			patched: "version = 1\n[[package]]\nname = \"attrs\"\nversion = \"23.1.0\"\nsource = { registry = \"https://evil.example/simple\" }\n" +
+				"[[package]]\nname = \"idna\"\nversion = \"3.4\"\nsource = { url = \"https://files.example/idna-3.4.tar.gz\" }\n",
+			want: "uv.lock PyPI attrs changed 23.1.0->23.1.0 <registry https://evil.example/simple>\n" +
+				"uv.lock PyPI idna changed 3.4->3.4 <url https://files.example/idna-3.4.tar.gz>\n",
+			newSource: "attrs idna",
+		},
+		{
+			name: "PoetryLockEntryFromALegacyIndex", path: "poetry.lock",
+			base: "[[package]]\nname = \"attrs\"\nversion = \"23.1.0\"\n",
+			patched: "[[package]]\nname = \"attrs\"\nversion = \"23.1.0\"\n[package.source]\ntype = \"legacy\"\n" +
+				"url = \"https://evil.example/simple\"\nreference = \"evil\"\n",
+			want:      "poetry.lock PyPI attrs changed 23.1.0->23.1.0 <registry https://evil.example/simple>\n",
+			newSource: "attrs",
+		},
+		{
+			name: "PDMLock", path: "pdm.lock",
+			base: "[metadata]\nlock_version = \"4.4\"\n[[package]]\nname = \"attrs\"\nversion = \"23.1.0\"\n[[package]]\nname = \"idna\"\nversion = \"3.4\"\n",
+			patched: "[metadata]\nlock_version = \"4.4\"\n[[package]]\nname = \"attrs\"\nversion = \"23.1.0\"\ngit = \"https://git.example/attrs\"\n" +
+				"revision = \"0123456789abcdef0123456789abcdef01234567\"\n[[package]]\nname = \"idna\"\nversion = \"3.5\"\n",
+			want: "pdm.lock PyPI attrs changed 23.1.0->23.1.0 <vcs (commit 0123456789abcdef0123456789abcdef01234567)>\n" +
+				"pdm.lock PyPI idna changed 3.4->3.5\n",
+			newSource: "attrs",
+		},
+		{
+			name: "PyLock", path: "pylock.toml",
+			base:      "lock-version = \"1.0\"\ncreated-by = \"x\"\n[[packages]]\nname = \"attrs\"\nversion = \"23.1.0\"\nindex = \"https://pypi.org/simple\"\n",
+			patched:   "lock-version = \"1.0\"\ncreated-by = \"x\"\n[[packages]]\nname = \"attrs\"\nversion = \"23.1.0\"\nindex = \"https://evil.example/simple\"\n",
+			want:      "pylock.toml PyPI attrs changed 23.1.0->23.1.0 <registry https://evil.example/simple>\n",
+			newSource: "attrs",
+		},
+		{
+			name: "PDMToml", path: "pdm.toml",
+			patched: "[pypi]\nurl = \"https://pdm.example/simple\"\nverify_ssl = false\n[pypi.extra]\nurl = \"https://extra.example/simple\"\n",
+			want: "pdm.toml setting added pypi.extra.url https://extra.example/simple [index]\n" +
+				"pdm.toml setting added pypi.url https://pdm.example/simple [index]\n" +
+				"pdm.toml setting added pypi.verify_ssl false [index]\n",
+		},
+		{
+			name: "PoetryToml", path: "poetry.toml",
+			patched: "[repositories.private]\nurl = \"https://poetry.example/simple\"\n",
+			want:    "poetry.toml setting added repositories.private.url https://poetry.example/simple [index]\n",
+		},
+		{
+			name: "Npmrc", path: ".npmrc",
+			base:    "save-exact=true\n",
+			patched: "registry=https://npm.example/\n@acme:registry=https://acme.example/npm/\n//npm.example/:_authToken=npm_SECRET\nstrict-ssl=false\n",
+			want: ".npmrc setting added registry https://npm.example/ [index]\n" +
+				".npmrc setting added @acme:registry https://acme.example/npm/ [index]\n" +
+				".npmrc setting added strict-ssl false [index]\n",
+		},
+		{
+			name: "YarnrcUnread", path: ".yarnrc.yml",
+			patched: "npmRegistryServer: \"https://yarn.example\"\n",
+			want:    ".yarnrc.yml unread 0 : it holds yarn's settings (npmRegistryServer, scoped registries, unsafeHttpWhitelist), which frognano does not read\n",
+		},
+		{
+			name: "CargoConfigUnread", path: "tools/.cargo/config.toml",
+			patched: "[source.crates-io]\nreplace-with = \"evil\"\n",
+			want:    "tools/.cargo/config.toml unread 0 : it holds Cargo's settings ([source] replacements, [registries], [patch]), which frognano does not read\n",
+		},
+		{
+			name: "GoWorkUnread", path: "go.work",
+			patched: "go 1.22\nreplace example.com/x => ../evil\n",
+			want:    "go.work unread 0 : it holds Go's workspace (use and replace directives), which frognano does not read\n",
+		},
+	})
+}
+
+// TestListReadsSourceSettings: through List, a patch that points PDM, uv and npm elsewhere has
+// each new place listed as a setting (a finding), and the files of source settings frognano does
+// not read listed as unread; a .npmrc credential is never kept.
+func TestListReadsSourceSettings(t *testing.T) {
+	t.Parallel()
+	dir, base := gittest.Repo(t, map[string]string{
+		"pyproject.toml": "[project]\nname = \"a\"\nversion = \"1\"\n",
+		"README.md":      "hello\n",
+	})
+	diff := diffOf(t, dir, base, func() {
+		gittest.Write(t, dir, map[string]string{
+			"pyproject.toml": "[project]\nname = \"a\"\nversion = \"1\"\n[[tool.pdm.source]]\nname = \"p\"\nurl = \"https://pdm.example/simple\"\n",
+			"uv.toml":        "extra-index-url = [\"https://uv.example/simple\"]\n",
+			"web/.npmrc":     "registry=https://npm.example/\n//npm.example/:_authToken=npm_TOKENVALUE\n",
+			"web/.yarnrc":    "registry \"https://yarn.example/\"\n",
+		})
+	})
+	rep, err := List(context.Background(), patch.HostGit(dir), base, diff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range rep.Settings {
+		got = append(got, s.File+" "+s.Name+" "+s.Value)
+	}
+	want := []string{"pyproject.toml tool.pdm.source https://pdm.example/simple", "uv.toml uv.toml.extra-index-url https://uv.example/simple",
+		"web/.npmrc registry https://npm.example/"}
+	if !slices.Equal(got, want) {
+		t.Errorf("settings %q, want %q", got, want)
+	}
+	if got, want := unreadOf(rep), "web/.yarnrc: it holds yarn 1's settings (registry, scoped registries), which frognano does not read\n"; got != want {
+		t.Errorf("unread\n%swant\n%s", got, want)
+	}
+	if strings.Contains(fmt.Sprintf("%+v", rep), "TOKENVALUE") {
+		t.Error("the report holds the .npmrc's credential")
+	}
+}
+
+// TestRequirementsDecodedLikePip: a requirements file with a byte order mark is read as pip
+// reads it (UTF-8 with a BOM, UTF-16 and UTF-32 in either byte order): its new index is a
+// setting and its packages are listed. Before, the UTF-8 BOM hid the first line's
+// --extra-index-url as "not a requirement pip reads", and a UTF-16 file was all unread, while
+// pip installs from that index.
+func TestRequirementsDecodedLikePip(t *testing.T) {
+	t.Parallel()
+	text := "--extra-index-url https://evil.example/simple\r\nrequests==2.31.0\r\n"
+	encode := func(bom []byte, width int, order binary.AppendByteOrder) string {
+		b := append([]byte{}, bom...)
+		for _, r := range text {
+			if width == 2 {
+				b = order.AppendUint16(b, uint16(r))
+			} else {
+				b = order.AppendUint32(b, uint32(r))
+			}
+		}
+		return string(b)
+	}
+	want := "requirements.txt PyPI requests added ->2.31.0\n" +
+		"requirements.txt setting added --extra-index-url https://evil.example/simple [index]\n"
+	var cases []construct
+	for name, content := range map[string]string{
+		"UTF8BOM":   "\xef\xbb\xbf" + text,
+		"UTF16LE":   encode([]byte{0xff, 0xfe}, 2, binary.LittleEndian),
+		"UTF16BE":   encode([]byte{0xfe, 0xff}, 2, binary.BigEndian),
+		"UTF32LE":   encode([]byte{0xff, 0xfe, 0, 0}, 4, binary.LittleEndian),
+		"UTF32BE":   encode([]byte{0, 0, 0xfe, 0xff}, 4, binary.BigEndian),
+		"PlainCRLF": text,
+	} {
+		cases = append(cases, construct{name: name, path: "requirements.txt", patched: content, want: want})
+	}
+	runConstructs(t, cases)
+}
