@@ -85,16 +85,16 @@ func TestRewriteStatus(t *testing.T) {
 	}
 }
 
-// TestStoreEnd: End runs an update that ends an active run and asks for the promotion of the
-// request waiting behind it, in one transaction; an update that ends nothing promotes nothing;
-// a Store made for reading cannot end a run.
+// TestStoreEnd: End moves a running run to a final state and asks for the promotion of the
+// request waiting behind it, in one transaction; a run that is not running is left alone and
+// promotes nothing; a Store made for reading cannot end a run.
 func TestStoreEnd(t *testing.T) {
 	t.Parallel()
 	p := runtest.New(t)
 	ctx := context.Background()
 	id := p.Label(t, 7)
 	if ended, err := p.Store.End(ctx, id, run.StateFailed); err != nil || ended {
-		t.Errorf("End of a queued run = %v, %v; want nothing ended (End ends a running run)", ended, err)
+		t.Errorf("End of a queued run = %v, %v; want nothing ended", ended, err)
 	}
 	if _, err := p.Pool.Exec(ctx, `UPDATE runs SET state = 'running' WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
@@ -112,7 +112,8 @@ func TestStoreEnd(t *testing.T) {
 	if ended, err := p.Store.End(ctx, id, run.StateFailed); err != nil || ended {
 		t.Errorf("End of an ended run = %v, %v; want nothing ended", ended, err)
 	}
-	if got := p.Promoted(); len(got) != 1 || got[0] != (runtest.Issue{RepoID: runtest.RepoID, Number: 7}) {
-		t.Errorf("promotions %v, want one for #7", got)
+	want := run.Ended{ID: id, InstallationID: runtest.Installation, RepoID: runtest.RepoID, Issue: 7}
+	if got := p.Promoted(); len(got) != 1 || got[0] != want {
+		t.Errorf("promotions %+v, want one for %+v", got, want)
 	}
 }

@@ -23,13 +23,13 @@ import (
 func TestPromotedRunFoldsTheRunsWaitingOnIt(t *testing.T) {
 	t.Parallel()
 	p := runtest.New(t)
+	id := followUpWith(t, p, runtest.Request{Labeler: "maintainer", Request: "@frognano rename x", Promoted: true})
 	w := p.Request(t, runtest.Request{Issue: 77, Labeler: "other-maintainer", Kind: run.KindFollowUp, Request: "@frognano rename y",
 		State: run.StateWaiting})
 	ci := p.Request(t, runtest.Request{Issue: 77, Labeler: "github-actions", Kind: run.KindCI, CISHA: ciSHA, State: run.StateWaiting})
 	if _, err := p.Pool.Exec(context.Background(), `UPDATE runs SET extra_requests = 1 WHERE id = $1`, w); err != nil {
 		t.Fatal(err)
 	}
-	id := followUpWith(t, p, runtest.Request{Labeler: "maintainer", Request: "@frognano rename x", Promoted: true})
 	if r := p.Work(t, id, 1); !r.Completed() {
 		t.Fatal(r)
 	}
@@ -126,9 +126,12 @@ func TestEveryEndAsksToPromote(t *testing.T) {
 	if r := p.Work(t, followUp(t, p, "reader", "@frognano x"), 1); !r.Completed() {
 		t.Fatal(r)
 	}
-	want := []runtest.Issue{{RepoID: runtest.RepoID, Number: 7}, {RepoID: runtest.RepoID, Number: 8}, {RepoID: runtest.RepoID, Number: 77}}
-	if got := p.Promoted(); !slices.Equal(got, want) {
-		t.Errorf("promotions asked %v, want %v (one per end)", got, want)
+	var got []string
+	for _, e := range p.Promoted() {
+		got = append(got, fmt.Sprintf("%d#%d", e.RepoID, e.Issue))
+	}
+	if want := []string{"42#7", "42#8", "42#77"}; !slices.Equal(got, want) {
+		t.Errorf("promotions asked for %v, want %v (one per end)", got, want)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/frognano/frognano/internal/logging"
@@ -54,16 +53,10 @@ type Pipeline struct {
 	Log    *slog.Logger
 
 	mu        sync.Mutex
-	promoted  []Issue
+	promoted  []run.Ended
 	delivered map[int64]int
 	seq       atomic.Int64
 	repoID    int64
-}
-
-// Issue names an issue or pull request of a repository by the repository's id.
-type Issue struct {
-	RepoID int64
-	Number int
 }
 
 // ErrRemoteCancel is the cause a test cancels an attempt's context with to say that the
@@ -96,7 +89,7 @@ func newPipeline(t testing.TB) *Pipeline {
 func (p *Pipeline) promote(_ context.Context, _ pgx.Tx, _ *run.Store, ended run.Ended) (int64, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.promoted = append(p.promoted, Issue{ended.RepoID, ended.Issue})
+	p.promoted = append(p.promoted, ended)
 	return 0, nil
 }
 
@@ -109,12 +102,12 @@ func (p *Pipeline) deliver(_ context.Context, _ pgx.Tx, runID int64) error {
 	return nil
 }
 
-// Promoted are the pull requests (and issues) whose waiting runs an end asked to promote, in
+// Promoted are the runs whose ends asked to promote the run waiting behind them (Promote), in
 // order: every end of an active run asks.
-func (p *Pipeline) Promoted() []Issue {
+func (p *Pipeline) Promoted() []run.Ended {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]Issue(nil), p.promoted...)
+	return append([]run.Ended(nil), p.promoted...)
 }
 
 // Delivered is how many times an end of run id (or Cancel) queued the writing of its outbox:
@@ -139,15 +132,16 @@ type Request struct {
 	// State is run.StateQueued ("" too) or run.StateWaiting: a request the intake made wait
 	// for its pull request's active run (queue/waiting.go).
 	State string
-	// Promoted: the run waited and the queue promoted it when the active run ended (its
-	// promoted_at is set): once it passes its check, the runs still waiting are counted on it.
+	// Promoted: the run waited and the queue promoted it (queued) when the active run ended:
+	// once it passes its check, the runs still waiting are counted on it. Request it before the
+	// runs that wait behind it.
 	Promoted bool
 }
 
-// Request records req as a queued run (or a waiting one: State), as the queue's intake does for
-// a request on an issue or pull request without an active run, and returns the run's id. A second request while one is
-// active is the intake's to decide (counted, or waiting: queue/waiting.go), not a run's: the
-// test fails.
+// Request records req as a queued run (or a waiting one: State), through the Store's methods
+// the queue's intake calls (run.Store.Queue, AddWaiting, PromoteWaiting), and returns the run's
+// id. A second request while one is active is the intake's to decide (counted, or waiting:
+// queue/waiting.go), not a run's: the test fails.
 func (p *Pipeline) Request(t testing.TB, req Request) int64 {
 	t.Helper()
 	if req.Issue <= 0 {
@@ -167,21 +161,36 @@ func (p *Pipeline) Request(t testing.TB, req Request) int64 {
 	def(&req.Owner, Owner)
 	def(&req.Repo, RepoName)
 	def(&req.Labeler, "maintainer")
-	def(&req.Kind, run.KindIssue)
 	def(&req.State, run.StateQueued)
+	n := run.NewRun{HookTarget: "runtest", DeliveryID: fmt.Sprintf("request-%d", p.seq.Add(1)),
+		InstallationID: req.InstallationID, RepoID: req.RepoID, Owner: req.Owner, Repo: req.Repo, Issue: req.Issue,
+		Labeler: req.Labeler, Kind: req.Kind, Request: req.Request, RequestURL: req.RequestURL, CISHA: req.CISHA, SourceID: req.SourceID}
+	ctx := context.Background()
 	var id int64
-	err := p.Pool.QueryRow(context.Background(), `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue,
-			labeler, kind, request, request_url, ci_sha, source_id, state, promoted_at)
-		VALUES ('runtest', $1, $2, $3, $4, $5, $6, $7, $8, nullif($9, ''), nullif($10, ''), nullif($11, ''), nullif($12::bigint, 0),
-			$13, CASE WHEN $14 THEN now() END)
-		RETURNING id`,
-		fmt.Sprintf("request-%d", p.seq.Add(1)), req.InstallationID, req.RepoID, req.Owner, req.Repo, req.Issue,
-		req.Labeler, req.Kind, run.CleanText(req.Request), req.RequestURL, req.CISHA, req.SourceID, req.State, req.Promoted).Scan(&id)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.ConstraintName == "runs_one_active_per_issue" {
-		t.Fatalf("runtest: #%d of repository %d already has a queued or running run; what a second request becomes is the queue's intake's (queue.Client.Accept)",
-			req.Issue, req.RepoID)
-	}
+	err := pgx.BeginFunc(ctx, p.Pool, func(tx pgx.Tx) error {
+		var err error
+		switch {
+		case req.State == run.StateQueued && !req.Promoted:
+			id, err = p.Store.Queue(ctx, tx, n)
+			if err == nil && id == 0 {
+				t.Fatalf("runtest: #%d of repository %d already has a queued or running run; what a second request becomes is the queue's intake's (queue.Client.Accept)",
+					req.Issue, req.RepoID)
+			}
+		case req.State == run.StateWaiting && !req.Promoted:
+			id, err = p.Store.AddWaiting(ctx, tx, n)
+		case req.State == run.StateQueued:
+			if id, err = p.Store.AddWaiting(ctx, tx, n); err != nil {
+				return err
+			}
+			var promoted run.Ref
+			if promoted, err = p.Store.PromoteWaiting(ctx, tx, req.RepoID, req.Issue); err == nil && promoted.ID != id {
+				t.Fatalf("runtest: run %d waits before the one to promote on #%d: request the promoted run first", promoted.ID, req.Issue)
+			}
+		default:
+			t.Fatalf("runtest: a request is queued or waiting, not %s", req.State)
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatalf("runtest: recording the request %+v: %v", req, err)
 	}
@@ -272,33 +281,41 @@ func (p *Pipeline) WriteOutbox(t testing.TB, id int64) (bool, error) {
 }
 
 // Cancel cancels run id, as the queue's Cancel does on an unlabel or a close: in one
-// transaction the run becomes cancelled with reason and, when it has a status comment, its
-// outbox says so (run.RecordCancelled) and its writing is queued (Delivered). It reports
-// whether the run was active.
+// transaction the active and waiting runs of its issue or pull request become cancelled with
+// reason (run.Store.CancelActive, CancelWaiting) and, when one has a status comment, its outbox
+// says so (run.Store.RecordCancelled) and its writing is queued (Delivered). It reports
+// whether run id was active.
 func (p *Pipeline) Cancel(t testing.TB, id int64, reason string) bool {
 	t.Helper()
 	ctx := context.Background()
 	cancelled := false
 	err := pgx.BeginFunc(ctx, p.Pool, func(tx pgx.Tx) error {
-		var comment int64
-		err := tx.QueryRow(ctx, `UPDATE runs SET state = 'cancelled', finished_at = now(), exit_reason = 'cancelled', error = $2
-			WHERE id = $1 AND state IN ('queued', 'running') RETURNING coalesce(comment_id, 0)`, id, reason).Scan(&comment)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
+		cancelled = false
+		var c run.Cancellation
+		if err := tx.QueryRow(ctx, `SELECT repo_id, issue FROM runs WHERE id = $1`, id).Scan(&c.RepoID, &c.Issue); err != nil {
+			return err
 		}
+		c.Reason = reason
+		active, err := p.Store.CancelActive(ctx, tx, c)
 		if err != nil {
 			return err
 		}
-		cancelled = true
-		if comment == 0 {
-			return nil
+		for _, a := range active {
+			cancelled = cancelled || a.ID == id
+			if a.Comment == 0 {
+				continue
+			}
+			recorded, err := p.Store.RecordCancelled(ctx, tx, a.ID, p.Config.PublicURL)
+			if err != nil {
+				return err
+			}
+			if recorded {
+				p.mu.Lock()
+				p.delivered[a.ID]++
+				p.mu.Unlock()
+			}
 		}
-		recorded, err := p.Store.RecordCancelled(ctx, tx, id, p.Config.PublicURL)
-		if recorded {
-			p.mu.Lock()
-			p.delivered[id]++
-			p.mu.Unlock()
-		}
+		_, err = p.Store.CancelWaiting(ctx, tx, c)
 		return err
 	})
 	if err != nil {
