@@ -37,7 +37,7 @@ sandbox-image:
 	deploy/sandbox/build-offline.sh --go
 
 test:
-	$(call with_testenv,$(GO) test -count=1 -timeout 20m $(TESTFLAGS) $(PKGS))
+	$(call with_testenv,$(GO) test -count=1 -timeout 30m $(TESTFLAGS) $(PKGS))
 
 bench:
 	$(call with_testenv,$(GO) test -count=1 -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 30m $(PKGS))
