@@ -53,6 +53,11 @@ func TestRefusalsReadCleanly(t *testing.T) {
 			"| `big data.bin` | is 104857601 bytes, over the 100 MB a file may have on GitHub |"}},
 		{"ScanTimedOut", &audit.ScanError{Err: errors.New("the patch's files could not be scanned within 5m0s (812 MiB read so far)")}, []string{
 			"it could not be scanned for secrets, and `FROGNANO_SECRETS=block` refuses a patch it cannot scan (`the patch's files could not be scanned within 5m0s (812 MiB read so far)`)."}},
+		{"TooLargeToReadForValues", fmt.Errorf("reading the published files to check them for secret values: %w", &patch.FileTooLargeError{Path: "model.bin", Size: 104857601}), []string{
+			"**The patch was refused:** its published files could not be read whole to check them for secret values",
+			"| `model.bin` | is 104857601 bytes, over the 100 MB a file may have on GitHub |"}},
+		{"GitFailed", errors.New("comparing the patched tree with the base: git diff-tree: exit status 128"), []string{
+			"**The patch was refused:** frognano could not check it on the host, so it was not published unchecked (`comparing the patched tree with the base: git diff-tree: exit status 128`)."}},
 		{"DoesNotApply", &patch.ApplyError{Err: errors.New("git apply: exit status 1: \"error: patch failed\"")}, []string{
 			"**The patch was refused:** git could not apply it to the base commit on the host"}},
 	} {

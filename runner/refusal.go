@@ -69,8 +69,10 @@ func PatchRefusal(err error) *Refusal {
 		return r
 	case errors.As(err, &se):
 		r.Why = "it could not be scanned for secrets, and `FROGNANO_SECRETS=block` refuses a patch it cannot scan"
-	default:
+	case errors.As(err, &tl):
 		r.Why = "its published files could not be read whole to check them for secret values, so it was not published unread"
+	default:
+		r.Why = "frognano could not check it on the host, so it was not published unchecked"
 	}
 	switch {
 	case errors.As(err, &tl):
