@@ -71,19 +71,38 @@ pg_initdb() {
 }
 
 # pg_hba_scram makes a running cluster that an older frognano created with `trust` ask for the
-# generated password: it sets the password (still over trust), rewrites pg_hba.conf and reloads.
+# generated password: it sets the password (still over trust), rewrites pg_hba.conf and reloads,
+# and returns once the server has read the new file.
 pg_hba_scram() {
-  local hba=$pg_dir/data/pg_hba.conf
+  local hba=$pg_dir/data/pg_hba.conf loaded
   grep -Eq '^[[:space:]]*(local|host)[^#]*[[:space:]]trust[[:space:]]*$' "$hba" || return 0
   [ -s "$pg_password_file" ] || pg_new_password
   as_pg_owner_prepare
   chmod 700 "$pg_dir" "$pg_dir/sock"
   pg_run "$pg_bin/psql" -h "$pg_dir/sock" -p "$pg_port" -U postgres -d postgres -qAt \
     -c "SET password_encryption = 'scram-sha-256'; ALTER ROLE postgres PASSWORD '$(cat "$pg_password_file")'" >/dev/null
+  loaded=$(pg_conf_load_time)
   printf '%s\n' '# frognano: every connection needs the generated password (deploy/testenv/pg.sh)' \
     'local all all scram-sha-256' 'host all all 127.0.0.1/32 scram-sha-256' 'host all all ::1/128 scram-sha-256' |
     pg_run tee "$hba" >/dev/null
   pg_run "$pg_bin/pg_ctl" -D "$pg_dir/data" reload >/dev/null
+  # pg_ctl reload only signals the server, which reads pg_hba.conf when it gets to it (late on a
+  # busy machine): until then it still lets anyone in with trust. A new session's
+  # pg_conf_load_time() is the server's last reload, and the server forks no session between
+  # reading the configuration and reading pg_hba.conf, so once it has changed, trust is gone.
+  local i
+  for i in $(seq 1200); do
+    [ "$(pg_conf_load_time)" != "$loaded" ] && return 0
+    sleep 0.1
+  done
+  log "error: PostgreSQL did not reload $hba within 2 minutes"
+  exit 1
+}
+
+# pg_conf_load_time prints when the running server last read its configuration files, as a new
+# session sees it (with the generated password, which trust accepts too).
+pg_conf_load_time() {
+  pg_admin "$pg_bin/psql" -h "$pg_dir/sock" -p "$pg_port" -U postgres -d postgres -qAt -c 'SELECT pg_conf_load_time()'
 }
 
 # pg_url prints the connection URL of database $1 with the generated password, when there is one.
