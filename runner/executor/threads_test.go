@@ -22,11 +22,16 @@ func init() {
 }
 
 // blockedThreads is how many goroutines threadsChild blocks in a read at once with a reserve:
-// fewer than ReservedThreads, so the reserve meets them all. Without one it blocks
+// half of ReservedThreads, so the reserve meets them all with room to spare. Room matters: at
+// the peak the process also holds a thread per running P, one for sysmon, one for the template
+// thread and one for the main goroutine's own reads of /proc, and a P handed off while another
+// thread is still on its way back to the idle list makes the runtime start a thread when the
+// list is momentarily empty. With ReservedThreads-2 blocked (CI, under load) the peak met the
+// reserve and one thread more was asked for. Without one it blocks
 // unreservedBlocked, more than the few idle threads a Go program may have from its start on
 // any machine, so that the count must grow.
 const (
-	blockedThreads    = ReservedThreads - 2
+	blockedThreads    = ReservedThreads / 2
 	unreservedBlocked = 32
 )
 
