@@ -14,9 +14,13 @@ FUZZTIME ?= 10s
 # While setup.sh builds images (mostly disk, network and waiting on the engine), the test
 # binaries' packages compile in the background into Go's build cache (`-exec true` links each
 # test binary and runs nothing), so the tests start on a warm cache; a compile error shows in
-# the real run below.
+# the real run below. So do the static binaries that tests build (internal/buildtest, make
+# build, deploy/compose/build-images.sh): CGO_ENABLED=0 and -trimpath compile every package
+# anew, which took 25-30 s of a test each time the first test of a package paid it.
 define with_testenv
-	@$(GO) test -count=1 -run '^$$' -exec /bin/true $(PKGS) >/dev/null 2>&1 & precompile=$$!; \
+	@{ $(GO) test -count=1 -run '^$$' -exec /bin/true $(PKGS); \
+	  CGO_ENABLED=0 $(GO) build -trimpath ./cmd/frognano ./cmd/frognano-executor ./testdata/hostile/dumpable-executor; \
+	} >/dev/null 2>&1 & precompile=$$!; \
 	env_out=$$(deploy/testenv/setup.sh) || { rc=$$?; kill $$precompile 2>/dev/null; exit $$rc; }; eval "$$env_out"; \
 	if [ "$$FROGNANO_TESTENV_STARTED" = 1 ]; then trap 'deploy/testenv/teardown.sh' EXIT; fi; \
 	wait $$precompile; \

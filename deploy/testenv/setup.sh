@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepares this machine for the test suite and prints the environment the tests need:
-#   1. checks that a Docker engine answers (and installs docker-compose and chromium when missing);
+#   1. checks that a Docker engine answers (and installs docker-compose and chromium when missing,
+#      in the background while the images build);
 #   2. builds frognano-sandbox:latest and frognano-sandbox-go:test when missing (offline path);
 #   3. starts (or reuses) a throwaway PostgreSQL cluster on 127.0.0.1 and prints
 #      TEST_DATABASE_URL for it.
@@ -38,22 +39,49 @@ if ! docker version >/dev/null 2>&1; then
   systemd), or point DOCKER_HOST at one. The sandbox tests need it and fail without it."
 fi
 
-# docker-compose runs the compose test (deploy/compose): Debian's package when it is missing.
-if ! command -v docker-compose >/dev/null 2>&1; then
-  [ "$(id -u)" = 0 ] || die "docker-compose is missing: apt-get install -y docker-compose"
-  log "installing docker-compose"
-  apt-get -o DPkg::Lock::Timeout=300 update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq docker-compose >/dev/null
+# Debian packages the tests use: docker-compose runs the compose test (deploy/compose); chromium
+# the run pages' browser tests (web, web/auth through web/webtest, driven by chromedp). They are
+# installed when missing, in the background while the images build (their download is most of a
+# minute), and waited for before the tests start. mmdebstrap, which builds the images' base root
+# filesystem when there is no registry, is installed first when that base is missing: apt runs
+# one install at a time.
+host_pkgs=""
+command -v docker-compose >/dev/null 2>&1 || host_pkgs="$host_pkgs docker-compose"
+command -v chromium >/dev/null 2>&1 || host_pkgs="$host_pkgs chromium"
+apt_install() {
+  apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$@" >/dev/null 2>&1 || {
+    apt-get -o DPkg::Lock::Timeout=300 update -qq &&
+      DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$@" >/dev/null
+  }
+}
+if [ -n "$host_pkgs" ] && [ "$(id -u)" != 0 ]; then
+  die "missing:$host_pkgs; install them (apt-get install -y$host_pkgs) or run this as root"
 fi
-
-# chromium runs the run pages' browser tests (web, web/auth through web/webtest, driven by
-# chromedp): Debian's package when it is missing.
-if ! command -v chromium >/dev/null 2>&1; then
-  [ "$(id -u)" = 0 ] || die "chromium is missing: apt-get install -y chromium"
-  log "installing chromium"
-  apt-get -o DPkg::Lock::Timeout=300 update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq chromium >/dev/null
+if [ "${FROGNANO_SKIP_IMAGES:-0}" != 1 ] && [ -n "$host_pkgs" ] && [ "$(id -u)" = 0 ] &&
+  ! command -v mmdebstrap >/dev/null 2>&1 && ! command -v debootstrap >/dev/null 2>&1 &&
+  ! docker image inspect debian:bookworm-slim >/dev/null 2>&1; then
+  log "installing mmdebstrap"
+  apt_install mmdebstrap || log "could not install mmdebstrap; build-offline.sh will try debootstrap"
 fi
+apt_pid="" apt_log=""
+if [ -n "$host_pkgs" ]; then
+  log "installing$host_pkgs (in the background)"
+  apt_log=$(mktemp)
+  # shellcheck disable=SC2086 # a list of package names
+  apt_install $host_pkgs >"$apt_log" 2>&1 &
+  apt_pid=$!
+fi
+wait_host_pkgs() {
+  [ -n "$apt_pid" ] || return 0
+  if ! wait "$apt_pid"; then
+    cat "$apt_log" >&2
+    rm -f "$apt_log"
+    die "installing$host_pkgs failed"
+  fi
+  rm -f "$apt_log"
+  apt_pid=""
+  log "installed$host_pkgs"
+}
 
 # 2. Images.
 if [ "${FROGNANO_SKIP_IMAGES:-0}" != 1 ]; then
@@ -63,6 +91,7 @@ if [ "${FROGNANO_SKIP_IMAGES:-0}" != 1 ]; then
   "$root/deploy/sandbox/build-offline.sh" --go
   log "sandbox images ready in $((SECONDS - start)) s"
 fi
+wait_host_pkgs
 
 # 3. PostgreSQL, last, so that a failure above leaves no cluster running.
 if [ -n "${TEST_DATABASE_URL:-}" ]; then
