@@ -119,7 +119,7 @@ func (c *Client) Clone(ctx context.Context, dir string) (headSHA, defaultBranch 
 // baseBranch fetched too. It returns the head commits of both: the environment of a follow-up
 // run is built from the base branch's, never from the pull request's.
 func (c *Client) CloneBranch(ctx context.Context, dir, branch, baseBranch string) (headSHA, baseSHA string, err error) {
-	if !validBranch(branch) || !validBranch(baseBranch) {
+	if !ValidBranch(branch) || !ValidBranch(baseBranch) {
 		return "", "", fault.Permanent(fmt.Errorf("cloning %s/%s: branch %q or %q is not a valid branch name", c.owner, c.repo, branch, baseBranch))
 	}
 	if headSHA, _, err = c.clone(ctx, dir, branch); err != nil {

@@ -126,7 +126,7 @@ func (in PublishInput) validate() error {
 		return errors.New("branch and base branch are required")
 	case in.Branch == in.BaseBranch:
 		return fmt.Errorf("refusing to push to the base branch %q", in.Branch)
-	case !validBranch(in.Branch):
+	case !ValidBranch(in.Branch):
 		return fmt.Errorf("branch %q is not a valid branch name", in.Branch)
 	case strings.TrimSpace(in.Title) == "":
 		return errors.New("pull request title is empty")
@@ -136,9 +136,9 @@ func (in PublishInput) validate() error {
 	return nil
 }
 
-// validBranch is a conservative subset of git check-ref-format: enough for names like
+// ValidBranch is a conservative subset of git check-ref-format: enough for names like
 // "frognano/issue-12", and nothing that git could read as an option or a revision expression.
-func validBranch(b string) bool {
+func ValidBranch(b string) bool {
 	if strings.HasPrefix(b, "-") || strings.HasPrefix(b, "/") || strings.HasSuffix(b, "/") ||
 		strings.HasSuffix(b, ".lock") || strings.Contains(b, "..") || strings.Contains(b, "//") ||
 		strings.Contains(b, "@{") || strings.HasSuffix(b, ".") {

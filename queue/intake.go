@@ -47,6 +47,12 @@ type RunRequest struct {
 	// whose line comments come with a follow-up, or the failed check suite of a CI follow-up
 	// (0: none).
 	SourceID int64
+	// Trigger is how the run was asked for (run.Trigger*; "": by its Kind). Options are the
+	// options asked at trigger (unchecked: the worker checks them against the repository's
+	// settings and the operator's ceilings); TokenID the API token that asked (0: none).
+	Trigger string
+	Options run.Options
+	TokenID int64
 }
 
 // Accepted reports what Accept did.
@@ -127,7 +133,8 @@ func (c *Client) Accept(ctx context.Context, d Delivery, req RunRequest) (Accept
 func newRun(d Delivery, req RunRequest) run.NewRun {
 	return run.NewRun{HookTarget: d.HookTarget, DeliveryID: d.ID, InstallationID: req.InstallationID, RepoID: req.RepoID,
 		Owner: req.Owner, Repo: req.Repo, Issue: req.Issue, Labeler: req.Labeler, Kind: cmp.Or(req.Kind, run.KindIssue),
-		Request: req.Request, RequestURL: req.RequestURL, CISHA: req.CISHA, SourceID: req.SourceID}
+		Request: req.Request, RequestURL: req.RequestURL, CISHA: req.CISHA, SourceID: req.SourceID,
+		Trigger: req.Trigger, Asked: req.Options, TokenID: req.TokenID}
 }
 
 // Cancelled reports what Cancel did.

@@ -20,6 +20,15 @@ const (
 	KindCI       = "ci"       // the repository's CI failed on a frognano pull request's head
 )
 
+// Triggers, as stored in runs.trigger: how a run was asked for.
+const (
+	TriggerLabel    = "label"    // the issue's trigger label
+	TriggerMention  = "mention"  // a comment that mentions the App on an issue or a pull request
+	TriggerAPI      = "api"      // POST /api/v1/runs or `frognano runs start`, with an API token
+	TriggerFollowUp = "followup" // a reviewer's mention on a frognano pull request
+	TriggerCI       = "ci"       // failed CI on a frognano pull request
+)
+
 // Unfinished reports whether a run in state may still run: waiting, queued or running.
 func Unfinished(state string) bool {
 	return state == StateWaiting || state == StateQueued || state == StateRunning
@@ -66,4 +75,7 @@ type row struct {
 	Request        string              // a follow-up's request, unchecked text
 	RequestURL     string
 	CISHA          string // a ci run's failed commit
+	Trigger        string // how the run was asked for (Trigger*); "" for runs recorded before it was kept
+	Asked          Options
+	TokenID        int64 // the API token that asked (0: none)
 }

@@ -31,6 +31,26 @@ type NewRun struct {
 	// passes its check (0: none).
 	Request, RequestURL, CISHA string
 	SourceID                   int64
+	// Trigger is how the run was asked for (Trigger*; "": by its kind, TriggerLabel for an
+	// issue); Asked the options asked at trigger, unchecked; TokenID the API token that asked.
+	Trigger string
+	Asked   Options
+	TokenID int64
+}
+
+// trigger is n's trigger, or the one its kind implies.
+func (n NewRun) trigger() string {
+	if n.Trigger != "" {
+		return n.Trigger
+	}
+	switch n.Kind {
+	case KindFollowUp:
+		return TriggerFollowUp
+	case KindCI:
+		return TriggerCI
+	default:
+		return TriggerLabel
+	}
 }
 
 // Ref is what a run's job carries of it.
@@ -46,12 +66,14 @@ type Ref struct {
 func (s *Store) Queue(ctx context.Context, tx pgx.Tx, n NewRun) (int64, error) {
 	var id int64
 	err := tx.QueryRow(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue, labeler,
-			kind, request, request_url, ci_sha, source_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, nullif($10, ''), nullif($11, ''), nullif($12, ''), nullif($13::bigint, 0))
+			kind, request, request_url, ci_sha, source_id, trigger, asked_base, asked_attempts, asked_model, token_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, nullif($10, ''), nullif($11, ''), nullif($12, ''), nullif($13::bigint, 0),
+			$14, nullif($15, ''), nullif($16::integer, 0), nullif($17, ''), nullif($18::bigint, 0))
 		ON CONFLICT (repo_id, issue) WHERE state IN ('queued', 'running') DO NOTHING
 		RETURNING id`,
 		n.HookTarget, n.DeliveryID, n.InstallationID, n.RepoID, n.Owner, n.Repo, n.Issue, n.Labeler,
-		cmp.Or(n.Kind, KindIssue), CleanText(n.Request), n.RequestURL, n.CISHA, n.SourceID).Scan(&id)
+		cmp.Or(n.Kind, KindIssue), CleanText(n.Request), n.RequestURL, n.CISHA, n.SourceID,
+		n.trigger(), n.Asked.Base, n.Asked.Attempts, n.Asked.Model, n.TokenID).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
 	}
@@ -66,11 +88,13 @@ func (s *Store) Queue(ctx context.Context, tx pgx.Tx, n NewRun) (int64, error) {
 func (s *Store) AddWaiting(ctx context.Context, tx pgx.Tx, n NewRun) (int64, error) {
 	var id int64
 	err := tx.QueryRow(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue,
-			labeler, kind, request, request_url, ci_sha, source_id, state)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, nullif($10, ''), nullif($11, ''), nullif($12, ''), nullif($13::bigint, 0), 'waiting')
+			labeler, kind, request, request_url, ci_sha, source_id, state, trigger, asked_base, asked_attempts, asked_model, token_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, nullif($10, ''), nullif($11, ''), nullif($12, ''), nullif($13::bigint, 0), 'waiting',
+			$14, nullif($15, ''), nullif($16::integer, 0), nullif($17, ''), nullif($18::bigint, 0))
 		RETURNING id`,
 		n.HookTarget, n.DeliveryID, n.InstallationID, n.RepoID, n.Owner, n.Repo, n.Issue, n.Labeler,
-		cmp.Or(n.Kind, KindIssue), CleanText(n.Request), n.RequestURL, n.CISHA, n.SourceID).Scan(&id)
+		cmp.Or(n.Kind, KindIssue), CleanText(n.Request), n.RequestURL, n.CISHA, n.SourceID,
+		n.trigger(), n.Asked.Base, n.Asked.Attempts, n.Asked.Model, n.TokenID).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("recording a waiting run: %w", err)
 	}
