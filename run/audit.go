@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/frognano/frognano/githubapp"
@@ -85,8 +86,11 @@ func (s *Store) Audit(ctx context.Context, id int64) ([]AuditEntry, error) {
 	return out, rows.Err()
 }
 
-// StartedBy says who started run r: the labeller, the follow-up's author, or CI.
+// StartedBy says who started run r: the labeller, the follow-up's author, CI, or the API token.
 func StartedBy(r Record) string {
+	if r.Trigger == TriggerAPI {
+		return fmt.Sprintf("API token %s (id %d)", strings.TrimPrefix(r.Labeler, tokenRequester), r.TokenID)
+	}
 	switch r.Kind {
 	case KindFollowUp:
 		return "@" + r.Labeler + " (a follow-up request on the pull request)"

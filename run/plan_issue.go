@@ -16,15 +16,38 @@ type issuePlan struct {
 	title string // the issue's title, sanitized: the pull request's and the commit's
 }
 
-// admit: only people who may write can start a run.
+// admit: only people who may write can start a run, or a live API token (an operator's
+// credential: no person's permission applies; its scope was checked when it asked).
 func (p *issuePlan) admit(ctx context.Context, a *attempt) (bool, error) {
 	r := a.run
+	if r.Trigger == TriggerAPI {
+		return p.admitToken(ctx, a)
+	}
 	perm, err := a.repo.Permission(ctx, r.Labeler)
 	if err != nil {
 		return false, fmt.Errorf("checking permission of %s: %w", r.Labeler, err)
 	}
 	if !allowedPermissions[perm] {
 		return false, a.deny(ctx, perm)
+	}
+	return true, nil
+}
+
+// admitToken lets a run asked through the API go ahead only while its token is live: a token
+// revoked after it asked, and a run that claims the API without a token, are skipped with no
+// comment (nobody on GitHub asked).
+func (p *issuePlan) admitToken(ctx context.Context, a *attempt) (bool, error) {
+	r := a.run
+	if r.TokenID == 0 {
+		return false, a.skip(ctx, "token", "asked through the API without a token")
+	}
+	live, err := a.st.tokenLive(ctx, r.TokenID)
+	if err != nil {
+		return false, err
+	}
+	if !live {
+		a.log.InfoContext(ctx, "the API token that asked for the run is revoked", "token_id", r.TokenID)
+		return false, a.skip(ctx, "token", fmt.Sprintf("API token %d was revoked before the run started", r.TokenID))
 	}
 	return true, nil
 }

@@ -29,6 +29,14 @@ const (
 	TriggerCI       = "ci"       // failed CI on a frognano pull request
 )
 
+// tokenRequester begins the requester (runs.labeler) of a run an API token asked for.
+const tokenRequester = "token:"
+
+// TokenRequester is who a run asked for by the API token called name is recorded as asking
+// (runs.labeler): no GitHub login holds a colon, so it is never credited as a co-author nor
+// asked to review.
+func TokenRequester(name string) string { return tokenRequester + name }
+
 // Unfinished reports whether a run in state may still run: waiting, queued or running.
 func Unfinished(state string) bool {
 	return state == StateWaiting || state == StateQueued || state == StateRunning

@@ -124,6 +124,17 @@ func (s *Store) exec(ctx context.Context, what string, sql string, args ...any) 
 	return nil
 }
 
+// tokenLive reports whether API token id exists and is not revoked (the api package writes
+// api_tokens; a run only reads whether the token that asked for it still may).
+func (s *Store) tokenLive(ctx context.Context, id int64) (bool, error) {
+	var live bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM api_tokens WHERE id = $1 AND revoked_at IS NULL)`, id).Scan(&live)
+	if err != nil {
+		return false, fmt.Errorf("checking API token %d: %w", id, err)
+	}
+	return live, nil
+}
+
 func (s *Store) setComment(ctx context.Context, id, commentID int64) error {
 	return s.exec(ctx, "saving status comment id", `UPDATE runs SET comment_id = $2 WHERE id = $1`, id, commentID)
 }
