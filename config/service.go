@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -194,6 +195,24 @@ func GitHubURL(getenv func(string) string) string { return gitHubURL.get(newEnv(
 // DatabaseURL is DATABASE_URL without surrounding white space ("" when unset), for the
 // commands that only open the database (migrate, runs, usage, budget).
 func DatabaseURL(getenv func(string) string) string { return databaseURL.get(newEnv(getenv)) }
+
+// APIClient reads FROGNANO_API_URL and FROGNANO_API_TOKEN, for `frognano runs start`: the
+// service's address (http or https, no query) and the token; both are required.
+func APIClient(getenv func(string) string) (baseURL, token string, err error) {
+	e := newEnv(getenv)
+	baseURL = strings.TrimRight(strings.TrimSpace(apiURL.get(e)), "/")
+	token = apiToken.get(e)
+	switch u, perr := url.Parse(baseURL); {
+	case baseURL == "":
+		e.Add(fmt.Errorf("%s is not set: the address of frognano serve, such as https://frognano.example.com", apiURL.Name))
+	case perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.User != nil:
+		e.Add(fmt.Errorf("%s must be an http or https address with no query or password", apiURL.Name))
+	}
+	if token == "" {
+		e.Add(fmt.Errorf("%s is not set: make a token with `frognano tokens create`", apiToken.Name))
+	}
+	return baseURL, token, e.Err()
+}
 
 // Budgets reads the FROGNANO_BUDGET_* settings (run.Budgets; 0 or unset: no limit), for
 // `frognano budget`, which shows them next to an installation's own.

@@ -81,6 +81,14 @@ var (
 		"the token of River's UI on the metrics address", secretValue))
 )
 
+// The API for automation, as `frognano runs start` reaches it.
+var (
+	apiURL = declare("FROGNANO_API_URL", "", "(required for `runs start`)",
+		"the address `frognano runs start` reaches serve's API at", rawValue)
+	apiToken = secret(declare("FROGNANO_API_TOKEN", "", "(required for `runs start`)",
+		"the API token `frognano runs start` sends (made with `frognano tokens create`)", secretValue))
+)
+
 // Which runs start, and how many at once.
 var (
 	label = declare("FROGNANO_LABEL", DefaultLabel, "`frognano`",

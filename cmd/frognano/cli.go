@@ -27,6 +27,12 @@ Usage:
   frognano runs show ID [--report|--trajectory|--patch|--setup-log|--audit]
                                 one run: its facts and usage, report, trajectory, patch,
                                 or what it did on GitHub (--audit)
+  frognano runs start OWNER/REPO#N [--base B] [--attempts N] [--model M] [--instructions TEXT]
+                                ask for a run through the service's API (FROGNANO_API_URL,
+                                FROGNANO_API_TOKEN; docs/api.md)
+  frognano tokens create --name NAME (--installation ID | --repo OWNER/REPO)...
+  frognano tokens list | revoke ID
+                                the API's tokens: made (printed once), listed, revoked
   frognano usage [--since DATE] [--by installation|repository|person] [--format table|csv|json]
                                 what the runs used (tokens, times, sandbox CPU and memory)
   frognano budget set|show|clear --installation ID [--runs N] [--tokens N] [--repo-runs N] [--repo-tokens N]
@@ -107,6 +113,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return usageCmd(ctx, rest, getenv, stdout, stderr, time.Now())
 	case "budget":
 		return budgetCmd(ctx, rest, getenv, stdout, stderr)
+	case "tokens":
+		return tokensCmd(ctx, rest, getenv, stdout, stderr)
 	case "setup":
 		return setupCmd(ctx, rest, getenv, stdout, stderr)
 	case "doctor":

@@ -20,6 +20,9 @@ import (
 // runsCmd is `frognano runs [--limit N]` (the newest runs) and `frognano runs show ID
 // [--report|--trajectory|--patch|--setup-log]` (one run): the history kept in PostgreSQL, for operators.
 func runsCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "start" {
+		return runsStartCmd(ctx, args[1:], getenv, stdout, stderr)
+	}
 	url := config.DatabaseURL(getenv)
 	if len(args) > 0 && args[0] == "show" {
 		fs := newFlagSet("runs show", stderr)

@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/frognano/frognano/api"
 	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/doctor"
 	"github.com/frognano/frognano/githubapp"
@@ -73,6 +74,7 @@ type service struct {
 	queue  *queue.Client
 	web    *server.Server // nil for `frognano worker`
 	pages  *web.Pages     // nil without sign-in configured, and for `frognano worker`
+	api    *api.API       // nil for `frognano worker`
 
 	metrics *metrics.Metrics
 	admin   *metrics.Admin // nil without FROGNANO_METRICS_ADDR
@@ -173,6 +175,10 @@ func newService(ctx context.Context, cfg config.Service, log *slog.Logger, withW
 			svc.closeDocker()
 			return nil, setupError{err}
 		}
+		if err := svc.buildAPI(); err != nil {
+			svc.closeDocker()
+			return nil, setupError{err}
+		}
 	}
 	return svc, nil
 }
@@ -242,7 +248,7 @@ func (s *service) run(ctx context.Context, withWeb bool) error {
 	errc := make(chan error, 1)
 	if withWeb {
 		httpSrv = s.web.HTTPServer(s.cfg.Addr)
-		httpSrv.Handler = s.metrics.Webhooks(s.withPages(httpSrv, httpSrv.Handler))
+		httpSrv.Handler = s.metrics.Webhooks(s.withAPI(s.withPages(httpSrv, httpSrv.Handler)))
 		ln, err := net.Listen("tcp", s.cfg.Addr)
 		if err != nil {
 			_ = s.queue.Stop(context.WithoutCancel(ctx))
