@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"maps"
 	"regexp"
 	"sort"
 	"strings"
@@ -99,9 +100,18 @@ func TestLoadServiceReadsTheDeclaredList(t *testing.T) {
 	if _, err := LoadService(func(k string) string { read[k] = true; return env[k] }, true); err != nil {
 		t.Fatal(err)
 	}
+	// The API client's settings are `frognano runs start`'s, not the service's: APIClient
+	// reads them, and nothing else.
+	clientRead := map[string]bool{}
+	if _, _, err := APIClient(func(k string) string { clientRead[k] = true; return "" }); err == nil {
+		t.Error("APIClient without its settings: no error")
+	}
+	if want := map[string]bool{apiURL.Name: true, apiToken.Name: true}; !maps.Equal(clientRead, want) {
+		t.Errorf("APIClient reads %v, want %v", clientRead, want)
+	}
 	var unread, undeclared []string
 	for _, v := range Vars() {
-		if !read[v.Name] {
+		if !read[v.Name] && !clientRead[v.Name] {
 			unread = append(unread, v.Name)
 		}
 	}

@@ -287,6 +287,8 @@ var describedDefaults = map[string]func(t *testing.T, c *docsCheck){
 			t.Errorf("FROGNANO_PUBLIC_URL unset gives links to %q", c.base.Queue.PublicURL)
 		}
 	},
+	"FROGNANO_API_URL":         apiClientNeeds("FROGNANO_API_URL"),
+	"FROGNANO_API_TOKEN":       apiClientNeeds("FROGNANO_API_TOKEN"),
 	"GITHUB_APP_CLIENT_ID":     pagesOff,
 	"GITHUB_APP_CLIENT_SECRET": pagesOff,
 	"FROGNANO_WEB_TOKEN":       pagesOff,
@@ -370,6 +372,16 @@ func required(name, want string) func(t *testing.T, c *docsCheck) {
 	return func(t *testing.T, c *docsCheck) {
 		if _, _, err := c.d.load(map[string]string{name: ""}, true); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("without %s: err = %v, want %q", name, err, want)
+		}
+	}
+}
+
+// apiClientNeeds: `frognano runs start` refuses to start without name, and says so.
+func apiClientNeeds(name string) func(t *testing.T, c *docsCheck) {
+	return func(t *testing.T, _ *docsCheck) {
+		env := map[string]string{"FROGNANO_API_URL": "https://frognano.example.com", "FROGNANO_API_TOKEN": "fna_x", name: ""}
+		if _, _, err := config.APIClient(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), name+" is not set") {
+			t.Errorf("frognano runs start without %s: err = %v", name, err)
 		}
 	}
 }
