@@ -1,0 +1,73 @@
+package run_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/run/runtest"
+)
+
+// TestAPIRunNeedsALiveToken: a run an API token asked for is admitted without asking GitHub
+// for anyone's permission (a token is the operator's credential), only while its token is
+// live; a token revoked after it asked, and a run that claims the API without a token, are
+// skipped before anything is written on GitHub. The run says which token started it.
+func TestAPIRunNeedsALiveToken(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		revoked bool
+		noToken bool
+	}{
+		{name: "Live"},
+		{name: "RevokedAfterAsking", revoked: true},
+		{name: "NoToken", noToken: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			p := runtest.New(t)
+			ctx := context.Background()
+			var tokenID int64
+			if !c.noToken {
+				if err := p.Pool.QueryRow(ctx, `INSERT INTO api_tokens (name, hash, repos) VALUES ('tracker', sha256('s'), '{acme/widgets}')
+					RETURNING id`).Scan(&tokenID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			id := p.Request(t, runtest.Request{Issue: 7, Labeler: run.TokenRequester("tracker"), Trigger: run.TriggerAPI, TokenID: tokenID})
+			if c.revoked {
+				if _, err := p.Pool.Exec(ctx, `UPDATE api_tokens SET revoked_at = now() WHERE id = $1`, tokenID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if r := p.Work(t, id, 1); !r.Completed() {
+				t.Fatalf("Work: %v", r)
+			}
+			if asked := p.Repo.PermissionAsked(); len(asked) != 0 {
+				t.Errorf("permission asked of %v: a token's run asks nobody's", asked)
+			}
+			row := p.Row(t, id)
+			if c.revoked || c.noToken {
+				if row.State != run.StateSkipped || row.ExitReason != "token" || len(p.Repo.Comments()) != 0 || p.Repo.Clones() != 0 {
+					t.Errorf("run %+v, %d comments, %d clones: want skipped (token) with nothing written", row, len(p.Repo.Comments()), p.Repo.Clones())
+				}
+				return
+			}
+			if row.State != run.StateSucceeded {
+				t.Fatalf("run %+v, want succeeded", row)
+			}
+			pubs := p.Repo.Publishes()
+			if len(pubs) != 1 || pubs[0].CoAuthor.Login != "token:tracker" {
+				t.Errorf("publishes %+v: want one, crediting the token's requester (no GitHub login)", pubs)
+			}
+			rec, err := p.Store.Run(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if by := run.StartedBy(rec); !strings.Contains(by, "API token tracker") || !strings.Contains(by, "id ") {
+				t.Errorf("started by %q, want the token's name and id", by)
+			}
+		})
+	}
+}
