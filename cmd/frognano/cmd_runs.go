@@ -117,7 +117,11 @@ func openStore(ctx context.Context, url string) (*runs.Store, func(), error) {
 func writeRunFacts(w io.Writer, r runs.Record) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%d\n", r.ID)
-	fmt.Fprintf(tw, "issue\t%s/%s#%d (labelled by %s)\n", r.Owner, r.Repo, r.Issue, r.Labeler)
+	asked := "labelled by " + r.Labeler
+	if r.Trigger == runs.TriggerAPI {
+		asked = "asked through the API"
+	}
+	fmt.Fprintf(tw, "issue\t%s/%s#%d (%s)\n", r.Owner, r.Repo, r.Issue, asked)
 	fmt.Fprintf(tw, "started by\t%s\n", runs.StartedBy(r))
 	if by := runs.StoppedBy(r); by != "" {
 		fmt.Fprintf(tw, "stopped by\t%s\n", by)
