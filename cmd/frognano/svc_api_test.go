@@ -125,6 +125,12 @@ func TestServiceAPIStartsARun(t *testing.T) {
 		t.Errorf("GET answered %+v", got)
 	}
 
+	// The run's audit says which token started it.
+	audit, err := cli(nil, "runs", "show", strconv.FormatInt(id, 10), "--audit")
+	if err != nil || !strings.Contains(audit, "started by API token tracker (id 1)") {
+		t.Errorf("runs show --audit: %v\n%s", err, audit)
+	}
+
 	list, err := cli(nil, "tokens", "list")
 	if err != nil {
 		t.Fatal(err)
