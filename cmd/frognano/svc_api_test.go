@@ -140,7 +140,7 @@ func TestServiceAPIStartsARun(t *testing.T) {
 			t.Errorf("tokens list shows a secret:\n%s", list)
 		}
 	}
-	if !regexp.MustCompile(`(?m)^1\s+tracker\s+` + regexp.QuoteMeta(strings.ToLower(repo)) + `\s+\S+\s+\d{4}-`).MatchString(list) ||
+	if !regexp.MustCompile(`(?m)^1\s+tracker\s+`+regexp.QuoteMeta(strings.ToLower(repo))+`\s+\S+\s+\d{4}-`).MatchString(list) ||
 		!regexp.MustCompile(`(?m)^3\s+old\s.*\d{4}-\S+\s*$`).MatchString(list) {
 		t.Errorf("tokens list:\n%s", list)
 	}
