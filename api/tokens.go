@@ -179,18 +179,6 @@ func (t *Tokens) List(ctx context.Context) ([]Token, error) {
 	return out, rows.Err()
 }
 
-// Get returns token id, revoked or not (ErrNoToken, wrapped, when there is none).
-func (t *Tokens) Get(ctx context.Context, id int64) (Token, error) {
-	tok, err := scanToken(t.pool.QueryRow(ctx, `SELECT `+tokenColumns+` FROM api_tokens WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Token{}, fmt.Errorf("token %d: %w", id, ErrNoToken)
-	}
-	if err != nil {
-		return Token{}, fmt.Errorf("reading token %d: %w", id, err)
-	}
-	return tok, nil
-}
-
 // Revoke revokes token id from now on; revoking a revoked token keeps its first revocation.
 func (t *Tokens) Revoke(ctx context.Context, id int64) (Token, error) {
 	tok, err := scanToken(t.pool.QueryRow(ctx, `UPDATE api_tokens SET revoked_at = coalesce(revoked_at, $2)
