@@ -153,9 +153,17 @@ func (a *API) handleStart(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, http.StatusBadRequest, "the body could not be read")
 		return
 	}
+	// A token scoped to repositories only is refused by name before GitHub is asked: a token
+	// holder cannot spend the App's rate limit on names it may not use.
+	if len(tok.Scope.Installations) == 0 && !tok.Scope.Allows(0, req.Owner(), req.Repo()) {
+		log.InfoContext(ctx, "API: a request outside the token's scope", "repository", req.Repository)
+		a.refuse(w, http.StatusForbidden, "the token's scope does not include "+req.Repository)
+		return
+	}
 	repo, err := a.cfg.Repos.FindRepository(ctx, req.Owner(), req.Repo())
 	if errors.Is(err, githubapp.ErrNoRepository) {
-		// Said before the scope: a token learns nothing from it that GitHub would not say.
+		// Said before the installation scope: a token learns nothing from it that GitHub would
+		// not say.
 		a.refuse(w, http.StatusNotFound, "no installation of the App has the repository "+req.Repository)
 		return
 	}

@@ -175,6 +175,7 @@ func TestStartRefusals(t *testing.T) {
 	f := newFixture(t)
 	_, widgets := f.token(t, "widgets-only", Scope{Repos: []string{"acme/widgets"}})
 	_, inst9 := f.token(t, "installation-9", Scope{Installations: []int64{9}})
+	_, inst7 := f.token(t, "installation-7", Scope{Installations: []int64{7}})
 	revoked, revokedSecret := f.token(t, "old", Scope{Repos: []string{"acme/widgets"}})
 	if _, err := f.tokens.Revoke(context.Background(), revoked.ID); err != nil {
 		t.Fatal(err)
@@ -193,7 +194,8 @@ func TestStartRefusals(t *testing.T) {
 		{"Revoked", "Bearer " + revokedSecret, ok, http.StatusUnauthorized, unauthorized},
 		{"AnotherRepository", "Bearer " + widgets, `{"repository": "acme/gadgets", "issue": 1}`, http.StatusForbidden, "scope does not include acme/gadgets"},
 		{"AnotherInstallation", "Bearer " + inst9, ok, http.StatusForbidden, "scope does not include acme/widgets"},
-		{"UnknownRepository", "Bearer " + widgets, `{"repository": "acme/nothing", "issue": 1}`, http.StatusNotFound, "no installation of the App has the repository acme/nothing"},
+		{"UnknownRepository", "Bearer " + inst7, `{"repository": "acme/nothing", "issue": 1}`, http.StatusNotFound, "no installation of the App has the repository acme/nothing"},
+		{"UnknownRepositoryOutOfScope", "Bearer " + widgets, `{"repository": "acme/nothing", "issue": 1}`, http.StatusForbidden, "scope does not include acme/nothing"},
 		{"BadOption", "Bearer " + widgets, `{"repository": "acme/widgets", "issue": 1, "attempts": 99}`, http.StatusBadRequest, `option "attempts": must be a whole number from 1 to 20`},
 		{"BadBase", "Bearer " + widgets, `{"repository": "acme/widgets", "issue": 1, "base": "-x"}`, http.StatusBadRequest, `option "base"`},
 		{"UnknownField", "Bearer " + widgets, `{"repository": "acme/widgets", "issue": 1, "atempts": 2}`, http.StatusBadRequest, `unknown field "atempts"`},
@@ -228,6 +230,13 @@ func TestStartRefusals(t *testing.T) {
 	}
 	if n := f.countRuns(t); n != 0 {
 		t.Errorf("%d runs after refusals, want 0", n)
+	}
+	// A token scoped to repositories only never makes GitHub look up another name (only
+	// AnotherRepository named acme/gadgets).
+	for _, r := range f.gh.Requests() {
+		if strings.Contains(r.Path, "/repos/acme/gadgets") {
+			t.Errorf("GitHub was asked %s %s (%d)", r.Method, r.Path, r.Status)
+		}
 	}
 	// Instructions up to the cap are taken; one byte more is refused by name.
 	long := `{"repository": "acme/widgets", "issue": 2, "instructions": "` + strings.Repeat("é", MaxInstructionsBytes/2) + `a"}`
