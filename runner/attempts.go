@@ -186,11 +186,14 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 	}
 	waits := make([]atomic.Int64, max(opt.N, 1)+1) // per attempt: waits on an overloaded model server
 	leafFor := func(k int) leaf.Config {
-		lc := r.cfg.Leaf
+		lc, limiter := r.cfg.Leaf, opt.ModelLimiter
+		if spec.Model != nil {
+			lc, limiter = spec.Model.Leaf(lc), spec.Model.Limiter
+		}
 		if opt.Leaf != nil {
 			lc = opt.Leaf(k, lc)
 		}
-		if opt.ModelLimiter != nil {
+		if limiter != nil {
 			hc := lc.HTTPClient
 			if hc == nil {
 				hc = &http.Client{Timeout: lc.RequestTimeout}
@@ -198,7 +201,7 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 					hc.Timeout = leaf.DefaultRequestTimeout
 				}
 			}
-			lc.HTTPClient = opt.ModelLimiter.CountingClient(hc, &waits[k])
+			lc.HTTPClient = limiter.CountingClient(hc, &waits[k])
 		}
 		return lc
 	}

@@ -22,7 +22,13 @@ type Result struct {
 	InstanceID  string
 	Task        string
 	BaseCommit  string
-	Model       string
+	Model       string // the served model name
+	// ModelName is the operator's name of the model server that ran (Spec.Model); "" when the
+	// run used Config.Leaf's (a local run).
+	ModelName string
+	// EscalatedFrom names the model whose attempts all failed the tests before this model
+	// (ModelName) tried (Models.EscalateTo); "": no escalation.
+	EscalatedFrom string
 	TestCommand string // "" when no test command was given or detected
 	StartedAt   time.Time
 	Elapsed     time.Duration

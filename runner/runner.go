@@ -122,6 +122,9 @@ type Spec struct {
 	// Observer, when set, is told what the run does as it goes: setup's lines, waits for the
 	// model server and for sandboxes, the start of each test run (observer.go).
 	Observer Observer
+	// Model, when set, is the named model server the run uses (its URL, served model, key and
+	// concurrency) instead of Config.Leaf's and Config.Attempts.ModelLimiter.
+	Model *ModelServer
 
 	// attempt is set when the run is one attempt of RunAttempts: its own model settings and
 	// the before-run it shares with the other attempts (attempts.go).
