@@ -153,6 +153,9 @@ func (e *ModelRefused) Error() string {
 	return fmt.Sprintf("model %q is not offered to %s (allowed: %s)", e.Name, e.Repo, allowed)
 }
 
+// Models is the operator's named model servers (Config.Models); nil for a local run.
+func (r *Runner) Models() *Models { return r.cfg.Models }
+
 // modelName is the operator's name of the spec's model server, "" for none.
 func (s Spec) modelName() string {
 	if s.Model == nil {

@@ -43,8 +43,11 @@ const (
 
 // Config is everything a run needs besides the task and the checkout.
 type Config struct {
-	Sandbox              sandbox.Config
-	Leaf                 leaf.Config
+	Sandbox sandbox.Config
+	Leaf    leaf.Config
+	// Models are the operator's named model servers (the default one is Leaf's); nil for a
+	// local run, which uses Leaf. The service chooses one per run (Spec.Model).
+	Models               *Models
 	TestCmd              string        // "" detects it from the checkout; "none" runs no tests
 	TestTimeout          time.Duration // each of the two test runs
 	AllowWorkflowChanges bool
