@@ -44,6 +44,9 @@ type ModelEntry struct {
 	Repositories []string `yaml:"repositories"`
 }
 
+// ModelsFileVar is the variable that names the models file, for the texts that point to it.
+const ModelsFileVar = "FROGNANO_MODELS_FILE"
+
 // maxModelsFile bounds the models file: it is the operator's, but a wrong path (a log, a
 // device) must not be read whole.
 const maxModelsFile = 1 << 20

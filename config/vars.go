@@ -126,7 +126,7 @@ var (
 		"model requests in flight for the whole process, to the default model", (*env).Int)
 	modelName = declare("FROGNANO_MODEL_NAME", DefaultModelName, "`default`",
 		"the operator's name of the default model (FROGNANO_MODEL_URL's), which runs use unless they ask for another", (*env).String)
-	modelsFile = declare("FROGNANO_MODELS_FILE", "", "(none: only the default model)",
+	modelsFile = declare(ModelsFileVar, "", "(none: only the default model)",
 		"a YAML file naming more model servers: name, url, model, api_key_env or api_key_file, concurrency, repositories", (*env).String)
 	escalateTo = declare("FROGNANO_ESCALATE_TO", "", "(off)",
 		"a model's name: when no attempt of the first model passes the tests, this one tries", (*env).String)

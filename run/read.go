@@ -65,7 +65,8 @@ const runColumns = `id, repo_id, owner, repo, issue, labeler, state, attempts, c
 	coalesce(exit_reason, ''), coalesce(pr_url, ''), coalesce(error, ''), coalesce(steps, 0),
 	coalesce(prompt_tokens, 0), coalesce(completion_tokens, 0), coalesce(elapsed_ms, 0),
 	coalesce(cached_tokens, 0), coalesce(model_ms, 0), coalesce(tool_ms, 0), coalesce(test_ms, 0),
-	coalesce(sandbox_cpu_ms, 0), coalesce(sandbox_peak_bytes, 0), coalesce(agent_attempts, 0), kind, coalesce(stopped_by, '')`
+	coalesce(sandbox_cpu_ms, 0), coalesce(sandbox_peak_bytes, 0), coalesce(agent_attempts, 0), kind, coalesce(stopped_by, ''),
+	coalesce(model, '')`
 
 func scanRun(row pgx.Row, extra ...any) (Record, error) {
 	var r Record
@@ -73,7 +74,8 @@ func scanRun(row pgx.Row, extra ...any) (Record, error) {
 		&r.StartedAt, &r.FinishedAt, &r.ExitReason, &r.PRURL, &r.Error, &r.Steps,
 		&r.PromptTokens, &r.CompletionTokens, &r.ElapsedMS,
 		&r.Usage.CachedTokens, &r.Usage.ModelMS, &r.Usage.ToolMS, &r.Usage.TestMS,
-		&r.Usage.SandboxCPUMS, &r.Usage.SandboxPeakBytes, &r.Usage.AgentAttempts, &r.Kind, &r.StoppedBy}, extra...)
+		&r.Usage.SandboxCPUMS, &r.Usage.SandboxPeakBytes, &r.Usage.AgentAttempts, &r.Kind, &r.StoppedBy,
+		&r.Usage.Model}, extra...)
 	err := row.Scan(dest...)
 	return r, err
 }
