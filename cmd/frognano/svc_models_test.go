@@ -53,12 +53,12 @@ func (e *svcEnv) runModel(id int64) string {
 }
 
 // TestServiceModelsByName: with a second model named in FROGNANO_MODELS_FILE, a run that asks
-// for it is written by it alone (the default model, whose script would break the tests, gets
-// no request); the PR body and runs.model name it. A run that asks for a name the operator
+// for it is written by it alone (the default model, scripted with no turn, gets no request);
+// the PR body and runs.model name it. A run that asks for a name the operator
 // does not offer is skipped with one comment naming it and the names the repository may use.
 func TestServiceModelsByName(t *testing.T) {
 	t.Parallel()
-	e := svcSetup(t, "attempt-wrong-fix.json")
+	e := svcSetupScript(t, leaftest.Script{}) // the default model has no turn to give
 	large := leaftest.NewServer(t, leaftest.LoadModel(t, "svc-pyaverage.json"))
 	e.svcModelsFile(large.URL)
 	e.start()
