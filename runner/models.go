@@ -187,6 +187,6 @@ func (r *Runner) RunModel(ctx context.Context, spec Spec, models *Models, onStep
 			spec.Model.Name, next.Name, cmp.Or(err, context.Cause(ctx))))
 		return res, nil
 	}
-	res2.EscalatedFrom = spec.Model.Name
+	res2.EscalatedFrom, res2.Escalation = spec.Model.Name, res
 	return res2, nil
 }

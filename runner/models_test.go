@@ -11,8 +11,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/frognano/frognano/runner/leaf"
+	"github.com/frognano/frognano/runner/verify"
 )
 
 func testModels() *Models {
@@ -189,5 +191,18 @@ func TestPassesTests(t *testing.T) {
 		if got := tt.r.PassesTests(); got != tt.want {
 			t.Errorf("%s: PassesTests = %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestEscalationUsage: a run that escalated used what both models' runs used.
+func TestEscalationUsage(t *testing.T) {
+	t.Parallel()
+	first := &Result{Leaf: &leaf.Result{PromptTokens: 1000, CompletionTokens: 100, ModelTime: 3 * time.Second},
+		TestsBefore: &TestRun{Outcome: verify.Outcome{Duration: 2 * time.Second}}}
+	second := &Result{Leaf: &leaf.Result{PromptTokens: 500, CompletionTokens: 50, ModelTime: time.Second},
+		TestsAfter: &TestRun{Outcome: verify.Outcome{Duration: time.Second}}, EscalatedFrom: "default", Escalation: first}
+	u := second.Usage()
+	if u.PromptTokens != 1500 || u.CompletionTokens != 150 || u.ModelTime != 4*time.Second || u.TestTime != 3*time.Second || u.Attempts != 2 {
+		t.Errorf("usage = %+v", u)
 	}
 }

@@ -29,9 +29,12 @@ type Result struct {
 	// EscalatedFrom names the model whose attempts all failed the tests before this model
 	// (ModelName) tried (Models.EscalateTo); "": no escalation.
 	EscalatedFrom string
-	TestCommand   string // "" when no test command was given or detected
-	StartedAt     time.Time
-	Elapsed       time.Duration
+	// Escalation is the first model's result when this one escalated from it (its usage is
+	// the run's too); nil otherwise.
+	Escalation  *Result
+	TestCommand string // "" when no test command was given or detected
+	StartedAt   time.Time
+	Elapsed     time.Duration
 
 	// Environment is the image the run's sandboxes were made from and how it came to be
 	// (cached, built by this run's setup, or the base image); nil when the run ended before.
