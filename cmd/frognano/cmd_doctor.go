@@ -105,7 +105,8 @@ func orDefault(s, def string) string {
 }
 
 // namedModels checks each model server FROGNANO_MODELS_FILE names (the default one is checked
-// above) as the default is: it serves its model and, unless quick, answers a tool call.
+// above) as the default is: it serves its model and, unless quick, answers a tool call (the
+// lines model/NAME and model-tools/NAME).
 func namedModels(ctx context.Context, rc runner.Config, quick bool) []doctor.Result {
 	if rc.Models == nil {
 		return nil
@@ -116,7 +117,7 @@ func namedModels(ctx context.Context, rc runner.Config, quick bool) []doctor.Res
 			continue
 		}
 		named := func(r doctor.Result) doctor.Result {
-			r.Name += " " + s.Name
+			r.Name += "/" + s.Name
 			if r.Fix != "" {
 				r.Fix += " (this model's entry in " + config.ModelsFileVar + ")"
 			}
