@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +86,13 @@ func TestServiceModelsByName(t *testing.T) {
 	}
 	if got := e.runModel(id); got != "large" {
 		t.Errorf("runs.model = %q, want large", got)
+	}
+	var show, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"runs", "show", fmt.Sprint(id)}, e.getenv, &show, &stderr); err != nil {
+		t.Fatalf("frognano runs show: %v\n%s", err, stderr.String())
+	}
+	if !regexp.MustCompile(`(?m)^model +large$`).MatchString(show.String()) {
+		t.Errorf("frognano runs show does not name the model:\n%s", show.String())
 	}
 	if strings.Contains(e.logs.String(), e.env["LARGE_MODEL_KEY"]) {
 		t.Error("the log holds the large model's key")
