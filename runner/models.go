@@ -71,6 +71,21 @@ func (m *Models) Get(name string) (*ModelServer, bool) {
 	return nil, false
 }
 
+// withDefault is a copy of m whose default server has lc's URL, served model and key.
+func (m *Models) withDefault(lc leaf.Config) *Models {
+	if m == nil {
+		return nil
+	}
+	cp := *m
+	cp.Servers = slices.Clone(m.Servers)
+	for i := range cp.Servers {
+		if s := &cp.Servers[i]; s.Name == cp.Default {
+			s.BaseURL, s.Model, s.APIKey = lc.BaseURL, lc.Model, lc.APIKey
+		}
+	}
+	return &cp
+}
+
 // Allowed is the names repo (OWNER/NAME) may use, in the operator's order.
 func (m *Models) Allowed(repo string) []string {
 	if m == nil {

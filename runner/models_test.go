@@ -206,3 +206,22 @@ func TestEscalationUsage(t *testing.T) {
 		t.Errorf("usage = %+v", u)
 	}
 }
+
+// TestNewTakesTheDefaultFromLeaf: the default model's URL, model and key are the loop's, as
+// the flags of serve may have set them after the configuration was read; the caller's Models
+// are left as they were.
+func TestNewTakesTheDefaultFromLeaf(t *testing.T) {
+	t.Parallel()
+	m := testModels()
+	r := New(nil, Config{Leaf: leaf.Config{BaseURL: "http://flag/v1", Model: "flagged", APIKey: "k"}, Models: m}, nil)
+	d, _ := r.Models().Get("default")
+	if d.BaseURL != "http://flag/v1" || d.Model != "flagged" || d.APIKey != "k" {
+		t.Errorf("the runner's default model = %+v", d)
+	}
+	if l, _ := r.Models().Get("large"); l.BaseURL != "http://large/v1" {
+		t.Errorf("a named model changed: %+v", l)
+	}
+	if d, _ := m.Get("default"); d.BaseURL != "http://small/v1" {
+		t.Errorf("the caller's models changed: %+v", d)
+	}
+}

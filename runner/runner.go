@@ -45,8 +45,9 @@ const (
 type Config struct {
 	Sandbox sandbox.Config
 	Leaf    leaf.Config
-	// Models are the operator's named model servers (the default one is Leaf's); nil for a
-	// local run, which uses Leaf. The service chooses one per run (Spec.Model).
+	// Models are the operator's named model servers; nil for a local run, which uses Leaf.
+	// The default one's URL, served model and key are Leaf's (New copies them, so the flags
+	// that set Leaf set it too). The service chooses one per run (Spec.Model).
 	Models               *Models
 	TestCmd              string        // "" detects it from the checkout; "none" runs no tests
 	TestTimeout          time.Duration // each of the two test runs
@@ -156,6 +157,7 @@ func New(docker *client.Client, cfg Config, log *slog.Logger) *Runner {
 	if cfg.Leaf.Logger == nil {
 		cfg.Leaf.Logger = log
 	}
+	cfg.Models = cfg.Models.withDefault(cfg.Leaf)
 	if cfg.ScannerTimeout <= 0 {
 		cfg.ScannerTimeout = scanner.DefaultTimeout
 	}
