@@ -56,6 +56,7 @@ func Runner(getenv func(string) string) (runner.Config, error) {
 	protectSecrets(e, &cfg)
 	cfg.Images = sandboxImages.get(e)
 	readAttempts(e, &cfg)
+	readModels(e, &cfg)
 	return cfg, e.Err()
 }
 

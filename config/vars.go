@@ -30,6 +30,9 @@ const (
 	// DefaultModelConcurrency is FROGNANO_MODEL_CONCURRENCY's default: the model requests
 	// this process keeps in flight at once, all runs and attempts together.
 	DefaultModelConcurrency = 8
+	// DefaultModelName is FROGNANO_MODEL_NAME's default: the operator's name of the model of
+	// FROGNANO_MODEL_URL.
+	DefaultModelName = "default"
 )
 
 // Every variable frognano reads, each declared once: its name, its default (typed, and as
@@ -128,7 +131,13 @@ var (
 	attemptsStopEarly = declare("FROGNANO_ATTEMPTS_STOP_EARLY", false, "`false`",
 		"cancel the other attempts once one fixes everything and breaks nothing", (*env).Bool)
 	modelConcurrency = declare("FROGNANO_MODEL_CONCURRENCY", DefaultModelConcurrency, "`8`",
-		"model requests in flight for the whole process", (*env).Int)
+		"model requests in flight for the whole process, to the default model", (*env).Int)
+	modelName = declare("FROGNANO_MODEL_NAME", DefaultModelName, "`default`",
+		"the operator's name of the default model (FROGNANO_MODEL_URL's), which runs use unless they ask for another", (*env).String)
+	modelsFile = declare(ModelsFileVar, "", "(none: only the default model)",
+		"a YAML file naming more model servers: name, url, model, api_key_env or api_key_file, concurrency, repositories", (*env).String)
+	escalateTo = declare("FROGNANO_ESCALATE_TO", "", "(off)",
+		"a model's name: when no attempt of the first model passes the tests, this one tries", (*env).String)
 	maxSandboxes = declare("FROGNANO_MAX_SANDBOXES", 0, "host memory / `FROGNANO_SANDBOX_MEMORY`, less one",
 		"sandboxes of every kind this process keeps at once", (*env).Int)
 	maxContextTokens = declare("FROGNANO_MAX_CONTEXT_TOKENS", leaf.DefaultMaxContextTokens, "`65536`",

@@ -528,7 +528,15 @@ func (x *render) codeList(xs []string, n int) string {
 func (x *render) writeFacts(b *strings.Builder) {
 	r := x.r
 	b.WriteString("## Run facts\n\n")
-	fmt.Fprintf(b, "- Model: %s\n", codeSpan(r.Model, 100))
+	if r.ModelName != "" {
+		fmt.Fprintf(b, "- Model: %s (%s)\n", codeSpan(r.ModelName, 100), codeSpan(r.Model, 100))
+	} else {
+		fmt.Fprintf(b, "- Model: %s\n", codeSpan(r.Model, 100))
+	}
+	if r.EscalatedFrom != "" {
+		fmt.Fprintf(b, "- Escalated: no attempt of model %s passed the tests, so model %s tried and wrote this patch\n",
+			codeSpan(r.EscalatedFrom, 100), codeSpan(r.ModelName, 100))
+	}
 	fmt.Fprintf(b, "- Base commit: %s\n", codeSpan(r.BaseCommit, 64))
 	if lr := r.Leaf; lr != nil {
 		fmt.Fprintf(b, "- Steps: %d\n", len(lr.Steps))

@@ -203,3 +203,25 @@ func BenchmarkPRBody(b *testing.B) {
 		_ = PRBody(r, Fit{Suffix: "\n\nFixes #1", Redact: redact})
 	}
 }
+
+// TestFactsNameTheModel: the facts of the PR body and the report name the operator's model
+// (with the served one) and, after an escalation, the model that tried first; a local run's
+// facts give the served model alone.
+func TestFactsNameTheModel(t *testing.T) {
+	t.Parallel()
+	r := longResult(1, "x")
+	for _, text := range []string{PRBody(r, Fit{}), Markdown(r)} {
+		if !strings.Contains(text, "- Model: `m`\n") || strings.Contains(text, "Escalated") {
+			t.Errorf("a local run's facts:\n%s", text)
+		}
+	}
+	r.ModelName, r.EscalatedFrom = "large", "default"
+	for _, text := range []string{PRBody(r, Fit{}), Markdown(r)} {
+		for _, want := range []string{"- Model: `large` (`m`)\n",
+			"- Escalated: no attempt of model `default` passed the tests, so model `large` tried and wrote this patch\n"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the facts lack %q:\n%s", want, text)
+			}
+		}
+	}
+}

@@ -24,10 +24,37 @@ type agentRunner struct {
 	modelURL string
 }
 
+// ChooseModel is the name of the operator's model server a run of repo (OWNER/NAME) that asked
+// for asked ("": none) uses: the one asked for, or the default; a *runner.ModelRefused when
+// the operator does not offer it to repo.
+func (a agentRunner) ChooseModel(repo, asked string) (string, error) {
+	m := a.r.Models()
+	if m == nil { // no named models: the one model of the runner's loop settings
+		if asked != "" {
+			return "", &runner.ModelRefused{Name: asked, Repo: repo, Asked: true}
+		}
+		return "", nil
+	}
+	s, err := m.Choose(repo, asked)
+	if err != nil {
+		return "", err
+	}
+	return s.Name, nil
+}
+
 func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
+	var model *runner.ModelServer
+	modelURL := a.modelURL
+	if spec.Model != "" {
+		m, ok := a.r.Models().Get(spec.Model)
+		if !ok { // the name was chosen by this process's configuration; a restart changed it
+			return nil, fault.Permanent(fmt.Errorf("model %q is no longer configured", spec.Model))
+		}
+		model, modelURL = m, m.BaseURL
+	}
 	// A model server that is down is an infrastructure failure worth a retry (CheckModel's
 	// error is transient), not a run that ended with llm_query_error on its first turn.
-	if err := runner.CheckModel(ctx, a.modelURL); err != nil {
+	if err := runner.CheckModel(ctx, modelURL); err != nil {
 		return nil, err
 	}
 	ev := EventsFrom(ctx)
@@ -39,7 +66,7 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 		}
 		return 0
 	}
-	res, err := a.r.RunAll(ctx, runner.Spec{
+	res, err := a.r.RunModel(ctx, runner.Spec{
 		RunID:       fmt.Sprintf("run-%d", spec.RunID),
 		InstanceID:  fmt.Sprintf("%s/%s#%d", spec.Owner, spec.Repo, spec.Issue),
 		RepoDir:     spec.RepoDir,
@@ -48,7 +75,8 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 		SetupCommit: spec.SetupCommit,
 		Scope:       env.ServiceScope(spec.InstallationID, spec.RepoID),
 		Observer:    runObserver{ctx: ctx, ev: ev, pr: pr, attempt: attempt},
-	}, func(k int, s leaf.Step) {
+		Model:       model,
+	}, a.r.Models(), func(k int, s leaf.Step) {
 		ev.Add(ctx, EventStep, NewStepEvent(k, s))
 		pr.step(s)
 	})
@@ -224,6 +252,7 @@ func OutcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 		Trajectory: traj,
 		Report:     githubapp.Redact(report.Markdown(res)),
 		Check:      checkRunOf(res, spec.PageURL),
+		Model:      res.ModelName,
 	}
 	// A run whose setup failed ended before the model was called: no loop, no steps.
 	if lr := res.Leaf; lr != nil {
@@ -255,4 +284,33 @@ func (o runObserver) SandboxWait(k int, w sandbox.SlotWait) {
 
 func (o runObserver) TestsStart(k int, after bool) {
 	o.ev.Add(o.ctx, EventTestsStart, TestsStartEvent{Attempt: o.attempt(k), After: after})
+}
+
+// ExitModel is the exit reason of a run that asked for a model the operator does not offer
+// its repository (or whose repository may not use the default).
+const ExitModel = "model_refused"
+
+// chooseModel is the name of the model the run uses (ModelChooser), or a
+// *runner.ModelRefused; "" when the Runner has one model.
+func (a *attempt) chooseModel() (string, error) {
+	mc, ok := a.p.cfg.Runner.(ModelChooser)
+	if !ok {
+		return "", nil
+	}
+	return mc.ChooseModel(a.run.Owner+"/"+a.run.Repo, a.run.Asked.Model)
+}
+
+// modelRefusedEnd ends run a.run, whose model is not offered to its repository: skipped, with
+// one comment naming the model and the ones it may use, and an issue's label removed.
+func (a *attempt) modelRefusedEnd(ctx context.Context, e *runner.ModelRefused) error {
+	a.log.InfoContext(ctx, "run not started: model not offered to the repository", "model", e.Name, "allowed", e.Allowed)
+	v := a.view(StateSkipped, modelRefusedNote(e))
+	ok, err := a.record(ctx, StateSkipped, ExitModel, e.Error(), "", 0, &v, true, true)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errRunCancelled
+	}
+	return nil
 }

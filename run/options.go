@@ -44,7 +44,8 @@ func (e *OptionError) Error() string { return fmt.Sprintf("option %q: %s", e.Nam
 var (
 	// optionWord is a word that asks for an option: `name=value`, the name in lower case.
 	optionWord = regexp.MustCompile(`^([a-z][a-z0-9_-]{0,31})=(\S*)$`)
-	// modelName is an operator's name for a model server (config: FROGNANO_MODELS).
+	// modelName is an operator's name for a model server (config: FROGNANO_MODEL_NAME,
+	// FROGNANO_MODELS_FILE).
 	modelName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 )
 
@@ -143,3 +144,7 @@ func CheckBranchName(name string) error {
 	}
 	return nil
 }
+
+// ValidModelName reports whether name may name a model server: the operator's names obey the
+// same rule as the option that asks for one.
+func ValidModelName(name string) bool { return modelName.MatchString(name) }

@@ -13,6 +13,7 @@ import (
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/internal/logging"
+	"github.com/frognano/frognano/runner"
 )
 
 // bookkeepingTimeout bounds the database and GitHub calls made after the attempt's own
@@ -169,6 +170,14 @@ func (a *attempt) do(ctx context.Context) error {
 	if ok, err := a.plan.admit(ctx, a); err != nil || !ok {
 		return err
 	}
+	// The model: the one asked for, or the operator's default; a name the operator does not
+	// offer this repository ends the run before it counts against a budget.
+	model, err := a.chooseModel()
+	if refused := (*runner.ModelRefused)(nil); errors.As(err, &refused) {
+		return a.modelRefusedEnd(ctx, refused)
+	} else if err != nil {
+		return err
+	}
 	if err := a.st.pass(ctx, r); err != nil {
 		if spent := (*BudgetExceeded)(nil); errors.As(err, &spent) {
 			return a.overBudgetEnd(ctx, spent)
@@ -205,7 +214,7 @@ func (a *attempt) do(ctx context.Context) error {
 		}
 	}()
 	spec := RunSpec{RunID: r.ID, RepoDir: dir, Task: task, Owner: r.Owner, Repo: r.Repo,
-		InstallationID: r.InstallationID, RepoID: r.RepoID}
+		InstallationID: r.InstallationID, RepoID: r.RepoID, Model: model}
 	baseSHA, baseBranch, err := a.plan.clone(ctx, a, &spec)
 	if err != nil {
 		return err

@@ -82,6 +82,15 @@ type Runner interface {
 	Run(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error)
 }
 
+// ModelChooser is a Runner that offers the operator's named model servers (AgentRunner). The
+// worker asks it, before the run passes its check, which model the run uses; a Runner that
+// is not one runs every run with its one model.
+type ModelChooser interface {
+	// ChooseModel is the name of the model a run of repo (OWNER/NAME) that asked for asked
+	// ("": none) uses, or a *runner.ModelRefused naming the ones repo may use.
+	ChooseModel(repo, asked string) (string, error)
+}
+
 // RunSpec describes one agent run.
 type RunSpec struct {
 	RunID       int64
@@ -98,6 +107,9 @@ type RunSpec struct {
 	// PageURL is the run's page (RunPageURL); the pull request body and the check run link to
 	// it. "": AgentRunner takes it from the run's event log (EventsFrom).
 	PageURL string
+	// Model is the operator's name of the model server the run uses (ModelChooser's choice);
+	// "": the Runner's one model.
+	Model string
 	// Notices are lines the pull request body carries about what this run skips and why
 	// (check runs off for want of a permission): frognano's own text.
 	Notices []string
@@ -161,4 +173,7 @@ type Outcome struct {
 	// Check is the check run `frognano / tests` to report on the pushed commit (its
 	// output redacted and within the Checks API's limits); nil: none.
 	Check *githubapp.CheckRun
+	// Model is the operator's name of the model that wrote the patch (runs.model): the one
+	// chosen, or the escalation's; "" for a Runner of one model.
+	Model string
 }

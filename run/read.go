@@ -72,7 +72,7 @@ const runColumns = `id, repo_id, owner, repo, issue, labeler, state, attempts, c
 	coalesce(prompt_tokens, 0), coalesce(completion_tokens, 0), coalesce(elapsed_ms, 0),
 	coalesce(cached_tokens, 0), coalesce(model_ms, 0), coalesce(tool_ms, 0), coalesce(test_ms, 0),
 	coalesce(sandbox_cpu_ms, 0), coalesce(sandbox_peak_bytes, 0), coalesce(agent_attempts, 0), kind, coalesce(stopped_by, ''),
-	installation_id, coalesce(trigger, ''), coalesce(token_id, 0)`
+	installation_id, coalesce(trigger, ''), coalesce(token_id, 0), coalesce(model, '')`
 
 func scanRun(row pgx.Row, extra ...any) (Record, error) {
 	var r Record
@@ -81,7 +81,7 @@ func scanRun(row pgx.Row, extra ...any) (Record, error) {
 		&r.PromptTokens, &r.CompletionTokens, &r.ElapsedMS,
 		&r.Usage.CachedTokens, &r.Usage.ModelMS, &r.Usage.ToolMS, &r.Usage.TestMS,
 		&r.Usage.SandboxCPUMS, &r.Usage.SandboxPeakBytes, &r.Usage.AgentAttempts, &r.Kind, &r.StoppedBy,
-		&r.InstallationID, &r.Trigger, &r.TokenID}, extra...)
+		&r.InstallationID, &r.Trigger, &r.TokenID, &r.Usage.Model}, extra...)
 	err := row.Scan(dest...)
 	return r, err
 }

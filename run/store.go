@@ -151,13 +151,14 @@ func (s *Store) saveOutcome(ctx context.Context, id int64, o *Outcome) error {
 			steps = $4, prompt_tokens = $5, completion_tokens = $6, model_ms = $7, tool_ms = $8, test_ms = $9,
 			elapsed_ms = $10, trajectory = $11, report = $12, summary = $13, pr_body = $14, headline = $15,
 			environment = nullif($16, ''), setup_log = nullif($17, ''), no_patch = nullif($18, ''),
-			cached_tokens = $19, sandbox_cpu_ms = $20, sandbox_peak_bytes = $21, agent_attempts = nullif($22, 0)
+			cached_tokens = $19, sandbox_cpu_ms = $20, sandbox_peak_bytes = $21, agent_attempts = nullif($22, 0),
+			model = nullif($23, '')
 		WHERE id = $1`,
 		id, o.Patch, CleanText(o.ExitReason), o.Steps, o.PromptTokens, o.CompletionTokens,
 		o.ModelTime.Milliseconds(), o.ToolTime.Milliseconds(), o.TestTime.Milliseconds(), o.Elapsed.Milliseconds(),
 		cleanJSON(o.Trajectory), CleanText(o.Report), CleanText(o.Summary), CleanText(o.PRBody), CleanText(o.Headline),
 		CleanText(o.Environment), CleanText(o.SetupLog), CleanText(o.NoPatch),
-		o.CachedTokens, o.SandboxCPU.Milliseconds(), o.SandboxPeak, o.AgentAttempts)
+		o.CachedTokens, o.SandboxCPU.Milliseconds(), o.SandboxPeak, o.AgentAttempts, CleanText(o.Model))
 	if err != nil || o.Check == nil {
 		return err
 	}

@@ -1,7 +1,8 @@
 package run
 
 // This file words frognano's own refusals: a requester who may not start a run, an
-// installation that lacks a permission every run needs, a spent budget, and a rate limit
+// installation that lacks a permission every run needs, a spent budget, a model the operator
+// does not offer the repository, and a rate limit
 // longer than the run's budget. GitHub's refusals (a ruleset, an archived repository, a
 // suspended App...) are worded from GitHub's answer by githubapp.Explain, in
 // githubapp/text_refusals.go, and reach the status comment as its note.
@@ -13,6 +14,7 @@ import (
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/report"
+	"github.com/frognano/frognano/runner"
 )
 
 // renderDenied is the one comment a requester without write access gets; no run starts.
@@ -74,4 +76,21 @@ func (e *BudgetExceeded) note(now time.Time, retry string) string {
 func rateLimitedNote(reason string, budget time.Duration) string {
 	return reason + fmt.Sprintf(" That is longer than the run's time budget of %s (`FROGNANO_JOB_TIMEOUT`), so the run ends here "+
 		"instead of retrying into the same limit. Add the label again once the limit has passed.", budget)
+}
+
+// modelRefusedNote says which model was refused and which the repository may use.
+func modelRefusedNote(e *runner.ModelRefused) string {
+	which := "The model " + report.CodeSpan(e.Name, 70) + " that was asked for"
+	if !e.Asked {
+		which = "The default model " + report.CodeSpan(e.Name, 70)
+	}
+	names := make([]string, len(e.Allowed))
+	for i, n := range e.Allowed {
+		names[i] = report.CodeSpan(n, 70)
+	}
+	allowed := "The operator offers it no model: ask them to allow one."
+	if len(names) > 0 {
+		allowed = "Ask again with one it may use: " + strings.Join(names, ", ") + "."
+	}
+	return fmt.Sprintf("%s is not one the operator offers to this repository, so no run was started. %s", which, allowed)
 }

@@ -16,6 +16,9 @@ type RunUsage struct {
 	SandboxCPUMS            int64 // CPU time of every sandbox of the run, summed
 	SandboxPeakBytes        int64 // the highest memory use of one sandbox
 	AgentAttempts           int   // agent attempts (FROGNANO_ATTEMPTS); 0: before it was kept
+	// Model is the operator's name of the model that wrote the patch (runs.model, migration
+	// 0018); "": before it was kept, or no agent ran.
+	Model string
 }
 
 // usageOf copies u, a run's usage over every attempt, into o.
@@ -35,12 +38,16 @@ func UsageLines(r Record) [][2]string {
 	if u.AgentAttempts > 0 {
 		attempts = fmt.Sprint(u.AgentAttempts)
 	}
-	return [][2]string{
+	lines := [][2]string{
 		{"tokens", fmt.Sprintf("%d prompt (%d cached), %d completion", r.PromptTokens, u.CachedTokens, r.CompletionTokens)},
 		{"time", fmt.Sprintf("model %s, tools %s, tests %s", ms(u.ModelMS), ms(u.ToolMS), ms(u.TestMS))},
 		{"sandboxes", fmt.Sprintf("%s CPU, peak memory %s", ms(u.SandboxCPUMS), formatBytes(u.SandboxPeakBytes))},
 		{"attempts", fmt.Sprintf("%s agent attempt(s), %d job attempt(s)", attempts, r.Attempts)},
 	}
+	if u.Model != "" {
+		lines = append(lines, [2]string{"model", u.Model})
+	}
+	return lines
 }
 
 // formatBytes is a size for people: 0 B, 512 KiB, 1.5 GiB.

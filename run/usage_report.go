@@ -11,11 +11,12 @@ const (
 	ByInstallation = "installation"
 	ByRepository   = "repository"
 	ByPerson       = "person"
+	ByModel        = "model" // the operator's name of the model that wrote the patch ("-": none recorded)
 )
 
 // UsageRow is what the runs of one installation, repository or person used.
 type UsageRow struct {
-	Key                                   string // the installation's id, "owner/name", or the login
+	Key                                   string // the installation's id, "owner/name", the login, or the model's name
 	Runs                                  int64  // runs created since the date (any state)
 	Started                               int64  // of which passed their check (counted by the budgets)
 	PromptTokens, CompletionTokens        int64
@@ -25,7 +26,7 @@ type UsageRow struct {
 }
 
 // UsageReport sums the usage of the runs created at or after since, grouped by by
-// (ByInstallation, ByRepository or ByPerson), the largest token use first. A repository is
+// (ByInstallation, ByRepository, ByPerson or ByModel), the largest token use first. A repository is
 // named by its latest name among the runs; a person by their login, case folded.
 func (s *Store) UsageReport(ctx context.Context, since time.Time, by string) ([]UsageRow, error) {
 	var key string
@@ -36,8 +37,10 @@ func (s *Store) UsageReport(ctx context.Context, since time.Time, by string) ([]
 		key = "repo_id::text"
 	case ByPerson:
 		key = "lower(labeler)"
+	case ByModel:
+		key = "coalesce(model, '-')"
 	default:
-		return nil, fmt.Errorf("usage by %q: not installation, repository or person", by)
+		return nil, fmt.Errorf("usage by %q: not installation, repository, person or model", by)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+key+` AS k,
 			(array_agg(owner || '/' || repo ORDER BY id DESC))[1],

@@ -185,23 +185,7 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 		return func(s leaf.Step) { opt.OnStep(k, s) }
 	}
 	waits := make([]atomic.Int64, max(opt.N, 1)+1) // per attempt: waits on an overloaded model server
-	leafFor := func(k int) leaf.Config {
-		lc := r.cfg.Leaf
-		if opt.Leaf != nil {
-			lc = opt.Leaf(k, lc)
-		}
-		if opt.ModelLimiter != nil {
-			hc := lc.HTTPClient
-			if hc == nil {
-				hc = &http.Client{Timeout: lc.RequestTimeout}
-				if lc.RequestTimeout <= 0 {
-					hc.Timeout = leaf.DefaultRequestTimeout
-				}
-			}
-			lc.HTTPClient = opt.ModelLimiter.CountingClient(hc, &waits[k])
-		}
-		return lc
-	}
+	leafFor := func(k int) leaf.Config { return r.attemptLeaf(spec, opt, k, &waits[k]) }
 	if min(opt.N, cmp.Or(opt.Max, DefaultMaxAttempts)) <= 1 {
 		// One attempt is a plain run: its own before-run, its run id unchanged.
 		spec.attempt = &attemptSpec{k: 1, leaf: leafFor(1)}
@@ -275,6 +259,31 @@ func (r *Runner) RunAttempts(ctx context.Context, spec Spec, opt AttemptOptions)
 		chosen.Notes = append(chosen.Notes, errors.Join(errs...).Error())
 	}
 	return chosen, nil
+}
+
+// attemptLeaf is attempt k's model settings: the runner's loop settings with spec.Model's
+// server (else Config.Leaf's), opt.Leaf's changes, and its requests through the model's own
+// Limiter (spec.Model's, else opt.ModelLimiter: each named model has its own concurrency),
+// counting its waits on an overloaded server in waits.
+func (r *Runner) attemptLeaf(spec Spec, opt AttemptOptions, k int, waits *atomic.Int64) leaf.Config {
+	lc, limiter := r.cfg.Leaf, opt.ModelLimiter
+	if spec.Model != nil {
+		lc, limiter = spec.Model.Leaf(lc), spec.Model.Limiter
+	}
+	if opt.Leaf != nil {
+		lc = opt.Leaf(k, lc)
+	}
+	if limiter != nil {
+		hc := lc.HTTPClient
+		if hc == nil {
+			hc = &http.Client{Timeout: lc.RequestTimeout}
+			if lc.RequestTimeout <= 0 {
+				hc.Timeout = leaf.DefaultRequestTimeout
+			}
+		}
+		lc.HTTPClient = limiter.CountingClient(hc, waits)
+	}
+	return lc
 }
 
 // Attempts is how many attempts RunAll makes for each run (Config.Attempts.N, within its cap;

@@ -18,11 +18,20 @@ import (
 // Result is what one run produced. Everything in it that came out of the sandbox or the
 // model (the final message, observations, test output, the patch) is untrusted text.
 type Result struct {
-	RunID       string
-	InstanceID  string
-	Task        string
-	BaseCommit  string
-	Model       string
+	RunID      string
+	InstanceID string
+	Task       string
+	BaseCommit string
+	Model      string // the served model name
+	// ModelName is the operator's name of the model server that ran (Spec.Model); "" when the
+	// run used Config.Leaf's (a local run).
+	ModelName string
+	// EscalatedFrom names the model whose attempts all failed the tests before this model
+	// (ModelName) tried (Models.EscalateTo); "": no escalation.
+	EscalatedFrom string
+	// Escalation is the first model's result when this one escalated from it (its usage is
+	// the run's too); nil otherwise.
+	Escalation  *Result
 	TestCommand string // "" when no test command was given or detected
 	StartedAt   time.Time
 	Elapsed     time.Duration

@@ -158,7 +158,7 @@ func (x *run) settings(ctx context.Context) error {
 	x.task = withInstructions(spec.Task, repoCfg)
 	x.res = &Result{
 		RunID: spec.RunID, InstanceID: spec.InstanceID, Task: x.task, BaseCommit: x.base,
-		Model: r.cfg.Leaf.Model, TestCommand: x.testCmd, StartedAt: x.start, MaxPatchBytes: r.cfg.MaxPatchBytes,
+		Model: spec.attempt.leafConfig(r.cfg.Leaf, spec).Model, ModelName: spec.modelName(), TestCommand: x.testCmd, StartedAt: x.start, MaxPatchBytes: r.cfg.MaxPatchBytes,
 	}
 	if cfgErr != nil {
 		x.note("The repository's frognano settings were ignored: " + cfgErr.Error())
@@ -238,7 +238,7 @@ func (x *run) agent(ctx context.Context, onStep func(leaf.Step)) (*sandbox.Sandb
 	x.defer_(func() { box.Close() })
 	x.startTestsBefore(ctx, box)
 
-	x.log.Info("agent loop starting", "model", r.cfg.Leaf.Model, "test_cmd", x.testCmd)
+	x.log.Info("agent loop starting", "model", x.res.Model, "test_cmd", x.testCmd)
 	res.Leaf = leaf.Run(loopCtx, spec.attempt.leafConfig(r.cfg.Leaf, spec), x.task, box, redactingSteps(onStep))
 	redactLoopResult(res.Leaf)
 	sb, err := box.wait()

@@ -43,8 +43,12 @@ const (
 
 // Config is everything a run needs besides the task and the checkout.
 type Config struct {
-	Sandbox              sandbox.Config
-	Leaf                 leaf.Config
+	Sandbox sandbox.Config
+	Leaf    leaf.Config
+	// Models are the operator's named model servers; nil for a local run, which uses Leaf.
+	// The default one's URL, served model and key are Leaf's (New copies them, so the flags
+	// that set Leaf set it too). The service chooses one per run (Spec.Model).
+	Models               *Models
 	TestCmd              string        // "" detects it from the checkout; "none" runs no tests
 	TestTimeout          time.Duration // each of the two test runs
 	AllowWorkflowChanges bool
@@ -122,6 +126,9 @@ type Spec struct {
 	// Observer, when set, is told what the run does as it goes: setup's lines, waits for the
 	// model server and for sandboxes, the start of each test run (observer.go).
 	Observer Observer
+	// Model, when set, is the named model server the run uses (its URL, served model, key and
+	// concurrency) instead of Config.Leaf's and Config.Attempts.ModelLimiter.
+	Model *ModelServer
 
 	// attempt is set when the run is one attempt of RunAttempts: its own model settings and
 	// the before-run it shares with the other attempts (attempts.go).
@@ -150,6 +157,7 @@ func New(docker *client.Client, cfg Config, log *slog.Logger) *Runner {
 	if cfg.Leaf.Logger == nil {
 		cfg.Leaf.Logger = log
 	}
+	cfg.Models = cfg.Models.withDefault(cfg.Leaf)
 	if cfg.ScannerTimeout <= 0 {
 		cfg.ScannerTimeout = scanner.DefaultTimeout
 	}

@@ -125,3 +125,11 @@ func reason(rule string, w, r score, all []score) string {
 	}
 	return fmt.Sprintf("attempt %d ranks first", w.k)
 }
+
+// PassesTests reports whether the run's (chosen attempt's) patch passed the tests: a kept
+// patch whose after-run succeeded and broke nothing. Escalation (Models.EscalateTo) tries a
+// second model when it does not.
+func (r *Result) PassesTests() bool {
+	s := scoreOf(1, r)
+	return s.usable && s.broken == 0 && r.TestsAfter != nil && r.TestsAfter.Error == "" && r.TestsAfter.ExitCode == 0
+}

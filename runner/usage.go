@@ -24,10 +24,25 @@ type Usage struct {
 }
 
 // Usage sums what the run used over its attempts (Attempts), each test run and each attempt's
-// sandboxes counted once.
+// sandboxes counted once, and, for a run that escalated, what the first model's run used.
 func (r *Result) Usage() Usage {
 	if r == nil {
 		return Usage{}
+	}
+	if r.Escalation != nil {
+		first, rest := r.Escalation.Usage(), *r
+		rest.Escalation = nil
+		u := rest.Usage()
+		u.PromptTokens += first.PromptTokens
+		u.CompletionTokens += first.CompletionTokens
+		u.CachedTokens += first.CachedTokens
+		u.ModelTime += first.ModelTime
+		u.ToolTime += first.ToolTime
+		u.TestTime += first.TestTime
+		u.SandboxCPU += first.SandboxCPU
+		u.SandboxPeak = max(u.SandboxPeak, first.SandboxPeak)
+		u.Attempts += first.Attempts
+		return u
 	}
 	results := []*Result{r}
 	if r.Attempts != nil {

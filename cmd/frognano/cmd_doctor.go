@@ -9,6 +9,7 @@ import (
 
 	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/doctor"
+	"github.com/frognano/frognano/runner"
 )
 
 // doctorCmd is `frognano doctor`: every check of package doctor against the configuration
@@ -78,6 +79,7 @@ func doctorCmd(ctx context.Context, args []string, getenv func(string) string, s
 			results = append(results, doctor.ModelToolCall(ctx, cfg.Runner.Leaf))
 		}
 	}
+	results = append(results, namedModels(ctx, cfg.Runner, *quick)...)
 
 	if cfg.GitHub.AppID == 0 || len(cfg.GitHub.PrivateKey) == 0 {
 		results = append(results, doctor.Result{Name: "github", Status: doctor.Skip, Detail: "the GitHub App settings are missing or invalid"})
@@ -100,4 +102,37 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// namedModels checks each model server FROGNANO_MODELS_FILE names (the default one is checked
+// above) as the default is: it serves its model and, unless quick, answers a tool call (the
+// lines model/NAME and model-tools/NAME).
+func namedModels(ctx context.Context, rc runner.Config, quick bool) []doctor.Result {
+	if rc.Models == nil {
+		return nil
+	}
+	var results []doctor.Result
+	for _, s := range rc.Models.Servers {
+		if s.Name == rc.Models.Default {
+			continue
+		}
+		named := func(r doctor.Result) doctor.Result {
+			r.Name += "/" + s.Name
+			if r.Fix != "" {
+				r.Fix += " (this model's entry in " + config.ModelsFileVar + ")"
+			}
+			return r
+		}
+		lc := s.Leaf(rc.Leaf)
+		m := named(doctor.Model(ctx, lc))
+		results = append(results, m)
+		switch {
+		case quick:
+		case m.Status != doctor.Pass:
+			results = append(results, named(doctor.Result{Name: "model-tools", Status: doctor.Skip, Detail: "needs the model served"}))
+		default:
+			results = append(results, named(doctor.ModelToolCall(ctx, lc)))
+		}
+	}
+	return results
 }

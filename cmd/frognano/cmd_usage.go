@@ -16,13 +16,13 @@ import (
 	"github.com/frognano/frognano/config"
 )
 
-// usageCmd is `frognano usage [--since DATE] [--by installation|repository|person]
+// usageCmd is `frognano usage [--since DATE] [--by installation|repository|person|model]
 // [--format table|csv|json]`: what the runs created since DATE (default: the last 30 days)
 // used, from the database, the largest token use first.
 func usageCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, now time.Time) error {
 	fs := newFlagSet("usage", stderr)
 	sinceText := fs.String("since", "", "count the runs created on or after this UTC date, YYYY-MM-DD (default: 30 days ago)")
-	by := fs.String("by", runs.ByInstallation, "group by installation, repository or person (who started the runs)")
+	by := fs.String("by", runs.ByInstallation, "group by installation, repository, person (who started the runs) or model (which wrote the patch)")
 	format := fs.String("format", "table", "table, csv or json")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -36,9 +36,9 @@ func usageCmd(ctx context.Context, args []string, getenv func(string) string, st
 		since = t
 	}
 	switch *by {
-	case runs.ByInstallation, runs.ByRepository, runs.ByPerson:
+	case runs.ByInstallation, runs.ByRepository, runs.ByPerson, runs.ByModel:
 	default:
-		return usageError{fmt.Sprintf("--by %q: use installation, repository or person", *by)}
+		return usageError{fmt.Sprintf("--by %q: use installation, repository, person or model", *by)}
 	}
 	switch *format {
 	case "table", "csv", "json":

@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/frognano/frognano/config"
+	"github.com/frognano/frognano/runner/leaf"
 )
 
 // What the documents say about frognano's settings, read the way an operator reads them, so
@@ -284,14 +286,28 @@ func (d docsEnv) load(set map[string]string, withWeb bool) (config.Service, map[
 type configView struct {
 	Config                   config.Service
 	ModelSlots, SandboxSlots int
+	NamedModelSlots          []int
 	SecretValues             bool
 }
 
 func viewOf(cfg config.Service) configView {
 	v := configView{SandboxSlots: cfg.Runner.Sandbox.Slots.Cap(), SecretValues: cfg.Runner.SecretValues != nil}
-	if l := cfg.Runner.Attempts.ModelLimiter; l != nil {
-		// leaf.Limiter does not say its size; its slots are a buffered channel.
-		v.ModelSlots = reflect.ValueOf(l).Elem().FieldByName("slots").Cap()
+	// leaf.Limiter does not say its size; its slots are a buffered channel.
+	slots := func(l *leaf.Limiter) int {
+		if l == nil {
+			return 0
+		}
+		return reflect.ValueOf(l).Elem().FieldByName("slots").Cap()
+	}
+	v.ModelSlots = slots(cfg.Runner.Attempts.ModelLimiter)
+	if m := cfg.Runner.Models; m != nil { // each named model's limiter, by its size
+		cp := *m
+		cp.Servers = slices.Clone(m.Servers)
+		for i := range cp.Servers {
+			v.NamedModelSlots = append(v.NamedModelSlots, slots(cp.Servers[i].Limiter))
+			cp.Servers[i].Limiter = nil
+		}
+		cfg.Runner.Models = &cp
 	}
 	cfg.Runner.Attempts.ModelLimiter, cfg.Runner.Sandbox.Slots, cfg.Runner.SecretValues = nil, nil, nil
 	v.Config = cfg

@@ -308,6 +308,16 @@ var describedDefaults = map[string]func(t *testing.T, c *docsCheck){
 			t.Errorf("FROGNANO_APP_SLUG unset gives %q, so GitHub is not asked", c.base.AppSlug)
 		}
 	},
+	"FROGNANO_MODELS_FILE": func(t *testing.T, c *docsCheck) {
+		if m := c.base.Runner.Models; m == nil || len(m.Servers) != 1 || m.Servers[0].Name != m.Default {
+			t.Errorf("FROGNANO_MODELS_FILE unset gives models %+v, not the default one only", m)
+		}
+	},
+	"FROGNANO_ESCALATE_TO": func(t *testing.T, c *docsCheck) {
+		if m := c.base.Runner.Models; m == nil || m.EscalateTo != "" {
+			t.Errorf("FROGNANO_ESCALATE_TO unset gives escalation to %+v", m)
+		}
+	},
 	"FROGNANO_MODEL_API_KEY": func(t *testing.T, c *docsCheck) {
 		if c.base.Runner.Leaf.APIKey != "" {
 			t.Error("FROGNANO_MODEL_API_KEY unset gives a key")

@@ -9,6 +9,8 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -265,4 +267,43 @@ func TestDoctorBroken(t *testing.T) {
 		out, err = w2.run(t, "--worker")
 		doctorExpect(t, out, err, nil)
 	})
+}
+
+// TestDoctorNamedModels: each model FROGNANO_MODELS_FILE names gets the default's checks, on
+// lines of its own: one that serves its model passes, one that does not fails naming the file.
+func TestDoctorNamedModels(t *testing.T) {
+	t.Parallel()
+	w := doctorSetup(t, doctorScriptToolCall)
+	probe, err := leaftest.Parse([]byte(doctorScriptToolCall))
+	if err != nil {
+		t.Fatal(err)
+	}
+	large := leaftest.NewServer(t, probe)
+	other := leaftest.NewServer(t, leaftest.Script{})
+	file := filepath.Join(t.TempDir(), "models.yml")
+	text := "models:\n  - name: large\n    url: " + large.URL + "\n    model: microsoft/FrogNano-4B-2609\n" +
+		"  - name: other\n    url: " + other.URL + "\n    model: not/served\n"
+	if err := os.WriteFile(file, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.env["FROGNANO_MODELS_FILE"] = file
+	out, err := w.run(t)
+	if l := doctorLine(t, out, "model/large"); !strings.HasPrefix(l, "ok") || !strings.Contains(l, large.URL+" serves microsoft/FrogNano-4B-2609") {
+		t.Errorf("model/large: %q", l)
+	}
+	if l := doctorLine(t, out, "model-tools/large"); !strings.HasPrefix(l, "ok") {
+		t.Errorf("model-tools/large: %q", l)
+	}
+	if l := doctorLine(t, out, "model/other"); !strings.HasPrefix(l, "FAIL") || !strings.Contains(l, "does not serve not/served") || !strings.Contains(l, "FROGNANO_MODELS_FILE") {
+		t.Errorf("model/other: %q", l)
+	}
+	if l := doctorLine(t, out, "model-tools/other"); !strings.HasPrefix(l, "skip") {
+		t.Errorf("model-tools/other: %q", l)
+	}
+	if err == nil || exitCode(err) == 0 {
+		t.Errorf("doctor returned %v with a model that fails", err)
+	}
+	if len(large.Requests()) != 1 || len(other.Requests()) != 0 {
+		t.Errorf("probes: large %d, other %d; want 1 and 0", len(large.Requests()), len(other.Requests()))
+	}
 }

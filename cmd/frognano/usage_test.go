@@ -10,8 +10,8 @@ import (
 	"github.com/frognano/frognano/migrations/dbtest"
 )
 
-// usageDB is a migrated schema holding four runs of two installations, three repositories and
-// two people, with known usage, and the environment that points the commands at it.
+// usageDB is a migrated schema holding four runs of two installations, three repositories,
+// two people and two models, with known usage, and the environment that points the commands at it.
 func usageDB(t *testing.T) func(string) string {
 	t.Helper()
 	pool := dbtest.New(t)
@@ -22,13 +22,13 @@ func usageDB(t *testing.T) func(string) string {
 	}
 	_, err := pool.Exec(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue, labeler,
 			state, created_at, checked_at, prompt_tokens, completion_tokens, cached_tokens, model_ms, tool_ms, test_ms,
-			sandbox_cpu_ms, sandbox_peak_bytes, agent_attempts)
+			sandbox_cpu_ms, sandbox_peak_bytes, agent_attempts, model)
 		VALUES
-		('h', 'd1', 5, 42, 'octo', 'pager', 1, 'Alice', 'succeeded', '2026-03-02T10:00:00Z', '2026-03-02T10:00:01Z', 3000, 400, 1000, 40000, 5000, 3000, 12500, 300000000, 1),
-		('h', 'd2', 5, 42, 'octo', 'pager', 2, 'alice', 'failed',    '2026-03-03T10:00:00Z', '2026-03-03T10:00:01Z', 5000, 600, 0,    60000, 7000, 4000, 20000, 500000000, 2),
-		('h', 'd3', 5, 43, 'octo', 'ledger', 3, 'bob',  'skipped',   '2026-03-03T11:00:00Z', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
-		('h', 'd4', 9, 77, 'acme', 'tool', 4, 'bob',    'succeeded', '2026-03-04T10:00:00Z', '2026-03-04T10:00:01Z', 1000, 100, 500, 10000, 1000, 1000, 2500, 100000000, 1),
-		('h', 'd5', 9, 77, 'acme', 'tool', 5, 'bob',    'succeeded', '2026-01-04T10:00:00Z', '2026-01-04T10:00:01Z', 9999, 999, 0, 1, 1, 1, 1, 1, 1)`)
+		('h', 'd1', 5, 42, 'octo', 'pager', 1, 'Alice', 'succeeded', '2026-03-02T10:00:00Z', '2026-03-02T10:00:01Z', 3000, 400, 1000, 40000, 5000, 3000, 12500, 300000000, 1, 'default'),
+		('h', 'd2', 5, 42, 'octo', 'pager', 2, 'alice', 'failed',    '2026-03-03T10:00:00Z', '2026-03-03T10:00:01Z', 5000, 600, 0,    60000, 7000, 4000, 20000, 500000000, 2, 'large'),
+		('h', 'd3', 5, 43, 'octo', 'ledger', 3, 'bob',  'skipped',   '2026-03-03T11:00:00Z', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+		('h', 'd4', 9, 77, 'acme', 'tool', 4, 'bob',    'succeeded', '2026-03-04T10:00:00Z', '2026-03-04T10:00:01Z', 1000, 100, 500, 10000, 1000, 1000, 2500, 100000000, 1, 'default'),
+		('h', 'd5', 9, 77, 'acme', 'tool', 5, 'bob',    'succeeded', '2026-01-04T10:00:00Z', '2026-01-04T10:00:01Z', 9999, 999, 0, 1, 1, 1, 1, 1, 1, 'large')`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +46,7 @@ func TestUsageCommand(t *testing.T) {
 		{"installation", "csv", "usage-by-installation.csv"},
 		{"person", "json", "usage-by-person.json"},
 		{"person", "table", "usage-by-person.txt"},
+		{"model", "table", "usage-by-model.txt"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if err := run(context.Background(), []string{"usage", "--since", "2026-03-01", "--by", tt.by, "--format", tt.format}, getenv, &stdout, &stderr); err != nil {
@@ -63,7 +64,7 @@ func TestUsageCommandBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--since", "March"}, `--since "March" is not a date (YYYY-MM-DD)`},
-		{[]string{"--by", "team"}, `--by "team": use installation, repository or person`},
+		{[]string{"--by", "team"}, `--by "team": use installation, repository, person or model`},
 		{[]string{"--format", "xml"}, `--format "xml": use table, csv or json`},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{nil, "DATABASE_URL is not set"},
