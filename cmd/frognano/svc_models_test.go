@@ -28,7 +28,7 @@ func (e *svcEnv) svcModelsFile(url string) {
 	e.env["LARGE_MODEL_KEY"] = "large-model-key-" + svcRandom(e.t)
 }
 
-// askRun queues a run of the test's issue that asks for model, as the API and mentions do
+// askRun queues a run of the test's issue that asks for model, as a maintainer's mention does
 // (queue.RunRequest's Options), through an insert-only queue client on the service's database.
 func (e *svcEnv) askRun(model string) int64 {
 	e.t.Helper()
@@ -38,7 +38,7 @@ func (e *svcEnv) askRun(model string) int64 {
 	}
 	acc, err := qc.Accept(context.Background(), queue.Delivery{HookTarget: "test", ID: "ask-" + svcRandom(e.t), InstallationID: svcInstallationID},
 		queue.RunRequest{InstallationID: svcInstallationID, RepoID: e.repo.ID, Owner: svcOwner, Repo: svcRepo, Issue: svcIssue,
-			Labeler: svcMaintainer, Trigger: runs.TriggerAPI, Options: runs.Options{Model: model}})
+			Labeler: svcMaintainer, Trigger: runs.TriggerMention, Options: runs.Options{Model: model}})
 	if err != nil || acc.RunID == 0 {
 		e.t.Fatalf("queueing a run that asks for %s: %+v, %v", model, acc, err)
 	}
