@@ -118,3 +118,9 @@ func readFile(ctx context.Context, gh *github.Client, owner, repo, path string) 
 	}
 	return []byte(content), true, nil
 }
+
+// CommentURL is the address of comment id on issue or pull request number, as GitHub shows it
+// (a pull request's conversation answers at /issues/ too).
+func (c *Client) CommentURL(number int, id int64) string {
+	return fmt.Sprintf("%s%s/%s/issues/%d#issuecomment-%d", c.app.endpoints.Git, c.owner, c.repo, number, id)
+}

@@ -177,7 +177,7 @@ func pick[T any](dst **T, v *T) {
 
 // Ceilings are the operator's limits a settings file can lower, never raise.
 type Ceilings struct {
-	// Attempts is FROGNANO_ATTEMPTS.
+	// Attempts is FROGNANO_ATTEMPTS; 0 is no ceiling.
 	Attempts int
 	// RunsPerDay is the installation's budget of runs per repository and UTC day
 	// (`frognano budget set --repo-runs`); 0 is no budget.
@@ -191,7 +191,7 @@ type Ceilings struct {
 // used). Each change is one note, worded for the run's status comment and report.
 func Limit(s Settings, c Ceilings) (Settings, []string) {
 	var notes []string
-	if s.Attempts != nil && *s.Attempts > c.Attempts {
+	if s.Attempts != nil && c.Attempts > 0 && *s.Attempts > c.Attempts {
 		notes = append(notes, fmt.Sprintf("attempts=%d is above the operator's ceiling %d; %d is used", *s.Attempts, c.Attempts, c.Attempts))
 		s.Attempts = &c.Attempts
 	}
@@ -200,7 +200,11 @@ func Limit(s Settings, c Ceilings) (Settings, []string) {
 		s.RunsPerDay = &c.RunsPerDay
 	}
 	if s.Model != nil && !slices.Contains(c.Models, *s.Model) {
-		notes = append(notes, fmt.Sprintf("model=%s is not a model the operator offers (%s); the operator's default is used", *s.Model, strings.Join(c.Models, ", ")))
+		offered := "it offers none by name"
+		if len(c.Models) > 0 {
+			offered = "it offers " + strings.Join(c.Models, ", ")
+		}
+		notes = append(notes, fmt.Sprintf("model=%s is not a model the operator offers (%s); the operator's default is used", *s.Model, offered))
 		s.Model = nil
 	}
 	return s, notes

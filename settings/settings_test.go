@@ -166,7 +166,7 @@ func TestLimitAppliesTheOperatorsCeilings(t *testing.T) {
 		{"above", Settings{Attempts: ptr(9), RunsPerDay: ptr(50), Model: ptr("huge")},
 			Settings{Attempts: ptr(4), RunsPerDay: ptr(10)},
 			[]string{"attempts=9 is above the operator's ceiling 4; 4 is used", "runs_per_day=50 is above the operator's ceiling 10; 10 is used",
-				"model=huge is not a model the operator offers (frognano, big); the operator's default is used"}},
+				"model=huge is not a model the operator offers (it offers frognano, big); the operator's default is used"}},
 		{"no operator budget of runs", Settings{RunsPerDay: ptr(50)}, Settings{RunsPerDay: ptr(50)}, nil},
 	}
 	for _, tt := range tests {

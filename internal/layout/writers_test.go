@@ -26,12 +26,15 @@ var writers = map[string][]string{
 	"budgets": {"run/usage_report.go"},
 	// every write frognano made on GitHub for a run, through run.Store.RecordAudit.
 	"run_audit": {"run/audit.go"},
+	// invalid settings files and the comment that named their problems, through run.Store's
+	// settingsError* methods.
+	"settings_errors": {"run/store_settings.go"},
 }
 
 // tableWrite finds SQL that writes one of the tables of writers, whatever its case, spacing
 // or line breaks, quoted or not, schema-qualified or not.
 var tableWrite = regexp.MustCompile(`(?is)\b(insert\s+into|update|delete\s+from|merge\s+into|truncate(?:\s+table)?)\s+` +
-	`(?:only\s+)?(?:"?public"?\s*\.\s*)?"?(runs|budgets|run_audit)\b"?`)
+	`(?:only\s+)?(?:"?public"?\s*\.\s*)?"?(runs|budgets|run_audit|settings_errors)\b"?`)
 
 // sqlWrite is one statement writing a table, found in a file.
 type sqlWrite struct {
