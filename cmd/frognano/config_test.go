@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/frognano/frognano/doctor"
+	"github.com/frognano/frognano/migrations/dbtest"
 )
 
 // TestConfigCheck pins `frognano config check`: a valid file prints FILE: valid and exits 0,
@@ -71,4 +74,32 @@ func TestConfigCheck(t *testing.T) {
 			t.Errorf("err = %v, want a missing file, exit 1", err)
 		}
 	})
+}
+
+// TestDoctorListsInvalidSettings: `frognano doctor`'s settings line warns about every
+// repository whose settings file a run found invalid and none found valid since, with the
+// first problem and the comment that named them, and passes when there is none.
+func TestDoctorListsInvalidSettings(t *testing.T) {
+	t.Parallel()
+	pool := dbtest.New(t)
+	ctx := context.Background()
+	var schema string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	url := svcDatabaseURL(t, schema)
+	if r := settingsResult(ctx, url); r.Status != doctor.Pass {
+		t.Errorf("settings with no error recorded = %+v, want pass", r)
+	}
+	_, err := pool.Exec(ctx, `INSERT INTO settings_errors (repo_id, fingerprint, installation_id, owner, repo, problems, run_id, issue, comment_url, resolved_at)
+		VALUES (42, 'a', 5, 'octo', 'pager', e'.github/frognano.yml:2:1: unknown key "colour"\n.github/frognano.yml:3:5: x', 1, 7, 'https://github.example/octo/pager/issues/7#issuecomment-9', NULL),
+		       (43, 'b', 5, 'octo', 'ledger', '.github/frognano.yml:1:1: y', 2, 3, NULL, now())`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := settingsResult(ctx, url)
+	want := `1 repositories have an invalid settings file, and no run starts there: octo/pager: .github/frognano.yml:2:1: unknown key "colour" (https://github.example/octo/pager/issues/7#issuecomment-9)`
+	if r.Status != doctor.Warn || r.Detail != want {
+		t.Errorf("settings = %+v, want a warning: %s", r, want)
+	}
 }
