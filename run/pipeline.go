@@ -182,7 +182,11 @@ func (a *attempt) do(ctx context.Context) error {
 	if ok, err := a.plan.admit(ctx, a); err != nil || !ok {
 		return err
 	}
-	if err := a.st.pass(ctx, r); err != nil {
+	var repoRuns int64 // the settings' runs_per_day, within the operator's ceiling
+	if a.settings.RunsPerDay != nil {
+		repoRuns = int64(*a.settings.RunsPerDay)
+	}
+	if err := a.st.pass(ctx, r, repoRuns); err != nil {
 		if spent := (*BudgetExceeded)(nil); errors.As(err, &spent) {
 			return a.overBudgetEnd(ctx, spent)
 		}

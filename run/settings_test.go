@@ -181,3 +181,35 @@ func TestSettingsAboveTheCeilingsAreNamed(t *testing.T) {
 	}
 }
 
+// TestSettingsRunsPerDay: the repository's runs_per_day caps its runs of the UTC day below the
+// operator's budget; the run past it is skipped, and its note names the settings file.
+func TestSettingsRunsPerDay(t *testing.T) {
+	t.Parallel()
+	p := runtest.New(t)
+	p.Repo.Files = map[string]string{settings.Path: "runs_per_day: 1\n"}
+	first := p.Label(t, 7)
+	if r := p.Work(t, first, 1); !r.Completed() {
+		t.Fatalf("Work: %v", r)
+	}
+	if row := p.Row(t, first); row.State != run.StateSucceeded {
+		t.Fatalf("first run = %s (%s), want succeeded", row.State, row.Error)
+	}
+	second := p.Label(t, 8)
+	if r := p.Work(t, second, 1); !r.Completed() {
+		t.Fatalf("Work: %v", r)
+	}
+	if row := p.Row(t, second); row.State != run.StateSkipped || row.ExitReason != run.ExitBudget {
+		t.Errorf("second run = %s/%s, want skipped/%s", row.State, row.ExitReason, run.ExitBudget)
+	}
+	if _, err := p.WriteOutbox(t, second); err != nil {
+		t.Fatal(err)
+	}
+	const want = "This repository's budget of 1 runs a day is spent: 1 runs have started since 00:00 UTC (`runs_per_day` of the repository's .github/frognano.yml)"
+	found := false
+	for _, c := range append(p.Repo.Comments(), p.Repo.LastEdit().Body) {
+		found = found || strings.Contains(c, want)
+	}
+	if !found {
+		t.Errorf("no comment says %q: %q", want, p.Repo.Comments())
+	}
+}

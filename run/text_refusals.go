@@ -95,6 +95,7 @@ const (
 	budgetRuns          = "runs"
 	budgetTokens        = "tokens"
 	budgetSetByOperator = "set for this installation by the operator"
+	budgetSetBySettings = "`runs_per_day` of the repository's " + settings.Path
 )
 
 // Note is what the run's comment says: which budget, and when it resets (for an issue run).

@@ -76,7 +76,7 @@ func (s *Server) handleGetContents(w http.ResponseWriter, r *http.Request) {
 		"type": "file", "encoding": "base64", "size": len(data), "name": name, "path": path, "content": b.String(),
 		"sha": sha, "url": self, "git_url": git, "html_url": html,
 		"download_url": s.URL + "/raw/" + repo.FullName() + "/" + repo.DefaultBranch + "/" + path,
-		"_links": map[string]any{"self": self, "git": git, "html": html},
+		"_links":       map[string]any{"self": self, "git": git, "html": html},
 	})
 }
 
