@@ -269,3 +269,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestDocumentedExampleIsValid keeps the example of docs/environments.md valid: a newcomer
+// copies it.
+func TestDocumentedExampleIsValid(t *testing.T) {
+	doc, err := os.ReadFile("../docs/environments.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "### The settings file")
+	if !ok {
+		t.Fatal("docs/environments.md has no section on the settings file")
+	}
+	_, rest, ok = strings.Cut(rest, "```yaml\n")
+	example, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("the settings file's section has no yaml example")
+	}
+	s, err := Parse("docs/environments.md", []byte(example))
+	if err != nil {
+		t.Fatalf("the documented example is invalid:\n%v", err)
+	}
+	if s.Permission == nil || len(s.ProtectedPaths) == 0 || s.PullRequest == nil || s.RunsPerDay == nil {
+		t.Errorf("the documented example sets %+v; want every key", s)
+	}
+}
