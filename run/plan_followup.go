@@ -31,6 +31,9 @@ func (p *followUpPlan) admit(ctx context.Context, a *attempt) (bool, error) {
 		}
 		return false, a.sayWhatWaited(ctx)
 	}
+	if a.settings.FollowUps != nil && !*a.settings.FollowUps {
+		return false, a.followUpsOff(ctx)
+	}
 	if ok, err := p.read(ctx, a); err != nil || !ok {
 		return false, err
 	}

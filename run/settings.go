@@ -179,3 +179,23 @@ func (a *attempt) protectedPath(diff []byte) (file, pattern string, ok bool) {
 	}
 	return "", "", false
 }
+
+// followUpsOff answers a request on a pull request of a repository whose settings turned
+// follow-ups off: one reply, no run (and what waited on it is said, as for a refusal).
+func (a *attempt) followUpsOff(ctx context.Context) error {
+	r := a.run
+	a.log.InfoContext(ctx, "follow-ups are off in the repository's settings")
+	if r.CommentID == 0 {
+		id, err := a.repo.Comment(ctx, r.Issue, followUpsOffReply(r.ID, r.Labeler))
+		if err != nil {
+			return fmt.Errorf("saying follow-ups are off: %w", err)
+		}
+		if err := a.st.setComment(ctx, r.ID, id); err != nil {
+			return err
+		}
+	}
+	if err := a.skip(ctx, "", "follow-ups are off in the repository's "+settings.Path); err != nil {
+		return err
+	}
+	return a.sayWhatWaited(ctx)
+}

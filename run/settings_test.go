@@ -213,3 +213,34 @@ func TestSettingsRunsPerDay(t *testing.T) {
 		t.Errorf("no comment says %q: %q", want, p.Repo.Comments())
 	}
 }
+
+// TestSettingsTurnFollowUpsOff: follow_ups: false answers a writer's request on a pull request
+// once and starts nothing; ci_feedback: false skips a CI follow-up without a word (nobody asked).
+func TestSettingsTurnFollowUpsOff(t *testing.T) {
+	t.Parallel()
+	p := runtest.New(t)
+	p.Repo.Files = map[string]string{settings.Path: "follow_ups: false\nci_feedback: false\n"}
+	p.Repo.PR.HeadSHA = ciSHA
+
+	id := followUp(t, p, "reviewer", "please also handle page 0")
+	if r := p.Work(t, id, 1); !r.Completed() {
+		t.Fatalf("Work: %v", r)
+	}
+	if row := p.Row(t, id); row.State != run.StateSkipped {
+		t.Errorf("follow-up = %s, want skipped", row.State)
+	}
+	if c := p.Repo.Comments(); len(c) != 1 || !strings.Contains(c[0], "@reviewer, follow-ups are off in this repository (`follow_ups: false`") {
+		t.Errorf("comments = %q, want one reply that says follow-ups are off", c)
+	}
+
+	ci := ciRun(t, p, ciSHA)
+	if r := p.Work(t, ci, 1); !r.Completed() {
+		t.Fatalf("Work: %v", r)
+	}
+	if row := p.Row(t, ci); row.State != run.StateSkipped {
+		t.Errorf("CI follow-up = %s, want skipped", row.State)
+	}
+	if n, c := p.Runner.Calls(), p.Repo.Comments(); n != 0 || len(c) != 1 {
+		t.Errorf("the agent ran %d times, %d comments: want none and only the reply", n, len(c))
+	}
+}
