@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"os/exec"
 	"testing"
 )
@@ -82,5 +83,28 @@ func TestTeamMember(t *testing.T) {
 	}
 	if got, err := c.TeamMember(ctx, "release", "ann"); err != nil || got {
 		t.Errorf("TeamMember of a team with no members = %v, %v; want false", got, err)
+	}
+}
+
+// TestPublishAddsTheSettingsLabelsAndReviewers: what a settings file's pull_request asks is
+// added to the new pull request; a reviewer GitHub refuses (not a collaborator) is logged and
+// does not keep the others from being asked, nor fail the publish.
+func TestPublishAddsTheSettingsLabelsAndReviewers(t *testing.T) {
+	t.Parallel()
+	b, in := cloned(t)
+	b.gh.SetPermission(b.repo, "ann", "write")
+	in.Labels, in.Reviewers, in.TeamReviewers = []string{"bot", "needs-review"}, []string{"stranger", "ann"}, []string{"core"}
+	_, number, err := b.client.Publish(context.Background(), in)
+	if err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	if got := b.gh.PRLabels(b.repo, number); !slices.Equal(got, []string{"bot", "needs-review"}) {
+		t.Errorf("labels = %v, want [bot needs-review]", got)
+	}
+	if got := b.gh.RequestedReviewers(b.repo, number); !slices.Equal(got, []string{"ann"}) {
+		t.Errorf("requested reviewers = %v, want [ann]", got)
+	}
+	if n := b.gh.CountRequests("POST", "/repos/*/*/pulls/*/requested_reviewers"); n != 3 {
+		t.Errorf("%d review requests, want one per person and one for the teams", n)
 	}
 }

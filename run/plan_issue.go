@@ -95,7 +95,7 @@ func (p *issuePlan) publish(ctx context.Context, a *attempt, dir string) error {
 		return a.end(ctx, StateFailed, ExitProtectedPath, noteProtectedPath(file, pattern), "", 0)
 	}
 	a.p.step(ctx, r.ID, StepPublishing)
-	url, number, err := a.repo.Publish(ctx, githubapp.PublishInput{
+	url, number, err := a.repo.Publish(ctx, a.pullRequestSettings(githubapp.PublishInput{
 		Dir: dir, BaseSHA: r.BaseSHA, Branch: BranchName(r.Issue), BaseBranch: r.BaseBranch,
 		Title:         issueTitle(p.title),
 		Body:          issueBody(r.PRBody, r.Issue),
@@ -104,7 +104,7 @@ func (p *issuePlan) publish(ctx context.Context, a *attempt, dir string) error {
 		Check: r.Check,
 		// The labeller is credited in the commit and asked to review (issue 22).
 		CoAuthor: githubapp.Person{Login: r.Labeler},
-	})
+	}))
 	if err != nil {
 		return fmt.Errorf("publishing pull request: %w", err)
 	}

@@ -199,3 +199,12 @@ func (a *attempt) followUpsOff(ctx context.Context) error {
 	}
 	return a.sayWhatWaited(ctx)
 }
+
+// pullRequestSettings adds what the settings' pull_request asks to a new pull request's
+// publish: its labels, its reviewers and its teams'.
+func (a *attempt) pullRequestSettings(in githubapp.PublishInput) githubapp.PublishInput {
+	if pr := a.settings.PullRequest; pr != nil {
+		in.Labels, in.Reviewers, in.TeamReviewers = pr.Labels, pr.Reviewers, pr.TeamReviewers
+	}
+	return in
+}

@@ -2,6 +2,7 @@ package run_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -242,5 +243,25 @@ func TestSettingsTurnFollowUpsOff(t *testing.T) {
 	}
 	if n, c := p.Runner.Calls(), p.Repo.Comments(); n != 0 || len(c) != 1 {
 		t.Errorf("the agent ran %d times, %d comments: want none and only the reply", n, len(c))
+	}
+}
+
+// TestSettingsPullRequestLabelsAndReviewers: the settings' pull_request reaches the issue
+// run's publish.
+func TestSettingsPullRequestLabelsAndReviewers(t *testing.T) {
+	t.Parallel()
+	p := runtest.New(t)
+	p.Repo.Files = map[string]string{settings.Path: "pull_request:\n  labels: [bot]\n  reviewers: [ann]\n  team_reviewers: [core]\n"}
+	id := p.Label(t, 7)
+	if r := p.Work(t, id, 1); !r.Completed() {
+		t.Fatalf("Work: %v", r)
+	}
+	pubs := p.Repo.Publishes()
+	if len(pubs) != 1 {
+		t.Fatalf("%d publishes, want 1", len(pubs))
+	}
+	in := pubs[0]
+	if !slices.Equal(in.Labels, []string{"bot"}) || !slices.Equal(in.Reviewers, []string{"ann"}) || !slices.Equal(in.TeamReviewers, []string{"core"}) {
+		t.Errorf("publish labels %v, reviewers %v, teams %v; want [bot] [ann] [core]", in.Labels, in.Reviewers, in.TeamReviewers)
 	}
 }

@@ -2,17 +2,21 @@ package githubtest
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// contentsRoutes serves the two reads of a repository's settings: a file at the default
-// branch's head (the contents API) and a team's membership.
+// contentsRoutes serves the two reads of a repository's settings, a file at the default
+// branch's head (the contents API) and a team's membership, and what its pull_request asks
+// (labels on the pull request).
 func (s *Server) contentsRoutes() {
 	s.api.HandleFunc("GET "+apiPrefix+"/repos/{owner}/{repo}/contents/{path...}", s.handleGetContents)
 	s.api.HandleFunc("GET "+apiPrefix+"/orgs/{org}/teams/{team_slug}/memberships/{username}", s.handleTeamMembership)
+	s.api.HandleFunc("POST "+apiPrefix+"/repos/{owner}/{repo}/issues/{issue_number}/labels", s.handleAddLabels)
 }
 
 // SetTeamMembers makes logins the active members of org's team slug (none: the team has no
@@ -131,4 +135,66 @@ func (s *Server) writeDirectory(w http.ResponseWriter, repo *Repo, spec, path st
 			"_links": map[string]any{"self": self, "git": git, "html": html}})
 	}
 	writeJSON(w, http.StatusOK, entries)
+}
+
+// handleAddLabels is POST /repos/{owner}/{repo}/issues/{issue_number}/labels on an issue or
+// a pull request: the labels are added (one the repository lacks is created, as GitHub does),
+// and its labels answered.
+func (s *Server) handleAddLabels(w http.ResponseWriter, r *http.Request) {
+	repo := s.authRepo(w, r, "issues", "write")
+	if repo == nil {
+		return
+	}
+	// GitHub takes {"labels": [...]} or the bare array (go-github sends the array).
+	var raw json.RawMessage
+	if !decode(w, r, &raw) {
+		return
+	}
+	var req struct {
+		Labels []string `json:"labels"`
+	}
+	if json.Unmarshal(raw, &req.Labels) != nil && json.Unmarshal(raw, &req) != nil {
+		writeError(w, http.StatusBadRequest, "Problems parsing JSON")
+		return
+	}
+	n, _ := strconv.Atoi(r.PathValue("issue_number"))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var have []string
+	isPR := slices.ContainsFunc(repo.pulls, func(pr *PR) bool { return pr.Number == n })
+	is, isIssue := repo.issues[n]
+	switch {
+	case isIssue:
+		have = is.labels
+	case isPR:
+		have = repo.prLabels[n]
+	default:
+		writeError(w, http.StatusNotFound, "Not Found")
+		return
+	}
+	for _, l := range req.Labels {
+		if !slices.Contains(have, l) {
+			have = append(have, l)
+		}
+	}
+	if isIssue {
+		is.labels = have
+	} else {
+		if repo.prLabels == nil {
+			repo.prLabels = map[int][]string{}
+		}
+		repo.prLabels[n] = have
+	}
+	out := []any{}
+	for _, l := range have {
+		out = append(out, s.labelJSON(repo, l))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// PRLabels returns the labels added to pull request number.
+func (s *Server) PRLabels(repo *Repo, number int) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(repo.prLabels[number])
 }
