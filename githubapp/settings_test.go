@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"slices"
 	"os/exec"
+	"slices"
 	"testing"
 )
 
