@@ -18,6 +18,9 @@ const MaxFileSize = 1 << 20
 // directory, a submodule).
 var ErrNotAFile = errors.New("not a file")
 
+// ErrFileTooLarge is a file above MaxFileSize, which the contents API does not send.
+var ErrFileTooLarge = fmt.Errorf("larger than %d bytes", MaxFileSize)
+
 // ErrNoMembersPermission is a team check the installation cannot make: reading a team's
 // members needs the organisation permission members: read, which it has not granted.
 var ErrNoMembersPermission = errors.New("the installation has not granted members: read, which reading a team's members needs")
@@ -110,7 +113,7 @@ func readFile(ctx context.Context, gh *github.Client, owner, repo, path string) 
 		return nil, true, fmt.Errorf("reading %s of %s/%s: %w", path, owner, repo, ErrNotAFile)
 	}
 	if file.GetSize() > MaxFileSize {
-		return nil, true, fmt.Errorf("reading %s of %s/%s: %d bytes, more than %d", path, owner, repo, file.GetSize(), MaxFileSize)
+		return nil, true, fmt.Errorf("reading %s of %s/%s (%d bytes): %w", path, owner, repo, file.GetSize(), ErrFileTooLarge)
 	}
 	content, err := file.GetContent()
 	if err != nil {

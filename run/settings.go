@@ -33,8 +33,12 @@ func orgSettingsName(owner string) string {
 func (a *attempt) readSettings(ctx context.Context) (s settings.Settings, notes []string, invalid *settings.InvalidError, err error) {
 	r := a.run
 	read := func(name string, data []byte, found bool, err error) (settings.Settings, error) {
-		if errors.Is(err, githubapp.ErrNotAFile) {
+		switch {
+		case errors.Is(err, githubapp.ErrNotAFile):
 			return settings.Settings{}, &settings.InvalidError{Problems: []settings.Problem{{File: name, Line: 1, Message: "is not a file"}}}
+		case errors.Is(err, githubapp.ErrFileTooLarge):
+			return settings.Settings{}, &settings.InvalidError{Problems: []settings.Problem{{File: name, Line: 1,
+				Message: fmt.Sprintf("the file is larger than the %d bytes a settings file may have", settings.MaxSize)}}}
 		}
 		if err != nil || !found {
 			return settings.Settings{}, err

@@ -78,7 +78,7 @@ func Parse(name string, data []byte) (Settings, error) {
 		return &InvalidError{Problems: []Problem{{File: name, Line: line, Col: col, Message: fmt.Sprintf(format, args...)}}}
 	}
 	if len(data) > MaxSize {
-		return Settings{}, invalid(1, 1, "the file is %d bytes, more than the %d a settings file may have", len(data), MaxSize)
+		return Settings{}, invalid(1, 1, "the file is larger than the %d bytes a settings file may have", MaxSize)
 	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -362,7 +362,7 @@ func valueOf(m, key *yaml.Node) *yaml.Node {
 	return nil
 }
 
-// find returns the value node of a top-level key, or nil.
+// find returns the value node of a top-level key when it is a sequence, or nil.
 func find(root *yaml.Node, name string) *yaml.Node {
 	v, _ := locate(root, []string{name})
 	if v == nil || v.Kind != yaml.SequenceNode {
