@@ -265,3 +265,32 @@ func TestSettingsPullRequestLabelsAndReviewers(t *testing.T) {
 		t.Errorf("publish labels %v, reviewers %v, teams %v; want [bot] [ann] [core]", in.Labels, in.Reviewers, in.TeamReviewers)
 	}
 }
+
+// TestInvalidSettingsCommentRetried: a run whose comment could not be posted (GitHub failed)
+// posts the problems on its retry, since it is the one that met them first; a run that meets
+// them meanwhile says an earlier comment names them, without posting them a second time.
+func TestInvalidSettingsCommentRetried(t *testing.T) {
+	t.Parallel()
+	p := runtest.New(t)
+	p.Repo.Files = map[string]string{settings.Path: "attempts: 0\n"}
+	p.Repo.FailNext("Comment", runtest.Flaky("posting"))
+	id := p.Label(t, 7)
+	if r := p.Work(t, id, 1); r.Completed() {
+		t.Fatalf("Work completed despite the failed comment: %v", r)
+	}
+	other := p.Label(t, 8)
+	p.Work(t, other, 1)
+	if c := p.Repo.Comments(); len(c) != 1 || !strings.Contains(c[0], "the settings file is still invalid; an earlier comment names its problems") {
+		t.Fatalf("comments = %q, want the other run's pointer only", c)
+	}
+	if r := p.Work(t, id, 2); !r.Completed() {
+		t.Fatalf("retry: %v", r)
+	}
+	c := p.Repo.Comments()
+	if len(c) != 2 || !strings.Contains(c[1], "`.github/frognano.yml:1:11: attempts: minimum: got 0, want 1`") {
+		t.Errorf("comments = %q, want the retry to post the problems", c)
+	}
+	if row := p.Row(t, id); row.State != run.StateSkipped || row.ExitReason != run.ExitSettingsInvalid {
+		t.Errorf("run = %s/%s, want skipped/%s", row.State, row.ExitReason, run.ExitSettingsInvalid)
+	}
+}

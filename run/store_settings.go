@@ -13,22 +13,30 @@ import (
 // repository, and the comment that named its problems. This file alone writes it
 // (internal/layout's TestOneWriterPerTable).
 
+// postClaimTimeout is how long the run that first met an error has to post its comment before
+// a later run that meets the same error takes the task over (the first died before it posted).
+const postClaimTimeout = 10 * time.Minute
+
 // settingsErrorSeen records that run r met the invalid settings whose problems hash to
-// fingerprint. first is true when no run had met them before (or the one that did died before
-// it recorded its comment): then r posts the comment and records it (settingsErrorPosted).
-// Otherwise commentURL is the comment to link to.
+// fingerprint. first is true when no run had met them before (or r itself did, on an earlier
+// attempt), or the one that did has not recorded its comment within postClaimTimeout (it
+// died): then r posts the comment and records
+// it (settingsErrorPosted). Otherwise commentURL is the comment to link to ("": the first run
+// is posting it right now).
 func (s *Store) settingsErrorSeen(ctx context.Context, r *row, fingerprint, problems string) (first bool, commentURL string, err error) {
 	var url *string
+	var inserted, stale bool
 	err = s.pool.QueryRow(ctx, `INSERT INTO settings_errors (repo_id, fingerprint, installation_id, owner, repo, problems, run_id, issue)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (repo_id, fingerprint) DO UPDATE SET last_seen_at = now(), resolved_at = NULL,
 			owner = EXCLUDED.owner, repo = EXCLUDED.repo
-		RETURNING comment_url`, r.RepoID, fingerprint, r.InstallationID, r.Owner, r.Repo, problems, r.ID, r.Issue).Scan(&url)
+		RETURNING comment_url, xmax = 0 OR settings_errors.run_id = $7, first_seen_at < now() - make_interval(secs => $9)`,
+		r.RepoID, fingerprint, r.InstallationID, r.Owner, r.Repo, problems, r.ID, r.Issue, postClaimTimeout.Seconds()).Scan(&url, &inserted, &stale)
 	if err != nil {
 		return false, "", fmt.Errorf("recording invalid settings of %s/%s: %w", r.Owner, r.Repo, err)
 	}
 	if url == nil {
-		return true, "", nil
+		return inserted || stale, "", nil
 	}
 	return false, *url, nil
 }
