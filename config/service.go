@@ -17,6 +17,7 @@ import (
 	"github.com/frognano/frognano/queue"
 	runs "github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/settings"
 )
 
 // Service is the whole service's configuration (`frognano serve`, `worker` and `doctor`),
@@ -122,6 +123,9 @@ func LoadService(getenv func(string) string, withWeb bool) (Service, error) {
 	// Each process keeps its clones in a folder of its own, so that at start it can remove
 	// what a crashed predecessor of the same owner left without touching another's.
 	cfg.Queue.Owner = rcfg.Sandbox.Owner
+	// A repository's settings file can lower these, never raise them (issue 30).
+	cfg.Queue.Ceilings = settings.Ceilings{Attempts: rcfg.Attempts.N, Models: []string{rcfg.Leaf.Model},
+		RunsPerDay: int(cfg.Queue.Budgets.RepoRuns)}
 	cfg.Queue.Label = cfg.Label // a failed run removes it, so that labelling again retries
 	if cfg.Queue.CIFollowUps = ciFollowUps.get(e); cfg.Queue.CIFollowUps == 0 {
 		cfg.Queue.CIFollowUps = -1 // 0 turns CI follow-ups off; queue reads 0 as its default

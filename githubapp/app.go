@@ -116,26 +116,13 @@ func (a *App) forRepo(ctx context.Context, installationID, repoID int64, owner, 
 	if err != nil {
 		return nil, err
 	}
-	tokens := ghinstallation.NewFromAppsTransport(a.apps, installationID)
-	tokens.BaseURL = a.endpoints.AppsAPI
-	tokens.InstallationTokenOptions = &github.InstallationTokenOptions{
-		Repositories: []string{repo},
-		Permissions:  perms,
-	}
+	opts := &github.InstallationTokenOptions{Repositories: []string{repo}, Permissions: perms}
 	if repoID > 0 {
-		tokens.InstallationTokenOptions.Repositories = nil
-		tokens.InstallationTokenOptions.RepositoryIDs = []int64{repoID}
+		opts = &github.InstallationTokenOptions{RepositoryIDs: []int64{repoID}, Permissions: perms}
 	}
-	var rt http.RoundTripper = &retryTransport{next: tokens, cfg: a.cfg, writes: a.bucket(installationID)}
-	if a.cfg.Audit != nil {
-		rt = &auditTransport{next: rt, sink: a.cfg.Audit, log: a.cfg.Logger, now: a.cfg.Now}
-	}
-	gh := github.NewClient(&http.Client{Transport: rt, CheckRedirect: sameHostRedirect})
-	if gh.BaseURL, err = url.Parse(a.endpoints.API); err != nil {
-		return nil, fmt.Errorf("creating client: parsing API URL: %w", err)
-	}
-	if gh.UploadURL, err = url.Parse(a.endpoints.Upload); err != nil {
-		return nil, fmt.Errorf("creating client: parsing upload URL: %w", err)
+	tokens, gh, err := a.tokenClient(installationID, opts)
+	if err != nil {
+		return nil, err
 	}
 	c := &Client{
 		app: a, installationID: installationID, owner: owner, repo: repo,
@@ -155,6 +142,28 @@ func (a *App) forRepo(ctx context.Context, installationID, repoID int64, owner, 
 		}
 	}
 	return c, nil
+}
+
+// tokenClient returns a GitHub API client whose requests carry installation tokens asked with
+// opts (the repositories and permissions they reach), through the retries, the write bucket
+// and the audit of every client of the App.
+func (a *App) tokenClient(installationID int64, opts *github.InstallationTokenOptions) (*ghinstallation.Transport, *github.Client, error) {
+	tokens := ghinstallation.NewFromAppsTransport(a.apps, installationID)
+	tokens.BaseURL = a.endpoints.AppsAPI
+	tokens.InstallationTokenOptions = opts
+	var rt http.RoundTripper = &retryTransport{next: tokens, cfg: a.cfg, writes: a.bucket(installationID)}
+	if a.cfg.Audit != nil {
+		rt = &auditTransport{next: rt, sink: a.cfg.Audit, log: a.cfg.Logger, now: a.cfg.Now}
+	}
+	gh := github.NewClient(&http.Client{Transport: rt, CheckRedirect: sameHostRedirect})
+	var err error
+	if gh.BaseURL, err = url.Parse(a.endpoints.API); err != nil {
+		return nil, nil, fmt.Errorf("creating client: parsing API URL: %w", err)
+	}
+	if gh.UploadURL, err = url.Parse(a.endpoints.Upload); err != nil {
+		return nil, nil, fmt.Errorf("creating client: parsing upload URL: %w", err)
+	}
+	return tokens, gh, nil
 }
 
 // followRename points c at repository repoID's current name, when it was renamed or transferred

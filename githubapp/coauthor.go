@@ -84,3 +84,23 @@ func (c *Client) requestReview(ctx context.Context, pr *github.PullRequest, p Pe
 	}
 	c.log.InfoContext(ctx, "asked for a review of the pull request", "number", pr.GetNumber(), "reviewer", p.Login)
 }
+
+// decorate adds the labels of in to pull request pr and asks its Reviewers and TeamReviewers
+// for a review (a person as requestReview does, one request each, so that one GitHub refuses
+// does not take the others with it). Failures are logged and never fail the publish.
+func (c *Client) decorate(ctx context.Context, pr *github.PullRequest, in PublishInput) {
+	if len(in.Labels) > 0 {
+		if _, _, err := c.gh.Issues.AddLabelsToIssue(ctx, c.owner, c.repo, pr.GetNumber(), in.Labels); err != nil {
+			c.log.WarnContext(ctx, "could not add the settings' labels to the pull request", "number", pr.GetNumber(), logging.Err(err))
+		}
+	}
+	for _, login := range in.Reviewers {
+		c.requestReview(ctx, pr, Person{Login: login})
+	}
+	if len(in.TeamReviewers) > 0 {
+		_, _, err := c.gh.PullRequests.RequestReviewers(ctx, c.owner, c.repo, pr.GetNumber(), github.ReviewersRequest{TeamReviewers: in.TeamReviewers})
+		if err != nil {
+			c.log.WarnContext(ctx, "could not ask the settings' teams for a review", "number", pr.GetNumber(), logging.Err(err))
+		}
+	}
+}

@@ -44,6 +44,10 @@ type PublishInput struct {
 	// commit credits them (Co-authored-by) and they are asked to review the pull request.
 	// Empty, or a bot: neither.
 	CoAuthor Person
+	// Labels are added to the pull request, and Reviewers (logins) and TeamReviewers (slugs
+	// of the owner organisation's teams) asked to review it: what the repository's settings
+	// file asks (pull_request). Each failure is logged: the pull request is what counts.
+	Labels, Reviewers, TeamReviewers []string
 	// Check, when set and the client reports check runs (ChecksOn), is reported on the
 	// pushed commit once the pull request exists. A failure to report it is logged: the
 	// pull request is what counts.
@@ -108,6 +112,7 @@ func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, err
 		return "", 0, mark(fmt.Errorf("publishing pull request for %s on %s/%s: %w", in.Branch, c.owner, c.repo, err))
 	}
 	c.requestReview(ctx, pr, in.CoAuthor)
+	c.decorate(ctx, pr, in)
 	if in.Check != nil && c.ChecksOn() {
 		if _, err := c.CreateCheckRun(ctx, commit, *in.Check); err != nil {
 			c.log.WarnContext(ctx, "reporting the check run", "commit", commit, logging.Err(err))

@@ -21,6 +21,7 @@ import (
 	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/migrations"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/settings"
 )
 
 // Defaults for Config. River's own defaults bite here: a 1 minute job
@@ -90,6 +91,9 @@ type Config struct {
 	// PublicURL is the base address of the run pages (FROGNANO_PUBLIC_URL): the status
 	// comment, the pull request body and the check run link to PublicURL/runs/ID. "" : no links.
 	PublicURL string
+	// Ceilings are the operator's limits on what a repository's settings file may set
+	// (FROGNANO_ATTEMPTS, the models offered by name, the runs per day): run.Config.Ceilings.
+	Ceilings settings.Ceilings
 	// Logger receives the lines of the queue and of the runs it works; nil means
 	// slog.Default(). NewClient wraps it, and RiverLogger, in githubapp.RedactLogs.
 	Logger *slog.Logger

@@ -68,7 +68,7 @@ func pipeline(pool *pgxpool.Pool, cfg Config) *run.Pipeline {
 	return run.NewPipeline(run.Config{
 		GitHub: cfg.GitHub, Runner: cfg.Runner, Store: store(pool).WithBudgets(cfg.Budgets),
 		JobTimeout: cfg.JobTimeout, PerInstallationLimit: cfg.PerInstallationLimit, StatusEditInterval: cfg.StatusEditInterval,
-		WorkDir: cfg.WorkDir, Label: cfg.Label, CIFollowUps: cfg.CIFollowUps, PublicURL: cfg.PublicURL,
+		WorkDir: cfg.WorkDir, Label: cfg.Label, CIFollowUps: cfg.CIFollowUps, PublicURL: cfg.PublicURL, Ceilings: cfg.Ceilings,
 		RemoteCancel: rivertype.ErrJobCancelledRemotely, EndStep: cfg.endStep,
 	})
 }

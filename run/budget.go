@@ -64,7 +64,9 @@ func (s *Store) WithBudgets(b Budgets) *Store {
 // overBudget, in tx, checks run id of installation and repoID against the budgets before it
 // passes its check: nil when it may go ahead (or passed it already, on an earlier attempt). It
 // locks the run's row, then the installation's advisory lock (the order of start).
-func (s *Store) overBudget(ctx context.Context, tx pgx.Tx, id, installation, repoID int64) (*BudgetExceeded, error) {
+// repoRuns is the repository's own cap on its runs per day (runs_per_day of its settings
+// file; 0: none): it applies when it is below the operator's.
+func (s *Store) overBudget(ctx context.Context, tx pgx.Tx, id, installation, repoID, repoRuns int64) (*BudgetExceeded, error) {
 	var checked bool
 	if err := tx.QueryRow(ctx, `SELECT checked_at IS NOT NULL FROM runs WHERE id = $1 FOR UPDATE`, id).Scan(&checked); err != nil {
 		return nil, fmt.Errorf("locking run: %w", err)
@@ -76,6 +78,13 @@ func (s *Store) overBudget(ctx context.Context, tx pgx.Tx, id, installation, rep
 	if err != nil {
 		return nil, err
 	}
+	repoSetting := "`" + EnvBudgetRepoRuns + "`"
+	if over.RepoRuns {
+		repoSetting = budgetSetByOperator
+	}
+	if repoRuns > 0 && (b.RepoRuns == 0 || repoRuns < b.RepoRuns) {
+		b.RepoRuns, repoSetting = repoRuns, budgetSetBySettings
+	}
 	if b == (Budgets{}) {
 		return nil, nil
 	}
@@ -83,34 +92,35 @@ func (s *Store) overBudget(ctx context.Context, tx pgx.Tx, id, installation, rep
 		return nil, fmt.Errorf("locking installation %d: %w", installation, err)
 	}
 	var since time.Time
-	var runs, tokens, repoRuns, repoTokens int64
+	var runs, tokens, usedRepoRuns, repoTokens int64
 	err = tx.QueryRow(ctx, `WITH d AS (SELECT date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS since)
 		SELECT d.since, count(r.id), coalesce(sum(coalesce(r.prompt_tokens, 0) + coalesce(r.completion_tokens, 0)), 0)::bigint,
 			count(r.id) FILTER (WHERE r.repo_id = $2),
 			coalesce(sum(coalesce(r.prompt_tokens, 0) + coalesce(r.completion_tokens, 0)) FILTER (WHERE r.repo_id = $2), 0)::bigint
 		FROM d LEFT JOIN runs r ON r.installation_id = $1 AND r.checked_at >= d.since AND r.id <> $3
-		GROUP BY d.since`, installation, repoID, id).Scan(&since, &runs, &tokens, &repoRuns, &repoTokens)
+		GROUP BY d.since`, installation, repoID, id).Scan(&since, &runs, &tokens, &usedRepoRuns, &repoTokens)
 	if err != nil {
 		return nil, fmt.Errorf("counting today's runs of installation %d: %w", installation, err)
 	}
 	resets := since.Add(24 * time.Hour)
+	setting := func(env string, overridden bool) string {
+		if overridden {
+			return budgetSetByOperator
+		}
+		return "`" + env + "`"
+	}
 	for _, c := range []struct {
 		scope, what string
 		limit, used int64
 		setting     string
-		overridden  bool
 	}{
-		{budgetInstallation, budgetRuns, b.InstallationRuns, runs, EnvBudgetInstallationRuns, over.InstallationRuns},
-		{budgetInstallation, budgetTokens, b.InstallationTokens, tokens, EnvBudgetInstallationTokens, over.InstallationTokens},
-		{budgetRepository, budgetRuns, b.RepoRuns, repoRuns, EnvBudgetRepoRuns, over.RepoRuns},
-		{budgetRepository, budgetTokens, b.RepoTokens, repoTokens, EnvBudgetRepoTokens, over.RepoTokens},
+		{budgetInstallation, budgetRuns, b.InstallationRuns, runs, setting(EnvBudgetInstallationRuns, over.InstallationRuns)},
+		{budgetInstallation, budgetTokens, b.InstallationTokens, tokens, setting(EnvBudgetInstallationTokens, over.InstallationTokens)},
+		{budgetRepository, budgetRuns, b.RepoRuns, usedRepoRuns, repoSetting},
+		{budgetRepository, budgetTokens, b.RepoTokens, repoTokens, setting(EnvBudgetRepoTokens, over.RepoTokens)},
 	} {
 		if c.limit > 0 && c.used >= c.limit {
-			setting := "`" + c.setting + "`"
-			if c.overridden {
-				setting = budgetSetByOperator
-			}
-			return &BudgetExceeded{Scope: c.scope, What: c.what, Limit: c.limit, Used: c.used, Setting: setting, Resets: resets}, nil
+			return &BudgetExceeded{Scope: c.scope, What: c.what, Limit: c.limit, Used: c.used, Setting: c.setting, Resets: resets}, nil
 		}
 	}
 	return nil, nil

@@ -6,8 +6,9 @@ func (a *attempt) notices() []string {
 	if a.repo == nil || len(a.repo.Grants().MissingCore()) > 0 {
 		return nil
 	}
+	out := settingsNotices(a.settingsNotes)
 	if a.repo.ChecksWanted() && !a.repo.ChecksOn() {
-		return []string{checksOffNotice(a.repo.Grants())}
+		out = append(out, checksOffNotice(a.repo.Grants()))
 	}
-	return nil
+	return out
 }

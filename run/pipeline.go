@@ -14,6 +14,7 @@ import (
 	"github.com/frognano/frognano/internal/fault"
 	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/settings"
 )
 
 // bookkeepingTimeout bounds the database and GitHub calls made after the attempt's own
@@ -72,6 +73,9 @@ type Config struct {
 	// outside while it worked (River's rivertype.ErrJobCancelledRemotely); such an end, like
 	// the run found cancelled in its record, ends the run as cancelled.
 	RemoteCancel error
+	// Ceilings are the operator's limits on what a repository's settings file may set
+	// (settings.Limit): FROGNANO_ATTEMPTS, the models it offers, the runs per day.
+	Ceilings settings.Ceilings
 	// EndStep, when set, is called at each step of a run's end (StepPublishing ... StepWritten,
 	// outbox.go) with the run's id: tests stop a worker there. The service never sets it.
 	EndStep func(ctx context.Context, runID int64, step string)
@@ -147,6 +151,10 @@ type attempt struct {
 	plan   plan
 	repo   Repo
 	status *statusComment // nil until the status comment exists
+	// settings are the repository's (over its organisation's) settings within the operator's
+	// ceilings, read at the start of the attempt; settingsNotes name what the ceilings lowered.
+	settings      settings.Settings
+	settingsNotes []string
 }
 
 // do is the one skeleton of every run. Its plan says what differs by kind: who may ask, the
@@ -161,6 +169,11 @@ func (a *attempt) do(ctx context.Context) error {
 	// Without a core permission nothing can be done here: say which, where one can (no retry).
 	if missing := repo.Grants().MissingCore(); len(missing) > 0 {
 		return a.lacksPermissions(ctx, &githubapp.MissingPermissionsError{Grants: repo.Grants(), Missing: missing})
+	}
+
+	// The settings file: an invalid one ends the run here, and says where it is wrong.
+	if ok, err := a.applySettings(ctx); err != nil || !ok {
+		return err
 	}
 
 	// 1. Only people who may write start a run, on what is still there; a plan that refuses
@@ -178,7 +191,11 @@ func (a *attempt) do(ctx context.Context) error {
 	} else if err != nil {
 		return err
 	}
-	if err := a.st.pass(ctx, r); err != nil {
+	var repoRuns int64 // the settings' runs_per_day, within the operator's ceiling
+	if a.settings.RunsPerDay != nil {
+		repoRuns = int64(*a.settings.RunsPerDay)
+	}
+	if err := a.st.pass(ctx, r, repoRuns); err != nil {
 		if spent := (*BudgetExceeded)(nil); errors.As(err, &spent) {
 			return a.overBudgetEnd(ctx, spent)
 		}
@@ -286,7 +303,7 @@ func (a *attempt) deny(ctx context.Context, perm string) error {
 	r := a.run
 	a.log.InfoContext(ctx, "labeler may not start runs", "labeler", r.Labeler, "permission", perm)
 	if r.CommentID == 0 {
-		id, err := a.repo.Comment(ctx, r.Issue, renderDenied(r.ID, r.Labeler, perm))
+		id, err := a.repo.Comment(ctx, r.Issue, renderDenied(r.ID, r.Labeler, perm, a.leastPermission(), a.settings.Teams))
 		if err != nil {
 			return fmt.Errorf("explaining the permission refusal: %w", err)
 		}

@@ -3,6 +3,8 @@ package run
 import (
 	"context"
 	"fmt"
+
+	"github.com/frognano/frognano/settings"
 )
 
 // ciPlan is a CI follow-up: the repository's CI (another App's check suite) failed on the head
@@ -13,6 +15,10 @@ type ciPlan struct{ pull }
 
 func (p *ciPlan) admit(ctx context.Context, a *attempt) (bool, error) {
 	r := a.run
+	if a.settings.CIFeedback != nil && !*a.settings.CIFeedback {
+		a.log.InfoContext(ctx, "CI feedback is off in the repository's settings")
+		return false, a.skip(ctx, "", "CI feedback is off in the repository's "+settings.Path)
+	}
 	// The limit keeps a follow-up whose commit fails CI again from starting another, beyond it.
 	if limit, n, err := a.ciBudget(ctx); err != nil {
 		return false, err

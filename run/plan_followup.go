@@ -23,11 +23,16 @@ func (p *followUpPlan) admit(ctx context.Context, a *attempt) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("checking permission of %s: %w", r.Labeler, err)
 	}
-	if !allowedPermissions[perm] {
+	if ok, err := a.mayTrigger(ctx, r.Labeler, perm); err != nil {
+		return false, err
+	} else if !ok {
 		if err := a.deny(ctx, perm); err != nil {
 			return false, err
 		}
 		return false, a.sayWhatWaited(ctx)
+	}
+	if a.settings.FollowUps != nil && !*a.settings.FollowUps {
+		return false, a.followUpsOff(ctx)
 	}
 	if ok, err := p.read(ctx, a); err != nil || !ok {
 		return false, err

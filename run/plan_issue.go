@@ -27,7 +27,9 @@ func (p *issuePlan) admit(ctx context.Context, a *attempt) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("checking permission of %s: %w", r.Labeler, err)
 	}
-	if !allowedPermissions[perm] {
+	if ok, err := a.mayTrigger(ctx, r.Labeler, perm); err != nil {
+		return false, err
+	} else if !ok {
 		return false, a.deny(ctx, perm)
 	}
 	return true, nil
@@ -111,8 +113,12 @@ func (p *issuePlan) publish(ctx context.Context, a *attempt, dir string) error {
 	if len(r.Patch) == 0 {
 		return a.end(ctx, StateFailed, r.ExitReason, noPatchNote(r, soNoPullRequest), "", 0)
 	}
+	if file, pattern, ok := a.protectedPath(r.Patch); ok {
+		r.ExitReason = ExitProtectedPath
+		return a.end(ctx, StateFailed, ExitProtectedPath, noteProtectedPath(file, pattern), "", 0)
+	}
 	a.p.step(ctx, r.ID, StepPublishing)
-	url, number, err := a.repo.Publish(ctx, githubapp.PublishInput{
+	url, number, err := a.repo.Publish(ctx, a.pullRequestSettings(githubapp.PublishInput{
 		Dir: dir, BaseSHA: r.BaseSHA, Branch: BranchName(r.Issue), BaseBranch: r.BaseBranch,
 		Title:         issueTitle(p.title),
 		Body:          issueBody(r.PRBody, r.Issue),
@@ -121,7 +127,7 @@ func (p *issuePlan) publish(ctx context.Context, a *attempt, dir string) error {
 		Check: r.Check,
 		// The labeller is credited in the commit and asked to review (issue 22).
 		CoAuthor: githubapp.Person{Login: r.Labeler},
-	})
+	}))
 	if err != nil {
 		return fmt.Errorf("publishing pull request: %w", err)
 	}

@@ -113,6 +113,10 @@ func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func
 	if len(r.Patch) == 0 {
 		return a.end(ctx, StateFailed, r.ExitReason, say(noPatchNote(r, soNothingPushed)), "", 0)
 	}
+	if file, pattern, ok := a.protectedPath(r.Patch); ok {
+		r.ExitReason = ExitProtectedPath
+		return a.end(ctx, StateFailed, ExitProtectedPath, say(noteProtectedPath(file, pattern)), "", 0)
+	}
 	a.p.step(ctx, r.ID, StepPublishing)
 	url, number, err := a.repo.Publish(ctx, githubapp.PublishInput{
 		Dir: dir, BaseSHA: r.BaseSHA, Branch: p.pr.HeadRef, BaseBranch: p.pr.BaseRef, FastForward: true,

@@ -64,6 +64,16 @@ type Repo interface {
 	// FailedChecks reads the failed check runs of check suite suiteID with their output,
 	// annotations and Actions logs (at most githubapp.MaxFailedChecks of total).
 	FailedChecks(ctx context.Context, suiteID int64) (checks []githubapp.FailedCheck, total int, err error)
+	// DefaultFile reads a file at the head of the default branch (nil, false: none);
+	// OrgFile the same in the owner's repository name (the organisation's `.github`), false
+	// also when the installation does not reach it. githubapp.ErrNotAFile: not a file.
+	DefaultFile(ctx context.Context, path string) (data []byte, found bool, err error)
+	OrgFile(ctx context.Context, name, path string) (data []byte, found bool, err error)
+	// TeamMember reports whether user is an active member of the owner organisation's team
+	// slug (githubapp.ErrNoMembersPermission: the installation cannot tell).
+	TeamMember(ctx context.Context, slug, user string) (bool, error)
+	// CommentURL is the address of comment id on issue number.
+	CommentURL(number int, id int64) string
 	// Grants are what the installation granted when the Repo was made: a run needs the core
 	// permissions (Grants.MissingCore) and skips, saying why, what needs more.
 	Grants() githubapp.Grants

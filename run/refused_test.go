@@ -299,7 +299,8 @@ func TestSecondaryRateLimitOutlastsTheBudget(t *testing.T) {
 	id := g.Label(t, 7)
 	g.checkRefusal(t, id, g.Work(t, id, 1), "rate-limited", run.ExitGitHubRateLimited, false,
 		"You have exceeded a secondary rate limit", "wait 2h0m0s (Retry-After)", "longer than the run's time budget of 1h0m0s")
-	if n := len(g.gh.Requests()); n != 5 {
-		t.Errorf("%d requests: want the installation, the token, the repository, the permission, the refused reaction and nothing after it:\n%+v", n, g.gh.Requests())
+	if n := len(g.gh.Requests()); n != 7 {
+		t.Errorf("%d requests: want the installation, the token, the repository, the settings (the organisation's .github, which the "+
+			"installation does not reach, and the repository's file, absent), the permission, the refused reaction and nothing after it:\n%+v", n, g.gh.Requests())
 	}
 }

@@ -179,12 +179,12 @@ func (s *Store) requeue(ctx context.Context, id int64, errText string) error {
 // follow-up may go ahead) and, when r is a run that waited, folds the runs still waiting on its
 // pull request into it, in one transaction (the rules are queue/waiting.go's). It returns
 // errRunCancelled when the run is no longer running.
-func (s *Store) pass(ctx context.Context, r *row) error {
+func (s *Store) pass(ctx context.Context, r *row, repoRuns int64) error {
 	var spent *BudgetExceeded
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// A run past a budget does not pass (budget.go).
 		var err error
-		if spent, err = s.overBudget(ctx, tx, r.ID, r.InstallationID, r.RepoID); err != nil || spent != nil {
+		if spent, err = s.overBudget(ctx, tx, r.ID, r.InstallationID, r.RepoID, repoRuns); err != nil || spent != nil {
 			return err
 		}
 		var repoID int64

@@ -15,12 +15,63 @@ import (
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
+	"github.com/frognano/frognano/settings"
 )
 
-// renderDenied is the one comment a requester without write access gets; no run starts.
-func renderDenied(runID int64, labeler, permission string) string {
-	return fmt.Sprintf("%s\n@%s, frognano only starts for people with write, maintain or admin "+
-		"permission on this repository (yours: %s). No run was started.", statusMarker(runID), labeler, report.CodeSpan(permission, 20))
+// renderDenied is the one comment a requester who may not start a run gets; no run starts.
+// least is the least permission the repository's settings let start one (write by default),
+// teams the teams whose members may too.
+func renderDenied(runID int64, labeler, permission, least string, teams []string) string {
+	who := map[string]string{"write": "write, maintain or admin", "maintain": "maintain or admin", "admin": "admin"}[least]
+	if who == "" {
+		who = "write, maintain or admin"
+	}
+	also := ""
+	if len(teams) > 0 {
+		also = " and for members of the teams " + backticked(teams) + " (the repository's " + settings.Path + ")"
+	}
+	return fmt.Sprintf("%s\n@%s, frognano only starts for people with %s "+
+		"permission on this repository%s (yours: %s). No run was started.", statusMarker(runID), labeler, who, also, report.CodeSpan(permission, 20))
+}
+
+// maxProblemsShown caps the problems an invalid settings comment lists.
+const maxProblemsShown = 20
+
+// renderInvalidSettings is the one comment that names an invalid settings file's problems,
+// posted by the first run that meets them; no run starts until the file is fixed.
+func renderInvalidSettings(runID int64, problems []settings.Problem) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\nfrognano did not start: the settings file is invalid. Fix it on the default branch "+
+		"(check it with `frognano config check`; the schema is docs/frognano.schema.json), then ask again.\n\n", statusMarker(runID))
+	for i, p := range problems {
+		if i == maxProblemsShown {
+			fmt.Fprintf(&b, "- and %d more\n", len(problems)-i)
+			break
+		}
+		fmt.Fprintf(&b, "- %s\n", report.CodeSpan(p.String(), 300))
+	}
+	return b.String()
+}
+
+// renderSettingsStillInvalid is the comment of a later run that meets the same invalid
+// settings: it links to the comment that named the problems.
+func renderSettingsStillInvalid(runID int64, url string) string {
+	where := "an earlier comment names its problems"
+	if url != "" {
+		where = "[this comment](" + url + ") names its problems"
+	}
+	return fmt.Sprintf("%s\nfrognano did not start: the settings file is still invalid; %s. Fix it on the default branch, then ask again.",
+		statusMarker(runID), where)
+}
+
+// noteProtectedPath is why a patch that changes a protected path was not published.
+func noteProtectedPath(file, pattern string) string {
+	if pattern == "" {
+		return "The patch was not published: frognano could not read which files it changes, and the repository's " +
+			settings.Path + " protects some paths."
+	}
+	return fmt.Sprintf("The patch was not published: it changes %s, which the repository's %s protects (%s).",
+		report.CodeSpan(file, 200), settings.Path, report.CodeSpan(pattern, 200))
 }
 
 // missingPermissionsNote is the one line a person can act on.
@@ -46,6 +97,7 @@ const (
 	budgetRuns          = "runs"
 	budgetTokens        = "tokens"
 	budgetSetByOperator = "set for this installation by the operator"
+	budgetSetBySettings = "`runs_per_day` of the repository's " + settings.Path
 )
 
 // Note is what the run's comment says: which budget, and when it resets (for an issue run).

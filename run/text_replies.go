@@ -7,6 +7,8 @@ package run
 import (
 	"fmt"
 	"strings"
+
+	"github.com/frognano/frognano/settings"
 )
 
 // StopReply answers `@APP stop`: which runs were stopped (active: queued or running; waiting:
@@ -43,4 +45,11 @@ func requestsNotRunReply(n int) string {
 	return fmt.Sprintf("%s on this pull request were counted on the request above instead of waiting their turn "+
 		"(one person waits with one request at a time, and at most %d wait); %s not run. Ask again to start a follow-up.",
 		plural(n, "more request"), MaxWaitingRuns, them)
+}
+
+// followUpsOffReply answers a request on a pull request of a repository whose settings file
+// turned follow-ups off (follow_ups: false); no run starts.
+func followUpsOffReply(runID int64, requester string) string {
+	return fmt.Sprintf("%s\n@%s, follow-ups are off in this repository (`follow_ups: false` in its %s), so frognano does not act on "+
+		"requests on its pull requests. No run was started.", statusMarker(runID), requester, settings.Path)
 }

@@ -37,6 +37,8 @@ Usage:
                                 what the runs used (tokens, times, sandbox CPU and memory)
   frognano budget set|show|clear --installation ID [--runs N] [--tokens N] [--repo-runs N] [--repo-tokens N]
                                 an installation's budgets per UTC day, read by every worker
+  frognano config check [FILE]  check a repository's settings file (.github/frognano.yml by
+                                default): each problem as FILE:LINE:COL, or FILE: valid
   frognano eval --tasks FILE --out DIR [flags]
                                 measure the model on SWE-bench-style tasks (docs/eval.md)
   frognano eval compare DIR_A DIR_B
@@ -115,6 +117,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return budgetCmd(ctx, rest, getenv, stdout, stderr)
 	case "tokens":
 		return tokensCmd(ctx, rest, getenv, stdout, stderr)
+	case "config":
+		return configCmd(ctx, rest, stdout, stderr)
 	case "setup":
 		return setupCmd(ctx, rest, getenv, stdout, stderr)
 	case "doctor":

@@ -9,6 +9,7 @@ import (
 
 	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/doctor"
+	runs "github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/runner"
 )
 
@@ -43,7 +44,11 @@ func doctorCmd(ctx context.Context, args []string, getenv func(string) string, s
 		if *worker {
 			starter = "worker"
 		}
-		results = append(results, doctor.Database(ctx, cfg.DatabaseURL, cfg.AutoMigrate, starter))
+		db := doctor.Database(ctx, cfg.DatabaseURL, cfg.AutoMigrate, starter)
+		results = append(results, db)
+		if db.Status == doctor.Pass {
+			results = append(results, settingsResult(ctx, cfg.DatabaseURL))
+		}
 	}
 
 	dr, docker := doctor.Docker(ctx)
@@ -95,6 +100,36 @@ func doctorCmd(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	fmt.Fprintln(stdout, "frognano: everything checked is ready")
 	return nil
+}
+
+// settingsResult lists the repositories whose settings file (.github/frognano.yml, or their
+// organisation's) a run last found invalid: their runs do not start until it is fixed.
+func settingsResult(ctx context.Context, url string) doctor.Result {
+	const name = "settings"
+	pool, err := openPool(ctx, url)
+	if err != nil {
+		return doctor.Result{Name: name, Status: doctor.Skip, Detail: "cannot open the database: " + err.Error()}
+	}
+	defer pool.Close()
+	invalid, err := runs.NewStore(pool, nil).InvalidSettings(ctx)
+	if err != nil {
+		return doctor.Result{Name: name, Status: doctor.Fail, Detail: err.Error(), Fix: "check the database (frognano migrate)"}
+	}
+	if len(invalid) == 0 {
+		return doctor.Result{Name: name, Status: doctor.Pass, Detail: "no repository's settings file was found invalid"}
+	}
+	var parts []string
+	for _, v := range invalid {
+		first, _, _ := strings.Cut(v.Problems, "\n")
+		part := v.Owner + "/" + v.Repo + ": " + first
+		if v.CommentURL != "" {
+			part += " (" + v.CommentURL + ")"
+		}
+		parts = append(parts, part)
+	}
+	return doctor.Result{Name: name, Status: doctor.Warn,
+		Detail: fmt.Sprintf("%d repositories have an invalid settings file, and no run starts there: %s", len(invalid), strings.Join(parts, "; ")),
+		Fix:    "ask the repositories to fix it (frognano config check FILE shows every problem)"}
 }
 
 func orDefault(s, def string) string {

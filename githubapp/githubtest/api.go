@@ -35,6 +35,7 @@ func (s *Server) routes() {
 	s.oauthRoutes()
 	s.renameRoutes()
 	s.gitDBRoutes()
+	s.contentsRoutes()
 	m.HandleFunc(apiPrefix+"/", s.unexpected)
 }
 

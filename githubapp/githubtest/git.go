@@ -30,7 +30,8 @@ type Repo struct {
 	checkRuns      map[int64]map[string]any
 	archived       bool // refuse.go
 	disabled       bool
-	gitdb          *gitDBState // gitdb.go
+	gitdb          *gitDBState      // gitdb.go
+	prLabels       map[int][]string // labels added to pull requests (contents.go)
 }
 
 // FullName is "owner/name".

@@ -91,6 +91,7 @@ type Server struct {
 	ann           map[int64][]map[string]any // annotations of the check runs created (checkruns.go)
 	oauth         oauthState                 // oauth.go
 	users         map[string]int64           // lower-case login -> user id (gitdb.go)
+	teams         map[string][]string        // "org/slug" (org in lower case) -> active members (contents.go)
 }
 
 // Request is one request the fake received.

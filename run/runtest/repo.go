@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -41,6 +42,11 @@ type Repo struct {
 	Failures     []githubapp.FailedCheck
 	// PublishURL is the pull request's address before its number (77).
 	PublishURL string
+	// Files are the files of the default branch's head DefaultFile reads (path -> content),
+	// OrgFiles those of the organisation's `.github` repository OrgFile reads; nil: none.
+	Files, OrgFiles map[string]string
+	// Teams are the organisation's teams' active members (slug -> logins) TeamMember reads.
+	Teams map[string][]string
 
 	comments      []string
 	edits         []Edit
@@ -283,6 +289,37 @@ func (f *Repo) FailedChecks(_ context.Context, suiteID int64) ([]githubapp.Faile
 	defer f.mu.Unlock()
 	f.suitesAsked = append(f.suitesAsked, suiteID)
 	return f.Failures, len(f.Failures), f.pop("FailedChecks")
+}
+
+func (f *Repo) DefaultFile(_ context.Context, path string) ([]byte, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	data, ok := f.Files[path]
+	if !ok {
+		return nil, false, f.pop("DefaultFile")
+	}
+	return []byte(data), true, f.pop("DefaultFile")
+}
+
+func (f *Repo) OrgFile(_ context.Context, _, path string) ([]byte, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	data, ok := f.OrgFiles[path]
+	if !ok {
+		return nil, false, f.pop("OrgFile")
+	}
+	return []byte(data), true, f.pop("OrgFile")
+}
+
+func (f *Repo) TeamMember(_ context.Context, slug, user string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Contains(f.Teams[slug], user), f.pop("TeamMember")
+}
+
+// CommentURL is https://github.example/octo/pager/issues/N#issuecomment-ID.
+func (f *Repo) CommentURL(number int, id int64) string {
+	return fmt.Sprintf("https://github.example/octo/pager/issues/%d#issuecomment-%d", number, id)
 }
 
 func (f *Repo) Grants() githubapp.Grants {

@@ -1,0 +1,214 @@
+package run
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/frognano/frognano/check/patch"
+	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/logging"
+	"github.com/frognano/frognano/settings"
+)
+
+// ExitSettingsInvalid is the exit reason of a run that did not start because the repository's
+// (or its organisation's) settings file is invalid.
+const ExitSettingsInvalid = "settings_invalid"
+
+// ExitProtectedPath is the exit reason of a run whose patch touched a path the settings file
+// protects: it was not published.
+const ExitProtectedPath = "protected_path"
+
+// orgSettingsName is how the problems of the organisation's settings file name it.
+func orgSettingsName(owner string) string {
+	return owner + "/" + settings.OrgRepo + "/" + settings.Path
+}
+
+// readSettings reads the organisation's and the repository's settings files from their
+// default branches' heads (never from a branch or a patch), merges them (the repository's
+// keys win) and applies the operator's ceilings. invalid holds every problem of both files
+// when either is invalid.
+func (a *attempt) readSettings(ctx context.Context) (s settings.Settings, notes []string, invalid *settings.InvalidError, err error) {
+	r := a.run
+	read := func(name string, data []byte, found bool, err error) (settings.Settings, error) {
+		switch {
+		case errors.Is(err, githubapp.ErrNotAFile):
+			return settings.Settings{}, &settings.InvalidError{Problems: []settings.Problem{{File: name, Line: 1, Message: "is not a file"}}}
+		case errors.Is(err, githubapp.ErrFileTooLarge):
+			return settings.Settings{}, &settings.InvalidError{Problems: []settings.Problem{{File: name, Line: 1,
+				Message: fmt.Sprintf("the file is larger than the %d bytes a settings file may have", settings.MaxSize)}}}
+		}
+		if err != nil || !found {
+			return settings.Settings{}, err
+		}
+		return settings.Parse(name, data)
+	}
+	var problems []settings.Problem
+	collect := func(err error) error {
+		var ie *settings.InvalidError
+		if errors.As(err, &ie) {
+			problems = append(problems, ie.Problems...)
+			return nil
+		}
+		return err
+	}
+	var org settings.Settings
+	if r.Repo != settings.OrgRepo {
+		data, found, err := a.repo.OrgFile(ctx, settings.OrgRepo, settings.Path)
+		org, err = read(orgSettingsName(r.Owner), data, found, err)
+		if err := collect(err); err != nil {
+			return settings.Settings{}, nil, nil, fmt.Errorf("reading the organisation's settings: %w", err)
+		}
+	}
+	data, found, err := a.repo.DefaultFile(ctx, settings.Path)
+	own, err := read(settings.Path, data, found, err)
+	if err := collect(err); err != nil {
+		return settings.Settings{}, nil, nil, fmt.Errorf("reading the repository's settings: %w", err)
+	}
+	if len(problems) > 0 {
+		return settings.Settings{}, nil, &settings.InvalidError{Problems: problems}, nil
+	}
+	s, notes = settings.Limit(settings.Merge(org, own), a.p.cfg.Ceilings)
+	return s, notes, nil, nil
+}
+
+// applySettings reads the settings at the start of every attempt: an invalid file ends the run
+// (invalidSettings) before anything else is done; valid ones are kept in a for admit and
+// publish, and mark the repository's earlier errors resolved. ok is false when the run ended.
+func (a *attempt) applySettings(ctx context.Context) (bool, error) {
+	s, notes, invalid, err := a.readSettings(ctx)
+	if err != nil {
+		return false, err
+	}
+	if invalid != nil {
+		return false, a.invalidSettings(ctx, invalid)
+	}
+	if err := a.st.settingsValid(ctx, a.run.RepoID); err != nil {
+		return false, err
+	}
+	a.settings, a.settingsNotes = s, notes
+	return true, nil
+}
+
+// invalidSettings ends a run whose settings file is invalid, as skipped. The first run that
+// meets a given error posts one comment naming the file, the line and what is wrong; later runs
+// that meet the same error link to it instead (one comment per distinct error per repository:
+// the settings_errors table).
+func (a *attempt) invalidSettings(ctx context.Context, invalid *settings.InvalidError) error {
+	r := a.run
+	text := invalid.Error()
+	sum := sha256.Sum256([]byte(text))
+	fingerprint := hex.EncodeToString(sum[:])
+	a.log.InfoContext(ctx, "the settings file is invalid; no run", "problems", len(invalid.Problems))
+	first, url, err := a.st.settingsErrorSeen(ctx, r, fingerprint, text)
+	if err != nil {
+		return err
+	}
+	body := renderSettingsStillInvalid(r.ID, url)
+	if first {
+		body = renderInvalidSettings(r.ID, invalid.Problems)
+	}
+	if r.CommentID == 0 {
+		id, err := a.repo.Comment(ctx, r.Issue, body)
+		if err != nil {
+			return fmt.Errorf("naming the settings file's problems: %w", err)
+		}
+		r.CommentID = id
+		if err := a.st.setComment(ctx, r.ID, id); err != nil {
+			return err
+		}
+	} else if err := a.repo.EditComment(ctx, r.CommentID, body); err != nil {
+		return fmt.Errorf("naming the settings file's problems: %w", err)
+	}
+	if first {
+		if err := a.st.settingsErrorPosted(ctx, r.RepoID, fingerprint, r.ID, r.Issue, r.CommentID, a.repo.CommentURL(r.Issue, r.CommentID)); err != nil {
+			return err
+		}
+	}
+	return a.skip(ctx, ExitSettingsInvalid, "the settings file is invalid: "+invalid.Problems[0].String())
+}
+
+// mayTrigger reports whether user may start a run under the settings: a permission at least
+// the settings' (write by default), or membership of one of its teams.
+func (a *attempt) mayTrigger(ctx context.Context, user, perm string) (bool, error) {
+	if a.settings.Allows(perm) {
+		return true, nil
+	}
+	for _, team := range a.settings.Teams {
+		ok, err := a.repo.TeamMember(ctx, team, user)
+		if errors.Is(err, githubapp.ErrNoMembersPermission) {
+			a.log.WarnContext(ctx, "the settings name teams, but the installation cannot read their members", logging.Err(err))
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("checking %s's membership of team %s: %w", user, team, err)
+		}
+		if ok {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// leastPermission is the least permission the settings let trigger.
+func (a *attempt) leastPermission() string {
+	if a.settings.Permission != nil {
+		return *a.settings.Permission
+	}
+	return settings.Permissions[0]
+}
+
+// protectedPath returns the first file the patch changes (either side of a rename) that the
+// settings protect, and the pattern it matches. A patch that cannot be parsed is refused as
+// if it touched one (the pattern is then ""): what it changes cannot be told.
+func (a *attempt) protectedPath(diff []byte) (file, pattern string, ok bool) {
+	if len(a.settings.ProtectedPaths) == 0 {
+		return "", "", false
+	}
+	p, err := patch.Parse(diff)
+	if err != nil {
+		return "", "", true
+	}
+	for _, f := range p.Files {
+		for _, name := range []string{f.OldPath, f.NewPath} {
+			if name == "" {
+				continue
+			}
+			if pat, ok := a.settings.Protected(name); ok {
+				return name, pat, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// followUpsOff answers a request on a pull request of a repository whose settings turned
+// follow-ups off: one reply, no run (and what waited on it is said, as for a refusal).
+func (a *attempt) followUpsOff(ctx context.Context) error {
+	r := a.run
+	a.log.InfoContext(ctx, "follow-ups are off in the repository's settings")
+	if r.CommentID == 0 {
+		id, err := a.repo.Comment(ctx, r.Issue, followUpsOffReply(r.ID, r.Labeler))
+		if err != nil {
+			return fmt.Errorf("saying follow-ups are off: %w", err)
+		}
+		if err := a.st.setComment(ctx, r.ID, id); err != nil {
+			return err
+		}
+	}
+	if err := a.skip(ctx, "", "follow-ups are off in the repository's "+settings.Path); err != nil {
+		return err
+	}
+	return a.sayWhatWaited(ctx)
+}
+
+// pullRequestSettings adds what the settings' pull_request asks to a new pull request's
+// publish: its labels, its reviewers and its teams'.
+func (a *attempt) pullRequestSettings(in githubapp.PublishInput) githubapp.PublishInput {
+	if pr := a.settings.PullRequest; pr != nil {
+		in.Labels, in.Reviewers, in.TeamReviewers = pr.Labels, pr.Reviewers, pr.TeamReviewers
+	}
+	return in
+}
