@@ -123,8 +123,9 @@ func LoadService(getenv func(string) string, withWeb bool) (Service, error) {
 	// Each process keeps its clones in a folder of its own, so that at start it can remove
 	// what a crashed predecessor of the same owner left without touching another's.
 	cfg.Queue.Owner = rcfg.Sandbox.Owner
-	// A repository's settings file can lower these, never raise them (issue 30).
-	cfg.Queue.Ceilings = settings.Ceilings{Attempts: rcfg.Attempts.N, Models: []string{rcfg.Leaf.Model},
+	// A repository's settings file can lower these, never raise them (issue 30). Models: the
+	// names every repository may use; the worker asks the runner for a repository's own.
+	cfg.Queue.Ceilings = settings.Ceilings{Attempts: rcfg.Attempts.N, Models: rcfg.Models.Allowed(""),
 		RunsPerDay: int(cfg.Queue.Budgets.RepoRuns)}
 	cfg.Queue.Label = cfg.Label // a failed run removes it, so that labelling again retries
 	if cfg.Queue.CIFollowUps = ciFollowUps.get(e); cfg.Queue.CIFollowUps == 0 {

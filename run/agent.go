@@ -42,6 +42,9 @@ func (a agentRunner) ChooseModel(repo, asked string) (string, error) {
 	return s.Name, nil
 }
 
+// AllowedModels is the names of the operator's model servers that repo (OWNER/NAME) may use.
+func (a agentRunner) AllowedModels(repo string) []string { return a.r.Models().Allowed(repo) }
+
 func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
 	var model *runner.ModelServer
 	modelURL := a.modelURL
@@ -297,7 +300,11 @@ func (a *attempt) chooseModel() (string, error) {
 	if !ok {
 		return "", nil
 	}
-	return mc.ChooseModel(a.run.Owner+"/"+a.run.Repo, a.run.Asked.Model)
+	asked := a.run.Asked.Model // asked at trigger, else the repository's settings (within the operator's offer)
+	if asked == "" && a.settings.Model != nil {
+		asked = *a.settings.Model
+	}
+	return mc.ChooseModel(a.run.Owner+"/"+a.run.Repo, asked)
 }
 
 // modelRefusedEnd ends run a.run, whose model is not offered to its repository: skipped, with

@@ -99,6 +99,9 @@ type ModelChooser interface {
 	// ChooseModel is the name of the model a run of repo (OWNER/NAME) that asked for asked
 	// ("": none) uses, or a *runner.ModelRefused naming the ones repo may use.
 	ChooseModel(repo, asked string) (string, error)
+	// AllowedModels is the names repo may use, in the operator's order: the ceiling of a
+	// repository settings file's `model`.
+	AllowedModels(repo string) []string
 }
 
 // RunSpec describes one agent run.

@@ -70,7 +70,11 @@ func (a *attempt) readSettings(ctx context.Context) (s settings.Settings, notes 
 	if len(problems) > 0 {
 		return settings.Settings{}, nil, &settings.InvalidError{Problems: problems}, nil
 	}
-	s, notes = settings.Limit(settings.Merge(org, own), a.p.cfg.Ceilings)
+	ceilings := a.p.cfg.Ceilings
+	if mc, ok := a.p.cfg.Runner.(ModelChooser); ok { // the models the operator offers this repository
+		ceilings.Models = mc.AllowedModels(a.run.Owner + "/" + a.run.Repo)
+	}
+	s, notes = settings.Limit(settings.Merge(org, own), ceilings)
 	return s, notes, nil, nil
 }
 

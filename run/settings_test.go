@@ -9,6 +9,7 @@ import (
 
 	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/run/runtest"
+	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/settings"
 )
 
@@ -292,5 +293,56 @@ func TestInvalidSettingsCommentRetried(t *testing.T) {
 	}
 	if row := p.Row(t, id); row.State != run.StateSkipped || row.ExitReason != run.ExitSettingsInvalid {
 		t.Errorf("run = %s/%s, want skipped/%s", row.State, row.ExitReason, run.ExitSettingsInvalid)
+	}
+}
+
+// modelChooser is a Runner that offers named models, as run.AgentRunner does: a run may use
+// the names in offered, "default" when it asks for none.
+type modelChooser struct {
+	*runtest.Runner
+	offered []string
+}
+
+func (m modelChooser) AllowedModels(string) []string { return m.offered }
+
+func (m modelChooser) ChooseModel(repo, asked string) (string, error) {
+	if asked == "" {
+		return "default", nil
+	}
+	if !slices.Contains(m.offered, asked) {
+		return "", &runner.ModelRefused{Name: asked, Repo: repo, Allowed: m.offered, Asked: true}
+	}
+	return asked, nil
+}
+
+// TestSettingsChooseTheModel: the settings' model is the run's when the request names none,
+// the request's model wins over it, and a settings model the operator does not offer the
+// repository is named in the status comment while the operator's default writes the patch.
+func TestSettingsChooseTheModel(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, file, asked, want, note string
+	}{
+		{"settings", "model: large\n", "", "large", ""},
+		{"asked wins", "model: large\n", "small", "small", ""},
+		{"not offered", "model: huge\n", "", "default", "`model=huge is not a model the operator offers (it offers default, small, large); the operator's default is used`"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := runtest.New(t)
+			p.Config.Runner = modelChooser{p.Runner, []string{"default", "small", "large"}}
+			p.Repo.Files = map[string]string{settings.Path: tc.file}
+			id := p.Request(t, runtest.Request{Issue: 7, Labeler: "maintainer", Trigger: run.TriggerMention, Options: run.Options{Model: tc.asked}})
+			if r := p.Work(t, id, 1); !r.Completed() {
+				t.Fatalf("Work: %v", r)
+			}
+			specs := p.Runner.Specs()
+			if len(specs) != 1 || specs[0].Model != tc.want {
+				t.Fatalf("the agent's specs = %+v, want one with model %q", specs, tc.want)
+			}
+			if last := p.Repo.LastEdit().Body; tc.note != "" && !strings.Contains(last, tc.note) {
+				t.Errorf("status comment = %q, want %s", last, tc.note)
+			}
+		})
 	}
 }

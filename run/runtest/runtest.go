@@ -133,6 +133,8 @@ type Request struct {
 	// that asked (0: none).
 	Trigger string
 	TokenID int64
+	// Options are the options asked at trigger (run.NewRun's Asked).
+	Options run.Options
 	// State is run.StateQueued ("" too) or run.StateWaiting: a request the intake made wait
 	// for its pull request's active run (queue/waiting.go).
 	State string
@@ -169,7 +171,7 @@ func (p *Pipeline) Request(t testing.TB, req Request) int64 {
 	n := run.NewRun{HookTarget: "runtest", DeliveryID: fmt.Sprintf("request-%d", p.seq.Add(1)),
 		InstallationID: req.InstallationID, RepoID: req.RepoID, Owner: req.Owner, Repo: req.Repo, Issue: req.Issue,
 		Labeler: req.Labeler, Kind: req.Kind, Request: req.Request, RequestURL: req.RequestURL, CISHA: req.CISHA, SourceID: req.SourceID,
-		Trigger: req.Trigger, TokenID: req.TokenID}
+		Trigger: req.Trigger, TokenID: req.TokenID, Asked: req.Options}
 	ctx := context.Background()
 	var id int64
 	err := pgx.BeginFunc(ctx, p.Pool, func(tx pgx.Tx) error {
