@@ -11,6 +11,7 @@ import (
 	"github.com/frognano/frognano/doctor"
 	runs "github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/runner"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // doctorCmd is `frognano doctor`: every check of package doctor against the configuration
@@ -112,6 +113,9 @@ func settingsResult(ctx context.Context, url string) doctor.Result {
 	}
 	defer pool.Close()
 	invalid, err := runs.NewStore(pool, nil).InvalidSettings(ctx)
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table: not migrated yet
+		return doctor.Result{Name: name, Status: doctor.Skip, Detail: "the database is not migrated yet: no run has read a settings file"}
+	}
 	if err != nil {
 		return doctor.Result{Name: name, Status: doctor.Fail, Detail: err.Error(), Fix: "check the database (frognano migrate)"}
 	}
