@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -43,6 +44,9 @@ type ModelEntry struct {
 	Concurrency  int      `yaml:"concurrency"`
 	Repositories []string `yaml:"repositories"`
 }
+
+// envName is an environment variable's name as api_key_env must write it.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ModelsFileVar is the variable that names the models file, for the texts that point to it.
 const ModelsFileVar = "FROGNANO_MODELS_FILE"
@@ -107,8 +111,13 @@ func (m ModelEntry) server(getenv func(string) string) (runner.ModelServer, erro
 			return s, fmt.Errorf("repositories: %q is not an OWNER/NAME glob (such as acme/* or acme/api)", g)
 		}
 	}
+	// The names of the key's variable and file are quoted only when they cannot be the key
+	// itself, written there by mistake: an error is logged and shown.
 	switch {
 	case m.APIKeyEnv != "":
+		if !envName.MatchString(m.APIKeyEnv) {
+			return s, errors.New("api_key_env must name an environment variable (letters, digits and '_'), not hold the key")
+		}
 		s.APIKey = getenv(m.APIKeyEnv)
 		if s.APIKey == "" {
 			return s, fmt.Errorf("api_key_env: %s is not set", m.APIKeyEnv)
@@ -116,7 +125,11 @@ func (m ModelEntry) server(getenv func(string) string) (runner.ModelServer, erro
 	case m.APIKeyFile != "":
 		b, err := os.ReadFile(m.APIKeyFile)
 		if err != nil {
-			return s, fmt.Errorf("api_key_file: %w", err)
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return s, fmt.Errorf("api_key_file: cannot read the file it names: %w", err)
 		}
 		if s.APIKey = strings.TrimSpace(string(b)); s.APIKey == "" {
 			return s, fmt.Errorf("api_key_file: %s is empty", m.APIKeyFile)
