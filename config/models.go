@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path"
 	"regexp"
@@ -43,6 +44,12 @@ type ModelEntry struct {
 	APIKeyFile   string   `yaml:"api_key_file"`
 	Concurrency  int      `yaml:"concurrency"`
 	Repositories []string `yaml:"repositories"`
+}
+
+// hasUserinfo reports whether the URL u names a user or password before its host.
+func hasUserinfo(u string) bool {
+	parsed, err := url.Parse(u)
+	return err != nil || parsed.User != nil
 }
 
 // envName is an environment variable's name as api_key_env must write it.
@@ -98,6 +105,9 @@ func (m ModelEntry) server(getenv func(string) string) (runner.ModelServer, erro
 		return s, errors.New("url is required (the OpenAI-compatible base URL, such as http://host:8000/v1)")
 	case !strings.HasPrefix(s.BaseURL, "http://") && !strings.HasPrefix(s.BaseURL, "https://"):
 		return s, errors.New("url must start with http:// or https://")
+	case hasUserinfo(s.BaseURL):
+		// The URL is named in errors (an unreachable server), which runs record and show.
+		return s, errors.New("url must not hold credentials (user:password@): give the key with api_key_env or api_key_file")
 	case s.Model == "":
 		return s, errors.New("model is required (the served model name)")
 	case m.Concurrency < 0:
