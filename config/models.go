@@ -46,10 +46,16 @@ type ModelEntry struct {
 	Repositories []string `yaml:"repositories"`
 }
 
-// hasUserinfo reports whether the URL u names a user or password before its host.
+// parses reports whether u is a URL Go can request.
+func parses(u string) bool {
+	_, err := url.Parse(u)
+	return err == nil
+}
+
+// hasUserinfo reports whether the URL u (which parses) names a user or password before its host.
 func hasUserinfo(u string) bool {
 	parsed, err := url.Parse(u)
-	return err != nil || parsed.User != nil
+	return err == nil && parsed.User != nil
 }
 
 // envName is an environment variable's name as api_key_env must write it.
@@ -105,6 +111,8 @@ func (m ModelEntry) server(getenv func(string) string) (runner.ModelServer, erro
 		return s, errors.New("url is required (the OpenAI-compatible base URL, such as http://host:8000/v1)")
 	case !strings.HasPrefix(s.BaseURL, "http://") && !strings.HasPrefix(s.BaseURL, "https://"):
 		return s, errors.New("url must start with http:// or https://")
+	case !parses(s.BaseURL):
+		return s, errors.New("url is not a URL")
 	case hasUserinfo(s.BaseURL):
 		// The URL is named in errors (an unreachable server), which runs record and show.
 		return s, errors.New("url must not hold credentials (user:password@): give the key with api_key_env or api_key_file")

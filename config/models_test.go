@@ -44,6 +44,7 @@ func TestParseModelsFile(t *testing.T) {
 		// A key written where its variable's or file's name goes is not quoted back.
 		{"key in api_key_env", "models:\n" + ok + "    api_key_env: sk-live-0123456789\n", "api_key_env must name an environment variable"},
 		{"key in api_key_file", "models:\n" + ok + "    api_key_file: sk-live-0123456789\n", "api_key_file: cannot read the file it names"},
+		{"not a url", "models:\n  - name: large\n    url: http://gpu:port/v1\n    model: m\n", "url is not a URL"},
 		{"credentials in url", "models:\n  - name: large\n    url: http://u:sk-live-0123456789@gpu:8000/v1\n    model: m\n", "url must not hold credentials"},
 		{"bad glob", "models:\n" + ok + "    repositories: [acme]\n", `repositories: "acme" is not an OWNER/NAME glob`},
 		{"bad pattern", "models:\n" + ok + "    repositories: ['acme/[']\n", "is not an OWNER/NAME glob"},
