@@ -258,7 +258,7 @@ func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
 		"", "label: x\n", "attempts: 3\nrunsper: 1\n", "teams: [a, b]\npull_request:\n  labels: [x]\n",
 		"a: &x [*x]\n", "protected_paths: ['[', '**']\n", "- 1\n- 2\n", "{label: 1}\n", "label: !!binary aGk=\n",
-		"? [a]\n: b\n", "attempts: 0x10\n", "follow_ups: yes\n", "label: a\n---\n", "\t", "attempts: .inf\n",
+		"? [a]\n: b\n", "attempts: 0x10\n", "protected_paths: [./a, a//b, /, secrets/]\n", "follow_ups: yes\n", "label: a\n---\n", "\t", "attempts: .inf\n",
 	} {
 		f.Add([]byte(seed))
 	}
