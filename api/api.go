@@ -162,8 +162,14 @@ func (a *API) handleStart(w http.ResponseWriter, r *http.Request) {
 	}
 	repo, err := a.cfg.Repos.FindRepository(ctx, req.Owner(), req.Repo())
 	if errors.Is(err, githubapp.ErrNoRepository) {
-		// Said before the installation scope: a token learns nothing from it that GitHub would
-		// not say.
+		// Said only of a repository the token names: to a token that reaches it only through
+		// an installation, 404 here and 403 below would tell which repositories (private ones
+		// too) other installations of the App have.
+		if !tok.Scope.Allows(0, req.Owner(), req.Repo()) {
+			log.InfoContext(ctx, "API: a request outside the token's scope", "repository", req.Repository)
+			a.refuse(w, http.StatusForbidden, "the token's scope does not include "+req.Repository)
+			return
+		}
 		a.refuse(w, http.StatusNotFound, "no installation of the App has the repository "+req.Repository)
 		return
 	}

@@ -176,6 +176,7 @@ func TestStartRefusals(t *testing.T) {
 	_, widgets := f.token(t, "widgets-only", Scope{Repos: []string{"acme/widgets"}})
 	_, inst9 := f.token(t, "installation-9", Scope{Installations: []int64{9}})
 	_, inst7 := f.token(t, "installation-7", Scope{Installations: []int64{7}})
+	_, nothing := f.token(t, "nothing", Scope{Repos: []string{"acme/nothing"}})
 	revoked, revokedSecret := f.token(t, "old", Scope{Repos: []string{"acme/widgets"}})
 	if _, err := f.tokens.Revoke(context.Background(), revoked.ID); err != nil {
 		t.Fatal(err)
@@ -194,7 +195,11 @@ func TestStartRefusals(t *testing.T) {
 		{"Revoked", "Bearer " + revokedSecret, ok, http.StatusUnauthorized, unauthorized},
 		{"AnotherRepository", "Bearer " + widgets, `{"repository": "acme/gadgets", "issue": 1}`, http.StatusForbidden, "scope does not include acme/gadgets"},
 		{"AnotherInstallation", "Bearer " + inst9, ok, http.StatusForbidden, "scope does not include acme/widgets"},
-		{"UnknownRepository", "Bearer " + inst7, `{"repository": "acme/nothing", "issue": 1}`, http.StatusNotFound, "no installation of the App has the repository acme/nothing"},
+		{"UnknownRepository", "Bearer " + nothing, `{"repository": "acme/nothing", "issue": 1}`, http.StatusNotFound, "no installation of the App has the repository acme/nothing"},
+		// An installation's token learns nothing of the repositories outside it: one that no
+		// installation has is refused as one of another installation is.
+		{"UnknownRepositoryOfNoInstallation", "Bearer " + inst7, `{"repository": "acme/nothing", "issue": 1}`, http.StatusForbidden, "scope does not include acme/nothing"},
+		{"AnotherInstallationUnknownRepository", "Bearer " + inst9, `{"repository": "acme/nothing", "issue": 1}`, http.StatusForbidden, "scope does not include acme/nothing"},
 		{"UnknownRepositoryOutOfScope", "Bearer " + widgets, `{"repository": "acme/nothing", "issue": 1}`, http.StatusForbidden, "scope does not include acme/nothing"},
 		{"BadOption", "Bearer " + widgets, `{"repository": "acme/widgets", "issue": 1, "attempts": 99}`, http.StatusBadRequest, `option "attempts": must be a whole number from 1 to 20`},
 		{"BadBase", "Bearer " + widgets, `{"repository": "acme/widgets", "issue": 1, "base": "-x"}`, http.StatusBadRequest, `option "base"`},

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path"
+	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -43,6 +45,21 @@ type ModelEntry struct {
 	Concurrency  int      `yaml:"concurrency"`
 	Repositories []string `yaml:"repositories"`
 }
+
+// parses reports whether u is a URL Go can request.
+func parses(u string) bool {
+	_, err := url.Parse(u)
+	return err == nil
+}
+
+// hasUserinfo reports whether the URL u (which parses) names a user or password before its host.
+func hasUserinfo(u string) bool {
+	parsed, err := url.Parse(u)
+	return err == nil && parsed.User != nil
+}
+
+// envName is an environment variable's name as api_key_env must write it.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ModelsFileVar is the variable that names the models file, for the texts that point to it.
 const ModelsFileVar = "FROGNANO_MODELS_FILE"
@@ -94,6 +111,11 @@ func (m ModelEntry) server(getenv func(string) string) (runner.ModelServer, erro
 		return s, errors.New("url is required (the OpenAI-compatible base URL, such as http://host:8000/v1)")
 	case !strings.HasPrefix(s.BaseURL, "http://") && !strings.HasPrefix(s.BaseURL, "https://"):
 		return s, errors.New("url must start with http:// or https://")
+	case !parses(s.BaseURL):
+		return s, errors.New("url is not a URL")
+	case hasUserinfo(s.BaseURL):
+		// The URL is named in errors (an unreachable server), which runs record and show.
+		return s, errors.New("url must not hold credentials (user:password@): give the key with api_key_env or api_key_file")
 	case s.Model == "":
 		return s, errors.New("model is required (the served model name)")
 	case m.Concurrency < 0:
@@ -107,8 +129,13 @@ func (m ModelEntry) server(getenv func(string) string) (runner.ModelServer, erro
 			return s, fmt.Errorf("repositories: %q is not an OWNER/NAME glob (such as acme/* or acme/api)", g)
 		}
 	}
+	// The names of the key's variable and file are quoted only when they cannot be the key
+	// itself, written there by mistake: an error is logged and shown.
 	switch {
 	case m.APIKeyEnv != "":
+		if !envName.MatchString(m.APIKeyEnv) {
+			return s, errors.New("api_key_env must name an environment variable (letters, digits and '_'), not hold the key")
+		}
 		s.APIKey = getenv(m.APIKeyEnv)
 		if s.APIKey == "" {
 			return s, fmt.Errorf("api_key_env: %s is not set", m.APIKeyEnv)
@@ -116,7 +143,11 @@ func (m ModelEntry) server(getenv func(string) string) (runner.ModelServer, erro
 	case m.APIKeyFile != "":
 		b, err := os.ReadFile(m.APIKeyFile)
 		if err != nil {
-			return s, fmt.Errorf("api_key_file: %w", err)
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return s, fmt.Errorf("api_key_file: cannot read the file it names: %w", err)
 		}
 		if s.APIKey = strings.TrimSpace(string(b)); s.APIKey == "" {
 			return s, fmt.Errorf("api_key_file: %s is empty", m.APIKeyFile)

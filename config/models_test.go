@@ -40,7 +40,12 @@ func TestParseModelsFile(t *testing.T) {
 		{"negative concurrency", "models:\n" + ok + "    concurrency: -1\n", "concurrency must not be negative"},
 		{"both keys", "models:\n" + ok + "    api_key_env: LARGE_KEY\n    api_key_file: " + keyFile + "\n", "not both"},
 		{"unset key var", "models:\n" + ok + "    api_key_env: NOT_SET\n", "api_key_env: NOT_SET is not set"},
-		{"missing key file", "models:\n" + ok + "    api_key_file: /nonexistent/key\n", "api_key_file: open /nonexistent/key"},
+		{"missing key file", "models:\n" + ok + "    api_key_file: /nonexistent/key\n", "api_key_file: cannot read the file it names: no such file or directory"},
+		// A key written where its variable's or file's name goes is not quoted back.
+		{"key in api_key_env", "models:\n" + ok + "    api_key_env: sk-live-0123456789\n", "api_key_env must name an environment variable"},
+		{"key in api_key_file", "models:\n" + ok + "    api_key_file: sk-live-0123456789\n", "api_key_file: cannot read the file it names"},
+		{"not a url", "models:\n  - name: large\n    url: http://gpu:port/v1\n    model: m\n", "url is not a URL"},
+		{"credentials in url", "models:\n  - name: large\n    url: http://u:sk-live-0123456789@gpu:8000/v1\n    model: m\n", "url must not hold credentials"},
 		{"bad glob", "models:\n" + ok + "    repositories: [acme]\n", `repositories: "acme" is not an OWNER/NAME glob`},
 		{"bad pattern", "models:\n" + ok + "    repositories: ['acme/[']\n", "is not an OWNER/NAME glob"},
 		{"twice", "models:\n" + ok + ok, `models.yml: model 2 ("large"): the name is also model 1's`},
@@ -61,7 +66,7 @@ func TestParseModelsFile(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want one that says %q", err, tt.want)
 			}
-			for _, key := range []string{"env-key-0123456789", "file-key-0123456789"} {
+			for _, key := range []string{"env-key-0123456789", "file-key-0123456789", "sk-live-0123456789"} {
 				if strings.Contains(err.Error(), key) {
 					t.Errorf("the error quotes a key: %v", err)
 				}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/run/runtest"
+	"github.com/frognano/frognano/settings"
 )
 
 // TestAPIRunNeedsALiveToken: a run an API token asked for is admitted without asking GitHub
@@ -19,15 +20,21 @@ func TestAPIRunNeedsALiveToken(t *testing.T) {
 		name    string
 		revoked bool
 		noToken bool
+		invalid bool // the repository's settings file is invalid
 	}{
 		{name: "Live"},
 		{name: "RevokedAfterAsking", revoked: true},
 		{name: "NoToken", noToken: true},
+		// A revoked token's run does not even name the settings file's problems.
+		{name: "RevokedInvalidSettings", revoked: true, invalid: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			p := runtest.New(t)
 			ctx := context.Background()
+			if c.invalid {
+				p.Repo.Files = map[string]string{settings.Path: "colour: red\n"}
+			}
 			var tokenID int64
 			if !c.noToken {
 				if err := p.Pool.QueryRow(ctx, `INSERT INTO api_tokens (name, hash, repos) VALUES ('tracker', sha256('s'), '{acme/widgets}')

@@ -130,6 +130,14 @@ func (s *Store) overBudget(ctx context.Context, tx pgx.Tx, id, installation, rep
 type overridden struct{ InstallationRuns, InstallationTokens, RepoRuns, RepoTokens bool }
 
 // effectiveBudgets is def with the installation's overrides (the budgets table) applied.
+// repoRunsBudget is the runs per repository and UTC day the operator allows installation: its
+// own budget (`frognano budget set --repo-runs`), else def (FROGNANO_BUDGET_REPOSITORY_RUNS_PER_DAY);
+// 0 is none. It is the ceiling of a settings file's runs_per_day.
+func (s *Store) repoRunsBudget(ctx context.Context, installation, def int64) (int64, error) {
+	b, _, err := effectiveBudgets(ctx, s.pool, installation, Budgets{RepoRuns: def})
+	return b.RepoRuns, err
+}
+
 func effectiveBudgets(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }, installation int64, def Budgets) (Budgets, overridden, error) {

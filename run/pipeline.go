@@ -161,6 +161,13 @@ type attempt struct {
 // status comment, the task, the clone and what is published.
 func (a *attempt) do(ctx context.Context) error {
 	r := a.run
+	// A run an API token asked for writes nothing on GitHub once its token is revoked, not
+	// even a settings file's problems or a missing permission: its token is checked first.
+	if r.Trigger == TriggerAPI {
+		if ok, err := a.admitToken(ctx); err != nil || !ok {
+			return err
+		}
+	}
 	repo, err := a.p.cfg.GitHub.ForRepo(ctx, r.InstallationID, r.RepoID, r.Owner, r.Repo)
 	if err != nil {
 		return fmt.Errorf("opening repository %s/%s: %w", r.Owner, r.Repo, err)

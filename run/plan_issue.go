@@ -17,11 +17,12 @@ type issuePlan struct {
 }
 
 // admit: only people who may write can start a run, or a live API token (an operator's
-// credential: no person's permission applies; its scope was checked when it asked).
+// credential: no person's permission applies; its scope was checked when it asked, its
+// liveness before anything else (attempt.do, admitToken)).
 func (p *issuePlan) admit(ctx context.Context, a *attempt) (bool, error) {
 	r := a.run
 	if r.Trigger == TriggerAPI {
-		return p.admitToken(ctx, a)
+		return true, nil
 	}
 	perm, err := a.repo.Permission(ctx, r.Labeler)
 	if err != nil {
@@ -38,7 +39,7 @@ func (p *issuePlan) admit(ctx context.Context, a *attempt) (bool, error) {
 // admitToken lets a run asked through the API go ahead only while its token is live: a token
 // revoked after it asked, and a run that claims the API without a token, are skipped with no
 // comment (nobody on GitHub asked).
-func (p *issuePlan) admitToken(ctx context.Context, a *attempt) (bool, error) {
+func (a *attempt) admitToken(ctx context.Context) (bool, error) {
 	r := a.run
 	if r.TokenID == 0 {
 		return false, a.skip(ctx, "token", "asked through the API without a token")

@@ -71,6 +71,11 @@ func (a *attempt) readSettings(ctx context.Context) (s settings.Settings, notes 
 		return settings.Settings{}, nil, &settings.InvalidError{Problems: problems}, nil
 	}
 	ceilings := a.p.cfg.Ceilings
+	repoRuns, err := a.st.repoRunsBudget(ctx, r.InstallationID, int64(ceilings.RunsPerDay)) // the installation's own, if set
+	if err != nil {
+		return settings.Settings{}, nil, nil, err
+	}
+	ceilings.RunsPerDay = int(repoRuns)
 	if mc, ok := a.p.cfg.Runner.(ModelChooser); ok { // the models the operator offers this repository
 		ceilings.Models = mc.AllowedModels(a.run.Owner + "/" + a.run.Repo)
 	}

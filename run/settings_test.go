@@ -183,6 +183,28 @@ func TestSettingsAboveTheCeilingsAreNamed(t *testing.T) {
 	}
 }
 
+// TestSettingsRunsPerDayAboveTheInstallationsBudget: the ceiling of runs_per_day is the
+// installation's own budget when the operator set one (`frognano budget set --repo-runs`), not
+// only FROGNANO_BUDGET_REPOSITORY_RUNS_PER_DAY: a value above it is named too.
+func TestSettingsRunsPerDayAboveTheInstallationsBudget(t *testing.T) {
+	t.Parallel()
+	p := runtest.New(t)
+	p.Config.Ceilings = settings.Ceilings{Models: []string{"frognano"}}
+	two := int64(2)
+	if err := p.Store.SetBudget(context.Background(), runtest.Installation, run.BudgetOverride{RepoRuns: &two}); err != nil {
+		t.Fatal(err)
+	}
+	p.Repo.Files = map[string]string{settings.Path: "runs_per_day: 5\n"}
+	id := p.Label(t, 7)
+	if r := p.Work(t, id, 1); !r.Completed() {
+		t.Fatalf("Work: %v", r)
+	}
+	const note = "`runs_per_day=5 is above the operator's ceiling 2; 2 is used`"
+	if last := p.Repo.LastEdit().Body; !strings.Contains(last, note) {
+		t.Errorf("status comment = %q, want %s", last, note)
+	}
+}
+
 // TestSettingsRunsPerDay: the repository's runs_per_day caps its runs of the UTC day below the
 // operator's budget; the run past it is skipped, and its note names the settings file.
 func TestSettingsRunsPerDay(t *testing.T) {

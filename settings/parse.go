@@ -125,9 +125,12 @@ func Parse(name string, data []byte) (Settings, error) {
 	}
 	if globs := find(root, "protected_paths"); globs != nil {
 		for i, p := range s.ProtectedPaths {
-			if !validGlob(p) {
-				n := globs.Content[i]
+			n := globs.Content[i]
+			switch {
+			case !validGlob(p):
 				problems = append(problems, Problem{name, n.Line, n.Column, fmt.Sprintf("protected_paths: %q is not a valid glob (an unclosed [ or a trailing \\)", p)})
+			case !rootedGlob(p):
+				problems = append(problems, Problem{name, n.Line, n.Column, fmt.Sprintf("protected_paths: %q has an empty, \".\" or \"..\" part, which no path from the repository's root has: write the path from the root, such as deploy/**", p)})
 			}
 		}
 	}

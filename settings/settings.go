@@ -94,8 +94,10 @@ func (s Settings) Protected(file string) (string, bool) {
 
 // MatchPath reports whether the slash-separated path name matches the glob pattern of a
 // protected path: `*`, `?` and `[...]` match within one path segment (Go's path.Match), `**`
-// as a whole segment matches any number of segments, none included. A pattern that is not
-// valid matches nothing (Parse refuses it).
+// as a whole segment matches any number of segments, none included. A pattern that matches a
+// directory matches everything under it too (`deploy`, `deploy/` and `deploy/**` protect the
+// same files): a pattern naming a directory must not protect only a file of that name. A
+// pattern that is not valid matches nothing (Parse refuses it).
 func MatchPath(pattern, name string) bool {
 	return matchSegments(strings.Split(strings.Trim(pattern, "/"), "/"), strings.Split(name, "/"))
 }
@@ -118,7 +120,7 @@ func matchSegments(pat, name []string) bool {
 		}
 		pat, name = pat[1:], name[1:]
 	}
-	return len(name) == 0
+	return true // name is what pat matches, or under it
 }
 
 // validGlob reports whether every segment of a protected path's pattern is a valid
@@ -126,6 +128,18 @@ func matchSegments(pat, name []string) bool {
 func validGlob(pattern string) bool {
 	for _, seg := range strings.Split(strings.Trim(pattern, "/"), "/") {
 		if _, err := path.Match(seg, ""); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// rootedGlob reports whether a protected path's pattern has no empty, "." or ".." segment
+// (but for a leading or trailing slash): the paths of a patch have none, so such a pattern
+// would match nothing, and protect nothing, without a word.
+func rootedGlob(pattern string) bool {
+	for _, seg := range strings.Split(strings.Trim(pattern, "/"), "/") {
+		if seg == "" || seg == "." || seg == ".." {
 			return false
 		}
 	}

@@ -62,6 +62,13 @@ func TestParseRefusesWithLines(t *testing.T) {
 			[]string{"f.yml:1:1: got array, want object"}},
 		{"bad glob", "protected_paths:\n  - deploy/**\n  - 'src/[a'\n",
 			[]string{`f.yml:3:5: protected_paths: "src/[a" is not a valid glob (an unclosed [ or a trailing \)`}},
+		{"dot segments", "protected_paths:\n  - ./deploy/**\n  - 'src/../secrets'\n  - a//b\n  - /\n",
+			[]string{
+				`f.yml:2:5: protected_paths: "./deploy/**" has an empty, "." or ".." part, which no path from the repository's root has: write the path from the root, such as deploy/**`,
+				`f.yml:3:5: protected_paths: "src/../secrets" has an empty, "." or ".." part, which no path from the repository's root has: write the path from the root, such as deploy/**`,
+				`f.yml:4:5: protected_paths: "a//b" has an empty, "." or ".." part, which no path from the repository's root has: write the path from the root, such as deploy/**`,
+				`f.yml:5:5: protected_paths: "/" has an empty, "." or ".." part, which no path from the repository's root has: write the path from the root, such as deploy/**`,
+			}},
 		{"huge number", "attempts: 99999999999999999999\n",
 			[]string{"f.yml:1:11: 99999999999999999999 is not a number a setting can hold"}},
 		{"two documents", "label: a\n---\nlabel: b\n",
@@ -219,6 +226,14 @@ func TestMatchPath(t *testing.T) {
 		{"go.mod", "sub/go.mod", false},
 		{"src/**/gen/*", "src/a/b/gen/x.go", true},
 		{"src/[a", "src/[a", false},
+		// A pattern that matches a directory protects what is in it, written with a trailing
+		// slash or not, and a leading slash is the root.
+		{"secrets/", "secrets/key.pem", true},
+		{"secrets", "secrets/a/key.pem", true},
+		{"/secrets", "secrets/key.pem", true},
+		{"deploy/*/", "deploy/prod/values.yaml", true},
+		{"secrets/", "secretsx/key.pem", false},
+		{"secrets/", "src/secrets/key.pem", false},
 	}
 	for _, tt := range tests {
 		if got := MatchPath(tt.pattern, tt.name); got != tt.want {
@@ -243,7 +258,7 @@ func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
 		"", "label: x\n", "attempts: 3\nrunsper: 1\n", "teams: [a, b]\npull_request:\n  labels: [x]\n",
 		"a: &x [*x]\n", "protected_paths: ['[', '**']\n", "- 1\n- 2\n", "{label: 1}\n", "label: !!binary aGk=\n",
-		"? [a]\n: b\n", "attempts: 0x10\n", "follow_ups: yes\n", "label: a\n---\n", "\t", "attempts: .inf\n",
+		"? [a]\n: b\n", "attempts: 0x10\n", "protected_paths: [./a, a//b, /, secrets/]\n", "follow_ups: yes\n", "label: a\n---\n", "\t", "attempts: .inf\n",
 	} {
 		f.Add([]byte(seed))
 	}
