@@ -38,7 +38,9 @@ func renderDenied(runID int64, labeler, permission, least string, teams []string
 const maxProblemsShown = 20
 
 // renderInvalidSettings is the one comment that names an invalid settings file's problems,
-// posted by the first run that meets them; no run starts until the file is fixed.
+// posted by the first run that meets them; no run starts until the file is fixed. A problem of
+// the organisation's file (in its .github repository, which may be private while this
+// repository is public) is named by its place only: its message can quote the file.
 func renderInvalidSettings(runID int64, problems []settings.Problem) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\nfrognano did not start: the settings file is invalid. Fix it on the default branch "+
@@ -47,6 +49,11 @@ func renderInvalidSettings(runID int64, problems []settings.Problem) string {
 		if i == maxProblemsShown {
 			fmt.Fprintf(&b, "- and %d more\n", len(problems)-i)
 			break
+		}
+		if p.File != settings.Path {
+			fmt.Fprintf(&b, "- %s (the organisation's file: its message is not shown here; `frognano config check` on it shows it)\n",
+				report.CodeSpan(p.Where(), 300))
+			continue
 		}
 		fmt.Fprintf(&b, "- %s\n", report.CodeSpan(p.String(), 300))
 	}

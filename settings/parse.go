@@ -36,6 +36,14 @@ func (p Problem) String() string {
 	return fmt.Sprintf("%s:%d:%d: %s", p.File, p.Line, p.Col, p.Message)
 }
 
+// Where is FILE:LINE:COL, or FILE:LINE without a column: the problem's place alone.
+func (p Problem) Where() string {
+	if p.Col == 0 {
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
 // InvalidError is a settings file that Parse refused: its problems, in the file's order.
 type InvalidError struct {
 	Problems []Problem
