@@ -24,6 +24,9 @@ type agentRunner struct {
 	modelURL string
 }
 
+// MaxAttempts is the operator's ceiling on a run's attempts (AttemptsCeiling).
+func (a agentRunner) MaxAttempts() int { return a.r.Attempts() }
+
 func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
 	// A model server that is down is an infrastructure failure worth a retry (CheckModel's
 	// error is transient), not a run that ended with llm_query_error on its first turn.
@@ -48,6 +51,7 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 		SetupCommit: spec.SetupCommit,
 		Scope:       env.ServiceScope(spec.InstallationID, spec.RepoID),
 		Observer:    runObserver{ctx: ctx, ev: ev, pr: pr, attempt: attempt},
+		Attempts:    spec.Attempts,
 	}, func(k int, s leaf.Step) {
 		ev.Add(ctx, EventStep, NewStepEvent(k, s))
 		pr.step(s)

@@ -21,6 +21,14 @@ func renderDenied(runID int64, labeler, permission string) string {
 		"permission on this repository (yours: %s). No run was started.", statusMarker(runID), labeler, report.CodeSpan(permission, 20))
 }
 
+// renderOptionRefused is the one comment a request with an option that cannot be used gets
+// (an unknown name, a bad value, one given twice: oe names it); no run starts.
+func renderOptionRefused(runID int64, requester string, oe *OptionError) string {
+	return fmt.Sprintf("%s\n@%s, frognano did not start: the option %s %s. Options come first, as `name=value` "+
+		"(`%s=BRANCH`, `%s=N`, `%s=NAME`), then `--` or your instructions. No run was started; ask again with a new comment.",
+		statusMarker(runID), requester, report.CodeSpan(oe.Name, 40), oneLine(oe.Reason, 200), OptionBase, OptionAttempts, OptionModel)
+}
+
 // missingPermissionsNote is the one line a person can act on.
 func missingPermissionsNote(e *githubapp.MissingPermissionsError) string {
 	return fmt.Sprintf("frognano cannot work on this repository: the App's installation has not granted it %s. "+

@@ -122,6 +122,10 @@ type Spec struct {
 	// Observer, when set, is told what the run does as it goes: setup's lines, waits for the
 	// model server and for sandboxes, the start of each test run (observer.go).
 	Observer Observer
+	// Attempts, when above 0 and below the runner's own (Runner.Attempts, the operator's
+	// ceiling), is how many attempts RunAll makes: the requester asked for fewer. More than
+	// the ceiling is the ceiling.
+	Attempts int
 
 	// attempt is set when the run is one attempt of RunAttempts: its own model settings and
 	// the before-run it shares with the other attempts (attempts.go).

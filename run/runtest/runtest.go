@@ -129,6 +129,10 @@ type Request struct {
 	Request, RequestURL    string
 	CISHA                  string
 	SourceID               int64
+	// Trigger is how the run was asked for (run.Trigger*; "": by its Kind) and Options what
+	// was asked with it (a mention's, as the server parsed them).
+	Trigger string
+	Options run.Options
 	// State is run.StateQueued ("" too) or run.StateWaiting: a request the intake made wait
 	// for its pull request's active run (queue/waiting.go).
 	State string
@@ -164,7 +168,8 @@ func (p *Pipeline) Request(t testing.TB, req Request) int64 {
 	def(&req.State, run.StateQueued)
 	n := run.NewRun{HookTarget: "runtest", DeliveryID: fmt.Sprintf("request-%d", p.seq.Add(1)),
 		InstallationID: req.InstallationID, RepoID: req.RepoID, Owner: req.Owner, Repo: req.Repo, Issue: req.Issue,
-		Labeler: req.Labeler, Kind: req.Kind, Request: req.Request, RequestURL: req.RequestURL, CISHA: req.CISHA, SourceID: req.SourceID}
+		Labeler: req.Labeler, Kind: req.Kind, Request: req.Request, RequestURL: req.RequestURL, CISHA: req.CISHA, SourceID: req.SourceID,
+		Trigger: req.Trigger, Asked: req.Options}
 	ctx := context.Background()
 	var id int64
 	err := pgx.BeginFunc(ctx, p.Pool, func(tx pgx.Tx) error {
