@@ -29,6 +29,13 @@ func renderOptionRefused(runID int64, requester string, oe *OptionError) string 
 		statusMarker(runID), requester, report.CodeSpan(oe.Name, 40), oneLine(oe.Reason, 200), OptionBase, OptionAttempts, OptionModel)
 }
 
+// renderForkRefused is the one comment a writer's request on a pull request from a fork (head,
+// "owner/name") gets; no run starts.
+func renderForkRefused(runID int64, requester, head string) string {
+	return fmt.Sprintf("%s\n@%s, frognano cannot work on this pull request: its branch is in a fork (%s), and frognano only "+
+		"pushes commits to branches of this repository. No run was started.", statusMarker(runID), requester, report.CodeSpan(head, 140))
+}
+
 // missingPermissionsNote is the one line a person can act on.
 func missingPermissionsNote(e *githubapp.MissingPermissionsError) string {
 	return fmt.Sprintf("frognano cannot work on this repository: the App's installation has not granted it %s. "+
