@@ -62,6 +62,13 @@ func TestWebhookMentionOnAnIssueQueuesARun(t *testing.T) {
 		url != "https://github.com/Codertocat/Hello-World/issues/1#issuecomment-492700400" {
 		t.Errorf("run = %s %s %q %s %s %d %q %d (%d runs)", kind, trigger, request, url, labeler, issue, base, attempts, runs)
 	}
+	// The mention while the run was active is answered with that run, by a job of its own.
+	var replies int
+	if err := b.pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'frognano_active_reply'
+		AND args->>'requester' = 'Codertocat' AND (args->>'issue')::int = 1
+		AND (args->>'run_id')::bigint = (SELECT min(id) FROM runs)`).Scan(&replies); err != nil || replies != 1 {
+		t.Errorf("active-run replies %d, %v", replies, err)
+	}
 }
 
 // TestWebhookMentionWithABadOptionQueuesTheRequestUnparsed: an option that does not parse is
