@@ -41,7 +41,9 @@ type activeReplyWorker struct {
 	log       *slog.Logger
 }
 
-func (w *activeReplyWorker) Timeout(*river.Job[activeReplyArgs]) time.Duration { return 2 * time.Minute }
+func (w *activeReplyWorker) Timeout(*river.Job[activeReplyArgs]) time.Duration {
+	return 2 * time.Minute
+}
 
 // Work posts the reply; it is the active run's write (its audit trail holds it).
 func (w *activeReplyWorker) Work(ctx context.Context, job *river.Job[activeReplyArgs]) error {

@@ -113,4 +113,3 @@ func TestFollowUpWhenTheBranchMoved(t *testing.T) {
 		t.Error("a follow-up removed a label")
 	}
 }
-
