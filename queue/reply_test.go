@@ -53,3 +53,25 @@ func TestMentionWhileActiveIsAnsweredWithTheRun(t *testing.T) {
 		t.Errorf("comments %q, want one with %q", c, want)
 	}
 }
+
+// TestStopOnAnIssueCancelsItsRun: a writer's `@APP stop` on an issue cancels the issue's queued
+// run and says so; with nothing left to stop it says that.
+func TestStopOnAnIssueCancelsItsRun(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res := b.accept(t, 7)
+	sw := &stopWorker{pool: b.pool, gh: runtest.GitHubOf(b.repo), log: slog.New(slog.DiscardHandler)}
+	args := StopArgs{InstallationID: 5, RepoID: 42, Owner: "octo", Repo: "pager", PR: 7, Requester: "maintainer", OnIssue: true}
+	for i, want := range []string{"frognano stopped run " + strconv.FormatInt(res.RunID, 10) + " at your request",
+		"there is no queued or running frognano run on this issue"} {
+		if r := workJob(t, b, args, 1, river.Worker[StopArgs](sw)); !r.completed() {
+			t.Fatal(r)
+		}
+		if c := b.repo.Comments(); len(c) != i+1 || !strings.Contains(c[i], want) {
+			t.Errorf("comments %q, want %q", c, want)
+		}
+	}
+	if got := b.row(t, res.RunID).State; got != run.StateCancelled {
+		t.Errorf("state %s", got)
+	}
+}

@@ -34,6 +34,18 @@ func StopReply(requester string, active, waiting []int64) string {
 		"Ask again with a new comment when you want another follow-up.", requester, what)
 }
 
+// StopIssueReply answers `@APP stop` on an issue: which run was stopped, or that there was none.
+func StopIssueReply(requester string, stopped []int64) string {
+	if len(stopped) == 0 {
+		return fmt.Sprintf("@%s: there is no queued or running frognano run on this issue, so there was nothing to stop.", requester)
+	}
+	names := make([]string, len(stopped))
+	for i, id := range stopped {
+		names[i] = fmt.Sprintf("run %d", id)
+	}
+	return fmt.Sprintf("🛑 @%s: frognano stopped %s at your request. Ask again when you want another run.", requester, strings.Join(names, " and "))
+}
+
 // ActiveRunReply answers a mention of the App on an issue whose run (runID, its page; "" none)
 // is already active: no second run starts.
 func ActiveRunReply(requester string, runID int64, page string) string {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 
@@ -81,10 +82,16 @@ func (s *Server) askIssue(ctx context.Context, d queue.Delivery, t target, autho
 	// The match may start one character before the `@` and end one after the slug.
 	at := loc[0] + strings.IndexByte(visible[loc[0]:loc[1]], '@')
 	rest := strings.TrimSpace(visible[at+1+len(s.cfg.AppSlug):])
-	if strings.EqualFold(strings.TrimRight(rest, ".!"), "stop") {
-		return s.ask(ctx, d, t, author, text, url, 0)
-	}
 	d.InstallationID = t.installationID
+	if strings.EqualFold(strings.TrimRight(rest, ".!"), "stop") {
+		dup, err := s.cfg.Intake.RequestStop(ctx, d, queue.StopArgs{InstallationID: t.installationID, RepoID: t.repoID,
+			Owner: t.owner, Repo: t.repo, PR: t.issue, Requester: author, OnIssue: true})
+		if err != nil {
+			return response{}, err
+		}
+		logWith(ctx, t).InfoContext(ctx, "stop requested", "requester", author)
+		return response{Status: pick(dup, "duplicate", "stop_requested"), code: http.StatusOK}, nil
+	}
 	opts, _, err := run.ParseOptions(rest)
 	if err != nil {
 		opts = run.Options{} // the worker says what is wrong (run.ParseOptions again)

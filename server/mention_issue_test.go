@@ -69,6 +69,11 @@ func TestWebhookMentionOnAnIssueQueuesARun(t *testing.T) {
 		AND (args->>'run_id')::bigint = (SELECT min(id) FROM runs)`).Scan(&replies); err != nil || replies != 1 {
 		t.Errorf("active-run replies %d, %v", replies, err)
 	}
+	var stops int
+	if err := b.pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'frognano_stop'
+		AND args->>'requester' = 'Codertocat' AND (args->>'pr')::int = 1 AND (args->>'on_issue')::boolean`).Scan(&stops); err != nil || stops != 1 {
+		t.Errorf("stop jobs on the issue %d, %v", stops, err)
+	}
 }
 
 // TestWebhookMentionWithABadOptionQueuesTheRequestUnparsed: an option that does not parse is
