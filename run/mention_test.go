@@ -101,7 +101,7 @@ func TestMentionRefusals(t *testing.T) {
 		{name: "UnknownOption", who: "maintainer", request: "atempts=3 fix it",
 			comment: []string{"@maintainer", "`atempts`", "is not an option", "No run was started"}},
 		{name: "RepeatedOption", who: "maintainer", request: "base=a base=b",
-			comment: []string{"`base`", "is given twice"}},
+			comment: []string{"`base` must be given once"}},
 		{name: "BaseMissing", who: "maintainer", request: "base=nope fix it", opts: run.Options{Base: "nope"},
 			prepare: func(r *runtest.Repo) {
 				r.FailNext("CloneBranch", fault.Permanent(&githubapp.BranchGoneError{Branch: "nope"}))

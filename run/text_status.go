@@ -312,6 +312,6 @@ func pick(cond bool, yes, no string) string {
 
 // noteBaseMissing ends a run whose requester asked for a base branch that is not on GitHub.
 func noteBaseMissing(base string) string {
-	return fmt.Sprintf("There is no branch %s in this repository, so the run did not start. Ask again with an existing branch as %s, or without it for the default branch.",
-		report.CodeSpan(base, 260), report.CodeSpan(OptionBase+"=", 10))
+	return fmt.Sprintf("There is no branch %s in this repository, so the run did not start. Ask again with an existing branch as `base=`, or without it for the default branch.",
+		report.CodeSpan(base, 260))
 }
