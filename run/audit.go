@@ -85,13 +85,17 @@ func (s *Store) Audit(ctx context.Context, id int64) ([]AuditEntry, error) {
 	return out, rows.Err()
 }
 
-// StartedBy says who started run r: the labeller, the follow-up's author, or CI.
+// StartedBy says who started run r: the labeller, the mention's or the follow-up's author, or
+// CI.
 func StartedBy(r Record) string {
 	switch r.Kind {
 	case KindFollowUp:
 		return "@" + r.Labeler + " (a follow-up request on the pull request)"
 	case KindCI:
 		return "CI (a failed check suite on the pull request; " + r.Labeler + ")"
+	}
+	if r.Trigger == TriggerMention {
+		return "@" + r.Labeler + " (mentioned the App on the issue)"
 	}
 	return "@" + r.Labeler + " (labelled the issue)"
 }

@@ -54,18 +54,21 @@ type Record struct {
 	Patch                          []byte
 	Environment                    string // the image the run's sandboxes came from, and how
 	SetupLog                       string // the setup script's output when this run ran it
-	// Usage is the rest of what the run used (issue 22); Kind and StoppedBy say who started
-	// it (Labeler: the labeller, the follow-up's author, the App for CI) and who stopped it.
+	// Usage is the rest of what the run used (issue 22); Kind, Trigger and StoppedBy say who
+	// started it (Labeler: the labeller, the mention's or follow-up's author, the App for CI),
+	// how, and who stopped it.
 	Usage     RunUsage
 	Kind      string
 	StoppedBy string
+	Trigger   string // Trigger*; "" for runs recorded before it was kept
 }
 
 const runColumns = `id, repo_id, owner, repo, issue, labeler, state, attempts, created_at, started_at, finished_at,
 	coalesce(exit_reason, ''), coalesce(pr_url, ''), coalesce(error, ''), coalesce(steps, 0),
 	coalesce(prompt_tokens, 0), coalesce(completion_tokens, 0), coalesce(elapsed_ms, 0),
 	coalesce(cached_tokens, 0), coalesce(model_ms, 0), coalesce(tool_ms, 0), coalesce(test_ms, 0),
-	coalesce(sandbox_cpu_ms, 0), coalesce(sandbox_peak_bytes, 0), coalesce(agent_attempts, 0), kind, coalesce(stopped_by, '')`
+	coalesce(sandbox_cpu_ms, 0), coalesce(sandbox_peak_bytes, 0), coalesce(agent_attempts, 0), kind, coalesce(stopped_by, ''),
+	coalesce(trigger, '')`
 
 func scanRun(row pgx.Row, extra ...any) (Record, error) {
 	var r Record
@@ -73,7 +76,7 @@ func scanRun(row pgx.Row, extra ...any) (Record, error) {
 		&r.StartedAt, &r.FinishedAt, &r.ExitReason, &r.PRURL, &r.Error, &r.Steps,
 		&r.PromptTokens, &r.CompletionTokens, &r.ElapsedMS,
 		&r.Usage.CachedTokens, &r.Usage.ModelMS, &r.Usage.ToolMS, &r.Usage.TestMS,
-		&r.Usage.SandboxCPUMS, &r.Usage.SandboxPeakBytes, &r.Usage.AgentAttempts, &r.Kind, &r.StoppedBy}, extra...)
+		&r.Usage.SandboxCPUMS, &r.Usage.SandboxPeakBytes, &r.Usage.AgentAttempts, &r.Kind, &r.StoppedBy, &r.Trigger}, extra...)
 	err := row.Scan(dest...)
 	return r, err
 }
