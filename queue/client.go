@@ -189,6 +189,9 @@ func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 		if err := river.AddWorkerSafely(workers, &stopWorker{pool: pool, gh: cfg.GitHub, log: cfg.Logger}); err != nil {
 			return nil, fmt.Errorf("registering status worker: %w", err)
 		}
+		if err := river.AddWorkerSafely(workers, &activeReplyWorker{gh: cfg.GitHub, publicURL: cfg.PublicURL, log: cfg.Logger}); err != nil {
+			return nil, fmt.Errorf("registering active-run reply worker: %w", err)
+		}
 		rc.Workers = workers
 		// The runs have a queue of their own, as wide as Workers; the small jobs theirs. A small
 		// job left on the runs' queue by an older frognano is still worked there (the workers

@@ -102,8 +102,17 @@ func (c *Client) Accept(ctx context.Context, d Delivery, req RunRequest) (Accept
 			return err
 		}
 		if runID == 0 {
-			res, err = waitOrCount(ctx, tx, c.runs, d, req, n.Kind)
-			return err
+			if res, err = waitOrCount(ctx, tx, c.runs, d, req, n.Kind); err != nil {
+				return err
+			}
+			// A mention on an issue whose run is active is answered with that run.
+			if res.AlreadyActive && n.Kind == run.KindIssue && req.Trigger == run.TriggerMention {
+				if _, err := c.river.InsertTx(ctx, tx, activeReplyArgs{InstallationID: req.InstallationID, RepoID: req.RepoID,
+					Owner: req.Owner, Repo: req.Repo, Issue: req.Issue, Requester: req.Labeler, RunID: res.RunID}, nil); err != nil {
+					return fmt.Errorf("queueing the reply to a mention: %w", err)
+				}
+			}
+			return nil
 		}
 		res.RunID = runID
 		ins, err := c.river.InsertTx(ctx, tx, RunArgs{

@@ -18,7 +18,8 @@ import (
 )
 
 // StopArgs is a reviewer's `@APP stop` on a pull request: the job checks that they may write,
-// then cancels the pull request's active follow-up run.
+// then cancels the pull request's active follow-up run. With OnIssue it is a writer's `@APP
+// stop` on an issue (PR is the issue's number), and it cancels the issue's run.
 type StopArgs struct {
 	InstallationID int64  `json:"installation_id"`
 	RepoID         int64  `json:"repo_id"`
@@ -26,6 +27,7 @@ type StopArgs struct {
 	Repo           string `json:"repo"`
 	PR             int    `json:"pr"`
 	Requester      string `json:"requester"`
+	OnIssue        bool   `json:"on_issue,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -91,7 +93,7 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 		return river.JobCancel(err)
 	}
 	tag := fmt.Sprintf("stopped by %s (stop request %d)", a.Requester, job.ID)
-	which := run.Cancellation{RepoID: a.RepoID, Issue: a.PR, FollowUpsOnly: true, Reason: tag, StoppedBy: a.Requester}
+	which := run.Cancellation{RepoID: a.RepoID, Issue: a.PR, FollowUpsOnly: !a.OnIssue, Reason: tag, StoppedBy: a.Requester}
 	runs := store(w.pool)
 	var stopped []stoppedRun
 	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
@@ -159,7 +161,7 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 		if s.running || s.comment == 0 {
 			continue
 		}
-		body := run.RenderStatus(run.Status{RunID: s.run, State: run.StateCancelled, FollowUp: true, ExtraRequests: s.extra,
+		body := run.RenderStatus(run.Status{RunID: s.run, State: run.StateCancelled, FollowUp: !a.OnIssue, ExtraRequests: s.extra,
 			Note: run.StoppedBeforeStart(a.Requester)})
 		// The edit of a stopped run's reply is that run's write: its audit trail holds it.
 		if err := repo.EditComment(githubapp.WithAuditRun(ctx, s.run), s.comment, body); err != nil {
@@ -177,7 +179,11 @@ func (w *stopWorker) Work(ctx context.Context, job *river.Job[StopArgs]) error {
 	// The reply speaks for every run the request stopped: it is in each one's audit trail (a
 	// request that stopped nothing has no run to record it under).
 	replyCtx := githubapp.WithAuditRuns(ctx, append(append([]int64{}, active...), waiting...)...)
-	if _, err := repo.Comment(replyCtx, a.PR, run.StopReply(a.Requester, active, waiting)); err != nil {
+	reply := run.StopReply(a.Requester, active, waiting)
+	if a.OnIssue {
+		reply = run.StopIssueReply(a.Requester, active)
+	}
+	if _, err := repo.Comment(replyCtx, a.PR, reply); err != nil {
 		return fmt.Errorf("answering the stop request: %w", err)
 	}
 	return nil

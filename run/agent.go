@@ -45,6 +45,9 @@ func (a agentRunner) ChooseModel(repo, asked string) (string, error) {
 // AllowedModels is the names of the operator's model servers that repo (OWNER/NAME) may use.
 func (a agentRunner) AllowedModels(repo string) []string { return a.r.Models().Allowed(repo) }
 
+// MaxAttempts is the operator's ceiling on a run's attempts (AttemptsCeiling).
+func (a agentRunner) MaxAttempts() int { return a.r.Attempts() }
+
 func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progress)) (*Outcome, error) {
 	var model *runner.ModelServer
 	modelURL := a.modelURL
@@ -79,6 +82,7 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 		Scope:       env.ServiceScope(spec.InstallationID, spec.RepoID),
 		Observer:    runObserver{ctx: ctx, ev: ev, pr: pr, attempt: attempt},
 		Model:       model,
+		Attempts:    spec.Attempts,
 	}, a.r.Models(), func(k int, s leaf.Step) {
 		ev.Add(ctx, EventStep, NewStepEvent(k, s))
 		pr.step(s)

@@ -86,7 +86,8 @@ func (s *Store) Audit(ctx context.Context, id int64) ([]AuditEntry, error) {
 	return out, rows.Err()
 }
 
-// StartedBy says who started run r: the labeller, the follow-up's author, CI, or the API token.
+// StartedBy says who started run r: the labeller, the mention's or the follow-up's author, CI,
+// or the API token.
 func StartedBy(r Record) string {
 	if r.Trigger == TriggerAPI {
 		return fmt.Sprintf("API token %s (id %d)", strings.TrimPrefix(r.Labeler, tokenRequester), r.TokenID)
@@ -96,6 +97,9 @@ func StartedBy(r Record) string {
 		return "@" + r.Labeler + " (a follow-up request on the pull request)"
 	case KindCI:
 		return "CI (a failed check suite on the pull request; " + r.Labeler + ")"
+	}
+	if r.Trigger == TriggerMention {
+		return "@" + r.Labeler + " (mentioned the App on the issue)"
 	}
 	return "@" + r.Labeler + " (labelled the issue)"
 }

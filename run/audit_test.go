@@ -132,6 +132,8 @@ func TestWhoStartedAndStoppedARun(t *testing.T) {
 	}{
 		{run.Record{Kind: run.KindIssue, Labeler: "maintainer", State: run.StateCancelled, StoppedBy: "carol", Error: "issue unlabeled"},
 			"@maintainer (labelled the issue)", "@carol (issue unlabeled)"},
+		{run.Record{Kind: run.KindIssue, Trigger: run.TriggerMention, Labeler: "asker", State: run.StateSucceeded},
+			"@asker (mentioned the App on the issue)", ""},
 		{run.Record{Kind: run.KindFollowUp, Labeler: "reviewer", State: run.StateCancelled, Error: "issue closed"},
 			"@reviewer (a follow-up request on the pull request)", "frognano (issue closed)"},
 		{run.Record{Kind: run.KindCI, Labeler: "github-actions", State: run.StateSucceeded},

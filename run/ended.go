@@ -26,18 +26,19 @@ const AbandonedError = "its job ended without ending the run (the worker died on
 // it records the run's outbox, as every end does: the status comment says that frognano stopped
 // working on the run, why, and how to retry (posted when the run has none and had passed its
 // check, found by its marker first: an attempt may have posted it without recording it), and an
-// issue run's label (label; "": none) comes off, so that adding it again retries; it promotes the
+// issue run's label (label; "": none) comes off when the label started it, so that adding it
+// again retries; it promotes the
 // run waiting behind it (Promote) and queues the outbox's writing (Deliver). publicURL links
 // the run's page (""; none). It reports whether it ended the run.
 func (s *Store) EndAbandoned(ctx context.Context, id int64, dead, label, publicURL string) (bool, error) {
 	ended := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		ended = false
-		var kind string
+		var kind, trigger string
 		var comment int64
 		var checked, published bool
-		err := tx.QueryRow(ctx, `SELECT kind, coalesce(comment_id, 0), checked_at IS NOT NULL, agent_done_at IS NOT NULL AND patch IS NOT NULL
-			FROM runs WHERE id = $1 AND state IN ('queued', 'running') FOR UPDATE`, id).Scan(&kind, &comment, &checked, &published)
+		err := tx.QueryRow(ctx, `SELECT kind, coalesce(trigger, ''), coalesce(comment_id, 0), checked_at IS NOT NULL, agent_done_at IS NOT NULL AND patch IS NOT NULL
+			FROM runs WHERE id = $1 AND state IN ('queued', 'running') FOR UPDATE`, id).Scan(&kind, &trigger, &comment, &checked, &published)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -48,7 +49,8 @@ func (s *Store) EndAbandoned(ctx context.Context, id int64, dead, label, publicU
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs r WHERE r.id = $1 AND `+dead+`)`, id).Scan(&still); err != nil || !still {
 			return err
 		}
-		v := Status{RunID: id, State: StateFailed, Abandoned: true, Note: abandonedNote(kind, published),
+		byLabel := kind == KindIssue && (trigger == "" || trigger == TriggerLabel)
+		v := Status{RunID: id, State: StateFailed, Abandoned: true, Note: abandonedNote(kind, byLabel, published),
 			FollowUp: kind != KindIssue, Page: RunPageURL(publicURL, id)}
 		o := &outbox{}
 		switch {
@@ -57,7 +59,7 @@ func (s *Store) EndAbandoned(ctx context.Context, id int64, dead, label, publicU
 		case checked:
 			o.Status, o.Post = &v, true // its requester may start runs: say it, as a refusal would
 		}
-		if kind == KindIssue && label != "" {
+		if byLabel && label != "" {
 			o.Unlabel = label
 		}
 		e, err := s.abandon(ctx, tx, id, o)

@@ -113,17 +113,3 @@ func TestFollowUpWhenTheBranchMoved(t *testing.T) {
 		t.Error("a follow-up removed a label")
 	}
 }
-
-// TestFollowUpIgnoresOtherPullRequests: a mention on a PR frognano did not open starts nothing.
-func TestFollowUpIgnoresOtherPullRequests(t *testing.T) {
-	t.Parallel()
-	p := runtest.New(t)
-	p.Repo.PR.HeadRef = "feature/x"
-	id := followUp(t, p, "reviewer", "@frognano fix this")
-	if r := p.Work(t, id, 1); !r.Completed() {
-		t.Fatal(r)
-	}
-	if p.Runner.Calls() != 0 || len(p.Repo.Comments()) != 0 || p.Row(t, id).State != run.StateSkipped {
-		t.Error("a PR from another branch got a run or a comment")
-	}
-}

@@ -126,7 +126,9 @@ func (a *attempt) outboxOf(v *Status, unlabel, post bool) *outbox {
 	case v != nil && post:
 		o.Status, o.Post = v, true
 	}
-	if unlabel && a.p.cfg.Label != "" && a.run.Kind == KindIssue {
+	// Only the label's runs remove it (adding it again is how to retry them); a mention's or
+	// the API's run leaves the issue's labels alone.
+	if unlabel && a.p.cfg.Label != "" && a.run.Kind == KindIssue && (a.run.Trigger == "" || a.run.Trigger == TriggerLabel) {
 		o.Unlabel = a.p.cfg.Label
 	}
 	if o.Status == nil && o.Unlabel == "" {

@@ -24,6 +24,9 @@ const bookkeepingTimeout = 30 * time.Second
 // errRunCancelled: the run was cancelled in the database while we worked.
 var errRunCancelled = errors.New("run was cancelled")
 
+// errEnded: a plan's step ended the run itself (and said why on GitHub); the attempt is over.
+var errEnded = errors.New("the run was ended by its plan")
+
 // ErrBusy is Work's answer when the run's installation already has PerInstallationLimit runs
 // running: the run is parked (queued, parked_at set), the queue ends the job, and the end of a
 // running run of the installation wakes it with a new job (queue/parked.go).
@@ -238,8 +241,11 @@ func (a *attempt) do(ctx context.Context) error {
 		}
 	}()
 	spec := RunSpec{RunID: r.ID, RepoDir: dir, Task: task, Owner: r.Owner, Repo: r.Repo,
-		InstallationID: r.InstallationID, RepoID: r.RepoID, Model: model}
+		InstallationID: r.InstallationID, RepoID: r.RepoID, Model: model, Attempts: a.askedAttempts()}
 	baseSHA, baseBranch, err := a.plan.clone(ctx, a, &spec)
+	if errors.Is(err, errEnded) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}

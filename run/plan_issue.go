@@ -2,37 +2,60 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/runner"
 )
 
-// issuePlan is a labelled issue's run: the task is the issue, the clone its repository's
-// default branch, and what it publishes a draft pull request on the issue's own branch
-// (BranchName), opened or updated.
+// issuePlan is an issue's run, asked for by its label, a mention of the App on it or the API:
+// the task is the issue (and the requester's instructions, if any), the clone its repository's
+// default branch (or the base branch asked for), and what it publishes a draft pull request on
+// the issue's own branch (BranchName), opened or updated.
 type issuePlan struct {
 	title string // the issue's title, sanitized: the pull request's and the commit's
+	// instructions are what the requester added to the task (a mention's text after its
+	// options), sanitized; "": none. They are read only once the requester may write.
+	instructions string
 }
 
 // admit: only people who may write can start a run, or a live API token (an operator's
 // credential: no person's permission applies; its scope was checked when it asked, its
-// liveness before anything else (attempt.do, admitToken)).
+// liveness before anything else (attempt.do, admitToken)); a mention's options must all be
+// good. The requester's instructions (a mention's text after its options, or the API's) are
+// kept for the task.
 func (p *issuePlan) admit(ctx context.Context, a *attempt) (bool, error) {
 	r := a.run
-	if r.Trigger == TriggerAPI {
-		return true, nil
+	if r.Trigger == TriggerMention && strings.HasSuffix(r.Labeler, "[bot]") { // the server drops bots; this is the second wall
+		return false, a.skip(ctx, "permission", "requests from bots are ignored")
 	}
-	perm, err := a.repo.Permission(ctx, r.Labeler)
-	if err != nil {
-		return false, fmt.Errorf("checking permission of %s: %w", r.Labeler, err)
+	if r.Trigger != TriggerAPI {
+		perm, err := a.repo.Permission(ctx, r.Labeler)
+		if err != nil {
+			return false, fmt.Errorf("checking permission of %s: %w", r.Labeler, err)
+		}
+		if ok, err := a.mayTrigger(ctx, r.Labeler, perm); err != nil {
+			return false, err
+		} else if !ok {
+			return false, a.deny(ctx, perm)
+		}
 	}
-	if ok, err := a.mayTrigger(ctx, r.Labeler, perm); err != nil {
-		return false, err
-	} else if !ok {
-		return false, a.deny(ctx, perm)
+	request := SanitizeIssueText(r.Request)
+	if r.Trigger == TriggerMention {
+		// The server parsed the same text for r.Asked; an option it could not parse is
+		// answered here, now that the requester is known to be a writer.
+		_, rest, err := ParseOptions(request)
+		if oe := (*OptionError)(nil); errors.As(err, &oe) {
+			return false, a.refuseOption(ctx, oe)
+		} else if err != nil {
+			return false, err
+		}
+		request = rest
 	}
+	p.instructions = clip.Bytes(strings.TrimSpace(request), maxInstructionBytes)
 	return true, nil
 }
 
@@ -53,6 +76,26 @@ func (a *attempt) admitToken(ctx context.Context) (bool, error) {
 		return false, a.skip(ctx, "token", fmt.Sprintf("API token %d was revoked before the run started", r.TokenID))
 	}
 	return true, nil
+}
+
+// maxInstructionBytes bounds the requester's instructions in the task.
+const maxInstructionBytes = 16 << 10
+
+// refuseOption answers a request whose option oe cannot be used with one comment naming it;
+// no run starts.
+func (a *attempt) refuseOption(ctx context.Context, oe *OptionError) error {
+	r := a.run
+	a.log.InfoContext(ctx, "request refused for an option", "option", oe.Name, "reason", oe.Reason)
+	if r.CommentID == 0 {
+		id, err := a.repo.Comment(ctx, r.Issue, renderOptionRefused(r.ID, r.Labeler, oe))
+		if err != nil {
+			return fmt.Errorf("explaining the option refusal: %w", err)
+		}
+		if err := a.st.setComment(ctx, r.ID, id); err != nil {
+			return err
+		}
+	}
+	return a.skip(ctx, "option", oe.Error())
 }
 
 // greet reacts and posts the status comment, or, on a retry, says which attempt this is.
@@ -89,16 +132,47 @@ func (p *issuePlan) task(ctx context.Context, a *attempt) (string, bool, error) 
 		return "", false, a.end(ctx, StateSkipped, "", noteIssueClosed, "", 0)
 	}
 	p.title = strings.Join(strings.Fields(SanitizeIssueText(title)), " ")
-	return p.title + "\n\n" + SanitizeIssueText(body), true, nil
+	return IssueTask(p.title, SanitizeIssueText(body), a.run.Labeler, p.instructions), true, nil
 }
 
-// clone clones the default branch; the pull request body says what the run skips (notices).
+// IssueTask is the model's task for an issue: its title and body and, when the requester added
+// some (a mention's text), their instructions, fenced. Every argument is sanitized text.
+func IssueTask(title, body, requester, instructions string) string {
+	task := title + "\n\n" + body
+	if instructions != "" {
+		task = strings.TrimRight(task, "\n") + "\n\n## The requester's instructions\n\n" +
+			requester + " asked for this run and adds:\n\n" + fence(instructions, "text")
+	}
+	return task
+}
+
+// clone clones the default branch, or the base branch the requester asked for (Options.Base)
+// or the repository's settings name (base_branch): a branch that is not there ends the run,
+// saying so; the pull request body says what the run
+// skips (notices).
 func (p *issuePlan) clone(ctx context.Context, a *attempt, spec *RunSpec) (string, string, error) {
+	spec.Issue, spec.Notices = a.run.Issue, a.notices()
+	base := a.run.Asked.Base // asked at trigger, else the repository's settings
+	if base == "" && a.settings.BaseBranch != nil {
+		base = *a.settings.BaseBranch
+	}
+	if base != "" {
+		headSHA, _, err := a.repo.CloneBranch(ctx, spec.RepoDir, base, base)
+		if gone := (*githubapp.BranchGoneError)(nil); errors.As(err, &gone) {
+			if err := a.end(ctx, StateSkipped, "base_missing", noteBaseMissing(base), "", 0); err != nil {
+				return "", "", err
+			}
+			return "", "", errEnded
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("cloning branch %s: %w", base, err)
+		}
+		return headSHA, base, nil
+	}
 	headSHA, defaultBranch, err := a.repo.Clone(ctx, spec.RepoDir)
 	if err != nil {
 		return "", "", fmt.Errorf("cloning repository: %w", err)
 	}
-	spec.Issue, spec.Notices = a.run.Issue, a.notices()
 	return headSHA, defaultBranch, nil
 }
 

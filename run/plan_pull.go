@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,13 +12,15 @@ import (
 	"github.com/frognano/frognano/internal/logging"
 )
 
-// pull is what both kinds of follow-up share (followUpPlan, ciPlan): the frognano pull request
-// they answer (runs.issue is its number), the issue its branch was made for, its clone and the
-// fast-forward commit they publish on it. A follow-up's requester is checked before anything
-// of the request reaches the model, and its branch is never force-pushed.
+// pull is what both kinds of follow-up share (followUpPlan, ciPlan): the pull request they
+// answer (runs.issue is its number), the issue its branch was made for when it is frognano's,
+// its clone and the fast-forward commit they publish on it. A follow-up's requester is checked
+// before anything of the request reaches the model, and its branch is never force-pushed.
 type pull struct {
-	pr     githubapp.PullRequest
-	issue  int   // the issue of the pull request's branch (ParseBranch)
+	pr githubapp.PullRequest
+	// issue is the issue of a frognano pull request's branch (ParseBranch); 0: another pull
+	// request of the repository (a writer's request only), whose own title and body are the task.
+	issue  int
 	source int64 // the review or check suite the request came from (runs.source_id; 0: none)
 	// baseHead is the head of the pull request's base branch when clone fetched it: its
 	// .gitleaks.toml (the maintainers') is the secrets check's allow-list, never the one on
@@ -25,22 +28,46 @@ type pull struct {
 	baseHead string
 }
 
-// read reads the pull request; ok false: it is not frognano's, and the run was skipped.
+// read reads the pull request; ok false: frognano may not work on it, and the run was skipped.
+// A writer's request may be on any pull request whose branch is in this repository; one on a
+// fork's is answered with why not. CI follow-ups are frognano's pull requests' only.
 func (p *pull) read(ctx context.Context, a *attempt) (bool, error) {
 	r := a.run
 	pr, err := a.repo.PullRequest(ctx, r.Issue)
 	if err != nil {
 		return false, fmt.Errorf("reading pull request: %w", err)
 	}
-	issue, ok := ParseBranch(pr.HeadRef)
+	issue, ours := ParseBranch(pr.HeadRef)
 	// The head must be this repository, by id: a fork's name, or a name this repository had,
 	// is not.
-	if !ok || pr.HeadRepoID != r.RepoID {
+	switch {
+	case pr.HeadRepoID != r.RepoID && r.Kind == KindFollowUp:
+		a.log.InfoContext(ctx, "a request on a fork's pull request; nothing to do", "head", pr.HeadRef)
+		return false, a.refuseFork(ctx, pr)
+	case pr.HeadRepoID != r.RepoID || (!ours && r.Kind != KindFollowUp):
 		a.log.InfoContext(ctx, "not a frognano pull request; nothing to do", "head", pr.HeadRef)
 		return false, a.skip(ctx, "", "not a frognano pull request")
+	case !ours:
+		issue = 0
 	}
 	p.pr, p.issue = pr, issue
 	return true, nil
+}
+
+// refuseFork answers a writer's request on a pull request from a fork with one comment: frognano
+// pushes only to this repository's branches. No run starts.
+func (a *attempt) refuseFork(ctx context.Context, pr githubapp.PullRequest) error {
+	r := a.run
+	if r.CommentID == 0 {
+		id, err := a.repo.Comment(ctx, r.Issue, renderForkRefused(r.ID, r.Labeler, pr.HeadRepo))
+		if err != nil {
+			return fmt.Errorf("explaining the fork refusal: %w", err)
+		}
+		if err := a.st.setComment(ctx, r.ID, id); err != nil {
+			return err
+		}
+	}
+	return a.skip(ctx, "fork", "the pull request's branch is in a fork")
 }
 
 // readSource reads the request's source (runs.source_id).
@@ -66,16 +93,19 @@ func (p *pull) greet(ctx context.Context, a *attempt) error {
 
 func (p *pull) cancelled() string { return notePullCancelled }
 
-// taskFor is the follow-up's task: the issue, the earlier runs on the pull request, asker's
-// request and its details (details; read only while the agent has not run yet).
+// taskFor is the follow-up's task: the issue (another pull request's own title and body), the
+// earlier runs on the pull request, asker's request and its details (details; read only while the agent has not run yet).
 func (p *pull) taskFor(ctx context.Context, a *attempt, asker string) (string, bool, error) {
 	r := a.run
 	if p.pr.State != "open" {
 		return "", false, a.end(ctx, StateSkipped, "", notePullClosed(p.pr), "", 0)
 	}
-	title, body, _, err := a.repo.Issue(ctx, p.issue)
-	if err != nil {
-		return "", false, fmt.Errorf("reading issue #%d: %w", p.issue, err)
+	title, body := p.pr.Title, p.pr.Body
+	if p.issue != 0 {
+		var err error
+		if title, body, _, err = a.repo.Issue(ctx, p.issue); err != nil {
+			return "", false, fmt.Errorf("reading issue #%d: %w", p.issue, err)
+		}
 	}
 	earlier, err := a.st.earlierRuns(ctx, r, p.issue)
 	if err != nil {
@@ -122,7 +152,7 @@ func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func
 		Dir: dir, BaseSHA: r.BaseSHA, Branch: p.pr.HeadRef, BaseBranch: p.pr.BaseRef, FastForward: true,
 		Title:         p.pr.Title,
 		Body:          followUpBody(p.pr.Body, r),
-		CommitMessage: followUpMessage(p.issue, r),
+		CommitMessage: followUpMessage(cmp.Or(p.issue, r.Issue), r),
 		Patch:         r.Patch, IssueNumber: p.issue, Check: r.Check, PullRequest: r.Issue,
 		AllowListAt: p.baseHead, CoAuthor: requester(r),
 	})

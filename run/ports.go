@@ -126,6 +126,9 @@ type RunSpec struct {
 	// Notices are lines the pull request body carries about what this run skips and why
 	// (check runs off for want of a permission): frognano's own text.
 	Notices []string
+	// Attempts is how many agent attempts the requester chose (Options.Attempts, within the
+	// operator's ceiling); 0: the runner's own.
+	Attempts int
 }
 
 // Progress is reported by the Runner after each agent step, and when the run starts or

@@ -54,8 +54,9 @@ type Record struct {
 	Patch                          []byte
 	Environment                    string // the image the run's sandboxes came from, and how
 	SetupLog                       string // the setup script's output when this run ran it
-	// Usage is the rest of what the run used (issue 22); Kind and StoppedBy say who started
-	// it (Labeler: the labeller, the follow-up's author, the App for CI) and who stopped it.
+	// Usage is the rest of what the run used (issue 22); Kind, Trigger and StoppedBy say who
+	// started it (Labeler: the labeller, the mention's or follow-up's author, the App for CI),
+	// how, and who stopped it.
 	Usage     RunUsage
 	Kind      string
 	StoppedBy string

@@ -4,6 +4,8 @@ package run
 // shows (after "ℹ️ ") and the pull request body ends with (noticeLines, text_pullrequest.go).
 
 import (
+	"fmt"
+
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/settings"
@@ -26,4 +28,10 @@ func settingsNotices(notes []string) []string {
 		out = append(out, "The repository's "+settings.Path+" asks for more than the operator allows: "+report.CodeSpan(n, 300)+".")
 	}
 	return out
+}
+
+// attemptsCappedNotice says that the requester asked for more attempts than the operator allows
+// (FROGNANO_ATTEMPTS), and how many the run makes instead.
+func attemptsCappedNotice(asked, ceiling int) string {
+	return fmt.Sprintf("You asked for %d attempts; this frognano allows at most %d per run, so this run makes %d.", asked, ceiling, ceiling)
 }

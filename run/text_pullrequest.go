@@ -34,7 +34,12 @@ func noticeLines(notices []string) string {
 }
 
 // fixesLine ends every pull request body: it links the issue (and closes it on merge).
-func fixesLine(issue int) string { return fmt.Sprintf("\n\nFixes #%d", issue) }
+func fixesLine(issue int) string {
+	if issue <= 0 { // a request on another pull request: no issue of frognano's
+		return ""
+	}
+	return fmt.Sprintf("\n\nFixes #%d", issue)
+}
 
 // issueBody is the body of issue's pull request: the runner rendered the whole body (body),
 // Fixes line included, within GitHub's limit; it is not cut here. A body stored before the

@@ -81,6 +81,47 @@ func noteProtectedPath(file, pattern string) string {
 		report.CodeSpan(file, 200), settings.Path, report.CodeSpan(pattern, 200))
 }
 
+// renderOptionRefused is the one comment a request with an option that cannot be used gets
+// (an unknown name, a bad value, one given twice: oe names it); no run starts. The option is
+// named by its name's own characters only (optionShown), and what is wrong is worded here.
+func renderOptionRefused(runID int64, requester string, oe *OptionError) string {
+	name := optionShown(oe.Name)
+	what := "is not an option (the options are `base`, `attempts` and `model`)"
+	switch name {
+	case "base":
+		what = "must be given once, as `base=BRANCH` with the name of a branch"
+	case "attempts":
+		what = fmt.Sprintf("must be given once, as `attempts=N` with N a whole number from 1 to %d", MaxAskedAttempts)
+	case "model":
+		what = "must be given once, as `model=NAME` with the operator's name of a model (letters, digits, `.`, `_` and `-`)"
+	}
+	return fmt.Sprintf("%s\n@%s, frognano did not start: the option %s %s. Options come first, each as `name=value`, "+
+		"then `--` or your instructions. No run was started; ask again with a new comment.",
+		statusMarker(runID), requester, report.CodeSpan(name, 40), what)
+}
+
+// optionShown is an option's name as a reply shows it: only the characters a name may have
+// (ParseOptions), at most 32, so that nothing else of the comment is echoed.
+func optionShown(name string) string {
+	var b strings.Builder
+	for _, c := range name {
+		if b.Len() == 32 {
+			break
+		}
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+// renderForkRefused is the one comment a writer's request on a pull request from a fork (head,
+// "owner/name") gets; no run starts.
+func renderForkRefused(runID int64, requester, head string) string {
+	return fmt.Sprintf("%s\n@%s, frognano cannot work on this pull request: its branch is in a fork (%s), and frognano only "+
+		"pushes commits to branches of this repository. No run was started.", statusMarker(runID), requester, report.CodeSpan(head, 140))
+}
+
 // missingPermissionsNote is the one line a person can act on.
 func missingPermissionsNote(e *githubapp.MissingPermissionsError) string {
 	return fmt.Sprintf("frognano cannot work on this repository: the App's installation has not granted it %s. "+

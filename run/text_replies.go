@@ -1,8 +1,9 @@
 package run
 
-// This file words the replies: comments that answer a request on a pull request other than a
-// run's own status comment (its reply, text_status.go): the answer to `@APP stop`, and what
-// is said of requests that were counted on a refused run instead of running.
+// This file words the replies: comments that answer a request other than a run's own status
+// comment (its reply, text_status.go): the answer to `@APP stop`, to a mention while the
+// issue's run is active, and what is said of requests that were counted on a refused run
+// instead of running.
 
 import (
 	"fmt"
@@ -33,6 +34,29 @@ func StopReply(requester string, active, waiting []int64) string {
 	}
 	return fmt.Sprintf("🛑 @%s: frognano stopped %s at your request; nothing more will be pushed for it. "+
 		"Ask again with a new comment when you want another follow-up.", requester, what)
+}
+
+// StopIssueReply answers `@APP stop` on an issue: which run was stopped, or that there was none.
+func StopIssueReply(requester string, stopped []int64) string {
+	if len(stopped) == 0 {
+		return fmt.Sprintf("@%s: there is no queued or running frognano run on this issue, so there was nothing to stop.", requester)
+	}
+	names := make([]string, len(stopped))
+	for i, id := range stopped {
+		names[i] = fmt.Sprintf("run %d", id)
+	}
+	return fmt.Sprintf("🛑 @%s: frognano stopped %s at your request. Ask again when you want another run.", requester, strings.Join(names, " and "))
+}
+
+// ActiveRunReply answers a mention of the App on an issue whose run (runID, its page; "" none)
+// is already active: no second run starts.
+func ActiveRunReply(requester string, runID int64, page string) string {
+	name := fmt.Sprintf("run %d", runID)
+	if page != "" {
+		name = fmt.Sprintf("[run %d](%s)", runID, page)
+	}
+	return fmt.Sprintf("@%s: frognano's %s is already working on this issue, so no second run was started. "+
+		"Ask again once it has ended if you want another.", requester, name)
 }
 
 // requestsNotRunReply tells the pull request that n requests counted on a refused run were not

@@ -92,7 +92,7 @@ func composeStatus(v Status) string {
 		// A review and its line comments arrive as several requests; so does a second comment.
 		fmt.Fprintf(&b, "\n\n_%d more request(s) on this pull request arrived while this run was active; no second run was started (ask again once it has ended)._", v.ExtraRequests)
 	case v.ExtraRequests > 0:
-		fmt.Fprintf(&b, "\n\n_The label was applied %d more time(s) while this run was active; no second run was started._", v.ExtraRequests)
+		fmt.Fprintf(&b, "\n\n_%d more request(s) for a run on this issue (the label applied again, a mention) arrived while this run was active; no second run was started._", v.ExtraRequests)
 	}
 	b.WriteString(pageLine(v.Page))
 	return b.String()
@@ -291,15 +291,16 @@ const DeadRunNote = "This run's worker stopped without finishing it (it died on 
 	"It was ended so that the requests waiting behind it could run; ask again to retry it."
 
 // abandonedNote says why frognano stopped working on a run of kind whose job can no longer
-// run it, and how to retry; published: it may have opened or updated its pull request first.
-func abandonedNote(kind string, published bool) string {
+// run it, and how to retry (byLabel: the label started it, and adding it again retries);
+// published: it may have opened or updated its pull request first.
+func abandonedNote(kind string, byLabel, published bool) string {
 	note := "Its worker stopped before the run could end (the process died on its last try, or could not record how the run ended), " +
 		"and no other worker will take it up."
 	if published {
 		note += pick(kind == KindIssue, " It may have opened or updated a draft pull request for this issue before it stopped; a new run updates that one.",
 			" It may have pushed a commit to this pull request before it stopped.")
 	}
-	return note + pick(kind == KindIssue, " Add the label again to retry.", " Ask again with a new comment to retry.")
+	return note + pick(byLabel, " Add the label again to retry.", " Ask again with a new comment to retry.")
 }
 
 func pick(cond bool, yes, no string) string {
@@ -307,4 +308,10 @@ func pick(cond bool, yes, no string) string {
 		return yes
 	}
 	return no
+}
+
+// noteBaseMissing ends a run whose requester asked for a base branch that is not on GitHub.
+func noteBaseMissing(base string) string {
+	return fmt.Sprintf("There is no branch %s in this repository, so the run did not start. Ask again with an existing branch as `base=`, or without it for the default branch.",
+		report.CodeSpan(base, 260))
 }

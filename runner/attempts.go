@@ -292,11 +292,15 @@ func (r *Runner) Attempts() int {
 	return max(1, min(r.cfg.Attempts.N, cmp.Or(r.cfg.Attempts.Max, DefaultMaxAttempts)))
 }
 
-// RunAll runs spec with the runner's own attempt settings (Config.Attempts): one attempt is
-// Run, several are RunAttempts. onStep receives each step with its attempt's number.
+// RunAll runs spec with the runner's own attempt settings (Config.Attempts), or fewer attempts
+// when spec asks for fewer (Spec.Attempts): one attempt is Run, several are RunAttempts.
+// onStep receives each step with its attempt's number.
 func (r *Runner) RunAll(ctx context.Context, spec Spec, onStep func(k int, s leaf.Step)) (*Result, error) {
 	opt := r.cfg.Attempts
 	opt.OnStep = onStep
+	if spec.Attempts > 0 && spec.Attempts < r.Attempts() {
+		opt.N = spec.Attempts
+	}
 	return r.RunAttempts(ctx, spec, opt)
 }
 

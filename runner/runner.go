@@ -129,6 +129,10 @@ type Spec struct {
 	// Model, when set, is the named model server the run uses (its URL, served model, key and
 	// concurrency) instead of Config.Leaf's and Config.Attempts.ModelLimiter.
 	Model *ModelServer
+	// Attempts, when above 0 and below the runner's own (Runner.Attempts, the operator's
+	// ceiling), is how many attempts RunAll makes: the requester asked for fewer. More than
+	// the ceiling is the ceiling.
+	Attempts int
 
 	// attempt is set when the run is one attempt of RunAttempts: its own model settings and
 	// the before-run it shares with the other attempts (attempts.go).

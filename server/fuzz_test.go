@@ -21,6 +21,8 @@ func FuzzWebhook(f *testing.F) {
 	f.Add(uint8(4), fixture(f, "issue_comment/created.payload.json"))
 	f.Add(uint8(4), fixture(f, "issue_comment/created.payload.json", installation(5), onPR("Codertocat", "User", "@"+testSlug+" go")))
 	f.Add(uint8(4), fixture(f, "issue_comment/created.payload.json", installation(5), onPR("Codertocat", "User", "@"+testSlug+" stop")))
+	f.Add(uint8(4), fixture(f, "issue_comment/created.payload.json", installation(5), onIssue("Codertocat", "User", "@"+testSlug+" base=dev attempts=2 -- go")))
+	f.Add(uint8(4), fixture(f, "issue_comment/created.payload.json", installation(5), onIssue("Codertocat", "User", "<!-- @"+testSlug+" --> @"+testSlug+"x @"+testSlug)))
 	f.Add(uint8(5), fixture(f, "check_suite/completed.payload.json", installation(5), suite("failure", "frognano/issue-1", "ci")))
 	f.Add(uint8(6), fixture(f, "pull_request_review/submitted.payload.json", installation(5),
 		reviewed("changes_requested", "fix", "frognano/issue-1", "Codertocat", "User")))

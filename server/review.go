@@ -21,8 +21,8 @@ type reviewPayload struct {
 	PullRequest *pullRequestRef `json:"pull_request"`
 }
 
-// review turns a submitted review of a frognano pull request that requests changes or
-// mentions the App into a follow-up run with the review's text, checked by the worker like a
+// review turns a submitted review of a frognano pull request that requests changes, or of any
+// pull request that mentions the App, into a follow-up run with the review's text, checked by the worker like a
 // comment; the worker then reads the review's line comments (its source) for the task.
 func (s *Server) review(ctx context.Context, d queue.Delivery, body []byte) (response, error) {
 	var p reviewPayload
@@ -30,14 +30,16 @@ func (s *Server) review(ctx context.Context, d queue.Delivery, body []byte) (res
 		return response{}, err
 	}
 	r := p.Review
-	if p.Action != "submitted" || r == nil || !p.PullRequest.frognanos() {
+	if p.Action != "submitted" || r == nil || p.PullRequest == nil {
 		return ignored(), nil
 	}
 	text := ""
 	if r.Body != nil {
 		text = *r.Body
 	}
-	asks := strings.EqualFold(r.State, "changes_requested") || s.mention.MatchString(text)
+	// A review that requests changes asks frognano on its own pull requests only; one that
+	// mentions the App asks on any (the worker refuses a fork's).
+	asks := (strings.EqualFold(r.State, "changes_requested") && p.PullRequest.frognanos()) || s.mention.MatchString(text)
 	if !asks || r.User.bot() {
 		return ignored(), nil
 	}

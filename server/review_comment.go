@@ -25,8 +25,8 @@ type reviewCommentPayload struct {
 	PullRequest *pullRequestRef `json:"pull_request"`
 }
 
-// reviewComment turns a line comment on a frognano pull request that mentions the App into a
-// follow-up run, as a comment on the conversation does (`@APP stop` too). GitHub files even a
+// reviewComment turns a line comment on a pull request that mentions the App into a follow-up
+// run (on any pull request: the worker refuses a fork's), as a comment on the conversation does (`@APP stop` too). GitHub files even a
 // lone line comment under a review of its own, so the run's source is that review: the worker
 // reads all its line comments (file, line, hunk) after checking the author, and a review whose
 // submission and line comments all ask starts one run.
@@ -36,7 +36,7 @@ func (s *Server) reviewComment(ctx context.Context, d queue.Delivery, body []byt
 		return response{}, err
 	}
 	c := p.Comment
-	if p.Action != "created" || c == nil || !p.PullRequest.frognanos() || c.User.bot() || !s.mention.MatchString(c.Body) {
+	if p.Action != "created" || c == nil || p.PullRequest == nil || c.User.bot() || !s.mention.MatchString(c.Body) {
 		return ignored(), nil
 	}
 	if c.ReviewID < 0 {

@@ -18,8 +18,8 @@ func lineComment(body, branch, author, typ string) func(map[string]any) {
 
 // TestWebhookReviewCommentQueuesAFollowUp: a line comment on a frognano PR that mentions the App
 // queues a follow-up like a conversation comment, whose source is the comment's review (the
-// worker reads its line comments); one that does not mention the App, a bot's, another PR's
-// and an edit are ignored; `@APP stop` in a line comment requests a stop.
+// worker reads its line comments), on any PR; one that does not mention the App, a bot's and an
+// edit are ignored; `@APP stop` in a line comment requests a stop.
 func TestWebhookReviewCommentQueuesAFollowUp(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -28,10 +28,11 @@ func TestWebhookReviewCommentQueuesAFollowUp(t *testing.T) {
 	}{
 		{"NoMention", "created", "Maybe you should use more emoji on this line.", "frognano/issue-1", "Codertocat", "User", "ignored"},
 		{"Bot", "created", "@" + testSlug + " fix", "frognano/issue-1", "ci[bot]", "Bot", "ignored"},
-		{"OtherPR", "created", "@" + testSlug + " fix", "changes", "Codertocat", "User", "ignored"},
 		{"Edited", "edited", "@" + testSlug + " fix", "frognano/issue-1", "Codertocat", "User", "ignored"},
 		{"Mention", "created", "@" + testSlug + " use a list comprehension here", "frognano/issue-1", "Codertocat", "User", "queued"},
 		{"Stop", "created", "@" + testSlug + " stop", "frognano/issue-1", "Codertocat", "User", "stop_requested"},
+		// A mention asks on any pull request (the fixture's review is the active run's source, so it is counted there).
+		{"OtherPR", "created", "@" + testSlug + " fix", "changes", "Codertocat", "User", "already_active"},
 	} {
 		raw := fixture(t, "pull_request_review_comment/created.payload.json", lineComment(tt.body, tt.branch, tt.author, tt.typ),
 			func(m map[string]any) { m["action"] = tt.action })
@@ -43,7 +44,7 @@ func TestWebhookReviewCommentQueuesAFollowUp(t *testing.T) {
 	var kind, request, url, labeler string
 	var issue int
 	var source int64
-	if err := b.pool.QueryRow(context.Background(), `SELECT kind, request, request_url, issue, labeler, source_id FROM runs`).
+	if err := b.pool.QueryRow(context.Background(), `SELECT kind, request, request_url, issue, labeler, source_id FROM runs ORDER BY id LIMIT 1`).
 		Scan(&kind, &request, &url, &issue, &labeler, &source); err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,9 @@ func reviewed(state, body, branch, author, typ string) func(map[string]any) {
 }
 
 // TestWebhookReviewQueuesAFollowUp: a submitted review of a frognano PR that requests changes
-// or mentions the App queues a follow-up with its text; a plain comment review, another PR's
-// review and a bot's are ignored.
+// or mentions the App queues a follow-up with its text, and so does a review of another PR that
+// mentions the App; a plain comment review, another PR's review that only requests changes and
+// a bot's are ignored.
 func TestWebhookReviewQueuesAFollowUp(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -30,6 +31,8 @@ func TestWebhookReviewQueuesAFollowUp(t *testing.T) {
 		{"Bot", "changes_requested", "no", "frognano/issue-1", "ci[bot]", "Bot", "ignored"},
 		{"Mention", "commented", "@" + testSlug + " rename the helper", "frognano/issue-1", "Codertocat", "User", "queued"},
 		{"Stop", "commented", "@" + testSlug + " stop", "frognano/issue-1", "Codertocat", "User", "stop_requested"},
+		// A mention asks on any pull request (the fixture's review is the active run's source, so it is counted there).
+		{"OtherPRMention", "commented", "@" + testSlug + " add a test", "changes", "Codertocat", "User", "already_active"},
 	} {
 		rec := b.send(t, "pull_request_review", fixture(t, "pull_request_review/submitted.payload.json",
 			installation(5), reviewed(tt.state, tt.body, tt.branch, tt.author, tt.typ)))
@@ -40,7 +43,7 @@ func TestWebhookReviewQueuesAFollowUp(t *testing.T) {
 	var kind, request, url string
 	var issue int
 	var source int64
-	if err := b.pool.QueryRow(context.Background(), `SELECT kind, request, request_url, issue, source_id FROM runs`).Scan(&kind, &request, &url, &issue, &source); err != nil {
+	if err := b.pool.QueryRow(context.Background(), `SELECT kind, request, request_url, issue, source_id FROM runs ORDER BY id LIMIT 1`).Scan(&kind, &request, &url, &issue, &source); err != nil {
 		t.Fatal(err)
 	}
 	if kind != "followup" || request != "@"+testSlug+" rename the helper" || issue != 2 ||

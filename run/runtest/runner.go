@@ -17,6 +17,10 @@ type RunFunc func(ctx context.Context, spec run.RunSpec, progress func(run.Progr
 // Runner is a run.Runner that calls the RunFunc it was Set (GoodOutcome by default) and
 // records every spec it was given.
 type Runner struct {
+	// Ceiling is the operator's ceiling on a run's attempts it tells (run.AttemptsCeiling);
+	// 0: none. Set it before a run works.
+	Ceiling int
+
 	calls atomic.Int32
 	mu    sync.Mutex
 	specs []run.RunSpec
@@ -24,6 +28,9 @@ type Runner struct {
 }
 
 var _ run.Runner = (*Runner)(nil)
+
+// MaxAttempts is Ceiling (run.AttemptsCeiling).
+func (r *Runner) MaxAttempts() int { return r.Ceiling }
 
 // NewRunner returns a Runner whose every run ends with GoodOutcome.
 func NewRunner() *Runner {
