@@ -78,3 +78,36 @@ func TestAPIRunNeedsALiveToken(t *testing.T) {
 		})
 	}
 }
+
+// TestAPIRunTakesItsInstructionsAndOptions: an API run's instructions reach the task, fenced,
+// under the token's name, and its base and attempts are the run's, as a mention's are.
+func TestAPIRunTakesItsInstructionsAndOptions(t *testing.T) {
+	t.Parallel()
+	p := runtest.New(t)
+	p.Runner.Ceiling = 3
+	var tokenID int64
+	if err := p.Pool.QueryRow(context.Background(), `INSERT INTO api_tokens (name, hash, repos) VALUES ('tracker', sha256('s'), '{acme/widgets}')
+		RETURNING id`).Scan(&tokenID); err != nil {
+		t.Fatal(err)
+	}
+	id := p.Request(t, runtest.Request{Issue: 7, Labeler: run.TokenRequester("tracker"), Trigger: run.TriggerAPI, TokenID: tokenID,
+		Request: "keep the public API", Options: run.Options{Base: "dev", Attempts: 2}})
+	if r := p.Work(t, id, 1); !r.Completed() {
+		t.Fatalf("Work: %v", r)
+	}
+	specs := p.Runner.Specs()
+	if len(specs) != 1 {
+		t.Fatalf("%d agent runs", len(specs))
+	}
+	for _, want := range []string{"## The requester's instructions", run.TokenRequester("tracker") + " asked for this run and adds:", "```text\nkeep the public API\n```"} {
+		if !strings.Contains(specs[0].Task, want) {
+			t.Errorf("task lacks %q:\n%s", want, specs[0].Task)
+		}
+	}
+	if specs[0].Attempts != 2 {
+		t.Errorf("attempts %d, want 2", specs[0].Attempts)
+	}
+	if got := p.Repo.BranchClones(); len(got) != 1 || got[0] != "dev dev" {
+		t.Errorf("branch clones %q, want dev", got)
+	}
+}

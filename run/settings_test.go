@@ -371,3 +371,36 @@ func TestSettingsChooseTheModel(t *testing.T) {
 		})
 	}
 }
+
+// TestSettingsBaseAndAttempts: the settings' base_branch and attempts are a run's when its
+// request names none, within the operator's ceiling; a request's own win over them.
+func TestSettingsBaseAndAttempts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		asked    run.Options
+		base     string
+		attempts int
+	}{
+		{"settings", run.Options{}, "develop", 2},
+		{"asked wins", run.Options{Base: "dev", Attempts: 1}, "dev", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := runtest.New(t)
+			p.Runner.Ceiling = 3
+			p.Repo.Files = map[string]string{settings.Path: "base_branch: develop\nattempts: 2\n"}
+			id := p.Request(t, runtest.Request{Issue: 7, Labeler: "maintainer", Trigger: run.TriggerMention, Options: tc.asked})
+			if r := p.Work(t, id, 1); !r.Completed() {
+				t.Fatalf("Work: %v", r)
+			}
+			specs := p.Runner.Specs()
+			if len(specs) != 1 || specs[0].Attempts != tc.attempts {
+				t.Fatalf("the agent's specs = %+v, want one with %d attempts", specs, tc.attempts)
+			}
+			if got := p.Repo.BranchClones(); len(got) != 1 || got[0] != tc.base+" "+tc.base {
+				t.Errorf("branch clones %q, want %s", got, tc.base)
+			}
+		})
+	}
+}
