@@ -117,23 +117,14 @@ func Parse(name string, data []byte) (Settings, error) {
 	if len(problems) > 0 {
 		return Settings{}, sorted(problems)
 	}
-	if err := schema.Validate(value); err != nil {
-		var ve *jsonschema.ValidationError
-		if !errors.As(err, &ve) {
-			return Settings{}, fmt.Errorf("settings: validate %s: %w", name, err)
-		}
-		for _, leaf := range leaves(ve) {
-			problems = append(problems, schemaProblem(name, root, leaf))
-		}
-		return Settings{}, sorted(problems)
-	}
-	s, err := decode(value)
-	if err != nil {
-		return Settings{}, err
-	}
-	if globs := find(root, "protected_paths"); globs != nil {
-		for i, p := range s.ProtectedPaths {
-			n := globs.Content[i]
+	// The globs are checked on the file's own nodes, also when the schema refuses something
+	// else, so that one `frognano config check` names every problem.
+	if globs := find(root, "protected_paths"); globs != nil && globs.Kind == yaml.SequenceNode {
+		for _, n := range globs.Content {
+			if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+				continue // the schema names it
+			}
+			p := n.Value
 			switch {
 			case !validGlob(p):
 				problems = append(problems, Problem{name, n.Line, n.Column, fmt.Sprintf("protected_paths: %q is not a valid glob (an unclosed [ or a trailing \\)", p)})
@@ -142,10 +133,19 @@ func Parse(name string, data []byte) (Settings, error) {
 			}
 		}
 	}
+	if err := schema.Validate(value); err != nil {
+		var ve *jsonschema.ValidationError
+		if !errors.As(err, &ve) {
+			return Settings{}, fmt.Errorf("settings: validate %s: %w", name, err)
+		}
+		for _, leaf := range leaves(ve) {
+			problems = append(problems, schemaProblem(name, root, leaf))
+		}
+	}
 	if len(problems) > 0 {
 		return Settings{}, sorted(problems)
 	}
-	return s, nil
+	return decode(value)
 }
 
 func syntaxProblem(name string, err error) error {
