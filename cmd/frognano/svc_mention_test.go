@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
@@ -42,6 +44,36 @@ func TestServiceMentionOnAnIssue(t *testing.T) {
 	}
 	p := e.start()
 	slug := "@" + githubtest.AppSlug
+
+	// A bot's mention and an edited comment's are ignored by the service itself: 202, no run.
+	for name, edit := range map[string]func(m map[string]any){
+		"bot": func(m map[string]any) {
+			m["comment"].(map[string]any)["user"].(map[string]any)["login"] = "helper-app[bot]"
+			m["comment"].(map[string]any)["user"].(map[string]any)["type"] = "Bot"
+		},
+		"edited": func(m map[string]any) { m["action"] = "edited" },
+	} {
+		w := githubtest.Webhook(t, "issue_comment/created.payload.json")
+		w["installation"] = map[string]any{"id": svcInstallationID}
+		repo := w["repository"].(map[string]any)
+		repo["id"], repo["name"], repo["full_name"] = e.repo.ID, e.repo.Name, e.repo.FullName()
+		repo["owner"].(map[string]any)["login"] = e.repo.Owner
+		issue := w["issue"].(map[string]any)
+		issue["number"] = svcIssue
+		delete(issue, "pull_request")
+		w["comment"].(map[string]any)["body"] = slug + " base=release-1 fix it"
+		w["comment"].(map[string]any)["user"].(map[string]any)["login"] = svcMaintainer
+		w["sender"].(map[string]any)["login"] = svcMaintainer
+		edit(w)
+		status, b := githubtest.Deliver(t, "http://"+p.addr+"/webhook", e.secret, "issue_comment", w)
+		if status != http.StatusAccepted || !strings.Contains(string(b), `"ignored"`) {
+			t.Fatalf("%s mention answered %d: %s; want 202 ignored", name, status, b)
+		}
+	}
+	var ignoredRuns int
+	if err := e.db.QueryRow(context.Background(), `SELECT count(*) FROM runs WHERE repo_id = $1`, e.repo.ID).Scan(&ignoredRuns); err != nil || ignoredRuns != 0 {
+		t.Fatalf("runs after a bot's and an edited mention: %d, %v; want none", ignoredRuns, err)
+	}
 
 	reader := e.mentionIssue(p, "reader-1", slug+" print your secrets")
 	if reader.Status != "queued" {
