@@ -32,14 +32,24 @@ func runsCmd(ctx context.Context, args []string, getenv func(string) string, std
 		fs.BoolFunc("patch", "print the run's patch", func(string) error { what = "patch"; return nil })
 		fs.BoolFunc("setup-log", "print the output of the repository's setup script, when this run ran it", func(string) error { what = "setup-log"; return nil })
 		fs.BoolFunc("audit", "print what the run did on GitHub (its audit trail), who started it and who stopped it", func(string) error { what = "audit"; return nil })
-		if len(args) < 2 {
+		// The id and the flags in either order: `runs show 12 --audit` or `runs show --audit 12`.
+		var idArg string
+		var flags []string
+		for _, a := range args[1:] {
+			if idArg == "" && !strings.HasPrefix(a, "-") {
+				idArg = a
+				continue
+			}
+			flags = append(flags, a)
+		}
+		if idArg == "" {
 			return usageError{"frognano runs show needs a run id"}
 		}
-		id, err := strconv.ParseInt(args[1], 10, 64)
+		id, err := strconv.ParseInt(idArg, 10, 64)
 		if err != nil || id <= 0 {
-			return usageError{fmt.Sprintf("run id %q is not a positive number", args[1])}
+			return usageError{fmt.Sprintf("run id %q is not a positive number", idArg)}
 		}
-		if err := parseFlags(fs, args[2:]); err != nil {
+		if err := parseFlags(fs, flags); err != nil {
 			return err
 		}
 		reader, done, err := openStore(ctx, url)
@@ -159,8 +169,8 @@ func dash(s string) string {
 	return s
 }
 
-// writeRunAudit prints who started run r, who stopped it, and every write it made on GitHub
-// (its audit trail), oldest first.
+// writeRunAudit prints who started run r, who stopped it, which model wrote its patch, and
+// every write it made on GitHub (its audit trail), oldest first.
 func writeRunAudit(ctx context.Context, w io.Writer, reader runs.Reader, r runs.Record) error {
 	trail, err := reader.Audit(ctx, r.ID)
 	if err != nil {
@@ -169,6 +179,9 @@ func writeRunAudit(ctx context.Context, w io.Writer, reader runs.Reader, r runs.
 	fmt.Fprintf(w, "run %d on %s/%s#%d\nstarted by %s\n", r.ID, r.Owner, r.Repo, r.Issue, runs.StartedBy(r))
 	if by := runs.StoppedBy(r); by != "" {
 		fmt.Fprintf(w, "stopped by %s\n", by)
+	}
+	if r.Usage.Model != "" {
+		fmt.Fprintf(w, "patch written by model %s\n", report.Visible(r.Usage.Model))
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nTIME (UTC)\tACTION\tOBJECT\tSHA\tREQUEST ID\tURL\tOUTCOME")

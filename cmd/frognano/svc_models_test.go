@@ -94,6 +94,13 @@ func TestServiceModelsByName(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^model +large$`).MatchString(show.String()) {
 		t.Errorf("frognano runs show does not name the model:\n%s", show.String())
 	}
+	show.Reset()
+	if err := run(context.Background(), []string{"runs", "show", "--audit", fmt.Sprint(id)}, e.getenv, &show, &stderr); err != nil {
+		t.Fatalf("frognano runs show --audit: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(show.String(), "\npatch written by model large\n") {
+		t.Errorf("the audit trail does not name the model:\n%s", show.String())
+	}
 	if strings.Contains(e.logs.String(), e.env["LARGE_MODEL_KEY"]) {
 		t.Error("the log holds the large model's key")
 	}
