@@ -14,10 +14,17 @@ func onPR(author, typ, body string) func(map[string]any) {
 		issue := m["issue"].(map[string]any)
 		issue["number"] = 77
 		issue["pull_request"] = map[string]any{"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/77"}
-		c := m["comment"].(map[string]any)
-		c["body"] = body
-		u := c["user"].(map[string]any)
-		u["login"], u["type"] = author, typ
+		onIssue(author, typ, body)(m)
+	}
+}
+
+// commentSender sends b the issue_comment example (installation 5) edited by edit and extra,
+// and returns the answer's HTTP status and its status field.
+func commentSender(t *testing.T, b *bundle) func(edit func(map[string]any), extra ...func(map[string]any)) (int, string) {
+	return func(edit func(map[string]any), extra ...func(map[string]any)) (int, string) {
+		raw := fixture(t, "issue_comment/created.payload.json", append([]func(map[string]any){installation(5), edit}, extra...)...)
+		rec := b.send(t, "issue_comment", raw)
+		return rec.Code, decodeResponse(t, rec).Status
 	}
 }
 
@@ -28,11 +35,7 @@ func onPR(author, typ, body string) func(map[string]any) {
 func TestWebhookCommentMentioningTheAppQueuesAFollowUp(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	send := func(edit func(map[string]any), extra ...func(map[string]any)) (int, string) {
-		raw := fixture(t, "issue_comment/created.payload.json", append([]func(map[string]any){installation(5), edit}, extra...)...)
-		rec := b.send(t, "issue_comment", raw)
-		return rec.Code, decodeResponse(t, rec).Status
-	}
+	send := commentSender(t, b)
 	for _, tt := range []struct {
 		name   string
 		edit   func(map[string]any)

@@ -24,11 +24,7 @@ func onIssue(author, typ, body string) func(map[string]any) {
 func TestWebhookMentionOnAnIssueQueuesARun(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	send := func(edit func(map[string]any), extra ...func(map[string]any)) (int, string) {
-		raw := fixture(t, "issue_comment/created.payload.json", append([]func(map[string]any){installation(5), edit}, extra...)...)
-		rec := b.send(t, "issue_comment", raw)
-		return rec.Code, decodeResponse(t, rec).Status
-	}
+	send := commentSender(t, b)
 	for _, tt := range []struct {
 		name   string
 		edit   func(map[string]any)

@@ -341,18 +341,26 @@ type svcAnswer struct {
 func (e *svcEnv) event(p *svcProc, event, name string, edit func(m map[string]any)) svcAnswer {
 	t := e.t
 	t.Helper()
+	status, b := e.eventStatus(p, event, name, edit)
+	var a svcAnswer
+	if status != http.StatusOK || json.Unmarshal(b, &a) != nil {
+		t.Fatalf("%s answered %d: %s", event, status, b)
+	}
+	return a
+}
+
+// eventStatus delivers the signed webhook fixture name as event, on the test's installation and
+// repository and edited by edit, and returns the service's HTTP status and body, whatever they are.
+func (e *svcEnv) eventStatus(p *svcProc, event, name string, edit func(m map[string]any)) (int, []byte) {
+	t := e.t
+	t.Helper()
 	m := githubtest.Webhook(t, name)
 	m["installation"] = map[string]any{"id": svcInstallationID, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMzEzMzc="}
 	repo := m["repository"].(map[string]any)
 	repo["id"], repo["name"], repo["full_name"] = e.repo.ID, e.repo.Name, e.repo.FullName()
 	repo["owner"].(map[string]any)["login"] = e.repo.Owner
 	edit(m)
-	status, b := githubtest.Deliver(t, "http://"+p.addr+"/webhook", e.secret, event, m)
-	var a svcAnswer
-	if status != http.StatusOK || json.Unmarshal(b, &a) != nil {
-		t.Fatalf("%s answered %d: %s", event, status, b)
-	}
-	return a
+	return githubtest.Deliver(t, "http://"+p.addr+"/webhook", e.secret, event, m)
 }
 
 // deliver delivers a real `issues` event (octokit's fixture) with action and label by sender

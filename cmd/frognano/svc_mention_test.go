@@ -53,19 +53,15 @@ func TestServiceMentionOnAnIssue(t *testing.T) {
 		},
 		"edited": func(m map[string]any) { m["action"] = "edited" },
 	} {
-		w := githubtest.Webhook(t, "issue_comment/created.payload.json")
-		w["installation"] = map[string]any{"id": svcInstallationID}
-		repo := w["repository"].(map[string]any)
-		repo["id"], repo["name"], repo["full_name"] = e.repo.ID, e.repo.Name, e.repo.FullName()
-		repo["owner"].(map[string]any)["login"] = e.repo.Owner
-		issue := w["issue"].(map[string]any)
-		issue["number"] = svcIssue
-		delete(issue, "pull_request")
-		w["comment"].(map[string]any)["body"] = slug + " base=release-1 fix it"
-		w["comment"].(map[string]any)["user"].(map[string]any)["login"] = svcMaintainer
-		w["sender"].(map[string]any)["login"] = svcMaintainer
-		edit(w)
-		status, b := githubtest.Deliver(t, "http://"+p.addr+"/webhook", e.secret, "issue_comment", w)
+		status, b := e.eventStatus(p, "issue_comment", "issue_comment/created.payload.json", func(w map[string]any) {
+			issue := w["issue"].(map[string]any)
+			issue["number"] = svcIssue
+			delete(issue, "pull_request")
+			w["comment"].(map[string]any)["body"] = slug + " base=release-1 fix it"
+			w["comment"].(map[string]any)["user"].(map[string]any)["login"] = svcMaintainer
+			w["sender"].(map[string]any)["login"] = svcMaintainer
+			edit(w)
+		})
 		if status != http.StatusAccepted || !strings.Contains(string(b), `"ignored"`) {
 			t.Fatalf("%s mention answered %d: %s; want 202 ignored", name, status, b)
 		}

@@ -1,7 +1,6 @@
 package githubtest
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -65,19 +64,12 @@ func (s *Server) handleGetContents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "Server Error")
 		return
 	}
-	enc := base64.StdEncoding.EncodeToString([]byte(data))
-	var b strings.Builder
-	for len(enc) > 60 {
-		b.WriteString(enc[:60] + "\n")
-		enc = enc[60:]
-	}
-	b.WriteString(enc + "\n")
 	self := s.apiURL("/repos/%s/contents/%s?ref=%s", repo.FullName(), path, repo.DefaultBranch)
 	git := s.apiURL("/repos/%s/git/blobs/%s", repo.FullName(), sha)
 	html := s.URL + "/" + repo.FullName() + "/blob/" + repo.DefaultBranch + "/" + path
 	name := path[strings.LastIndex(path, "/")+1:]
 	writeJSON(w, http.StatusOK, map[string]any{
-		"type": "file", "encoding": "base64", "size": len(data), "name": name, "path": path, "content": b.String(),
+		"type": "file", "encoding": "base64", "size": len(data), "name": name, "path": path, "content": githubBase64(data),
 		"sha": sha, "url": self, "git_url": git, "html_url": html,
 		"download_url": s.URL + "/raw/" + repo.FullName() + "/" + repo.DefaultBranch + "/" + path,
 		"_links":       map[string]any{"self": self, "git": git, "html": html},

@@ -209,17 +209,9 @@ func (s *Server) handleGetBlob(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "Server Error")
 		return
 	}
-	// GitHub's base64 has a line break every 60 characters.
-	enc := base64.StdEncoding.EncodeToString([]byte(data))
-	var b strings.Builder
-	for len(enc) > 60 {
-		b.WriteString(enc[:60] + "\n")
-		enc = enc[60:]
-	}
-	b.WriteString(enc + "\n")
 	writeJSON(w, http.StatusOK, map[string]any{
 		"sha": sha, "node_id": "B_" + sha[:8], "size": len(data), "url": s.apiURL("/repos/%s/git/blobs/%s", repo.FullName(), sha),
-		"content": b.String(), "encoding": "base64",
+		"content": githubBase64(data), "encoding": "base64",
 	})
 }
 
@@ -531,4 +523,17 @@ func (s *Server) gitCommitJSON(repo *Repo, sha string) map[string]any {
 		"tree":      map[string]any{"sha": f[0], "url": s.apiURL("/repos/%s/git/trees/%s", repo.FullName(), f[0])},
 		"message":   strings.TrimSuffix(msg, "\n"), "parents": parents, "verification": verification,
 	}
+}
+
+// githubBase64 is data in base64 as GitHub's API gives a blob's or a file's content: a line
+// break every 60 characters, and one at the end.
+func githubBase64(data string) string {
+	enc := base64.StdEncoding.EncodeToString([]byte(data))
+	var b strings.Builder
+	for len(enc) > 60 {
+		b.WriteString(enc[:60] + "\n")
+		enc = enc[60:]
+	}
+	b.WriteString(enc + "\n")
+	return b.String()
 }
