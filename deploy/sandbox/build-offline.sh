@@ -96,14 +96,8 @@ mirror_uri() {
   return 1
 }
 
-# apt_install installs Debian packages on this machine (root only), waiting for another apt run's
-# lock (CI images, parallel setups) instead of failing, and refreshing the lists only when needed.
-apt_install() {
-  apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$@" >/dev/null 2>&1 || {
-    apt-get -o DPkg::Lock::Timeout=300 update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$@" >/dev/null
-  }
-}
+# shellcheck source=../apt.sh
+. "$here/../apt.sh"
 
 # bootstrap_tool prints mmdebstrap or debootstrap, whichever is here or can be installed first.
 bootstrap_tool() {

@@ -1,4 +1,7 @@
 # Helpers shared by setup.sh and teardown.sh for the throwaway PostgreSQL cluster (sourced).
+# shellcheck source=../apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../apt.sh"
+
 pg_port=${FROGNANO_TEST_PG_PORT:-55432}
 pg_dir=${FROGNANO_TESTENV_DIR:-/tmp/frognano-testenv-$pg_port}
 pg_bin=
@@ -17,8 +20,7 @@ pg_find_bin() {
   [ "${1:-}" = install ] || return 1
   [ "$(id -u)" = 0 ] || { log "error: PostgreSQL is missing: apt-get install -y postgresql"; exit 1; }
   log "installing PostgreSQL"
-  apt-get -o DPkg::Lock::Timeout=300 update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq postgresql >/dev/null
+  apt_install postgresql || { log "error: installing postgresql failed"; exit 1; }
   pg_find_bin
 }
 

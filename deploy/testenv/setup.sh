@@ -27,6 +27,7 @@ fi
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
+. "$here/../apt.sh"
 . "$here/pg.sh"
 
 log() { printf 'testenv: %s\n' "$*" >&2; }
@@ -48,12 +49,6 @@ fi
 host_pkgs=""
 command -v docker-compose >/dev/null 2>&1 || host_pkgs="$host_pkgs docker-compose"
 command -v chromium >/dev/null 2>&1 || host_pkgs="$host_pkgs chromium"
-apt_install() {
-  apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$@" >/dev/null 2>&1 || {
-    apt-get -o DPkg::Lock::Timeout=300 update -qq &&
-      DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq "$@" >/dev/null
-  }
-}
 if [ -n "$host_pkgs" ] && [ "$(id -u)" != 0 ]; then
   die "missing:$host_pkgs; install them (apt-get install -y$host_pkgs) or run this as root"
 fi
