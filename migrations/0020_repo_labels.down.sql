@@ -1,0 +1,1 @@
+DROP TABLE repo_labels;

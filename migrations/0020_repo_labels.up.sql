@@ -1,0 +1,13 @@
+-- Issue 30: the trigger label each repository's settings (.github/frognano.yml `label:`) name,
+-- as last read from the default branch's head. The webhook server consults it for a labelled
+-- issue: the operator's label (FROGNANO_LABEL) starts a run at once unless the repository is
+-- known to name another; any other label, or a repository whose row is older than the cache's
+-- age, is checked by a small job that reads the settings first (run/trigger.go). label ''
+-- means the repository names none (the operator's applies). Written by run.Store alone
+-- (run/store_settings.go), each time settings are read.
+CREATE TABLE repo_labels (
+    repo_id         bigint      PRIMARY KEY,
+    installation_id bigint      NOT NULL,
+    label           text        NOT NULL,
+    read_at         timestamptz NOT NULL DEFAULT now()
+);

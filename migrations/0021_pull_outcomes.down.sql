@@ -1,0 +1,1 @@
+DROP TABLE pull_outcomes;
