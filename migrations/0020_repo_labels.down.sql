@@ -1,1 +1,2 @@
+ALTER TABLE runs DROP COLUMN trigger_label;
 DROP TABLE repo_labels;

@@ -11,3 +11,7 @@ CREATE TABLE repo_labels (
     label           text        NOT NULL,
     read_at         timestamptz NOT NULL DEFAULT now()
 );
+
+-- trigger_label: the label that started a run (the event's label name as GitHub sent it);
+-- NULL for a run not started by a label.
+ALTER TABLE runs ADD COLUMN trigger_label text;
