@@ -41,6 +41,13 @@ type Intake interface {
 	RequestStop(ctx context.Context, d queue.Delivery, req queue.StopArgs) (duplicate bool, err error)
 	// Ready reports whether deliveries can be accepted (the database answers and is migrated).
 	Ready(ctx context.Context) error
+	// DecideLabel says whether a label on an issue of a repository is its trigger label (the
+	// one its settings name, else the operator's), is not, or must be checked (CheckLabel)
+	// because the settings were not read lately; TriggerLabel is the one last known.
+	// operator is the operator's label (Config.Label).
+	DecideLabel(ctx context.Context, repoID int64, label, operator string) (queue.LabelDecision, error)
+	CheckLabel(ctx context.Context, d queue.Delivery, req queue.RunRequest, operator string) error
+	TriggerLabel(ctx context.Context, repoID int64, operator string) (string, error)
 }
 
 var _ Intake = (*queue.Client)(nil)
