@@ -391,6 +391,12 @@ func LabelOf(data []byte) string {
 	if len(data) > MaxSize {
 		return ""
 	}
+	if s, err := Parse("", data); err == nil {
+		if s.Label == nil {
+			return ""
+		}
+		return *s.Label
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return ""
