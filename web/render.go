@@ -39,6 +39,13 @@ func parseTemplates() (*template.Template, error) {
 		"long":     isLong,
 		"firstln":  firstLine,
 		"prettyjs": prettyJSON,
+		"acc":      acceptanceCell,
+		"ttm":      timeToMergeCell,
+		"share":    shareCell,
+		"perpr":    perPullCell,
+		"tokens":   tokensCell,
+		"labelx":   func() int { return labelWidth - 8 },
+		"barx":     func() int { return labelWidth },
 	}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("parsing the run page templates: %w", err)
