@@ -66,7 +66,7 @@ func (s *Store) History(ctx context.Context, since time.Time) (*History, error) 
 	}
 	// Runs counted by repository, model, week and label: a few rows per repository and week
 	// however many runs there were.
-	rows, err = s.pool.Query(ctx, `SELECT repo_id, (array_agg(owner || '/' || repo ORDER BY id DESC))[1], coalesce(model, ''),
+	rows, err = s.pool.Query(ctx, `SELECT repo_id, (array_agg(owner || '/' || repo ORDER BY id DESC))[1], max(id), coalesce(model, ''),
 			date_trunc('week', created_at AT TIME ZONE 'UTC') AS week,
 			coalesce(nullif(trigger_label, ''), nullif(trigger, ''), '') AS label, count(*)
 		FROM runs WHERE created_at >= $1
@@ -76,15 +76,19 @@ func (s *Store) History(ctx context.Context, since time.Time) (*History, error) 
 		return nil, fmt.Errorf("counting the runs: %w", err)
 	}
 	defer rows.Close()
+	newest := map[int64]int64{} // the newest run's id per repository: its name is the latest
 	for rows.Next() {
 		var r RunCount
 		var name string
-		if err := rows.Scan(&r.RepoID, &name, &r.Model, &r.Week, &r.Label, &r.Runs); err != nil {
+		var last int64
+		if err := rows.Scan(&r.RepoID, &name, &last, &r.Model, &r.Week, &r.Label, &r.Runs); err != nil {
 			return nil, fmt.Errorf("counting the runs: %w", err)
 		}
-		// A run's name is the newer record of a repository's name than pull_outcomes' when
-		// the repository has runs in the period: the runs are read second.
-		h.Names[r.RepoID] = name
+		// A repository's newest run in the period names it, over pull_outcomes' record.
+		if last > newest[r.RepoID] {
+			newest[r.RepoID] = last
+			h.Names[r.RepoID] = name
+		}
 		h.Runs = append(h.Runs, r)
 	}
 	if err := rows.Err(); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/web/webtest"
 )
 
@@ -191,5 +192,72 @@ func TestStatsPageAnswers(t *testing.T) {
 	raw, _ = io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(raw), `id="nofigures"`) || strings.Contains(string(raw), "octo/") {
 		t.Errorf("a person who reads nothing: %d\n%.600s", resp.StatusCode, raw)
+	}
+}
+
+// TestBrowserRunsListSaysWhatBecameOfThePullRequest (issue 31): the runs list says who asked
+// for each run, how long it took from the request to its end, and what became of its pull
+// request (pull_outcomes: open, merged, closed; nothing when none is recorded, or for a state
+// the list does not name, such as a pull request deleted while open).
+func TestBrowserRunsListSaysWhatBecameOfThePullRequest(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	merged := b.pull(t, seedPull{"octo/pager", 101, "2026-03-02T10:00:00Z", "2026-03-02T16:00:00Z", "merged", 10, 0, 0, 1100})
+	closed := b.pull(t, seedPull{"octo/pager", 102, "2026-03-03T10:00:00Z", "2026-03-04T10:00:00Z", "closed", 0, -1, 0, 10})
+	open := b.pull(t, seedPull{"octo/other", 201, "2026-03-05T10:00:00Z", "", "open", 0, -1, 0, 10})
+	gone := b.pull(t, seedPull{"octo/other", 202, "2026-03-06T10:00:00Z", "", "open", 0, -1, 0, 10})
+	ctx := context.Background()
+	if _, err := b.pool.Exec(ctx, `ALTER TABLE pull_outcomes DROP CONSTRAINT IF EXISTS pull_outcomes_state_check`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(ctx, `UPDATE pull_outcomes SET state = 'gone' WHERE number = 202`); err != nil {
+		t.Fatal(err)
+	}
+	// A run that published but whose pull request has no outcome yet, and a failed one that
+	// a person mentioned the App for and which has not published.
+	noOutcome := b.run(t, seedRun{Owner: "octo", Repo: "pager", Issue: 9, State: run.StateSucceeded, PRURL: "https://github.example/octo/pager/pull/109"})
+	failed := b.run(t, seedRun{Owner: "octo", Repo: "pager", Issue: 10, State: run.StateFailed, ExitReason: "max_steps"})
+	running := b.run(t, seedRun{Owner: "octo", Repo: "pager", Issue: 11, State: run.StateRunning})
+	if _, err := b.pool.Exec(ctx, `UPDATE runs SET pr_number = 109 WHERE id = $1`, noOutcome); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(ctx, `UPDATE runs SET trigger = 'mention', labeler = 'carol', created_at = '2026-03-07T10:00:00Z',
+		finished_at = '2026-03-07T11:30:05Z' WHERE id = $1`, failed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(ctx, `UPDATE runs SET finished_at = created_at + interval '95 seconds' WHERE id = $1`, merged); err != nil {
+		t.Fatal(err)
+	}
+
+	browser := webtest.Browser(t)
+	b.signIn(t, browser, "alice", "/runs")
+	browse(t, browser, chromedp.WaitVisible(chromedp.CSS("#runs")))
+	webtest.Screenshot(t, browser, "runs-outcomes")
+	cell := func(id int64, class string) string {
+		t.Helper()
+		return eval[string](t, browser, `document.querySelector('tr[data-run="`+itoa(id)+`"] td.`+class+`').textContent.trim()`)
+	}
+	for _, tt := range []struct {
+		id   int64
+		want string
+	}{{merged, "#101 merged"}, {closed, "#102 closed"}, {open, "#201 open"}, {gone, "#202"}, {noOutcome, "#109"}, {failed, ""}, {running, ""}} {
+		if got := cell(tt.id, "pull"); got != tt.want {
+			t.Errorf("run %d's pull request: %q, want %q", tt.id, got, tt.want)
+		}
+	}
+	if got := cell(failed, "asked-by"); got != "@carol (mentioned the App on the issue)" {
+		t.Errorf("who asked for the failed run: %q", got)
+	}
+	if got := cell(merged, "asked-by"); got != "@maintainer (labelled the issue)" {
+		t.Errorf("who asked for the merged run: %q", got)
+	}
+	if got := cell(failed, "took"); got != "1h30m5s" {
+		t.Errorf("how long the failed run took: %q", got)
+	}
+	if got := cell(merged, "took"); got != "1m35s" {
+		t.Errorf("how long the merged run took: %q", got)
+	}
+	if got := cell(running, "took"); got != "not ended yet" {
+		t.Errorf("how long the running run took: %q", got)
 	}
 }
