@@ -117,7 +117,7 @@ func openStore(ctx context.Context, url string) (*runs.Store, func(), error) {
 	if url == "" {
 		return nil, nil, usageError{"DATABASE_URL is not set"}
 	}
-	pool, err := openPool(ctx, url)
+	pool, err := openMigrated(ctx, url)
 	if err != nil {
 		return nil, nil, setupError{err}
 	}

@@ -43,7 +43,7 @@ func statsCmd(ctx context.Context, args []string, getenv func(string) string, st
 	if url == "" {
 		return usageError{"DATABASE_URL is not set"}
 	}
-	pool, err := openPool(ctx, url)
+	pool, err := openMigrated(ctx, url)
 	if err != nil {
 		return setupError{err}
 	}

@@ -345,3 +345,18 @@ func TestStatsTableAndCSVKeepKeysInert(t *testing.T) {
 		t.Errorf("the table shows a label's controls as they are:\n%s", table.String())
 	}
 }
+
+// TestReadingCommandsRefuseAnUnmigratedDatabase: the commands that read or write frognano's
+// tables say what to run on a database this binary's migrations have not reached, instead of
+// failing on a missing table.
+func TestReadingCommandsRefuseAnUnmigratedDatabase(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"DATABASE_URL": doctorEmptyDatabase(t)}
+	for _, args := range [][]string{{"stats"}, {"runs"}, {"usage"}, {"tokens", "list"}} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), args, func(k string) string { return env[k] }, &stdout, &stderr)
+		if err == nil || exitCode(err) != 3 || !strings.Contains(err.Error(), "run `frognano migrate` first") {
+			t.Errorf("frognano %v on an unmigrated database: %v (exit %d), want exit 3 naming frognano migrate", args, err, exitCode(err))
+		}
+	}
+}
