@@ -93,13 +93,21 @@ func (w *labelCheckWorker) Timeout(*river.Job[labelCheckArgs]) time.Duration { r
 // run when the event's label is the trigger label.
 func (w *labelCheckWorker) Work(ctx context.Context, job *river.Job[labelCheckArgs]) error {
 	req, d := job.Args.Request, job.Args.Delivery
-	repo, err := w.gh.ForRepo(ctx, req.InstallationID, req.RepoID, req.Owner, req.Repo)
-	if err != nil {
-		return fmt.Errorf("opening repository %s/%s: %w", req.Owner, req.Repo, err)
-	}
-	label, err := w.client.runs.SettingsLabel(ctx, repo, req.InstallationID, req.RepoID, req.Repo)
+	// The checks of a burst of labels are queued before the first one reads the settings: the
+	// others decide from what it learnt, so the settings are read once per LabelCacheAge,
+	// not once per label.
+	label, age, known, err := w.client.runs.KnownLabel(ctx, req.RepoID)
 	if err != nil {
 		return err
+	}
+	if !known || age >= LabelCacheAge {
+		repo, err := w.gh.ForRepo(ctx, req.InstallationID, req.RepoID, req.Owner, req.Repo)
+		if err != nil {
+			return fmt.Errorf("opening repository %s/%s: %w", req.Owner, req.Repo, err)
+		}
+		if label, err = w.client.runs.SettingsLabel(ctx, repo, req.InstallationID, req.RepoID, req.Repo); err != nil {
+			return err
+		}
 	}
 	trigger := cmp.Or(label, job.Args.OperatorLabel)
 	log := w.log.With("repo", req.Owner+"/"+req.Repo, "issue", req.Issue, "label", req.TriggerLabel)
