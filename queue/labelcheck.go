@@ -3,12 +3,16 @@ package queue
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/run"
 )
@@ -123,13 +127,56 @@ func (w *labelCheckWorker) Work(ctx context.Context, job *river.Job[labelCheckAr
 	return nil
 }
 
-// TriggerLabel is the label that starts runs on repository repoID as its settings named it
-// when last read, whatever their age, or operator when they name none or were never read:
-// removing it from an issue stops the issue's run.
-func (c *Client) TriggerLabel(ctx context.Context, repoID int64, operator string) (string, error) {
+// LabelRemoved says whether label coming off issue of repository repoID stops the issue's
+// run: it is the trigger label as the settings named it when last read, whatever their age
+// (operator when they name none or were never read), or the label that started the active run
+// (runs.trigger_label: the settings may have named another since). Its checks still queued
+// (CheckLabel) are withdrawn either way: a label added and removed before its check ran starts
+// nothing.
+func (c *Client) LabelRemoved(ctx context.Context, repoID int64, issue int, label, operator string) (bool, error) {
+	rows, err := c.pool.Query(ctx, `SELECT id, args->'request'->>'TriggerLabel' FROM river_job WHERE kind = $1
+		AND state IN ('available', 'scheduled', 'retryable', 'running', 'pending')
+		AND (args->'request'->>'RepoID')::bigint = $2 AND (args->'request'->>'Issue')::bigint = $3`,
+		labelCheckArgs{}.Kind(), repoID, issue)
+	if err != nil {
+		return false, fmt.Errorf("finding the label's checks: %w", err)
+	}
+	var checks []int64
+	for rows.Next() {
+		var id int64
+		var name string
+		if err := rows.Scan(&id, &name); err != nil {
+			rows.Close()
+			return false, fmt.Errorf("finding the label's checks: %w", err)
+		}
+		if strings.EqualFold(name, label) {
+			checks = append(checks, id)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("finding the label's checks: %w", err)
+	}
+	for _, id := range checks {
+		if _, err := c.river.JobCancel(ctx, id); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+			return false, fmt.Errorf("withdrawing the label's check: %w", err)
+		}
+	}
 	known, _, _, err := c.runs.KnownLabel(ctx, repoID)
 	if err != nil {
-		return "", err
+		return false, err
 	}
-	return cmp.Or(known, operator), nil
+	if strings.EqualFold(label, cmp.Or(known, operator)) {
+		return true, nil
+	}
+	started, err := c.pool.Query(ctx, `SELECT trigger_label FROM runs WHERE repo_id = $1 AND issue = $2
+		AND state IN ('queued', 'running') AND trigger_label IS NOT NULL`, repoID, issue)
+	if err != nil {
+		return false, fmt.Errorf("reading the issue's run's label: %w", err)
+	}
+	names, err := pgx.CollectRows(started, pgx.RowTo[string])
+	if err != nil {
+		return false, fmt.Errorf("reading the issue's run's label: %w", err)
+	}
+	return slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, label) }), nil
 }

@@ -113,3 +113,37 @@ func TestWebhookLabelOfUnknownMeaningIsChecked(t *testing.T) {
 		t.Errorf("%d checks queued for a label known to be nothing", n)
 	}
 }
+
+// TestWebhookLabelRemovedStopsWhatItStarted: removing the label that started a run stops it even
+// when the repository's settings have named another label since (the run keeps its label,
+// runs.trigger_label); removing a label whose check is still queued withdraws the check, so
+// that a label added and removed before its check ran starts nothing.
+func TestWebhookLabelRemovedStopsWhatItStarted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	knowLabel(t, b, 186853002, "ai-fix", time.Minute)
+	rec := b.send(t, "issues", labeled(t, label("ai-fix")))
+	if res := decodeResponse(t, rec); rec.Code != http.StatusOK || res.Status != "queued" {
+		t.Fatalf("the repository's label: %d %s, want queued", rec.Code, rec.Body.String())
+	}
+	knowLabel(t, b, 186853002, "bot-fix", time.Minute) // the settings changed, and were read again
+	rec = b.send(t, "issues", labeled(t, label("AI-fix"), action("unlabeled")))
+	if got := decodeResponse(t, rec); rec.Code != http.StatusOK || got.Status != "cancelled" {
+		t.Errorf("the label that started the run removed, after the settings named another: %d %s, want cancelled", rec.Code, rec.Body.String())
+	}
+
+	b2 := setup(t) // settings never read: the label is checked first
+	rec = b2.send(t, "issues", labeled(t, label("ai-fix"), issueNumber(7)))
+	if rec.Code != http.StatusAccepted || decodeResponse(t, rec).Status != "label_check" {
+		t.Fatalf("a label on a repository never read: %d %s, want 202 label_check", rec.Code, rec.Body.String())
+	}
+	b2.send(t, "issues", labeled(t, label("ai-fix"), issueNumber(7), action("unlabeled")))
+	var pending int
+	if err := b2.pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'frognano_label_check'
+		AND state NOT IN ('cancelled', 'discarded', 'completed')`).Scan(&pending); err != nil {
+		t.Fatal(err)
+	}
+	if pending != 0 {
+		t.Errorf("%d label checks still to run after their label was removed, want none", pending)
+	}
+}
