@@ -134,33 +134,8 @@ func (w *labelCheckWorker) Work(ctx context.Context, job *river.Job[labelCheckAr
 // (CheckLabel) are withdrawn either way: a label added and removed before its check ran starts
 // nothing.
 func (c *Client) LabelRemoved(ctx context.Context, repoID int64, issue int, label, operator string) (bool, error) {
-	rows, err := c.pool.Query(ctx, `SELECT id, args->'request'->>'TriggerLabel' FROM river_job WHERE kind = $1
-		AND state IN ('available', 'scheduled', 'retryable', 'running', 'pending')
-		AND (args->'request'->>'RepoID')::bigint = $2 AND (args->'request'->>'Issue')::bigint = $3`,
-		labelCheckArgs{}.Kind(), repoID, issue)
-	if err != nil {
-		return false, fmt.Errorf("finding the label's checks: %w", err)
-	}
-	var checks []int64
-	for rows.Next() {
-		var id int64
-		var name string
-		if err := rows.Scan(&id, &name); err != nil {
-			rows.Close()
-			return false, fmt.Errorf("finding the label's checks: %w", err)
-		}
-		if strings.EqualFold(name, label) {
-			checks = append(checks, id)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return false, fmt.Errorf("finding the label's checks: %w", err)
-	}
-	for _, id := range checks {
-		if _, err := c.river.JobCancel(ctx, id); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
-			return false, fmt.Errorf("withdrawing the label's check: %w", err)
-		}
+	if err := c.withdrawLabelChecks(ctx, repoID, issue, label); err != nil {
+		return false, err
 	}
 	known, _, _, err := c.runs.KnownLabel(ctx, repoID)
 	if err != nil {
@@ -179,4 +154,39 @@ func (c *Client) LabelRemoved(ctx context.Context, repoID int64, issue int, labe
 		return false, fmt.Errorf("reading the issue's run's label: %w", err)
 	}
 	return slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, label) }), nil
+}
+
+// withdrawLabelChecks cancels the label checks still queued (or working) of issue of
+// repository repoID whose label is label, or of every label when label is "": the label came
+// off, or the issue was closed, deleted or transferred (Cancel), before its check ran.
+func (c *Client) withdrawLabelChecks(ctx context.Context, repoID int64, issue int, label string) error {
+	rows, err := c.pool.Query(ctx, `SELECT id, args->'request'->>'TriggerLabel' FROM river_job WHERE kind = $1
+		AND state IN ('available', 'scheduled', 'retryable', 'running', 'pending')
+		AND (args->'request'->>'RepoID')::bigint = $2 AND (args->'request'->>'Issue')::bigint = $3`,
+		labelCheckArgs{}.Kind(), repoID, issue)
+	if err != nil {
+		return fmt.Errorf("finding the label's checks: %w", err)
+	}
+	var checks []int64
+	for rows.Next() {
+		var id int64
+		var name string
+		if err := rows.Scan(&id, &name); err != nil {
+			rows.Close()
+			return fmt.Errorf("finding the label's checks: %w", err)
+		}
+		if label == "" || strings.EqualFold(name, label) {
+			checks = append(checks, id)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("finding the label's checks: %w", err)
+	}
+	for _, id := range checks {
+		if _, err := c.river.JobCancel(ctx, id); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+			return fmt.Errorf("withdrawing the label's check: %w", err)
+		}
+	}
+	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/frognano/frognano/run"
 )
 
@@ -145,5 +147,31 @@ func TestWebhookLabelRemovedStopsWhatItStarted(t *testing.T) {
 	}
 	if pending != 0 {
 		t.Errorf("%d label checks still to run after their label was removed, want none", pending)
+	}
+}
+
+// TestWebhookClosedIssueWithdrawsItsLabelChecks: an issue closed (or deleted, or transferred)
+// while the check of a label on it is still queued starts no run when the check would have
+// found the label to be the trigger label.
+func TestWebhookClosedIssueWithdrawsItsLabelChecks(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rec := b.send(t, "issues", labeled(t, label("ai-fix"), issueNumber(7)))
+	if rec.Code != http.StatusAccepted || decodeResponse(t, rec).Status != "label_check" {
+		t.Fatalf("a label on a repository never read: %d %s, want 202 label_check", rec.Code, rec.Body.String())
+	}
+	b.send(t, "issues", labeled(t, label("ai-fix"), issueNumber(8))) // another issue's check stays
+	b.send(t, "issues", labeled(t, issueNumber(7), action("closed")))
+	rows, err := b.pool.Query(context.Background(), `SELECT (args->'request'->>'Issue')::int FROM river_job
+		WHERE kind = 'frognano_label_check' AND state NOT IN ('cancelled', 'discarded', 'completed')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 1 || pending[0] != 8 {
+		t.Errorf("label checks still to run of issues %v, want issue 8's alone", pending)
 	}
 }
