@@ -175,3 +175,25 @@ func TestWebhookClosedIssueWithdrawsItsLabelChecks(t *testing.T) {
 		t.Errorf("label checks still to run of issues %v, want issue 8's alone", pending)
 	}
 }
+
+// TestWebhookLabelCheckRedeliveredIsOneCheck: a delivery redelivered (or sent 10 times at once)
+// while its label's check is queued is that one check, not one more each: the check's
+// arguments are the same JSON each time (River's unique jobs by arguments).
+func TestWebhookLabelCheckRedeliveredIsOneCheck(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	raw := labeled(t, label("ai-fix"), issueNumber(7))
+	id := b.nextDelivery()
+	done := make(chan int, 10)
+	for range 10 {
+		go func() { done <- b.do(t, request{event: "issues", delivery: id, raw: raw}).Code }()
+	}
+	for range 10 {
+		if code := <-done; code != http.StatusAccepted {
+			t.Errorf("a label check's delivery answered %d, want 202", code)
+		}
+	}
+	if n, last := labelChecks(t, b); n != 1 || last != "ai-fix" {
+		t.Errorf("label checks: %d (last %q), want 1 for ai-fix", n, last)
+	}
+}
