@@ -156,16 +156,11 @@ type Cancelled struct {
 
 // Cancel records the delivery and cancels the issue's queued or running run (and the runs
 // waiting on it) in ONE transaction: the run becomes cancelled and its River job is
-// cancelled (a running worker's context is cancelled when River notices). The issue's label
-// checks still queued are withdrawn after it (withdrawLabelChecks), on a redelivery too.
+// cancelled (a running worker's context is cancelled when River notices).
 func (c *Client) Cancel(ctx context.Context, d Delivery, repoID int64, issue int, reason string) (Cancelled, error) {
 	res, err := c.cancelRuns(ctx, d, run.Cancellation{RepoID: repoID, Issue: issue}, reason, true)
 	if err != nil {
 		return Cancelled{}, fmt.Errorf("cancelling runs for issue %d: %w", issue, err)
-	}
-	// A label's check still queued would start a run after this (labelcheck.go).
-	if err := c.withdrawLabelChecks(ctx, repoID, issue, ""); err != nil {
-		return Cancelled{}, err
 	}
 	return res, nil
 }

@@ -156,9 +156,16 @@ func (c *Client) LabelRemoved(ctx context.Context, repoID int64, issue int, labe
 	return slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, label) }), nil
 }
 
+// WithdrawLabelChecks withdraws the label checks still queued of issue of repository repoID,
+// whatever their label: the issue was closed, deleted or transferred, and a check that found
+// its label to be the trigger label would start a run after that.
+func (c *Client) WithdrawLabelChecks(ctx context.Context, repoID int64, issue int) error {
+	return c.withdrawLabelChecks(ctx, repoID, issue, "")
+}
+
 // withdrawLabelChecks cancels the label checks still queued (or working) of issue of
 // repository repoID whose label is label, or of every label when label is "": the label came
-// off, or the issue was closed, deleted or transferred (Cancel), before its check ran.
+// off, or the issue was closed, deleted or transferred, before its check ran.
 func (c *Client) withdrawLabelChecks(ctx context.Context, repoID int64, issue int, label string) error {
 	rows, err := c.pool.Query(ctx, `SELECT id, args->'request'->>'TriggerLabel' FROM river_job WHERE kind = $1
 		AND state IN ('available', 'scheduled', 'retryable', 'running', 'pending')

@@ -197,3 +197,25 @@ func TestWebhookLabelCheckRedeliveredIsOneCheck(t *testing.T) {
 		t.Errorf("label checks: %d (last %q), want 1 for ai-fix", n, last)
 	}
 }
+
+// TestWebhookLabelRemovedKeepsOtherLabelsChecks: the trigger label coming off withdraws its own
+// checks, not those of another label of the issue still queued (the settings may name that one
+// now: `label:` changed from ai-fix to bot-fix, and both labels moved at once).
+func TestWebhookLabelRemovedKeepsOtherLabelsChecks(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	knowLabel(t, b, 186853002, "ai-fix", time.Hour) // read long ago
+	rec := b.send(t, "issues", labeled(t, label("bot-fix"), issueNumber(7)))
+	if rec.Code != http.StatusAccepted || decodeResponse(t, rec).Status != "label_check" {
+		t.Fatalf("a label, settings read long ago: %d %s, want 202 label_check", rec.Code, rec.Body.String())
+	}
+	b.send(t, "issues", labeled(t, label("ai-fix"), issueNumber(7), action("unlabeled")))
+	var pending int
+	if err := b.pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'frognano_label_check'
+		AND state NOT IN ('cancelled', 'discarded', 'completed') AND args->'request'->>'TriggerLabel' = 'bot-fix'`).Scan(&pending); err != nil {
+		t.Fatal(err)
+	}
+	if pending != 1 {
+		t.Errorf("bot-fix's check withdrawn when ai-fix came off (%d still to run, want 1)", pending)
+	}
+}

@@ -50,6 +50,9 @@ type Intake interface {
 	DecideLabel(ctx context.Context, repoID int64, label, operator string) (queue.LabelDecision, error)
 	CheckLabel(ctx context.Context, d queue.Delivery, req queue.RunRequest, operator string) error
 	LabelRemoved(ctx context.Context, repoID int64, issue int, label, operator string) (bool, error)
+	// WithdrawLabelChecks withdraws every label check still queued of an issue closed, deleted
+	// or transferred.
+	WithdrawLabelChecks(ctx context.Context, repoID int64, issue int) error
 }
 
 var _ Intake = (*queue.Client)(nil)

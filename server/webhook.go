@@ -198,6 +198,10 @@ func (s *Server) issues(ctx context.Context, d queue.Delivery, body []byte) (res
 		if err != nil {
 			return response{}, err
 		}
+		// A label's check still queued would start a run after this (queue/labelcheck.go).
+		if err := s.cfg.Intake.WithdrawLabelChecks(ctx, t.repoID, t.issue); err != nil {
+			return response{}, err
+		}
 		return s.cancelIssue(ctx, d, t, p.Action)
 
 	default:
