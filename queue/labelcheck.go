@@ -3,12 +3,16 @@ package queue
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/run"
 )
@@ -93,13 +97,21 @@ func (w *labelCheckWorker) Timeout(*river.Job[labelCheckArgs]) time.Duration { r
 // run when the event's label is the trigger label.
 func (w *labelCheckWorker) Work(ctx context.Context, job *river.Job[labelCheckArgs]) error {
 	req, d := job.Args.Request, job.Args.Delivery
-	repo, err := w.gh.ForRepo(ctx, req.InstallationID, req.RepoID, req.Owner, req.Repo)
-	if err != nil {
-		return fmt.Errorf("opening repository %s/%s: %w", req.Owner, req.Repo, err)
-	}
-	label, err := w.client.runs.SettingsLabel(ctx, repo, req.InstallationID, req.RepoID, req.Repo)
+	// The checks of a burst of labels are queued before the first one reads the settings: the
+	// others decide from what it learnt, so the settings are read once per LabelCacheAge,
+	// not once per label.
+	label, age, known, err := w.client.runs.KnownLabel(ctx, req.RepoID)
 	if err != nil {
 		return err
+	}
+	if !known || age >= LabelCacheAge {
+		repo, err := w.gh.ForRepo(ctx, req.InstallationID, req.RepoID, req.Owner, req.Repo)
+		if err != nil {
+			return fmt.Errorf("opening repository %s/%s: %w", req.Owner, req.Repo, err)
+		}
+		if label, err = w.client.runs.SettingsLabel(ctx, repo, req.InstallationID, req.RepoID, req.Repo); err != nil {
+			return err
+		}
 	}
 	trigger := cmp.Or(label, job.Args.OperatorLabel)
 	log := w.log.With("repo", req.Owner+"/"+req.Repo, "issue", req.Issue, "label", req.TriggerLabel)
@@ -115,13 +127,73 @@ func (w *labelCheckWorker) Work(ctx context.Context, job *river.Job[labelCheckAr
 	return nil
 }
 
-// TriggerLabel is the label that starts runs on repository repoID as its settings named it
-// when last read, whatever their age, or operator when they name none or were never read:
-// removing it from an issue stops the issue's run.
-func (c *Client) TriggerLabel(ctx context.Context, repoID int64, operator string) (string, error) {
+// LabelRemoved says whether label coming off issue of repository repoID stops the issue's
+// run: it is the trigger label as the settings named it when last read, whatever their age
+// (operator when they name none or were never read), or the label that started the active run
+// (runs.trigger_label: the settings may have named another since). Its checks still queued
+// (CheckLabel) are withdrawn either way: a label added and removed before its check ran starts
+// nothing.
+func (c *Client) LabelRemoved(ctx context.Context, repoID int64, issue int, label, operator string) (bool, error) {
+	if err := c.withdrawLabelChecks(ctx, repoID, issue, label); err != nil {
+		return false, err
+	}
 	known, _, _, err := c.runs.KnownLabel(ctx, repoID)
 	if err != nil {
-		return "", err
+		return false, err
 	}
-	return cmp.Or(known, operator), nil
+	if strings.EqualFold(label, cmp.Or(known, operator)) {
+		return true, nil
+	}
+	started, err := c.pool.Query(ctx, `SELECT trigger_label FROM runs WHERE repo_id = $1 AND issue = $2
+		AND state IN ('queued', 'running') AND trigger_label IS NOT NULL`, repoID, issue)
+	if err != nil {
+		return false, fmt.Errorf("reading the issue's run's label: %w", err)
+	}
+	names, err := pgx.CollectRows(started, pgx.RowTo[string])
+	if err != nil {
+		return false, fmt.Errorf("reading the issue's run's label: %w", err)
+	}
+	return slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, label) }), nil
+}
+
+// WithdrawLabelChecks withdraws the label checks still queued of issue of repository repoID,
+// whatever their label: the issue was closed, deleted or transferred, and a check that found
+// its label to be the trigger label would start a run after that.
+func (c *Client) WithdrawLabelChecks(ctx context.Context, repoID int64, issue int) error {
+	return c.withdrawLabelChecks(ctx, repoID, issue, "")
+}
+
+// withdrawLabelChecks cancels the label checks still queued (or working) of issue of
+// repository repoID whose label is label, or of every label when label is "": the label came
+// off, or the issue was closed, deleted or transferred, before its check ran.
+func (c *Client) withdrawLabelChecks(ctx context.Context, repoID int64, issue int, label string) error {
+	rows, err := c.pool.Query(ctx, `SELECT id, args->'request'->>'TriggerLabel' FROM river_job WHERE kind = $1
+		AND state IN ('available', 'scheduled', 'retryable', 'running', 'pending')
+		AND (args->'request'->>'RepoID')::bigint = $2 AND (args->'request'->>'Issue')::bigint = $3`,
+		labelCheckArgs{}.Kind(), repoID, issue)
+	if err != nil {
+		return fmt.Errorf("finding the label's checks: %w", err)
+	}
+	var checks []int64
+	for rows.Next() {
+		var id int64
+		var name string
+		if err := rows.Scan(&id, &name); err != nil {
+			rows.Close()
+			return fmt.Errorf("finding the label's checks: %w", err)
+		}
+		if label == "" || strings.EqualFold(name, label) {
+			checks = append(checks, id)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("finding the label's checks: %w", err)
+	}
+	for _, id := range checks {
+		if _, err := c.river.JobCancel(ctx, id); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+			return fmt.Errorf("withdrawing the label's check: %w", err)
+		}
+	}
+	return nil
 }

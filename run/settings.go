@@ -107,8 +107,9 @@ func (a *attempt) applySettings(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	// A label's run whose label is not (or no longer) the repository's trigger label ends here,
-	// quietly: on this repository that label is only a label.
-	if r.TriggerLabel != "" && !strings.EqualFold(r.TriggerLabel, cmp.Or(label, a.p.cfg.Label)) {
+	// quietly: on this repository that label is only a label. A run already admitted (its
+	// status comment posted) and retried is not: it would leave that comment saying it works.
+	if r.TriggerLabel != "" && r.CommentID == 0 && !strings.EqualFold(r.TriggerLabel, cmp.Or(label, a.p.cfg.Label)) {
 		a.log.InfoContext(ctx, "the label is not this repository's trigger label; no run", "label", r.TriggerLabel, "trigger_label", cmp.Or(label, a.p.cfg.Label))
 		return false, a.skip(ctx, ExitNotTriggerLabel, fmt.Sprintf("label %q is not the repository's trigger label %q", r.TriggerLabel, cmp.Or(label, a.p.cfg.Label)))
 	}

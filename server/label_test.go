@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/frognano/frognano/run"
 )
 
@@ -111,5 +113,109 @@ func TestWebhookLabelOfUnknownMeaningIsChecked(t *testing.T) {
 	}
 	if n, _ := labelChecks(t, b3); n != 0 {
 		t.Errorf("%d checks queued for a label known to be nothing", n)
+	}
+}
+
+// TestWebhookLabelRemovedStopsWhatItStarted: removing the label that started a run stops it even
+// when the repository's settings have named another label since (the run keeps its label,
+// runs.trigger_label); removing a label whose check is still queued withdraws the check, so
+// that a label added and removed before its check ran starts nothing.
+func TestWebhookLabelRemovedStopsWhatItStarted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	knowLabel(t, b, 186853002, "ai-fix", time.Minute)
+	rec := b.send(t, "issues", labeled(t, label("ai-fix")))
+	if res := decodeResponse(t, rec); rec.Code != http.StatusOK || res.Status != "queued" {
+		t.Fatalf("the repository's label: %d %s, want queued", rec.Code, rec.Body.String())
+	}
+	knowLabel(t, b, 186853002, "bot-fix", time.Minute) // the settings changed, and were read again
+	rec = b.send(t, "issues", labeled(t, label("AI-fix"), action("unlabeled")))
+	if got := decodeResponse(t, rec); rec.Code != http.StatusOK || got.Status != "cancelled" {
+		t.Errorf("the label that started the run removed, after the settings named another: %d %s, want cancelled", rec.Code, rec.Body.String())
+	}
+
+	b2 := setup(t) // settings never read: the label is checked first
+	rec = b2.send(t, "issues", labeled(t, label("ai-fix"), issueNumber(7)))
+	if rec.Code != http.StatusAccepted || decodeResponse(t, rec).Status != "label_check" {
+		t.Fatalf("a label on a repository never read: %d %s, want 202 label_check", rec.Code, rec.Body.String())
+	}
+	b2.send(t, "issues", labeled(t, label("ai-fix"), issueNumber(7), action("unlabeled")))
+	var pending int
+	if err := b2.pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'frognano_label_check'
+		AND state NOT IN ('cancelled', 'discarded', 'completed')`).Scan(&pending); err != nil {
+		t.Fatal(err)
+	}
+	if pending != 0 {
+		t.Errorf("%d label checks still to run after their label was removed, want none", pending)
+	}
+}
+
+// TestWebhookClosedIssueWithdrawsItsLabelChecks: an issue closed (or deleted, or transferred)
+// while the check of a label on it is still queued starts no run when the check would have
+// found the label to be the trigger label.
+func TestWebhookClosedIssueWithdrawsItsLabelChecks(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rec := b.send(t, "issues", labeled(t, label("ai-fix"), issueNumber(7)))
+	if rec.Code != http.StatusAccepted || decodeResponse(t, rec).Status != "label_check" {
+		t.Fatalf("a label on a repository never read: %d %s, want 202 label_check", rec.Code, rec.Body.String())
+	}
+	b.send(t, "issues", labeled(t, label("ai-fix"), issueNumber(8))) // another issue's check stays
+	b.send(t, "issues", labeled(t, issueNumber(7), action("closed")))
+	rows, err := b.pool.Query(context.Background(), `SELECT (args->'request'->>'Issue')::int FROM river_job
+		WHERE kind = 'frognano_label_check' AND state NOT IN ('cancelled', 'discarded', 'completed')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pending) != 1 || pending[0] != 8 {
+		t.Errorf("label checks still to run of issues %v, want issue 8's alone", pending)
+	}
+}
+
+// TestWebhookLabelCheckRedeliveredIsOneCheck: a delivery redelivered (or sent 10 times at once)
+// while its label's check is queued is that one check, not one more each: the check's
+// arguments are the same JSON each time (River's unique jobs by arguments).
+func TestWebhookLabelCheckRedeliveredIsOneCheck(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	raw := labeled(t, label("ai-fix"), issueNumber(7))
+	id := b.nextDelivery()
+	done := make(chan int, 10)
+	for range 10 {
+		go func() { done <- b.do(t, request{event: "issues", delivery: id, raw: raw}).Code }()
+	}
+	for range 10 {
+		if code := <-done; code != http.StatusAccepted {
+			t.Errorf("a label check's delivery answered %d, want 202", code)
+		}
+	}
+	if n, last := labelChecks(t, b); n != 1 || last != "ai-fix" {
+		t.Errorf("label checks: %d (last %q), want 1 for ai-fix", n, last)
+	}
+}
+
+// TestWebhookLabelRemovedKeepsOtherLabelsChecks: the trigger label coming off withdraws its own
+// checks, not those of another label of the issue still queued (the settings may name that one
+// now: `label:` changed from ai-fix to bot-fix, and both labels moved at once).
+func TestWebhookLabelRemovedKeepsOtherLabelsChecks(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	knowLabel(t, b, 186853002, "ai-fix", time.Hour) // read long ago
+	rec := b.send(t, "issues", labeled(t, label("bot-fix"), issueNumber(7)))
+	if rec.Code != http.StatusAccepted || decodeResponse(t, rec).Status != "label_check" {
+		t.Fatalf("a label, settings read long ago: %d %s, want 202 label_check", rec.Code, rec.Body.String())
+	}
+	b.send(t, "issues", labeled(t, label("ai-fix"), issueNumber(7), action("unlabeled")))
+	var pending int
+	if err := b.pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'frognano_label_check'
+		AND state NOT IN ('cancelled', 'discarded', 'completed') AND args->'request'->>'TriggerLabel' = 'bot-fix'`).Scan(&pending); err != nil {
+		t.Fatal(err)
+	}
+	if pending != 1 {
+		t.Errorf("bot-fix's check withdrawn when ai-fix came off (%d still to run, want 1)", pending)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/internal/logging"
@@ -185,11 +184,11 @@ func (s *Server) issues(ctx context.Context, d queue.Delivery, body []byte) (res
 		if err != nil {
 			return response{}, err
 		}
-		trigger, err := s.cfg.Intake.TriggerLabel(ctx, t.repoID, s.cfg.Label)
+		stops, err := s.cfg.Intake.LabelRemoved(ctx, t.repoID, t.issue, p.Label.Name, s.cfg.Label)
 		if err != nil {
 			return response{}, err
 		}
-		if !strings.EqualFold(p.Label.Name, trigger) {
+		if !stops {
 			return ignored(), nil
 		}
 		return s.cancelIssue(ctx, d, t, p.Action)
@@ -197,6 +196,10 @@ func (s *Server) issues(ctx context.Context, d queue.Delivery, body []byte) (res
 	case p.Action == "closed" || p.Action == "deleted" || p.Action == "transferred":
 		t, err := p.target(false)
 		if err != nil {
+			return response{}, err
+		}
+		// A label's check still queued would start a run after this (queue/labelcheck.go).
+		if err := s.cfg.Intake.WithdrawLabelChecks(ctx, t.repoID, t.issue); err != nil {
 			return response{}, err
 		}
 		return s.cancelIssue(ctx, d, t, p.Action)
