@@ -67,6 +67,13 @@ func (c *Client) CheckLabel(ctx context.Context, d Delivery, req RunRequest, ope
 	return nil
 }
 
+// labelCheckAttempts is how often a label check is tried: with River's backoff (attempt^4
+// seconds) the last try comes about 78 minutes after the first, so that a GitHub outage or a
+// rate limit of that length does not lose the label the server already answered 202 for. A
+// burst of checks costs one settings read once one of them succeeds (the others use what it
+// read).
+const labelCheckAttempts = 8
+
 // labelCheckArgs is a labelled issue whose label's meaning on its repository is not known.
 type labelCheckArgs struct {
 	Delivery      Delivery   `json:"delivery"`
@@ -79,7 +86,7 @@ func (labelCheckArgs) Kind() string { return "frognano_label_check" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts: one job per delivery.
 func (labelCheckArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: SmallQueueName, MaxAttempts: MaxAttempts,
+	return river.InsertOpts{Queue: SmallQueueName, MaxAttempts: labelCheckAttempts,
 		UniqueOpts: river.UniqueOpts{ByArgs: true, ByPeriod: 24 * time.Hour}}
 }
 

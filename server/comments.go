@@ -34,9 +34,111 @@ type commentPayload struct {
 	} `json:"comment"`
 }
 
-// mention matches `@slug` as GitHub links it: not inside a word or an e-mail address.
-func mention(slug string) *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9_.@/-])@` + regexp.QuoteMeta(slug) + `(?:$|[^A-Za-z0-9_-])`)
+// mentions finds `@slug` as GitHub links it: not inside a word or an e-mail address, and not
+// in code (a code span or a fenced code block), where GitHub shows it as text and notifies
+// nobody: a maintainer who writes "use `@slug stop`" asks for nothing. Its methods are the
+// regular expression's, on the text with its code blanked out (blankCode: same length, so
+// the indexes they return are the text's own).
+type mentions struct{ re *regexp.Regexp }
+
+func mention(slug string) *mentions {
+	return &mentions{regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9_.@/-])@` + regexp.QuoteMeta(slug) + `(?:$|[^A-Za-z0-9_-])`)}
+}
+
+func (m *mentions) MatchString(s string) bool { return m.re.MatchString(blankCode(s)) }
+
+func (m *mentions) FindStringIndex(s string) []int { return m.re.FindStringIndex(blankCode(s)) }
+
+func (m *mentions) ReplaceAllString(s, repl string) string {
+	return m.re.ReplaceAllString(blankCode(s), repl)
+}
+
+// blankCode replaces the code of a markdown text with spaces, byte for byte (line ends kept):
+// fenced code blocks (a line of three or more ` or ~, indented at most three spaces, to the
+// closing fence of the same character and at least that length, or the end) and code spans (a
+// run of backticks to the next run of the same length; an unclosed run is text).
+func blankCode(s string) string {
+	if !strings.ContainsAny(s, "`~") {
+		return s
+	}
+	b := []byte(s)
+	blank := func(from, to int) {
+		for i := from; i < to; i++ {
+			if b[i] != '\n' {
+				b[i] = ' '
+			}
+		}
+	}
+	var fence byte
+	fenceLen := 0
+	lineStart := 0
+	inline := make([]bool, len(b)) // bytes outside fenced blocks
+	for lineStart < len(b) {
+		end := strings.IndexByte(s[lineStart:], '\n')
+		if end < 0 {
+			end = len(b)
+		} else {
+			end += lineStart
+		}
+		line := s[lineStart:end]
+		trimmed := strings.TrimLeft(line, " ")
+		indent := len(line) - len(trimmed)
+		run := 0
+		if indent <= 3 && trimmed != "" && (trimmed[0] == '`' || trimmed[0] == '~') {
+			for run < len(trimmed) && trimmed[run] == trimmed[0] {
+				run++
+			}
+		}
+		switch {
+		case fence != 0:
+			blank(lineStart, end)
+			if run >= fenceLen && trimmed[0] == fence && strings.TrimSpace(trimmed[run:]) == "" {
+				fence = 0
+			}
+		case run >= 3 && !(trimmed[0] == '`' && strings.Contains(trimmed[run:], "`")):
+			fence, fenceLen = trimmed[0], run
+			blank(lineStart, end)
+		default:
+			for i := lineStart; i < end; i++ {
+				inline[i] = true
+			}
+		}
+		lineStart = end + 1
+	}
+	// Code spans, outside fenced blocks (a span may cross a line end).
+	for i := 0; i < len(b); {
+		if b[i] != '`' || !inline[i] {
+			i++
+			continue
+		}
+		n := 0
+		for i+n < len(b) && b[i+n] == '`' {
+			n++
+		}
+		closed := -1
+		for j := i + n; j < len(b); {
+			if b[j] != '`' || !inline[j] {
+				j++
+				continue
+			}
+			m := 0
+			for j+m < len(b) && b[j+m] == '`' {
+				m++
+			}
+			if m == n {
+				closed = j + m
+				break
+			}
+			j += m
+		}
+		if closed < 0 {
+			i += n
+			continue
+		}
+		blank(i, closed)
+		i = closed
+	}
+	return string(b)
 }
 
 // issueComment turns a comment that mentions the App into a run: on a pull request a

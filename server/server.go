@@ -13,7 +13,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -79,7 +78,7 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	router  chi.Router
-	mention *regexp.Regexp // nil without an AppSlug
+	mention *mentions // nil without an AppSlug
 }
 
 // New checks cfg and builds the router. It refuses an empty secret: an

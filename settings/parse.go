@@ -296,6 +296,9 @@ func schemaProblem(name string, root *yaml.Node, ve *jsonschema.ValidationError)
 		n = root
 	}
 	msg := ve.ErrorKind.LocalizedString(printer)
+	if _, ok := ve.ErrorKind.(*kind.Pattern); ok && where == "label" {
+		msg = "begins or ends with a space, which no GitHub label does (GitHub trims a label's name)"
+	}
 	if where != "" {
 		msg = where + ": " + msg
 	}

@@ -343,3 +343,18 @@ func TestLabelOf(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelWithSpacesAroundIsRefused: GitHub trims a label's name, so a label: with spaces
+// around it would never match one: the file says so instead of never starting a run.
+func TestLabelWithSpacesAroundIsRefused(t *testing.T) {
+	for _, data := range []string{"label: \" ai-fix\"\n", "label: \"ai-fix \"\n", "label: \"\\tx\"\n"} {
+		_, err := Parse(Path, []byte(data))
+		var ie *InvalidError
+		if !errors.As(err, &ie) || !strings.Contains(ie.Error(), "label") {
+			t.Errorf("Parse(%q) = %v, want a problem with label", data, err)
+		}
+	}
+	if s, err := Parse(Path, []byte("label: ai fix\n")); err != nil || *s.Label != "ai fix" {
+		t.Errorf("a label with an inner space: %v %v", s.Label, err)
+	}
+}
