@@ -10,16 +10,16 @@ import (
 func TestMentionInCodeAsksNothing(t *testing.T) {
 	m := mention("frognano-app")
 	for text, want := range map[string]bool{
-		"@frognano-app fix it":                                   true,
-		"use `@frognano-app stop` to stop it":                    false,
-		"use ``@frognano-app ` stop`` to stop":                   false,
-		"```\n@frognano-app attempts=2\n```":                     false,
+		"@frognano-app fix it":                                    true,
+		"use `@frognano-app stop` to stop it":                     false,
+		"use ``@frognano-app ` stop`` to stop":                    false,
+		"```\n@frognano-app attempts=2\n```":                      false,
 		"~~~~md\n@frognano-app go\n~~~\n~~~~\nthen @frognano-app": true,
-		"  ```\n@frognano-app\n":                                 false, // unclosed: to the end
-		"``` inline ``` @frognano-app":                           true,  // a backtick fence's info has no backtick: this is a span
-		"an unclosed ` then @frognano-app":                       true,
-		"`a`\n@frognano-app `b`":                                 true,
-		"    ```\n@frognano-app":                                 true, // four spaces: not a fence
+		"  ```\n@frognano-app\n":                                  false, // unclosed: to the end
+		"``` inline ``` @frognano-app":                            true,  // a backtick fence's info has no backtick: this is a span
+		"an unclosed ` then @frognano-app":                        true,
+		"`a`\n@frognano-app `b`":                                  true,
+		"    ```\n@frognano-app":                                  true, // four spaces: not a fence
 	} {
 		if got := m.MatchString(text); got != want {
 			t.Errorf("MatchString(%q) = %v, want %v", text, got, want)
