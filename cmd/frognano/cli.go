@@ -37,6 +37,10 @@ Usage:
                                 what the runs used (tokens, times, sandbox CPU and memory)
   frognano budget set|show|clear --installation ID [--runs N] [--tokens N] [--repo-runs N] [--repo-tokens N]
                                 an installation's budgets per UTC day, read by every worker
+  frognano export --repo OWNER/REPO [--repo ...] --format leaf|chat-jsonl --out FILE
+                [--since DATE|DURATION] [--outcome merged|closed|any] [--dry-run]
+                                the runs of the named repositories as data to fine-tune or
+                                choose a model on, with their labels (docs/export.md)
   frognano config check [FILE]  check a repository's settings file (.github/frognano.yml by
                                 default): each problem as FILE:LINE:COL, or FILE: valid
   frognano eval --tasks FILE --out DIR [flags]
@@ -113,6 +117,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runsCmd(ctx, rest, getenv, stdout, stderr)
 	case "usage":
 		return usageCmd(ctx, rest, getenv, stdout, stderr, time.Now())
+	case "export":
+		return exportCmd(ctx, rest, getenv, stdout, stderr, time.Now())
 	case "budget":
 		return budgetCmd(ctx, rest, getenv, stdout, stderr)
 	case "tokens":
