@@ -65,7 +65,7 @@ func trajectory(runID int64, task string, steps [][]call, final string, unanswer
 }
 
 func text(role, s string) leaf.Message { return leaf.Message{Role: role, Content: &s} }
-func ptr(s string) *string               { return &s }
+func ptr(s string) *string             { return &s }
 
 // plainSteps is n ordinary steps: a Read and a Bash each.
 func plainSteps(n int) [][]call {
@@ -94,7 +94,7 @@ type run struct {
 	steps       [][]call
 	final       string
 	unanswered  int
-	traj        []byte          // the trajectory as stored; nil: built from steps
+	traj        []byte           // the trajectory as stored; nil: built from steps
 	tests       *json.RawMessage // the tests event's data; nil: none
 }
 
@@ -170,16 +170,16 @@ func (d *db) seed(r run) int64 {
 
 // outcome is a pull_outcomes row to seed.
 type outcome struct {
-	repoID                    int64
-	owner, repo               string
-	number, issue             int
-	firstRun, lastRun         int64
-	state                     string
-	ours                      bool
-	peopleCommits             int
-	patchLines, peopleLines   *int
-	mergeSHA                  string
-	followups                 int
+	repoID                  int64
+	owner, repo             string
+	number, issue           int
+	firstRun, lastRun       int64
+	state                   string
+	ours                    bool
+	peopleCommits           int
+	patchLines, peopleLines *int
+	mergeSHA                string
+	followups               int
 }
 
 func (d *db) outcome(o outcome) {
