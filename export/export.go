@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"sync"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -72,7 +74,6 @@ func Run(ctx context.Context, pool *pgxpool.Pool, opt Options) (Summary, error) 
 	defer lf.Close()
 	rw, lw := bufio.NewWriterSize(rf, 1<<20), bufio.NewWriterSize(lf, 256<<10)
 	red := NewRedactor(opt.Secrets)
-	var rec, lab bytes.Buffer
 	n := opt.BatchSize
 	if n <= 0 {
 		n = 100
@@ -89,16 +90,16 @@ func Run(ctx context.Context, pool *pgxpool.Pool, opt Options) (Summary, error) 
 		if len(runs) == 0 {
 			break
 		}
-		for _, s := range runs {
+		rendered := renderAll(runs, names, opt.Format, red)
+		for i, s := range runs {
 			after = s.id
 			done++
-			rec.Reset()
-			lab.Reset()
-			ok, err := render(&rec, &lab, s, names[s.repoID], opt.Format, red)
-			if err != nil {
-				return sum, finish(rw, lw, rf, lf, err)
+			r := rendered[i]
+			if r.err != nil {
+				return sum, finish(rw, lw, rf, lf, r.err)
 			}
-			if !ok {
+			rec, lab := &r.rec, &r.lab
+			if !r.ok {
 				sum.Skipped = append(sum.Skipped, int(s.id))
 			} else {
 				if _, err := rw.Write(rec.Bytes()); err != nil {
@@ -127,6 +128,37 @@ func finish(rw, lw *bufio.Writer, rf, lf *os.File, err error) error {
 	return errors.Join(errs...)
 }
 
+// rendered is one run's lines, or why it has none.
+type rendered struct {
+	rec, lab bytes.Buffer
+	ok       bool
+	err      error
+}
+
+// renderAll renders runs on every processor at once (redaction is most of an export's work);
+// the results are in the runs' order.
+func renderAll(runs []source, names map[int64]string, format string, red *Redactor) []rendered {
+	out := make([]rendered, len(runs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(runs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r := &out[i]
+				r.ok, r.err = render(&r.rec, &r.lab, runs[i], names[runs[i].repoID], format, red)
+			}
+		}()
+	}
+	for i := range runs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
 // render writes s's record and its labels line (each ending in a newline) to rec and lab.
 // ok is false when s is left out (its trajectory is unreadable, or a chat-jsonl record would
 // hold no whole assistant turn).
@@ -135,7 +167,14 @@ func render(rec, lab *bytes.Buffer, s source, repo, format string, red *Redactor
 	if json.Unmarshal(s.trajectory, &t) != nil {
 		return false, nil
 	}
-	red.Trajectory(&t)
+	red = red.forRecord()
+	if format == FormatChat {
+		for i, m := range t.Messages { // a chat record holds the messages alone
+			t.Messages[i] = red.Message(m)
+		}
+	} else {
+		red.Trajectory(&t)
+	}
 	l, err := labelsOf(s, repo, red)
 	if err != nil {
 		return false, err

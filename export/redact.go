@@ -15,6 +15,28 @@ import (
 // first, so that no other rule cuts one in a way that leaves a piece of it.
 type Redactor struct {
 	values *secretform.Matcher
+	// memo holds what this Redactor already redacted (a trajectory's steps repeat its
+	// messages); nil: none. A Redactor with a memo is for one goroutine and one record.
+	memo map[string]string
+}
+
+// forRecord returns a Redactor for one record: the same rules, with a memo of its own.
+func (r *Redactor) forRecord() *Redactor {
+	return &Redactor{values: r.values, memo: map[string]string{}}
+}
+
+// memoized returns f(s), from the memo when it was asked before (key tells the kinds apart).
+func (r *Redactor) memoized(key byte, s string, f func(string) string) string {
+	if r.memo == nil {
+		return f(s)
+	}
+	k := string(key) + s
+	if v, ok := r.memo[k]; ok {
+		return v
+	}
+	v := f(s)
+	r.memo[k] = v
+	return v
 }
 
 // NewRedactor returns the Redactor of the operator's values vals.
@@ -27,6 +49,10 @@ func (r *Redactor) Text(s string) string {
 	if s == "" {
 		return s
 	}
+	return r.memoized('t', s, r.text)
+}
+
+func (r *Redactor) text(s string) string {
 	if !r.values.Empty() {
 		s = r.values.Mask(s)
 	}
@@ -39,6 +65,10 @@ func (r *Redactor) Arguments(s string) string {
 	if s == "" {
 		return s
 	}
+	return r.memoized('a', s, r.arguments)
+}
+
+func (r *Redactor) arguments(s string) string {
 	if !r.values.Empty() {
 		s = r.values.Mask(s)
 	}
