@@ -159,6 +159,10 @@ func openAt(path string, size int64) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", path, err)
 	}
+	if err := f.Chmod(0o600); err != nil { // an export holds what the runs saw: its owner's alone
+		f.Close()
+		return nil, fmt.Errorf("opening %s: %w", path, err)
+	}
 	if err := f.Truncate(size); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("cutting %s to its last whole record: %w", path, err)
