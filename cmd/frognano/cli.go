@@ -50,6 +50,8 @@ Usage:
                                 the difference is significant
   frognano eval tasks --from-history REPO --out FILE [--since DATE] [--limit N]
                                 make tasks of a repository's own fixes
+  frognano eval tasks --from-history REPO --from-export FILE [--name OWNER/REPO] --out FILE
+                                make tasks of the pull requests an export labels merged
   frognano sandbox build        build the sandbox image (offline when no registry answers)
   frognano sandbox ls           list sandboxes and cached environment images
   frognano sandbox prune [--environments]
