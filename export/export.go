@@ -54,12 +54,14 @@ func Run(ctx context.Context, pool *pgxpool.Pool, opt Options) (Summary, error) 
 	sum.Kept, sum.LastID = at.pairs, at.lastID
 	total := 0
 	if len(ids) > 0 {
-		counts, err := countRuns(ctx, pool, ids, at.lastID, opt.Since, opt.Outcome)
-		if err != nil {
+		if total, err = countOnly(ctx, pool, ids, at.lastID, opt.Since, opt.Outcome); err != nil {
 			return sum, err
 		}
-		for _, c := range counts {
-			total += c.runs
+	}
+	var fus map[pullKey][]FollowUp
+	if len(ids) > 0 {
+		if fus, err = followUps(ctx, pool, ids); err != nil {
+			return sum, err
 		}
 	}
 	rf, err := openAt(opt.Out, at.recEnd)
@@ -90,7 +92,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, opt Options) (Summary, error) 
 		if len(runs) == 0 {
 			break
 		}
-		rendered := renderAll(runs, names, opt.Format, red)
+		rendered := renderAll(runs, names, fus, opt.Format, red)
 		for i, s := range runs {
 			after = s.id
 			done++
@@ -137,7 +139,7 @@ type rendered struct {
 
 // renderAll renders runs on every processor at once (redaction is most of an export's work);
 // the results are in the runs' order.
-func renderAll(runs []source, names map[int64]string, format string, red *Redactor) []rendered {
+func renderAll(runs []source, names map[int64]string, fus map[pullKey][]FollowUp, format string, red *Redactor) []rendered {
 	out := make([]rendered, len(runs))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -147,7 +149,7 @@ func renderAll(runs []source, names map[int64]string, format string, red *Redact
 			defer wg.Done()
 			for i := range next {
 				r := &out[i]
-				r.ok, r.err = render(&r.rec, &r.lab, runs[i], names[runs[i].repoID], format, red)
+				r.ok, r.err = render(&r.rec, &r.lab, runs[i], names[runs[i].repoID], fus, format, red)
 			}
 		}()
 	}
@@ -162,7 +164,7 @@ func renderAll(runs []source, names map[int64]string, format string, red *Redact
 // render writes s's record and its labels line (each ending in a newline) to rec and lab.
 // ok is false when s is left out (its trajectory is unreadable, or a chat-jsonl record would
 // hold no whole assistant turn).
-func render(rec, lab *bytes.Buffer, s source, repo, format string, red *Redactor) (ok bool, err error) {
+func render(rec, lab *bytes.Buffer, s source, repo string, fus map[pullKey][]FollowUp, format string, red *Redactor) (ok bool, err error) {
 	var t leaf.Trajectory
 	if json.Unmarshal(s.trajectory, &t) != nil {
 		return false, nil
@@ -175,7 +177,7 @@ func render(rec, lab *bytes.Buffer, s source, repo, format string, red *Redactor
 	} else {
 		red.Trajectory(&t)
 	}
-	l, err := labelsOf(s, repo, red)
+	l, err := labelsOf(s, repo, fus, red)
 	if err != nil {
 		return false, err
 	}

@@ -90,6 +90,17 @@ func countRuns(ctx context.Context, pool *pgxpool.Pool, ids []int64, after int64
 	})
 }
 
+// countOnly is how many runs an export goes through (countRuns without the sizes, which read
+// every trajectory).
+func countOnly(ctx context.Context, pool *pgxpool.Pool, ids []int64, after int64, since time.Time, outcome string) (int, error) {
+	var n int
+	err := pool.QueryRow(ctx, `SELECT count(*) `+fromRuns+` WHERE `+selection(outcome), ids, after, since).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("counting the runs to export: %w", err)
+	}
+	return n, nil
+}
+
 // source is one run as an export reads it: the runs row, its last tests event, its pull
 // request's outcome and the follow-up requests after it.
 type source struct {
@@ -103,7 +114,6 @@ type source struct {
 	prNumber              *int
 	trajectory            []byte
 	tests                 []byte // the tests event's data, or nil
-	followups             []byte // JSON array of {run_id, request}
 	poState               *string
 	poOurs, poDraft       bool
 	poReady               bool
@@ -123,9 +133,6 @@ func batch(ctx context.Context, pool *pgxpool.Pool, ids []int64, after int64, si
 			coalesce(r.exit_reason, ''), coalesce(r.base_sha, ''), r.created_at, coalesce(r.steps, 0),
 			coalesce(r.check_run ->> 'Conclusion', ''), pr.number, r.trajectory,
 			(SELECT e.data FROM run_events e WHERE e.run_id = r.id AND e.kind = 'tests' ORDER BY e.id DESC LIMIT 1),
-			(SELECT coalesce(jsonb_agg(jsonb_build_object('run_id', f.id, 'request', f.request) ORDER BY f.id), '[]'::jsonb)
-				FROM runs f WHERE f.repo_id = r.repo_id AND f.kind = 'followup' AND f.issue = pr.number
-				AND f.id > r.id AND f.request IS NOT NULL),
 			po.state, coalesce(po.ours, false), coalesce(po.draft, false), po.ready_at IS NOT NULL, po.issue,
 			coalesce(po.last_run_id, 0), po.opened_at, po.ended_at, coalesce(po.reopened, 0),
 			coalesce(po.people_commits, 0), po.patch_lines, po.people_lines, coalesce(po.merge_sha, ''),
@@ -137,15 +144,47 @@ func batch(ctx context.Context, pool *pgxpool.Pool, ids []int64, after int64, si
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (source, error) {
 		var s source
 		err := row.Scan(&s.id, &s.repoID, &s.issue, &s.kind, &s.model, &s.state, &s.exitReason, &s.baseSHA,
-			&s.createdAt, &s.steps, &s.check, &s.prNumber, &s.trajectory, &s.tests, &s.followups,
+			&s.createdAt, &s.steps, &s.check, &s.prNumber, &s.trajectory, &s.tests,
 			&s.poState, &s.poOurs, &s.poDraft, &s.poReady, &s.poIssue, &s.poLastRun, &s.poOpenedAt, &s.poEndedAt,
 			&s.poReopened, &s.poPeople, &s.poPatch, &s.poPeopleL, &s.poMerge, &s.poReplaced, &s.poFollowups)
 		return s, err
 	})
 }
 
-// labelsOf builds the labels of s (redacting every text of it with red).
-func labelsOf(s source, repo string, red *Redactor) (Labels, error) {
+// pullKey names a pull request: its repository's id and its number.
+type pullKey struct {
+	repoID int64
+	number int
+}
+
+// followUps reads the requests of every follow-up run of the repositories ids, by pull
+// request, oldest first: one pass over runs (no index finds a pull request's runs by id), held
+// for the whole export.
+func followUps(ctx context.Context, pool *pgxpool.Pool, ids []int64) (map[pullKey][]FollowUp, error) {
+	rows, err := pool.Query(ctx, `SELECT repo_id, issue, id, request FROM runs
+		WHERE repo_id = ANY($1) AND kind = 'followup' AND request IS NOT NULL ORDER BY id`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("reading the follow-up requests: %w", err)
+	}
+	defer rows.Close()
+	out := map[pullKey][]FollowUp{}
+	for rows.Next() {
+		var k pullKey
+		var f FollowUp
+		if err := rows.Scan(&k.repoID, &k.number, &f.RunID, &f.Request); err != nil {
+			return nil, fmt.Errorf("reading the follow-up requests: %w", err)
+		}
+		out[k] = append(out[k], f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading the follow-up requests: %w", err)
+	}
+	return out, nil
+}
+
+// labelsOf builds the labels of s (redacting every text of it with red); fus are the
+// follow-up requests of its repositories.
+func labelsOf(s source, repo string, fus map[pullKey][]FollowUp, red *Redactor) (Labels, error) {
 	l := Labels{RunID: s.id, Repository: repo, Kind: s.kind, Model: red.Text(s.model), CreatedAt: s.createdAt.UTC(),
 		State: s.state, ExitReason: s.exitReason, Steps: s.steps, BaseCommit: s.baseSHA, Check: s.check,
 		Verified: s.check == "success", PullRequest: s.prNumber, FollowUps: []FollowUp{}}
@@ -176,12 +215,12 @@ func labelsOf(s source, repo string, red *Redactor) (Labels, error) {
 		}
 		l.Outcome = o
 	}
-	var fs []FollowUp
-	if err := json.Unmarshal(s.followups, &fs); err != nil {
-		return l, fmt.Errorf("reading run %d's follow-ups: %w", s.id, err)
-	}
-	for _, f := range fs {
-		l.FollowUps = append(l.FollowUps, FollowUp{RunID: f.RunID, Request: red.Text(f.Request)})
+	if s.prNumber != nil {
+		for _, f := range fus[pullKey{s.repoID, *s.prNumber}] {
+			if f.RunID > s.id {
+				l.FollowUps = append(l.FollowUps, FollowUp{RunID: f.RunID, Request: red.Text(f.Request)})
+			}
+		}
 	}
 	return l, nil
 }
