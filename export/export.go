@@ -18,11 +18,11 @@ import (
 
 // Summary is what an export did.
 type Summary struct {
-	Kept    int   // whole pairs of lines an earlier export had written, kept
-	Written int   // records (and label lines) this export wrote
-	Skipped []int // runs left out: a chat-jsonl record with no whole assistant turn, or an unreadable trajectory
-	Bytes   int64 // bytes this export wrote, both files
-	LastID  int64 // the run id of the last record in the files; 0: none
+	Kept    int     // whole pairs of lines an earlier export had written, kept
+	Written int     // records (and label lines) this export wrote
+	Skipped []int64 // runs left out: a chat-jsonl record with no whole assistant turn, or an unreadable trajectory
+	Bytes   int64   // bytes this export wrote, both files
+	LastID  int64   // the run id of the last record in the files; 0: none
 	// Repos counts the records this export wrote per repository.
 	Repos map[string]int
 	// Missing are the repositories named that no run has.
@@ -53,13 +53,11 @@ func Run(ctx context.Context, pool *pgxpool.Pool, opt Options) (Summary, error) 
 	}
 	sum.Kept, sum.LastID = at.pairs, at.lastID
 	total := 0
+	var fus map[pullKey][]FollowUp
 	if len(ids) > 0 {
 		if total, err = countOnly(ctx, pool, ids, at.lastID, opt.Since, opt.Outcome); err != nil {
 			return sum, err
 		}
-	}
-	var fus map[pullKey][]FollowUp
-	if len(ids) > 0 {
 		if fus, err = followUps(ctx, pool, ids); err != nil {
 			return sum, err
 		}
@@ -102,7 +100,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, opt Options) (Summary, error) 
 			}
 			rec, lab := &r.rec, &r.lab
 			if !r.ok {
-				sum.Skipped = append(sum.Skipped, int(s.id))
+				sum.Skipped = append(sum.Skipped, s.id)
 			} else {
 				if _, err := rw.Write(rec.Bytes()); err != nil {
 					return sum, finish(rw, lw, rf, lf, fmt.Errorf("writing %s: %w", opt.Out, err))
