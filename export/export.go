@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -52,10 +53,10 @@ func Run(ctx context.Context, pool *pgxpool.Pool, opt Options) (Summary, error) 
 		return sum, err
 	}
 	sum.Kept, sum.LastID = at.pairs, at.lastID
-	total := 0
+	var todo []int64 // the runs to go through, in order
 	var fus map[pullKey][]FollowUp
 	if len(ids) > 0 {
-		if total, err = countOnly(ctx, pool, ids, at.lastID, opt.Since, opt.Outcome); err != nil {
+		if todo, err = runIDs(ctx, pool, ids, at.lastID, opt.Since, opt.Outcome); err != nil {
 			return sum, err
 		}
 		if fus, err = followUps(ctx, pool, ids); err != nil {
@@ -78,22 +79,17 @@ func Run(ctx context.Context, pool *pgxpool.Pool, opt Options) (Summary, error) 
 	if n <= 0 {
 		n = 100
 	}
-	after, done := at.lastID, 0
-	for len(ids) > 0 {
+	for start := 0; start < len(todo); start += n {
 		if err := ctx.Err(); err != nil {
 			return sum, finish(rw, lw, rf, lf, err)
 		}
-		runs, err := batch(ctx, pool, ids, after, opt.Since, opt.Outcome, n)
+		part := todo[start:min(start+n, len(todo))]
+		runs, err := batch(ctx, pool, part)
 		if err != nil {
 			return sum, finish(rw, lw, rf, lf, err)
 		}
-		if len(runs) == 0 {
-			break
-		}
 		rendered := renderAll(runs, names, fus, opt.Format, red)
 		for i, s := range runs {
-			after = s.id
-			done++
 			r := rendered[i]
 			if r.err != nil {
 				return sum, finish(rw, lw, rf, lf, r.err)
@@ -114,8 +110,11 @@ func Run(ctx context.Context, pool *pgxpool.Pool, opt Options) (Summary, error) 
 				sum.Repos[names[s.repoID]]++
 			}
 			if opt.Progress != nil {
-				opt.Progress(Progress{Done: done, Total: total, Bytes: sum.Bytes})
+				opt.Progress(Progress{Done: start + slices.Index(part, s.id) + 1, Total: len(todo), Bytes: sum.Bytes})
 			}
+		}
+		if opt.Progress != nil { // the runs of the batch that had no model turn
+			opt.Progress(Progress{Done: start + len(part), Total: len(todo), Bytes: sum.Bytes})
 		}
 	}
 	return sum, finish(rw, lw, rf, lf, nil)

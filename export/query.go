@@ -48,13 +48,14 @@ func repoIDs(ctx context.Context, pool *pgxpool.Pool, repos []Repo) (ids []int64
 }
 
 // selection is the WHERE clause of the runs an export writes: finished runs of the named
-// repositories (by id) with at least one model turn in their trajectory, created since $3,
-// after run $2, whose pull request ended as the outcome asks. $1 is the repositories' ids.
-// The pull request of a run: an issue run's pr_number; a follow-up's or a CI run's issue.
+// repositories (by id) with a trajectory, created since $3, after run $2, whose pull request
+// ended as the outcome asks. $1 is the repositories' ids. The pull request of a run: an issue
+// run's pr_number; a follow-up's or a CI run's issue. Only the runs' columns are read, not
+// their trajectories: hasTurn is that part of the choice (at least one model turn), which
+// reading a trajectory costs, applied once to the runs selection picks.
 func selection(outcome string) string {
 	w := `r.repo_id = ANY($1) AND r.id > $2 AND r.created_at >= $3
-		AND r.state IN ('succeeded', 'failed', 'cancelled', 'skipped')
-		AND jsonb_typeof(r.trajectory -> 'messages') = 'array' AND jsonb_array_length(r.trajectory -> 'messages') > 2`
+		AND r.state IN ('succeeded', 'failed', 'cancelled', 'skipped') AND r.trajectory IS NOT NULL`
 	switch outcome {
 	case OutcomeMerged:
 		w += ` AND po.state = 'merged'`
@@ -63,6 +64,10 @@ func selection(outcome string) string {
 	}
 	return w
 }
+
+// hasTurn keeps the trajectories with at least one model turn (more than the system and user
+// messages): a run whose setup failed, or whose model never answered, has nothing to learn from.
+const hasTurn = ` AND jsonb_typeof(r.trajectory -> 'messages') = 'array' AND jsonb_array_length(r.trajectory -> 'messages') > 2`
 
 const fromRuns = `FROM runs r
 	CROSS JOIN LATERAL (SELECT CASE WHEN r.kind = 'issue' THEN r.pr_number ELSE r.issue END AS number) pr
@@ -79,7 +84,7 @@ type planRow struct {
 func countRuns(ctx context.Context, pool *pgxpool.Pool, ids []int64, after int64, since time.Time, outcome string) ([]planRow, error) {
 	rows, err := pool.Query(ctx, `SELECT r.repo_id, count(*), coalesce(sum(octet_length(r.trajectory::text)), 0),
 			coalesce(sum(octet_length((r.trajectory -> 'messages')::text)), 0)
-		`+fromRuns+` WHERE `+selection(outcome)+` GROUP BY r.repo_id ORDER BY r.repo_id`, ids, after, since)
+		`+fromRuns+` WHERE `+selection(outcome)+hasTurn+` GROUP BY r.repo_id ORDER BY r.repo_id`, ids, after, since)
 	if err != nil {
 		return nil, fmt.Errorf("counting the runs to export: %w", err)
 	}
@@ -90,15 +95,19 @@ func countRuns(ctx context.Context, pool *pgxpool.Pool, ids []int64, after int64
 	})
 }
 
-// countOnly is how many runs an export goes through (countRuns without the sizes, which read
-// every trajectory).
-func countOnly(ctx context.Context, pool *pgxpool.Pool, ids []int64, after int64, since time.Time, outcome string) (int, error) {
-	var n int
-	err := pool.QueryRow(ctx, `SELECT count(*) `+fromRuns+` WHERE `+selection(outcome), ids, after, since).Scan(&n)
+// runIDs are the ids of the runs selection picks, in order: one pass over the runs' columns
+// (no trajectory read), so that each batch then reads its runs by primary key, whatever
+// index the planner would choose to find a repository's runs.
+func runIDs(ctx context.Context, pool *pgxpool.Pool, ids []int64, after int64, since time.Time, outcome string) ([]int64, error) {
+	rows, err := pool.Query(ctx, `SELECT r.id `+fromRuns+` WHERE `+selection(outcome)+` ORDER BY r.id`, ids, after, since)
 	if err != nil {
-		return 0, fmt.Errorf("counting the runs to export: %w", err)
+		return nil, fmt.Errorf("listing the runs to export: %w", err)
 	}
-	return n, nil
+	out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("listing the runs to export: %w", err)
+	}
+	return out, nil
 }
 
 // source is one run as an export reads it: the runs row, its last tests event, its pull
@@ -127,8 +136,8 @@ type source struct {
 	poFollowups           int
 }
 
-// batch reads up to n runs after run id after, in id order.
-func batch(ctx context.Context, pool *pgxpool.Pool, ids []int64, after int64, since time.Time, outcome string, n int) ([]source, error) {
+// batch reads the runs of ids that have a model turn (hasTurn), in id order.
+func batch(ctx context.Context, pool *pgxpool.Pool, ids []int64) ([]source, error) {
 	rows, err := pool.Query(ctx, `SELECT r.id, r.repo_id, r.issue, r.kind, coalesce(r.model, ''), r.state,
 			coalesce(r.exit_reason, ''), coalesce(r.base_sha, ''), r.created_at, coalesce(r.steps, 0),
 			coalesce(r.check_run ->> 'Conclusion', ''), pr.number, r.trajectory,
@@ -137,7 +146,7 @@ func batch(ctx context.Context, pool *pgxpool.Pool, ids []int64, after int64, si
 			coalesce(po.last_run_id, 0), po.opened_at, po.ended_at, coalesce(po.reopened, 0),
 			coalesce(po.people_commits, 0), po.patch_lines, po.people_lines, coalesce(po.merge_sha, ''),
 			po.replaced_by, coalesce(po.followups, 0)
-		`+fromRuns+` WHERE `+selection(outcome)+` ORDER BY r.id LIMIT $4`, ids, after, since, n)
+		`+fromRuns+` WHERE r.id = ANY($1)`+hasTurn+` ORDER BY r.id`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("reading the runs to export: %w", err)
 	}
