@@ -94,7 +94,7 @@ type Options struct {
 
 // Progress is where an export stands.
 type Progress struct {
-	Done, Total int   // records written (this invocation), runs to go through
+	Done, Total int   // runs gone through and runs to go through (this invocation)
 	Bytes       int64 // bytes written to both files (this invocation)
 }
 
