@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -36,7 +37,24 @@ type MineOptions struct {
 	Image   string // the tasks' image; "": the operator's
 	// Progress receives one line per commit examined.
 	Progress func(line string)
+	// Commits, when set, are the commits to mine instead of the branch's history (Branch,
+	// Since and Limit are then not read), in their order: the merge commits of the pull
+	// requests an export labels as merged (`frognano eval tasks --from-export`).
+	Commits []Commit
 }
+
+// Commit is one commit to mine, with what its task says instead of its message.
+type Commit struct {
+	SHA string
+	// Statement is the task's problem statement; "": the commit's message.
+	Statement string
+	// ID is the task's instance id; "": the clone's folder name and the commit's first 12
+	// hex digits.
+	ID string
+}
+
+// commitSHA is a commit's full or abbreviated hex name, the only form a listed commit may take.
+var commitSHA = regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`)
 
 // Skipped is a commit Mine examined and did not make a task of, and why.
 type Skipped struct {
@@ -54,6 +72,9 @@ func Mine(ctx context.Context, opt MineOptions) ([]Task, []Skipped, error) {
 	repo, err := filepath.Abs(opt.Repo)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(opt.Commits) > 0 {
+		return mineList(ctx, opt, repo)
 	}
 	git := patch.HostGit(repo)
 	args := []string{"rev-list", "--first-parent"}
@@ -80,7 +101,7 @@ func Mine(ctx context.Context, opt MineOptions) ([]Task, []Skipped, error) {
 		if err := ctx.Err(); err != nil {
 			return tasks, skipped, err
 		}
-		t, why, err := mineCommit(ctx, opt, repo, c)
+		t, why, err := mineCommit(ctx, opt, repo, Commit{SHA: c})
 		if err != nil {
 			return tasks, skipped, err
 		}
@@ -95,15 +116,51 @@ func Mine(ctx context.Context, opt MineOptions) ([]Task, []Skipped, error) {
 	return tasks, skipped, nil
 }
 
+// mineList is Mine of opt.Commits: each one that is not a commit of the clone is skipped,
+// saying so.
+func mineList(ctx context.Context, opt MineOptions, repo string) ([]Task, []Skipped, error) {
+	var tasks []Task
+	var skipped []Skipped
+	git := patch.HostGit(repo)
+	for _, c := range opt.Commits {
+		if err := ctx.Err(); err != nil {
+			return tasks, skipped, err
+		}
+		if !commitSHA.MatchString(c.SHA) {
+			return tasks, skipped, fmt.Errorf("%q is not a commit's hex name", c.SHA)
+		}
+		full, err := git(ctx, nil, nil, "rev-parse", "--verify", "--quiet", c.SHA+"^{commit}")
+		if err != nil {
+			skipped = append(skipped, Skipped{c.SHA, "the clone has no such commit (fetch the pull requests' merges first)"})
+			progress(opt.Progress, fmt.Sprintf("%.12s skipped: the clone has no such commit", c.SHA))
+			continue
+		}
+		c.SHA = strings.TrimSpace(string(full))
+		t, why, err := mineCommit(ctx, opt, repo, c)
+		if err != nil {
+			return tasks, skipped, err
+		}
+		if why != "" {
+			skipped = append(skipped, Skipped{c.SHA, why})
+			progress(opt.Progress, fmt.Sprintf("%.12s skipped: %s", c.SHA, why))
+			continue
+		}
+		tasks = append(tasks, t)
+		progress(opt.Progress, fmt.Sprintf("%.12s task: FAIL_TO_PASS %d, PASS_TO_PASS %d", c.SHA, len(t.FailToPass), len(t.PassToPass)))
+	}
+	return tasks, skipped, nil
+}
+
 func progress(f func(string), line string) {
 	if f != nil {
 		f(line)
 	}
 }
 
-// mineCommit makes a task of commit c, or says why not (why). err is a failure of the
-// machinery that should stop the mining.
-func mineCommit(ctx context.Context, opt MineOptions, repo, c string) (t Task, why string, err error) {
+// mineCommit makes a task of commit cm (against its first parent), or says why not (why).
+// err is a failure of the machinery that should stop the mining.
+func mineCommit(ctx context.Context, opt MineOptions, repo string, cm Commit) (t Task, why string, err error) {
+	c := cm.SHA
 	git := patch.HostGit(repo)
 	parents, err := git(ctx, nil, nil, "rev-list", "--parents", "-n", "1", c)
 	if err != nil {
@@ -208,9 +265,14 @@ func mineCommit(ctx context.Context, opt MineOptions, repo, c string) (t Task, w
 	if len(short) > 12 {
 		short = short[:12]
 	}
+	id := cmp.Or(cm.ID, filepath.Base(repo)+"-"+short)
+	statement := strings.TrimSpace(string(msg))
+	if cm.Statement != "" {
+		statement = cm.Statement
+	}
 	return Task{
-		InstanceID: filepath.Base(repo) + "-" + short, Repo: opt.Name, RepoPath: minedRepoPath(repo, opt.TaskDir), BaseCommit: parent,
-		ProblemStatement: strings.TrimSpace(string(msg)), TestPatch: string(testPatch), FailToPass: f2p, PassToPass: p2p,
+		InstanceID: id, Repo: opt.Name, RepoPath: minedRepoPath(repo, opt.TaskDir), BaseCommit: parent,
+		ProblemStatement: statement, TestPatch: string(testPatch), FailToPass: f2p, PassToPass: p2p,
 		TestCmd: opt.TestCmd, Image: opt.Image, ReferencePatch: string(fix),
 	}, "", nil
 }

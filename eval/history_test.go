@@ -146,3 +146,18 @@ func TestMineHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestMineListedCommits: listed commits are hex names only (anything else stops the mining
+// before git reads it), and one the clone lacks is skipped, saying so, before any sandbox.
+func TestMineListedCommits(t *testing.T) {
+	t.Parallel()
+	repo, _ := historyRepo(t)
+	_, _, err := eval.Mine(context.Background(), eval.MineOptions{Repo: repo, Commits: []eval.Commit{{SHA: "--output=/tmp/x"}}})
+	if err == nil || !strings.Contains(err.Error(), "is not a commit's hex name") {
+		t.Errorf("a listed option: %v", err)
+	}
+	tasks, skipped, err := eval.Mine(context.Background(), eval.MineOptions{Repo: repo, Commits: []eval.Commit{{SHA: "deadbeef00"}}})
+	if err != nil || len(tasks) != 0 || len(skipped) != 1 || !strings.Contains(skipped[0].Why, "the clone has no such commit") {
+		t.Errorf("a missing commit: %v, %v, %+v", err, tasks, skipped)
+	}
+}

@@ -40,6 +40,10 @@ Usage:
                                 acceptance and its interval, time to merge (docs/stats.md)
   frognano budget set|show|clear --installation ID [--runs N] [--tokens N] [--repo-runs N] [--repo-tokens N]
                                 an installation's budgets per UTC day, read by every worker
+  frognano export --repo OWNER/REPO [--repo ...] --format leaf|chat-jsonl --out FILE
+                [--since DATE|DURATION] [--outcome merged|closed|any] [--dry-run]
+                                the runs of the named repositories as data to fine-tune or
+                                choose a model on, with their labels (docs/export.md)
   frognano config check [FILE]  check a repository's settings file (.github/frognano.yml by
                                 default): each problem as FILE:LINE:COL, or FILE: valid
   frognano eval --tasks FILE --out DIR [flags]
@@ -49,6 +53,8 @@ Usage:
                                 the difference is significant
   frognano eval tasks --from-history REPO --out FILE [--since DATE] [--limit N]
                                 make tasks of a repository's own fixes
+  frognano eval tasks --from-history REPO --from-export FILE [--name OWNER/REPO] --out FILE
+                                make tasks of the pull requests an export labels merged
   frognano sandbox build        build the sandbox image (offline when no registry answers)
   frognano sandbox ls           list sandboxes and cached environment images
   frognano sandbox prune [--environments]
@@ -118,6 +124,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return usageCmd(ctx, rest, getenv, stdout, stderr, time.Now())
 	case "stats":
 		return statsCmd(ctx, rest, getenv, stdout, stderr, time.Now())
+	case "export":
+		return exportCmd(ctx, rest, getenv, stdout, stderr, time.Now())
 	case "budget":
 		return budgetCmd(ctx, rest, getenv, stdout, stderr)
 	case "tokens":

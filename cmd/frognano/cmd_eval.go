@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/eval"
+	"github.com/frognano/frognano/export"
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
@@ -176,7 +178,9 @@ func evalCompareCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// evalTasksCmd is `frognano eval tasks --from-history REPO --out FILE`.
+// evalTasksCmd is `frognano eval tasks --from-history REPO --out FILE`, and with
+// `--from-export EXPORT` the tasks of the merged pull requests of an export
+// (docs/eval.md#the-tasks-of-your-merged-pull-requests).
 func evalTasksCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := config.Runner(getenv)
 	if err != nil {
@@ -190,6 +194,7 @@ func evalTasksCmd(ctx context.Context, args []string, getenv func(string) string
 	since := fs.String("since", "", `only commits after this date, as git reads it ("2026-01-01", "6 months ago")`)
 	limit := fs.Int("limit", 50, "examine the newest N commits at most (0: all)")
 	name := fs.String("name", "", `"owner/name" for the tasks' repo field (it picks the image from FROGNANO_SANDBOX_IMAGES)`)
+	fromExport := fs.String("from-export", "", "the records file of frognano export: mine the merge commits of the merged pull requests it labels (of --name's repository), each task's problem statement the issue the run was given")
 	bindRunnerFlags(fs, &cfg)
 	bindSetupFlags(fs, &cfg)
 	if err := parseFlags(fs, args); err != nil {
@@ -197,6 +202,13 @@ func evalTasksCmd(ctx context.Context, args []string, getenv func(string) string
 	}
 	if *from == "" || *out == "" {
 		return usageError{"give --from-history REPO and --out FILE"}
+	}
+	var commits []eval.Commit
+	if *fromExport != "" {
+		var err error
+		if commits, *name, err = exportCommits(*fromExport, *name); err != nil {
+			return err
+		}
 	}
 	if _, err := runner.HeadCommit(ctx, *from); err != nil {
 		return setupError{err}
@@ -208,6 +220,7 @@ func evalTasksCmd(ctx context.Context, args []string, getenv func(string) string
 	defer done()
 	tasks, skipped, err := eval.Mine(ctx, eval.MineOptions{
 		Runner: r, Repo: *from, TaskDir: filepath.Dir(*out), Branch: *branch, Since: *since, Limit: *limit, Name: *name, TestCmd: cfg.TestCmd,
+		Commits:  commits,
 		Progress: func(line string) { fmt.Fprintln(stderr, "frognano: "+report.Visible(line)) },
 	})
 	if err != nil {
@@ -230,6 +243,40 @@ func evalTasksCmd(ctx context.Context, args []string, getenv func(string) string
 		fmt.Fprintf(stderr, "frognano: the clone is not under the task file's folder: evaluate with --repos %s\n", report.Visible(dir))
 	}
 	return nil
+}
+
+// exportCommits are the merge commits of the merged pull requests the export file labels, of
+// repository name (OWNER/REPO; "" when the export holds one repository only, which is then
+// the name returned), each with its task's statement and id (OWNER__REPO-prN).
+func exportCommits(file, name string) ([]eval.Commit, string, error) {
+	merged, err := export.MergedPullRequests(file)
+	if err != nil {
+		return nil, name, usageError{err.Error()}
+	}
+	repos := map[string]bool{}
+	for _, m := range merged {
+		repos[m.Repository] = true
+	}
+	if name == "" {
+		if len(repos) > 1 {
+			return nil, name, usageError{fmt.Sprintf("%s holds merged pull requests of %d repositories: give --name OWNER/REPO, the one --from-history is a clone of", file, len(repos))}
+		}
+		for r := range repos {
+			name = r
+		}
+	}
+	var commits []eval.Commit
+	for _, m := range merged {
+		if !strings.EqualFold(m.Repository, name) {
+			continue
+		}
+		commits = append(commits, eval.Commit{SHA: m.MergeCommit, Statement: m.Statement,
+			ID: fmt.Sprintf("%s-pr%d", strings.ReplaceAll(m.Repository, "/", "__"), m.PullRequest)})
+	}
+	if len(commits) == 0 {
+		return nil, name, usageError{fmt.Sprintf("%s holds no merged pull request of %s with its merge commit", file, cmp.Or(name, "any repository"))}
+	}
+	return commits, name, nil
 }
 
 // stringsFlag is a flag that may be given several times; each value is kept, in order.

@@ -301,3 +301,91 @@ func TestEvalCommandRefusesTasks(t *testing.T) {
 		t.Errorf("the clone outside: %v %s", err, st)
 	}
 }
+
+// TestEvalTasksFromExport: `frognano eval tasks --from-export` makes a task of each merged pull
+// request of the export's repository: the merge commit against its first parent, the issue
+// the run was given as the problem statement (without the repository's instructions), an id
+// naming the pull request; a pull request closed without merge, and another repository's, are
+// not mined.
+func TestEvalTasksFromExport(t *testing.T) {
+	t.Parallel()
+	repo := cliCheckout(t, "pyaverage")
+	git := func(args ...string) string {
+		out, err := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("checkout", "-q", "-b", "frognano/issue-3")
+	basic := filepath.Join(repo, "stats", "basic.py")
+	code, err := os.ReadFile(basic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(basic, bytes.Replace(code, []byte("(len(xs) - 1)"), []byte("len(xs)"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(repo, "tests", "test_basic.py"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(f, "\n\ndef test_average_pair():\n    assert average([1, 3]) == 2\n")
+	f.Close()
+	git("commit", "-q", "-am", "fix average")
+	git("checkout", "-q", "-")
+	git("merge", "-q", "--no-ff", "-m", "Merge pull request #7", "frognano/issue-3")
+	merge := git("rev-parse", "HEAD")
+	base := git("rev-parse", "HEAD^1")
+
+	dir := t.TempDir()
+	exportFile := filepath.Join(dir, "runs.jsonl")
+	record := func(task string) string {
+		b, _ := json.Marshal(map[string]any{"messages": []map[string]string{{"role": "system", "content": "s"}, {"role": "user", "content": task}, {"role": "assistant", "content": "ok"}}, "tools": []any{}})
+		return string(b)
+	}
+	labels := func(id int, repo string, pr int, state, sha string) string {
+		return fmt.Sprintf(`{"run_id":%d,"repository":%q,"kind":"issue","issue":3,"pull_request":%d,"outcome":{"state":%q,"merge_commit":%q},"followups":[]}`, id, repo, pr, state, sha)
+	}
+	recs := record("average is wrong\n\naverage([1, 3]) gives 4.\n\nRepository instructions (AGENTS.md):\n\nKeep it short.\n") + "\n" +
+		record("closed one") + "\n" + record("another repository") + "\n"
+	labs := labels(1, "acme/pyaverage", 7, "merged", merge) + "\n" + labels(2, "acme/pyaverage", 8, "closed", "") + "\n" +
+		labels(3, "acme/other", 9, "merged", base) + "\n"
+	if err := os.WriteFile(exportFile, []byte(recs), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exportFile+".labels.jsonl", []byte(labs), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "tasks.jsonl")
+	env := envMap(map[string]string{"FROGNANO_SANDBOX_MEMORY": "1g", "FROGNANO_SANDBOX_CPUS": "1", "FROGNANO_SANDBOX_OWNER": fmt.Sprintf("eval-export-%d", time.Now().UnixNano())})
+	var stdout, stderr bytes.Buffer
+	// Two repositories in the export: the clone's must be named.
+	err = run(context.Background(), []string{"eval", "tasks", "--from-history", repo, "--from-export", exportFile, "--out", out, "--executor", cliExecutor(t)}, env, &stdout, &stderr)
+	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "give --name OWNER/REPO") {
+		t.Fatalf("without --name: %v", err)
+	}
+	args := []string{"eval", "tasks", "--from-history", repo, "--from-export", exportFile, "--name", "acme/pyaverage", "--out", out, "--executor", cliExecutor(t)}
+	if err := run(context.Background(), args, env, &stdout, &stderr); err != nil {
+		t.Fatalf("eval tasks --from-export: %v\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var task struct {
+		ID      string   `json:"instance_id"`
+		Repo    string   `json:"repo"`
+		Base    string   `json:"base_commit"`
+		F2P     []string `json:"FAIL_TO_PASS"`
+		Problem string   `json:"problem_statement"`
+	}
+	if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &task) != nil {
+		t.Fatalf("task file:\n%s\nstderr:\n%s", b, stderr.String())
+	}
+	if task.ID != "acme__pyaverage-pr7" || task.Repo != "acme/pyaverage" || task.Base != base || task.Problem != "average is wrong\n\naverage([1, 3]) gives 4." ||
+		strings.Join(task.F2P, ",") != "tests.test_basic.test_average,tests.test_basic.test_average_pair,tests.test_basic.test_average_single" {
+		t.Errorf("task %+v", task)
+	}
+}

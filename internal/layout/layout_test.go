@@ -110,6 +110,8 @@ func TestTrustBoundaryImports(t *testing.T) {
 			"the check packages judge untrusted output for both sides and import neither"},
 		{"report", []string{"githubapp", "queue", "run", "server", "web", "eval", "doctor", "dockerproxy", "cmd"},
 			"report only renders a run's Result: it holds no credential and sends nothing; its callers (run, cmd/frognano) redact and send"},
+		{"export", []string{"run", "queue", "server", "web", "api", "eval"},
+			"export only reads the runs' tables and writes two files: it starts nothing, writes no table and serves nobody"},
 		{"run", []string{"queue", "server", "web"},
 			"run never imports River nor its callers; and the queue's tests import run/runtest, which must not reach the queue"},
 	}
