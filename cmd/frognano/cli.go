@@ -23,7 +23,8 @@ Usage:
   frognano doctor [--worker] [--quick]
                                 check the set-up: configuration, PostgreSQL, Docker, the
                                 sandbox, the model server, GitHub; one line per check
-  frognano runs [--limit N]     the newest runs kept in PostgreSQL
+  frognano runs [--limit N]     the newest runs kept in PostgreSQL: who asked, how long each
+                                took, its pull request and what became of it
   frognano runs show ID [--report|--trajectory|--patch|--setup-log|--audit]
                                 one run: its facts and usage, report, trajectory, patch,
                                 or what it did on GitHub (--audit)

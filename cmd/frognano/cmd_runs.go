@@ -15,6 +15,7 @@ import (
 	// runs, not run: package main has its run function.
 	"github.com/frognano/frognano/report"
 	runs "github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/stats"
 )
 
 // runsCmd is `frognano runs [--limit N]` (the newest runs) and `frognano runs show ID
@@ -92,20 +93,39 @@ func runsCmd(ctx context.Context, args []string, getenv func(string) string, std
 	if *limit < 1 {
 		return usageError{"--limit must be at least 1"}
 	}
-	reader, done, err := openStore(ctx, url)
+	if url == "" {
+		return usageError{"DATABASE_URL is not set"}
+	}
+	pool, err := openMigrated(ctx, url)
+	if err != nil {
+		return setupError{err}
+	}
+	defer pool.Close()
+	list, err := runs.NewStore(pool, nil).Runs(ctx, runs.Filter{Limit: *limit})
 	if err != nil {
 		return err
 	}
-	defer done()
-	list, err := reader.Runs(ctx, runs.Filter{Limit: *limit})
+	// What became of each run's pull request (pull_outcomes), as the run pages' list says it.
+	var keys []stats.PullKey
+	for _, r := range list {
+		if r.PRNumber > 0 {
+			keys = append(keys, stats.PullKey{RepoID: r.RepoID, Number: r.PRNumber})
+		}
+	}
+	outcomes, err := stats.NewStore(pool).PullStates(ctx, keys)
 	if err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "RUN\tISSUE\tSTATE\tEXIT\tSTEPS\tCREATED\tPR")
+	fmt.Fprintln(tw, "RUN\tISSUE\tSTATE\tEXIT\tSTEPS\tASKED BY\tCREATED\tTOOK\tPR\tPR NOW")
 	for _, r := range list {
-		fmt.Fprintf(tw, "%d\t%s/%s#%d\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Owner, r.Repo, r.Issue, r.State,
-			dash(r.ExitReason), r.Steps, r.CreatedAt.UTC().Format("2006-01-02 15:04"), dash(r.PRURL))
+		took := ""
+		if r.FinishedAt != nil {
+			took = listDuration(r.FinishedAt.Sub(r.CreatedAt))
+		}
+		fmt.Fprintf(tw, "%d\t%s/%s#%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Owner, r.Repo, r.Issue, r.State,
+			dash(r.ExitReason), r.Steps, dash(askedBy(r)), r.CreatedAt.UTC().Format("2006-01-02 15:04"), dash(took),
+			dash(r.PRURL), dash(outcomes[stats.PullKey{RepoID: r.RepoID, Number: r.PRNumber}]))
 	}
 	return tw.Flush()
 }
@@ -217,4 +237,26 @@ func writeRunAudit(ctx context.Context, w io.Writer, reader runs.Reader, r runs.
 		fmt.Fprintf(w, "\n%d write(s) got no answer that says what became of them (outcome unknown): each may have happened; look at its object on GitHub.\n", unknown)
 	}
 	return nil
+}
+
+// listDuration is how long a run took, for the list: to the second under two days, in days and
+// hours beyond (the run pages' list says it the same way).
+func listDuration(d time.Duration) string {
+	if d >= 48*time.Hour {
+		return stats.FormatDuration(d)
+	}
+	return d.Round(time.Second).String()
+}
+
+// askedBy is who asked for run r, short, for the list (runs show says how: runs.StartedBy).
+func askedBy(r runs.Record) string {
+	switch {
+	case r.Trigger == runs.TriggerAPI:
+		return "token " + strings.TrimPrefix(r.Labeler, "token:")
+	case r.Kind == runs.KindCI:
+		return "CI"
+	case r.Labeler == "":
+		return ""
+	}
+	return "@" + r.Labeler
 }

@@ -30,6 +30,10 @@ func TestRunsCommand(t *testing.T) {
 		return stdout.String()
 	}
 	list := cli("runs")
+	if !strings.Contains(list, "ASKED BY") || !strings.Contains(list, "TOOK") || !strings.Contains(list, "PR NOW") ||
+		!strings.Contains(list, "@"+svcMaintainer) {
+		t.Errorf("frognano runs lacks who asked, how long it took or what became of the pull request:\n%s", list)
+	}
 	if !strings.Contains(list, fmt.Sprintf("%d  ", id)) || !strings.Contains(list, "succeeded") || !strings.Contains(list, "/pull/") {
 		t.Errorf("frognano runs:\n%s", list)
 	}
