@@ -252,7 +252,7 @@ func listDuration(d time.Duration) string {
 func askedBy(r runs.Record) string {
 	switch {
 	case r.Trigger == runs.TriggerAPI:
-		return "token " + strings.TrimPrefix(r.Labeler, "token:")
+		return "token " + strings.TrimPrefix(r.Labeler, runs.TokenRequester(""))
 	case r.Kind == runs.KindCI:
 		return "CI"
 	case r.Labeler == "":
