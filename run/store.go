@@ -21,6 +21,8 @@ type Store struct {
 	pool    *pgxpool.Pool
 	promote Promote
 	deliver Deliver // nil: the queue's cleanup finds the outboxes left (outbox.go)
+	// published records what a succeeded run published (package outcome); nil: nothing.
+	published Published
 	budgets Budgets // the FROGNANO_BUDGET_* settings (budget.go)
 }
 

@@ -23,10 +23,11 @@ type Ended struct {
 
 // finish moves a running run to a final state with what its end must still write to GitHub
 // (o, nil: nothing) and, in the same transaction, promotes the oldest run waiting on its pull
-// request (Promote) and queues the writing of o (Deliver). It reports false when the run was
-// no longer running (for example cancelled by an unlabel meanwhile).
-func (s *Store) finish(ctx context.Context, id int64, state, exitReason, errText, prURL string, prNumber int, o *outbox) (bool, error) {
-	return s.end(ctx, fmt.Sprintf("finishing run %d as %s", id, state), o, `UPDATE runs SET state = $2, finished_at = now(),
+// request (Promote), queues the writing of o (Deliver) and hands what the run published (pub,
+// nil: nothing) to the Published hook. It reports false when the run was no longer running
+// (for example cancelled by an unlabel meanwhile).
+func (s *Store) finish(ctx context.Context, id int64, state, exitReason, errText, prURL string, prNumber int, o *outbox, pub *Publication) (bool, error) {
+	return s.end(ctx, fmt.Sprintf("finishing run %d as %s", id, state), o, pub, `UPDATE runs SET state = $2, finished_at = now(),
 			exit_reason = coalesce(nullif($3, ''), exit_reason), error = nullif($4, ''),
 			pr_url = nullif($5, ''), pr_number = nullif($6, 0), outbox = $7
 		WHERE id = $1 AND state = 'running' RETURNING id, installation_id, repo_id, issue`,
@@ -38,7 +39,7 @@ func (s *Store) finish(ctx context.Context, id int64, state, exitReason, errText
 // in one transaction, as every end does. It reports false when the run was no longer running.
 // The pipeline's ends record more (finish, cancel).
 func (s *Store) End(ctx context.Context, id int64, state string) (bool, error) {
-	return s.end(ctx, fmt.Sprintf("ending run %d as %s", id, state), nil, `UPDATE runs SET state = $2, finished_at = now()
+	return s.end(ctx, fmt.Sprintf("ending run %d as %s", id, state), nil, nil, `UPDATE runs SET state = $2, finished_at = now()
 		WHERE id = $1 AND state = 'running' RETURNING id, installation_id, repo_id, issue`, id, state)
 }
 
@@ -48,7 +49,7 @@ func (s *Store) End(ctx context.Context, id int64, state string) (bool, error) {
 // recorded (nil: none) in the same transaction. It reports whether update ended the run.
 // Every end of a run goes through it (finish, cancel, End) or promotes as it does
 // (EndAbandoned: the queue's cleanup of runs whose job died, queue/waiting.go).
-func (s *Store) end(ctx context.Context, what string, o *outbox, update string, args ...any) (bool, error) {
+func (s *Store) end(ctx context.Context, what string, o *outbox, pub *Publication, update string, args ...any) (bool, error) {
 	ended := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		ended = false
@@ -61,7 +62,13 @@ func (s *Store) end(ctx context.Context, what string, o *outbox, update string, 
 			return err
 		}
 		ended = true
-		return s.afterEnd(ctx, tx, e, o != nil)
+		if err := s.afterEnd(ctx, tx, e, o != nil); err != nil {
+			return err
+		}
+		if pub != nil && s.published != nil {
+			return s.published(ctx, tx, *pub)
+		}
+		return nil
 	})
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", what, err)
@@ -87,7 +94,7 @@ func (s *Store) afterEnd(ctx context.Context, tx pgx.Tx, e Ended, deliver bool) 
 // waiting next on its pull request, like finish. It reports false when the run was no longer
 // active (the queue cancelled it).
 func (s *Store) cancel(ctx context.Context, id int64, o *outbox) (bool, error) {
-	return s.end(ctx, "cancelling run", o, `UPDATE runs SET state = 'cancelled', finished_at = now(),
+	return s.end(ctx, "cancelling run", o, nil, `UPDATE runs SET state = 'cancelled', finished_at = now(),
 			exit_reason = coalesce(exit_reason, 'cancelled'), outbox = $2
 		WHERE id = $1 AND state IN ('queued', 'running') RETURNING id, installation_id, repo_id, issue`, id, o.value())
 }
