@@ -146,7 +146,7 @@ func TestAuditNamesTheObject(t *testing.T) {
 		b.gh.SetPermission(b.repo, "alice", "write")
 		in.CoAuthor = Person{Login: "alice"}
 		pub, err := b.client.Publish(WithAuditRun(context.Background(), auditRunID), in)
-	number := pub.Number
+		number := pub.Number
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +166,7 @@ func TestAuditNamesTheObject(t *testing.T) {
 		b.gh.UserID("mallory") // a GitHub user without access: GitHub answers 422
 		in.CoAuthor = Person{Login: "mallory"}
 		pub, err := b.client.Publish(WithAuditRun(context.Background(), auditRunID), in)
-	number := pub.Number
+		number := pub.Number
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestAuditNamesTheObject(t *testing.T) {
 		b.gh.DropNextResponse("POST", "/repos/*/*/pulls/*/requested_reviewers", 1)
 		in.CoAuthor = Person{Login: "alice"}
 		pub, err := b.client.Publish(WithAuditRun(context.Background(), auditRunID), in)
-	number := pub.Number
+		number := pub.Number
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -386,7 +386,7 @@ func TestPublishRetryAfterCrash(t *testing.T) {
 				t.Fatal("the first attempt succeeded despite the failure")
 			}
 			pub, err := b.client.Publish(context.Background(), in)
-	number := pub.Number
+			number := pub.Number
 			if err != nil {
 				t.Fatalf("retried Publish: %v", err)
 			}
@@ -415,7 +415,7 @@ func TestPublishReviewRequestRefused(t *testing.T) {
 		b.gh.UserID("mallory") // a GitHub user without access to the repository
 		in.CoAuthor = Person{Login: "mallory"}
 		pub, err := b.client.Publish(context.Background(), in)
-	number := pub.Number
+		number := pub.Number
 		if err != nil {
 			t.Fatalf("Publish: %v", err)
 		}

@@ -125,7 +125,7 @@ func TestPublishRetryNeverOpensSecondPR(t *testing.T) {
 			b, in := cloned(t)
 			tt.inject(b)
 			pub, err := b.client.Publish(context.Background(), in)
-	number := pub.Number
+			number := pub.Number
 			if err != nil {
 				t.Fatalf("Publish: %v", err)
 			}

@@ -23,7 +23,7 @@ type Store struct {
 	deliver Deliver // nil: the queue's cleanup finds the outboxes left (outbox.go)
 	// published records what a succeeded run published (package outcome); nil: nothing.
 	published Published
-	budgets Budgets // the FROGNANO_BUDGET_* settings (budget.go)
+	budgets   Budgets // the FROGNANO_BUDGET_* settings (budget.go)
 }
 
 // Promote makes the oldest run waiting on the pull request of run ended queued and inserts its
