@@ -66,7 +66,7 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 // the River client of the job at hand (promoteNext).
 func pipeline(pool *pgxpool.Pool, cfg Config) *run.Pipeline {
 	return run.NewPipeline(run.Config{
-		GitHub: cfg.GitHub, Runner: cfg.Runner, Store: store(pool).WithBudgets(cfg.Budgets),
+		GitHub: cfg.GitHub, Runner: cfg.Runner, Store: store(pool).WithBudgets(cfg.Budgets).WithPublished(cfg.Outcomes.Published),
 		JobTimeout: cfg.JobTimeout, PerInstallationLimit: cfg.PerInstallationLimit, StatusEditInterval: cfg.StatusEditInterval,
 		WorkDir: cfg.WorkDir, Label: cfg.Label, CIFollowUps: cfg.CIFollowUps, PublicURL: cfg.PublicURL, Ceilings: cfg.Ceilings,
 		RemoteCancel: rivertype.ErrJobCancelledRemotely, EndStep: cfg.endStep,
