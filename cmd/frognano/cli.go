@@ -35,6 +35,9 @@ Usage:
                                 the API's tokens: made (printed once), listed, revoked
   frognano usage [--since DATE] [--by installation|repository|person] [--format table|csv|json]
                                 what the runs used (tokens, times, sandbox CPU and memory)
+  frognano outcomes sync [--budget N]
+                                ask GitHub now what became of the open pull requests runs
+                                published to (docs/outcomes.md); prints what changed
   frognano budget set|show|clear --installation ID [--runs N] [--tokens N] [--repo-runs N] [--repo-tokens N]
                                 an installation's budgets per UTC day, read by every worker
   frognano config check [FILE]  check a repository's settings file (.github/frognano.yml by
@@ -115,6 +118,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return usageCmd(ctx, rest, getenv, stdout, stderr, time.Now())
 	case "budget":
 		return budgetCmd(ctx, rest, getenv, stdout, stderr)
+	case "outcomes":
+		return outcomesCmd(ctx, rest, getenv, stdout, stderr)
 	case "tokens":
 		return tokensCmd(ctx, rest, getenv, stdout, stderr)
 	case "config":
