@@ -21,10 +21,10 @@ import (
 
 // PullState is a pull request's state as reconciliation reads it (GET /pulls/{number}).
 type PullState struct {
-	State    string // "open" or "closed"
-	Merged   bool
-	MergedBy string // login
-	MergeSHA string
+	State              string // "open" or "closed"
+	Merged             bool
+	MergedBy           string // login
+	MergeSHA           string
 	MergedAt, ClosedAt time.Time
 	Draft              bool
 	HeadSHA            string
