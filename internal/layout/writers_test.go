@@ -31,12 +31,14 @@ var writers = map[string][]string{
 	// invalid settings files and the comment that named their problems, through run.Store's
 	// settingsError* methods.
 	"settings_errors": {"run/store_settings.go"},
+	// what became of each pull request a run published to (issue 31), through outcome.Store.
+	"pull_outcomes": {"outcome/store.go", "outcome/store_*.go"},
 }
 
 // tableWrite finds SQL that writes one of the tables of writers, whatever its case, spacing
 // or line breaks, quoted or not, schema-qualified or not.
 var tableWrite = regexp.MustCompile(`(?is)\b(insert\s+into|update|delete\s+from|merge\s+into|truncate(?:\s+table)?)\s+` +
-	`(?:only\s+)?(?:"?public"?\s*\.\s*)?"?(runs|budgets|run_audit|api_tokens|settings_errors)\b"?`)
+	`(?:only\s+)?(?:"?public"?\s*\.\s*)?"?(runs|budgets|run_audit|api_tokens|settings_errors|pull_outcomes)\b"?`)
 
 // sqlWrite is one statement writing a table, found in a file.
 type sqlWrite struct {
