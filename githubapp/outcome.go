@@ -61,13 +61,20 @@ func Gone(err error) bool {
 	if code := statusCode(err); code == http.StatusNotFound || code == http.StatusGone {
 		return true
 	}
+	var refused *TokenRefusedError
+	if errors.As(err, &refused) {
+		switch refused.Status {
+		case http.StatusNotFound, http.StatusGone:
+			return true
+		case http.StatusUnprocessableEntity:
+			return strings.Contains(refused.Message, "does not exist or is not accessible")
+		}
+	}
 	var tokenErr *ghinstallation.HTTPError
 	if errors.As(err, &tokenErr) && tokenErr.Response != nil {
 		switch tokenErr.Response.StatusCode {
 		case http.StatusNotFound, http.StatusGone:
 			return true
-		case http.StatusUnprocessableEntity:
-			return strings.Contains(tokenErr.Error(), "does not exist or is not accessible")
 		}
 	}
 	return false
