@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/frognano/frognano/githubapp"
-	"github.com/frognano/frognano/run"
 )
 
 // fakeGitHub answers the Reconciler from memory and records what it was asked.
@@ -69,8 +68,8 @@ func (f *fakeGitHub) PeopleLines(_ context.Context, _ string, _ int, from, to st
 func (e *env) opened(numbers ...int) {
 	e.t.Helper()
 	for _, n := range numbers {
-		id := e.succeeded(run.KindIssue, n+100, "m", twoLines)
-		e.publish(run.Publication{RunID: id, Number: n, Ours: true, Issue: n + 100, Head: sha('a'), Commits: 1})
+		id := e.succeeded("issue", n+100, "m", twoLines)
+		e.publish(Publication{RunID: id, Number: n, Ours: true, Issue: n + 100, Head: sha('a'), Commits: 1})
 	}
 }
 

@@ -8,8 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/frognano/frognano/run"
 )
 
 // States of a pull_outcomes row.
@@ -44,12 +42,26 @@ func (s *Store) end(state string) {
 	}
 }
 
+// Publication is what a run that succeeded published to a pull request (run.Publication,
+// which the queue converts: this package does not import run).
+type Publication struct {
+	RunID  int64
+	Number int
+	// Ours: frognano opened the pull request; false: a person's it added a commit to.
+	Ours  bool
+	Issue int // the issue frognano's pull request was made for; 0: a person's
+	// Head is the commit the run put at the branch's head, Commits the pull request's count
+	// of commits then (0: not known).
+	Head    string
+	Commits int
+}
+
 // Published records, in tx, which has just ended run p.RunID as succeeded, that the run
 // published to pull request p.Number: the row is made at the first run (opened_at, ours,
 // issue, first_run_id) and every run moves last_run_id, model, bot_head_sha, head_sha and
 // adds its patch's lines to patch_lines; a follow-up run on it counts in followups. It is
 // run.Store's Published hook.
-func (s *Store) Published(ctx context.Context, tx pgx.Tx, p run.Publication) error {
+func (s *Store) Published(ctx context.Context, tx pgx.Tx, p Publication) error {
 	var (
 		installationID, repoID int64
 		owner, repo, kind      string
@@ -63,7 +75,7 @@ func (s *Store) Published(ctx context.Context, tx pgx.Tx, p run.Publication) err
 	}
 	_, lines := patchStats(patch)
 	followup := 0
-	if kind != run.KindIssue {
+	if kind != "issue" { // a follow-up's run (runs.kind followup or ci)
 		followup = 1
 	}
 	var issue *int

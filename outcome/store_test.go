@@ -12,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/frognano/frognano/migrations/dbtest"
-	"github.com/frognano/frognano/run"
 )
 
 const (
@@ -69,7 +68,7 @@ func (e *env) succeeded(kind string, issue int, model, patch string) int64 {
 
 // publish hands p to Published in a transaction of its own and links the run to the pull
 // request (runs.pr_number), as the run's end does.
-func (e *env) publish(p run.Publication) {
+func (e *env) publish(p Publication) {
 	e.t.Helper()
 	ctx := context.Background()
 	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
@@ -117,8 +116,8 @@ func sha(c byte) string { return string(slices.Repeat([]byte{c}, 40)) }
 func TestPublishedMakesTheRowAndEveryRunMovesIt(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	first := e.succeeded(run.KindIssue, 7, "frog-4b", twoLines)
-	e.publish(run.Publication{RunID: first, Number: 12, Ours: true, Issue: 7, Head: sha('a'), Commits: 1})
+	first := e.succeeded("issue", 7, "frog-4b", twoLines)
+	e.publish(Publication{RunID: first, Number: 12, Ours: true, Issue: 7, Head: sha('a'), Commits: 1})
 	r := e.row(12)
 	if r.State != StateOpen || !r.Ours || r.Issue != 7 || r.FirstRunID != first || r.LastRunID != first || r.Model != "frog-4b" ||
 		r.BotHeadSHA != sha('a') || r.HeadSHA != sha('a') || r.BotCommits == nil || *r.BotCommits != 1 ||
@@ -127,8 +126,8 @@ func TestPublishedMakesTheRowAndEveryRunMovesIt(t *testing.T) {
 	}
 	// A person pushes one commit; then a follow-up run adds its own on top.
 	e.apply(Event{Action: "synchronize", RepoID: testRepoID, Number: 12, Sender: "bob", At: time.Now(), HeadSHA: sha('b'), Commits: 2})
-	second := e.succeeded(run.KindFollowUp, 12, "frog-8b", threeLines)
-	e.publish(run.Publication{RunID: second, Number: 12, Ours: true, Issue: 7, Head: sha('c'), Commits: 3})
+	second := e.succeeded("followup", 12, "frog-8b", threeLines)
+	e.publish(Publication{RunID: second, Number: 12, Ours: true, Issue: 7, Head: sha('c'), Commits: 3})
 	r = e.row(12)
 	if r.FirstRunID != first || r.LastRunID != second || r.Model != "frog-8b" || r.Followups != 1 || *r.PatchLines != 5 ||
 		r.BotHeadSHA != sha('c') || r.PeopleCommits != 1 || *r.BotCommits != 2 {
@@ -144,8 +143,8 @@ func TestPublishedMakesTheRowAndEveryRunMovesIt(t *testing.T) {
 func TestEventsFollowThePullRequestToItsEnd(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	id := e.succeeded(run.KindIssue, 7, "", twoLines)
-	e.publish(run.Publication{RunID: id, Number: 12, Ours: true, Issue: 7, Head: sha('a'), Commits: 1})
+	id := e.succeeded("issue", 7, "", twoLines)
+	e.publish(Publication{RunID: id, Number: 12, Ours: true, Issue: 7, Head: sha('a'), Commits: 1})
 	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	ev := func(action string, min int) Event {
 		return Event{Action: action, RepoID: testRepoID, Number: 12, Sender: "carol", At: at.Add(time.Duration(min) * time.Minute), HeadSHA: sha('a'), Commits: 1}
@@ -200,8 +199,8 @@ func TestEventsFollowThePullRequestToItsEnd(t *testing.T) {
 func TestApplyEventRefusesAnActionItDoesNotRecord(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
-	id := e.succeeded(run.KindIssue, 7, "", twoLines)
-	e.publish(run.Publication{RunID: id, Number: 12, Ours: true, Issue: 7, Head: sha('a'), Commits: 1})
+	id := e.succeeded("issue", 7, "", twoLines)
+	e.publish(Publication{RunID: id, Number: 12, Ours: true, Issue: 7, Head: sha('a'), Commits: 1})
 	ctx := context.Background()
 	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
 		_, err := e.store.ApplyEvent(ctx, tx, Event{Action: "labeled", RepoID: testRepoID, Number: 12, At: time.Now()})

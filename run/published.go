@@ -7,7 +7,7 @@ import (
 )
 
 // Publication is what a run that succeeded published to a pull request: the pull request and
-// the commit it put at its head. The Store hands it to its Published hook in the transaction
+// the commit it put at its head (outcome.Publication has the same fields; the queue converts). The Store hands it to its Published hook in the transaction
 // that records the run's success, so that what became of the pull request (package outcome,
 // table pull_outcomes) is followed from the same commit on, or not at all.
 type Publication struct {
