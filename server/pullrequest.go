@@ -81,6 +81,13 @@ func (p *pullRequestPayload) event(appBot string) (outcome.Event, int64, error) 
 	if ev.HeadSHA != "" && !shaPattern.MatchString(ev.HeadSHA) {
 		return bad("the head is not a commit id")
 	}
+	// Every field frognano may record holds up, whatever the action.
+	if pr.MergedBy != nil && !loginPattern.MatchString(pr.MergedBy.Login) {
+		return bad("pull_request.merged_by.login is not a valid GitHub login")
+	}
+	if pr.MergeCommitSHA != nil && *pr.MergeCommitSHA != "" && !shaPattern.MatchString(*pr.MergeCommitSHA) {
+		return bad("pull_request.merge_commit_sha is not a commit id")
+	}
 	if p.Action == "closed" {
 		if pr.ClosedAt != nil {
 			ev.At = *pr.ClosedAt
@@ -91,15 +98,9 @@ func (p *pullRequestPayload) event(appBot string) (outcome.Event, int64, error) 
 				ev.At = *pr.MergedAt
 			}
 			if pr.MergedBy != nil {
-				if !loginPattern.MatchString(pr.MergedBy.Login) {
-					return bad("pull_request.merged_by.login is not a valid GitHub login")
-				}
 				ev.MergedBy = pr.MergedBy.Login
 			}
-			if pr.MergeCommitSHA != nil && *pr.MergeCommitSHA != "" {
-				if !shaPattern.MatchString(*pr.MergeCommitSHA) {
-					return bad("pull_request.merge_commit_sha is not a commit id")
-				}
+			if pr.MergeCommitSHA != nil {
 				ev.MergeSHA = *pr.MergeCommitSHA
 			}
 		}
