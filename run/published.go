@@ -24,8 +24,9 @@ type Publication struct {
 }
 
 // Published records, in tx, which has just ended run p.RunID as succeeded, what it published.
-// An error rolls the end back: the run's retry publishes again (Publish is idempotent) and
-// records both.
+// A transient error (fault.IsTransient) rolls the end back: the run's retry publishes again
+// (Publish is idempotent) and records both. Any other is logged, and its writes alone are
+// rolled back: the run still succeeded.
 type Published func(ctx context.Context, tx pgx.Tx, p Publication) error
 
 // WithPublished makes s hand every Publication to f; it returns s.

@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // The Store's writes of a run's end: the ends themselves (finish, cancel, End, and the
@@ -66,7 +68,7 @@ func (s *Store) end(ctx context.Context, what string, o *outbox, pub *Publicatio
 			return err
 		}
 		if pub != nil && s.published != nil {
-			return s.published(ctx, tx, *pub)
+			return s.recordPublication(ctx, tx, *pub)
 		}
 		return nil
 	})
@@ -74,6 +76,30 @@ func (s *Store) end(ctx context.Context, what string, o *outbox, pub *Publicatio
 		return false, fmt.Errorf("%s: %w", what, err)
 	}
 	return ended, nil
+}
+
+// recordPublication hands what the run published to the Published hook in a savepoint of tx:
+// a transient failure (the database went away) rolls the whole end back, so that the run's
+// retry publishes again (Publish is idempotent) and records both; any other failure is logged
+// and only its own writes are rolled back, since a pull request that GitHub shows must never
+// make its run fail.
+func (s *Store) recordPublication(ctx context.Context, tx pgx.Tx, p Publication) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.published(ctx, sp, p); err != nil {
+		if fault.IsTransient(err) {
+			return err
+		}
+		if rerr := sp.Rollback(ctx); rerr != nil {
+			return rerr
+		}
+		logging.FromContext(ctx).ErrorContext(ctx, "recording the pull request the run published to; what becomes of it is not followed",
+			logging.RunID(p.RunID), "pull_request", p.Number, logging.Err(err))
+		return nil
+	}
+	return sp.Commit(ctx)
 }
 
 // afterEnd is what follows every end in its transaction tx: the promotion of the run waiting
