@@ -65,7 +65,9 @@ func TestSucceededRunHandsOverWhatItPublished(t *testing.T) {
 	}
 
 	// A hook that fails for good leaves the run succeeded.
-	p.Runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) { return runtest.GoodOutcome(), nil })
+	p.Runner.Set(func(context.Context, run.RunSpec, func(run.Progress)) (*run.Outcome, error) {
+		return runtest.GoodOutcome(), nil
+	})
 	p.FailPublished(fmt.Errorf("a bug"))
 	again := p.Label(t, 9)
 	if r := p.Work(t, again, 1); !r.Completed() {
