@@ -164,12 +164,19 @@ func TestServiceOutcomeMergedAfterPeopleCommits(t *testing.T) {
 	t.Logf("API calls of the events path at merge (the measure job): %d", e.apiCalls(calls))
 }
 
-// TestServiceOutcomeClosedAndReopened: closed without merge by a person, then reopened.
+// TestServiceOutcomeClosedAndReopened: closed without merge by a person, then reopened; the
+// close is counted in frognano_pull_requests_ended_total once, whatever redelivers it.
 func TestServiceOutcomeClosedAndReopened(t *testing.T) {
 	t.Parallel()
 	e := svcSetup(t, "svc-pyaverage.json")
+	e.env["FROGNANO_METRICS_ADDR"] = "127.0.0.1:0"
+	e.env["FROGNANO_ADMIN_TOKEN"] = svcAdminToken
 	p := e.start()
+	admin := svcAdminAddr(t, e)
 	n := e.publishedPR(p)
+	if v := svcMetric(t, svcScrape(t, admin), `frognano_pull_requests_ended_total{outcome="closed"}`); v != 0 {
+		t.Errorf("closed pull requests counted before any: %v", v)
+	}
 	e.gh.ClosePRAt(e.repo, n)
 	e.recorded(p, n, "closed", "carol", "")
 	if r := e.outcome(n); r.State != outcome.StateClosed || r.EndedBy != "carol" || r.EndedAt == nil || r.PeopleLines != nil {
@@ -183,6 +190,13 @@ func TestServiceOutcomeClosedAndReopened(t *testing.T) {
 	}
 	if status, b = githubtest.DeliverAs(t, "http://"+p.addr+"/webhook", e.secret, "pull_request", "close-1", m); status != http.StatusOK || !strings.Contains(string(b), `"duplicate"`) {
 		t.Fatalf("close-1 again: %d %s, want 200 duplicate", status, b)
+	}
+	text := svcScrape(t, admin)
+	if v := svcMetric(t, text, `frognano_pull_requests_ended_total{outcome="closed"}`); v != 1 {
+		t.Errorf("closed pull requests counted: %v, want 1", v)
+	}
+	if v := svcMetric(t, text, `frognano_pull_requests_ended_total{outcome="merged"}`); v != 0 {
+		t.Errorf("merged pull requests counted: %v, want 0", v)
 	}
 	e.gh.ReopenPR(e.repo, n)
 	e.recorded(p, n, "reopened", "carol", "")
