@@ -116,9 +116,7 @@ func LoadService(getenv func(string) string, withWeb bool) (Service, error) {
 		WorkDir:              workDir.or(e, os.TempDir()),
 		Budgets:              readBudgets(e), // issue 22
 	}
-	if cfg.Queue.OutcomesInterval = outcomesInterval.get(e); cfg.Queue.OutcomesInterval < 0 {
-		errs = append(errs, fmt.Errorf("%s must not be negative", outcomesInterval.Name))
-	}
+	cfg.Queue.OutcomesInterval = outcomesInterval.get(e) // 0: no periodic round
 	cfg.Outcomes = readOutcomes(e)
 	if cfg.Queue.DeliveryRetention < queue.MinDeliveryRetention {
 		errs = append(errs, fmt.Errorf("%s must be at least %s (GitHub Enterprise redelivers for 7 days)", deliveryRetention.Name, queue.MinDeliveryRetention))

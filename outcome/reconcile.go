@@ -97,8 +97,10 @@ type Report struct {
 	Stopped string
 }
 
-// roundLock is the advisory lock one round at a time holds across processes.
-const roundLock = 0x6672_6f67_3331 // "frog31"
+// roundLock is the advisory lock one round at a time holds across processes, with the
+// schema's hash as its second key: advisory locks are the database's, and two schemas
+// (deployments, or tests) do not share their rounds.
+const roundLock = 0x6f67_3331 // "og31"
 
 // Round asks GitHub about the open pull requests frognano follows, oldest synced first
 // (and, for frognano's pull requests closed without merge, whether a person's merged pull
@@ -112,13 +114,13 @@ func (r *Reconciler) Round(ctx context.Context) (Report, error) {
 	}
 	defer conn.Release()
 	var locked bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, roundLock).Scan(&locked); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1::int4, hashtext(current_schema()))`, roundLock).Scan(&locked); err != nil {
 		return Report{}, fmt.Errorf("reconciling pull requests: %w", err)
 	}
 	if !locked {
 		return Report{Stopped: "busy"}, nil
 	}
-	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, roundLock) }()
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1::int4, hashtext(current_schema()))`, roundLock) }()
 
 	rows, err := r.candidates(ctx)
 	if err != nil {

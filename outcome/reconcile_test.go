@@ -222,3 +222,30 @@ func TestMeasureMergedAsIsNeedsNoGit(t *testing.T) {
 		t.Errorf("people_lines %v after %d openings; want 0 without asking GitHub", r.PeopleLines, gh.opened)
 	}
 }
+
+// TestOneRoundAtATime: while another round (another process's) holds the lock, a round asks
+// GitHub nothing and says so.
+func TestOneRoundAtATime(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.opened(1)
+	conn, err := e.pool.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_lock($1::int4, hashtext(current_schema()))`, roundLock); err != nil {
+		t.Fatal(err)
+	}
+	gh := &fakeGitHub{pulls: map[int]githubapp.PullState{1: {State: "open"}}}
+	rep, err := NewReconciler(e.store, gh, Config{}).Round(context.Background())
+	if err != nil || rep.Stopped != "busy" || gh.opened != 0 || len(gh.asked) != 0 {
+		t.Errorf("round while another holds the lock = %+v, %v; opened %d, asked %v", rep, err, gh.opened, gh.asked)
+	}
+	if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1::int4, hashtext(current_schema()))`, roundLock); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = NewReconciler(e.store, gh, Config{}).Round(context.Background()); err != nil || rep.Asked != 1 {
+		t.Errorf("round after the lock was given back = %+v, %v", rep, err)
+	}
+}
