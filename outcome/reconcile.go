@@ -120,7 +120,9 @@ func (r *Reconciler) Round(ctx context.Context) (Report, error) {
 	if !locked {
 		return Report{Stopped: "busy"}, nil
 	}
-	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1::int4, hashtext(current_schema()))`, roundLock) }()
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1::int4, hashtext(current_schema()))`, roundLock)
+	}()
 
 	rows, err := r.candidates(ctx)
 	if err != nil {
