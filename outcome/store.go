@@ -59,25 +59,21 @@ type Publication struct {
 // Published records, in tx, which has just ended run p.RunID as succeeded, that the run
 // published to pull request p.Number: the row is made at the first run (opened_at, ours,
 // issue, first_run_id) and every run moves last_run_id, model, bot_head_sha, head_sha and
-// adds its patch's lines to patch_lines; a follow-up run on it counts in followups. It is
-// run.Store's Published hook.
+// adds its patch's lines to patch_lines; followups counts the follow-up runs asked on it
+// (followupsOf). It is run.Store's Published hook (the queue converts run.Publication).
 func (s *Store) Published(ctx context.Context, tx pgx.Tx, p Publication) error {
 	var (
 		installationID, repoID int64
-		owner, repo, kind      string
+		owner, repo            string
 		model                  *string
 		patch                  []byte
 	)
-	err := tx.QueryRow(ctx, `SELECT installation_id, repo_id, owner, repo, coalesce(kind, 'issue'), model, patch
-		FROM runs WHERE id = $1`, p.RunID).Scan(&installationID, &repoID, &owner, &repo, &kind, &model, &patch)
+	err := tx.QueryRow(ctx, `SELECT installation_id, repo_id, owner, repo, model, patch
+		FROM runs WHERE id = $1`, p.RunID).Scan(&installationID, &repoID, &owner, &repo, &model, &patch)
 	if err != nil {
 		return fmt.Errorf("recording the pull request run %d published to: reading the run: %w", p.RunID, err)
 	}
 	_, lines := patchStats(patch)
-	followup := 0
-	if kind != "issue" { // a follow-up's run (runs.kind followup or ci)
-		followup = 1
-	}
 	var issue *int
 	if p.Issue > 0 {
 		issue = &p.Issue
@@ -90,8 +86,8 @@ func (s *Store) Published(ctx context.Context, tx pgx.Tx, p Publication) error {
 	// counted as people's, so that commits - bot_commits keeps counting them after a later
 	// run of frognano's moves the head (ApplyEvent).
 	_, err = tx.Exec(ctx, `INSERT INTO pull_outcomes AS o (repo_id, number, installation_id, owner, repo, ours, issue,
-			first_run_id, last_run_id, model, opened_at, bot_head_sha, head_sha, bot_commits, patch_lines, followups)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, now(), $10, $10, nullif($11, 0), $12, $13)
+			first_run_id, last_run_id, model, opened_at, bot_head_sha, head_sha, bot_commits, patch_lines, draft, followups)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, now(), $10, $10, nullif($11, 0), $12, $6, `+followupsOf(`$1`, `$2`)+`)
 		ON CONFLICT (repo_id, number) DO UPDATE SET
 			installation_id = EXCLUDED.installation_id, owner = EXCLUDED.owner, repo = EXCLUDED.repo,
 			last_run_id = greatest(o.last_run_id, EXCLUDED.last_run_id),
@@ -100,13 +96,22 @@ func (s *Store) Published(ctx context.Context, tx pgx.Tx, p Publication) error {
 			head_sha = coalesce(EXCLUDED.head_sha, o.head_sha),
 			bot_commits = CASE WHEN $11 > 0 THEN $11 - o.people_commits ELSE o.bot_commits END,
 			patch_lines = coalesce(o.patch_lines, 0) + EXCLUDED.patch_lines,
-			followups = o.followups + EXCLUDED.followups,
+			followups = EXCLUDED.followups,
 			updated_at = now()`,
-		repoID, p.Number, installationID, owner, repo, p.Ours, issue, p.RunID, model, head, p.Commits, lines, followup)
+		repoID, p.Number, installationID, owner, repo, p.Ours, issue, p.RunID, model, head, p.Commits, lines)
 	if err != nil {
 		return fmt.Errorf("recording pull request #%d of %s/%s that run %d published to: %w", p.Number, owner, repo, p.RunID, err)
 	}
 	return nil
+}
+
+// followupsOf is the SQL count of the follow-up runs asked on pull request number of
+// repository repoID (SQL expressions) that passed their check: a reviewer's requests and CI's
+// (runs.kind followup or ci, runs.issue the pull request), whatever became of them. Every
+// write of a row counts them again.
+func followupsOf(repoID, number string) string {
+	return `(SELECT count(*) FROM runs r WHERE r.repo_id = ` + repoID + ` AND r.issue = ` + number +
+		` AND r.kind <> 'issue' AND r.checked_at IS NOT NULL)`
 }
 
 // Row is a pull_outcomes row as this package and its tests read it.

@@ -89,7 +89,7 @@ func (s *Store) ApplyEvent(ctx context.Context, tx pgx.Tx, ev Event) (Applied, e
 		applied = Applied{Changed: true}
 		ended   string
 	)
-	const set = `UPDATE pull_outcomes SET event_at = $3, updated_at = now(), `
+	set := `UPDATE pull_outcomes SET event_at = $3, updated_at = now(), followups = ` + followupsOf(`$1`, `$2`) + `, `
 	const where = ` WHERE repo_id = $1 AND number = $2`
 	switch ev.Action {
 	case "closed":

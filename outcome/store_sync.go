@@ -71,7 +71,7 @@ func (s *Store) synced(ctx context.Context, row Row, st githubapp.PullState) ([]
 	}
 	var after Row
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE pull_outcomes SET synced_at = now(), updated_at = now(),
+		_, err := tx.Exec(ctx, `UPDATE pull_outcomes SET synced_at = now(), updated_at = now(), followups = `+followupsOf(`$1`, `$2`)+`,
 				`+peopleCommits(`$3`, `$4`)+`,
 				draft = $5,
 				ready_at = CASE WHEN NOT $5 AND draft THEN coalesce(ready_at, now()) ELSE ready_at END

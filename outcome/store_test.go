@@ -57,8 +57,8 @@ func (e *env) succeeded(kind string, issue int, model, patch string) int64 {
 	e.t.Helper()
 	var id int64
 	err := e.pool.QueryRow(context.Background(), `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo,
-			issue, labeler, state, kind, model, patch, finished_at)
-		VALUES ('test', $1, $2, $3, 'octo', 'pager', $4, 'alice', 'succeeded', $5, nullif($6, ''), $7, now()) RETURNING id`,
+			issue, labeler, state, kind, model, patch, finished_at, checked_at)
+		VALUES ('test', $1, $2, $3, 'octo', 'pager', $4, 'alice', 'succeeded', $5, nullif($6, ''), $7, now(), now()) RETURNING id`,
 		fmt.Sprintf("d-%d", time.Now().UnixNano()), testInstallation, testRepoID, issue, kind, model, []byte(patch)).Scan(&id)
 	if err != nil {
 		e.t.Fatalf("recording a run: %v", err)
@@ -133,10 +133,18 @@ func TestPublishedMakesTheRowAndEveryRunMovesIt(t *testing.T) {
 		r.BotHeadSHA != sha('c') || r.PeopleCommits != 1 || *r.BotCommits != 2 {
 		t.Fatalf("after the follow-up: %+v", r)
 	}
-	// People's commits on top of it count on top of the one they pushed before.
+	// People's commits on top of it count on top of the one they pushed before; a reviewer's
+	// request that failed counts as a follow-up asked on it, one still waiting for its check
+	// does not.
+	if _, err := e.pool.Exec(context.Background(), `UPDATE runs SET state = 'failed', pr_number = NULL WHERE id = $1`, e.succeeded("followup", 12, "", "")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.pool.Exec(context.Background(), `UPDATE runs SET state = 'waiting', checked_at = NULL WHERE id = $1`, e.succeeded("ci", 12, "", "")); err != nil {
+		t.Fatal(err)
+	}
 	e.apply(Event{Action: "synchronize", RepoID: testRepoID, Number: 12, Sender: "bob", At: time.Now(), HeadSHA: sha('d'), Commits: 5})
-	if r = e.row(12); r.PeopleCommits != 3 || r.HeadSHA != sha('d') {
-		t.Fatalf("after two more commits by people: people_commits %d, head %s", r.PeopleCommits, r.HeadSHA)
+	if r = e.row(12); r.PeopleCommits != 3 || r.HeadSHA != sha('d') || r.Followups != 2 {
+		t.Fatalf("after two more commits by people and a failed follow-up: people_commits %d, head %s, followups %d", r.PeopleCommits, r.HeadSHA, r.Followups)
 	}
 }
 
