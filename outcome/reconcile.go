@@ -26,6 +26,10 @@ const (
 	// CostOpen is opening a repository (githubapp.App.ForRepository: the installation, a
 	// token for the repository, the repository by id); once per repository per round.
 	CostOpen = 3
+	// CostOpenRefused is an opening GitHub refused: a token refused for the repository (one
+	// deleted or taken out of the installation) is asked for twice, with the installation
+	// each time, before the repository is read.
+	CostOpenRefused = 4
 	// CostPull is reading a pull request (githubapp.Client.PullState).
 	CostPull = 1
 	// CostTimeline is reading an issue's timeline (githubapp.Client.MergedReplacement).
@@ -144,6 +148,7 @@ func (r *Reconciler) Round(ctx context.Context) (Report, error) {
 			rep.Calls += CostOpen
 			c, err = r.gh.ForRepo(ctx, row.InstallationID, row.RepoID, row.Owner, row.Repo)
 			if err != nil {
+				rep.Calls += CostOpenRefused - CostOpen
 				failed[row.RepoID] = true
 				if githubapp.Gone(err) {
 					n, gerr := r.store.goneRepo(ctx, row.RepoID)

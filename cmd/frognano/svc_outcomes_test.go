@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -203,6 +204,25 @@ func TestServiceOutcomeClosedAndReopened(t *testing.T) {
 	if r := e.outcome(n); r.State != outcome.StateOpen || r.Reopened != 1 || r.EndedAt != nil || r.EndedBy != "" {
 		t.Fatalf("after the reopen: %+v", r)
 	}
+
+	// Closed again, and replaced by a person's own pull request that GitHub links to the issue
+	// and that was merged: the next round records it.
+	e.gh.ClosePRAt(e.repo, n)
+	e.recorded(p, n, "closed", "carol", "")
+	if out, err := exec.Command("git", "-C", e.repo.Dir, "branch", "erin-fix", "main").CombinedOutput(); err != nil {
+		t.Fatalf("making branch erin-fix: %v: %s", err, out)
+	}
+	e.gh.PushCommit(e.repo, "erin-fix", "stats/basic.py", e.gh.Branch(e.repo, svcBranch).Files["stats/basic.py"], "Erin's fix")
+	theirs := e.gh.OpenPersonPR(e.repo, "erin-fix", "erin", "Fix average")
+	e.gh.CrossReference(e.repo, svcIssue, n) // frognano's own is on the timeline too
+	e.gh.CrossReference(e.repo, svcIssue, theirs)
+	e.gh.MergePR(e.repo, theirs, "erin")
+	if out := e.sync(); !strings.Contains(out, fmt.Sprintf("%s/%s#%d: replaced by #%d", svcOwner, svcRepo, n, theirs)) {
+		t.Fatalf("the sync printed:\n%s", out)
+	}
+	if r := e.outcome(n); r.State != outcome.StateClosed || r.ReplacedBy == nil || *r.ReplacedBy != theirs || r.Reopened != 1 {
+		t.Fatalf("after the replacement: %+v", r)
+	}
 }
 
 // TestServiceOutcomeLostEventRecoveredByReconciliation: the merge's event never arrives; the
@@ -252,7 +272,12 @@ func TestServiceOutcomeRepositoryDeletedWhileOpen(t *testing.T) {
 	if !strings.Contains(out, fmt.Sprintf("%s/%s#%d: repository gone (1 pull request(s))", svcOwner, svcRepo, n)) {
 		t.Fatalf("the sync after the deletion printed:\n%s", out)
 	}
-	t.Logf("API calls of the round that found the repository gone: %d", e.apiCalls(calls))
+	if !strings.Contains(out, "0 pull request(s) asked about, 4 API call(s), 1 change(s)") {
+		t.Errorf("the sync after the deletion printed:\n%s", out)
+	}
+	if got := e.apiCalls(calls); got != outcome.CostOpenRefused {
+		t.Errorf("the round that found the repository gone made %d API calls, counted %d", got, outcome.CostOpenRefused)
+	}
 	if r := e.outcome(n); r.State != outcome.StateGone || r.EndedAt == nil {
 		t.Fatalf("after the deletion: %+v", r)
 	}
