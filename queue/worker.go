@@ -75,8 +75,11 @@ func pipeline(pool *pgxpool.Pool, cfg Config) *run.Pipeline {
 }
 
 // published is the runs' Store's Published hook: what a run published, recorded by outcomes
-// in the transaction that ends the run.
+// in the transaction that ends the run (nil outcomes: no hook).
 func published(outcomes *outcome.Store) run.Published {
+	if outcomes == nil {
+		return nil
+	}
 	return func(ctx context.Context, tx pgx.Tx, p run.Publication) error {
 		return outcomes.Published(ctx, tx, outcome.Publication(p))
 	}
