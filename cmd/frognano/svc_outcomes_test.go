@@ -130,6 +130,16 @@ func TestServiceOutcomeMergedAsIs(t *testing.T) {
 		t.Fatalf("after the merge: %+v", r)
 	}
 	t.Logf("API calls after the run, events path, merged as is: %d", e.apiCalls(calls))
+	// The rows one run and its pull request's life left, for the issue's closing note.
+	var counts []string
+	for _, table := range []string{"runs", "run_events", "run_audit", "deliveries", "river_job", "pull_outcomes"} {
+		var n int
+		if err := e.db.QueryRow(context.Background(), `SELECT count(*) FROM `+table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		counts = append(counts, fmt.Sprintf("%s %d", table, n))
+	}
+	t.Logf("rows after one run, two followed events and one ignored: %s", strings.Join(counts, ", "))
 }
 
 // TestServiceOutcomeMergedAfterPeopleCommits: people push two commits (one on the file
