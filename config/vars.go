@@ -96,7 +96,7 @@ var (
 // Which runs start, and how many at once.
 var (
 	label = declare("FROGNANO_LABEL", DefaultLabel, "`frognano`",
-		"the label that starts a run", (*env).String)
+		"the label that starts a run (a repository's settings file may name its own: `label:`)", (*env).String)
 	appSlug = declare("FROGNANO_APP_SLUG", "", "the App's slug, from GitHub",
 		"the name reviewers mention to ask for a follow-up", (*env).String)
 	ciFollowUps = declare("FROGNANO_CI_FOLLOWUPS", runs.DefaultCIFollowUps, "`1`",

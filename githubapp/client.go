@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/google/go-github/v66/github"
+
+	"github.com/frognano/frognano/internal/fault"
 )
 
 // Permission returns user's role on the repository: "admin", "maintain", "write", "triage",
@@ -84,9 +87,15 @@ func (c *Client) FindComment(ctx context.Context, number int, marker string) (in
 }
 
 // RemoveLabel removes a label from an issue or pull request. A label that is not there (404)
-// is no error: the goal is that it is gone.
+// is no error: the goal is that it is gone. The name is a repository's choice (its settings'
+// `label:`), so it is escaped as one path segment: go-github puts it in the path as it is, where
+// a slash, `..`, `#` or `?` would reach another endpoint (a branch's ref) or another label. A
+// name of dots only cannot be one segment GitHub reads as that label: it is refused.
 func (c *Client) RemoveLabel(ctx context.Context, number int, label string) error {
-	if _, err := c.gh.Issues.RemoveLabelForIssue(ctx, c.owner, c.repo, number, label); err != nil && statusCode(err) != http.StatusNotFound {
+	if strings.Trim(label, ".") == "" {
+		return fault.Permanent(fmt.Errorf("removing label %q from %s/%s#%d: a label named only by dots cannot be named in a URL", label, c.owner, c.repo, number))
+	}
+	if _, err := c.gh.Issues.RemoveLabelForIssue(ctx, c.owner, c.repo, number, url.PathEscape(label)); err != nil && statusCode(err) != http.StatusNotFound {
 		return mark(fmt.Errorf("removing label %q from %s/%s#%d: %w", label, c.owner, c.repo, number, err))
 	}
 	return nil

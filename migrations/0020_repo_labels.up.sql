@@ -15,3 +15,9 @@ CREATE TABLE repo_labels (
 -- trigger_label: the label that started a run (the event's label name as GitHub sent it);
 -- NULL for a run not started by a label.
 ALTER TABLE runs ADD COLUMN trigger_label text;
+
+-- asked_refused: an option of a pull request's mention that cannot be used (unknown, repeated,
+-- a bad value, or base=, which a pull request's run cannot take), as "NAME\nREASON": the
+-- worker refuses the request with it once the requester is known to be a writer (run.Options'
+-- Refused). NULL: none.
+ALTER TABLE runs ADD COLUMN asked_refused text;

@@ -186,6 +186,7 @@ func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 		// Every job's ends wake parked runs under this process's limit (parked.go).
 		Middleware: []rivertype.Middleware{river.WorkerMiddlewareFunc(redactJobError), withLimit(cfg.PerInstallationLimit)},
 	}
+	var labelCheck *labelCheckWorker
 	if cfg.Workers > 0 {
 		if cfg.GitHub == nil || cfg.Runner == nil {
 			return nil, errors.New("creating queue client: workers need both a GitHub and a Runner")
@@ -205,6 +206,10 @@ func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 		}
 		if err := river.AddWorkerSafely(workers, &activeReplyWorker{gh: cfg.GitHub, publicURL: cfg.PublicURL, log: cfg.Logger}); err != nil {
 			return nil, fmt.Errorf("registering active-run reply worker: %w", err)
+		}
+		labelCheck = &labelCheckWorker{gh: cfg.GitHub, log: cfg.Logger}
+		if err := river.AddWorkerSafely(workers, labelCheck); err != nil {
+			return nil, fmt.Errorf("registering label check worker: %w", err)
 		}
 		rc.Workers = workers
 		// The runs have a queue of their own, as wide as Workers; the small jobs theirs. A small
@@ -229,7 +234,11 @@ func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating River client: %w", err)
 	}
-	return &Client{river: client, pool: pool, runs: store(pool), outcomes: cfg.Outcomes, cfg: cfg}, nil
+	c := &Client{river: client, pool: pool, runs: store(pool), outcomes: cfg.Outcomes, cfg: cfg}
+	if labelCheck != nil {
+		labelCheck.client = c
+	}
+	return c, nil
 }
 
 // River returns the underlying River client, for tests that subscribe to its events.

@@ -53,6 +53,8 @@ type RunRequest struct {
 	Trigger string
 	Options run.Options
 	TokenID int64
+	// TriggerLabel is the label whose event asked for an issue's run (run.NewRun.TriggerLabel).
+	TriggerLabel string
 }
 
 // Accepted reports what Accept did.
@@ -143,7 +145,7 @@ func newRun(d Delivery, req RunRequest) run.NewRun {
 	return run.NewRun{HookTarget: d.HookTarget, DeliveryID: d.ID, InstallationID: req.InstallationID, RepoID: req.RepoID,
 		Owner: req.Owner, Repo: req.Repo, Issue: req.Issue, Labeler: req.Labeler, Kind: cmp.Or(req.Kind, run.KindIssue),
 		Request: req.Request, RequestURL: req.RequestURL, CISHA: req.CISHA, SourceID: req.SourceID,
-		Trigger: req.Trigger, Asked: req.Options, TokenID: req.TokenID}
+		Trigger: req.Trigger, Asked: req.Options, TokenID: req.TokenID, TriggerLabel: req.TriggerLabel}
 }
 
 // Cancelled reports what Cancel did.

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,11 +35,12 @@ func (s *Store) EndAbandoned(ctx context.Context, id int64, dead, label, publicU
 	ended := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		ended = false
-		var kind, trigger string
+		var kind, trigger, triggerLabel string
 		var comment int64
 		var checked, published bool
-		err := tx.QueryRow(ctx, `SELECT kind, coalesce(trigger, ''), coalesce(comment_id, 0), checked_at IS NOT NULL, agent_done_at IS NOT NULL AND patch IS NOT NULL
-			FROM runs WHERE id = $1 AND state IN ('queued', 'running') FOR UPDATE`, id).Scan(&kind, &trigger, &comment, &checked, &published)
+		err := tx.QueryRow(ctx, `SELECT kind, coalesce(trigger, ''), coalesce(trigger_label, ''), coalesce(comment_id, 0), checked_at IS NOT NULL,
+				agent_done_at IS NOT NULL AND patch IS NOT NULL
+			FROM runs WHERE id = $1 AND state IN ('queued', 'running') FOR UPDATE`, id).Scan(&kind, &trigger, &triggerLabel, &comment, &checked, &published)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -59,8 +61,8 @@ func (s *Store) EndAbandoned(ctx context.Context, id int64, dead, label, publicU
 		case checked:
 			o.Status, o.Post = &v, true // its requester may start runs: say it, as a refusal would
 		}
-		if byLabel && label != "" {
-			o.Unlabel = label
+		if byLabel && cmp.Or(triggerLabel, label) != "" {
+			o.Unlabel = cmp.Or(triggerLabel, label) // the label that started it: the repository's own, if its settings name one
 		}
 		e, err := s.abandon(ctx, tx, id, o)
 		if err != nil {

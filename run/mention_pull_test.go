@@ -50,3 +50,44 @@ func TestRequestOnAnotherPullRequestAddsACommit(t *testing.T) {
 		t.Errorf("the body names an issue:\n%s", pub[0].Body)
 	}
 }
+
+// TestRequestOnAPullRequestWithOptions: a mention's attempts= reaches the agent of a pull
+// request's run as an issue's does; a refused option (base=, which a pull request's run cannot
+// take) is answered once the requester is known to be a writer, with one comment that says why,
+// and nothing runs.
+func TestRequestOnAPullRequestWithOptions(t *testing.T) {
+	t.Parallel()
+	p := runtest.New(t)
+	p.Repo.PR.HeadRef, p.Repo.PR.BaseRef = "feature/pager", "develop"
+	id := followUpWith(t, p, runtest.Request{Labeler: "reviewer", Request: "@frognano please add tests for size 0",
+		Options: run.Options{Attempts: 2}})
+	if r := p.Work(t, id, 1); !r.Completed() {
+		t.Fatal(r)
+	}
+	p.RequireState(t, id, run.StateSucceeded)
+	if specs := p.Runner.Specs(); len(specs) != 1 || specs[0].Attempts != 2 {
+		t.Fatalf("agent runs %+v, want one with 2 attempts", specs)
+	}
+
+	q := runtest.New(t)
+	q.Repo.PR.HeadRef, q.Repo.PR.BaseRef = "feature/pager", "develop"
+	refused, rest := run.ParsePullRequestOptions("base=main add tests")
+	if refused.Refused == nil || rest != "add tests" {
+		t.Fatalf("ParsePullRequestOptions(base=main ...) = %+v, %q", refused, rest)
+	}
+	id = followUpWith(t, q, runtest.Request{Labeler: "reviewer", Request: "@frognano base=main add tests", Options: refused})
+	if r := q.Work(t, id, 1); !r.Completed() {
+		t.Fatal(r)
+	}
+	q.RequireState(t, id, run.StateSkipped)
+	if n := len(q.Runner.Specs()); n != 0 {
+		t.Errorf("%d agent runs for a refused option", n)
+	}
+	cs := q.Repo.Comments()
+	if len(cs) != 1 || !strings.Contains(cs[0], "@reviewer, frognano did not start: the option `base` cannot be asked on a pull request") {
+		t.Errorf("comments %q, want one refusal of base", cs)
+	}
+	if got := q.Repo.PermissionAsked(); len(got) != 1 || got[0] != "reviewer" {
+		t.Errorf("permission asked of %q: the refusal must come after the requester's check", got)
+	}
+}

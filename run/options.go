@@ -20,6 +20,49 @@ type Options struct {
 	Base     string `json:"base,omitempty"`     // the branch the patch applies to and the pull request targets
 	Attempts int    `json:"attempts,omitempty"` // agent attempts, 1..MaxAskedAttempts
 	Model    string `json:"model,omitempty"`    // the operator's name of a model server
+	// Refused is an option of a pull request's mention that cannot be used, which the server
+	// could not answer (it does not know yet whether the requester may write): the worker
+	// refuses the request with it once it does (runs.asked_refused). nil: none.
+	Refused *OptionError `json:"-"`
+}
+
+// refusedColumn is o.Refused as runs.asked_refused stores it ("": none).
+func (o Options) refusedColumn() string {
+	if o.Refused == nil {
+		return ""
+	}
+	return o.Refused.Name + "\n" + o.Refused.Reason
+}
+
+// refusedFrom reads runs.asked_refused back ("": none).
+func refusedFrom(column string) *OptionError {
+	if column == "" {
+		return nil
+	}
+	name, reason, _ := strings.Cut(column, "\n")
+	return &OptionError{Name: name, Reason: reason}
+}
+
+// reasonBaseOnPull is the reason of base= refused on a pull request (renderOptionRefused words it).
+const reasonBaseOnPull = "cannot be asked on a pull request"
+
+// ParsePullRequestOptions is ParseOptions for a mention on a pull request: the same options,
+// but base= is refused, as a run on a pull request works on its branch, onto its own base. A
+// refused option is returned in Options.Refused with the instructions, not as an error, so
+// that the request still reaches the worker, which refuses it once it knows the requester may
+// write (nobody else is answered about options).
+func ParsePullRequestOptions(text string) (Options, string) {
+	o, rest, err := ParseOptions(text)
+	var oe *OptionError
+	switch {
+	case errors.As(err, &oe):
+		return Options{Refused: oe}, strings.TrimSpace(text)
+	case err != nil:
+		return Options{Refused: &OptionError{Name: "?", Reason: err.Error()}}, strings.TrimSpace(text)
+	case o.Base != "":
+		return Options{Refused: &OptionError{Name: OptionBase, Reason: reasonBaseOnPull}}, rest
+	}
+	return o, rest
 }
 
 // MaxAskedAttempts bounds the attempts anyone may ask for, whatever the operator allows.

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -132,8 +133,8 @@ func (a *attempt) outboxOf(v *Status, unlabel, post bool) *outbox {
 	}
 	// Only the label's runs remove it (adding it again is how to retry them); a mention's or
 	// the API's run leaves the issue's labels alone.
-	if unlabel && a.p.cfg.Label != "" && a.run.Kind == KindIssue && (a.run.Trigger == "" || a.run.Trigger == TriggerLabel) {
-		o.Unlabel = a.p.cfg.Label
+	if l := cmp.Or(a.run.TriggerLabel, a.p.cfg.Label); unlabel && l != "" && a.run.Kind == KindIssue && (a.run.Trigger == "" || a.run.Trigger == TriggerLabel) {
+		o.Unlabel = l // the label that started it: the repository's own, if its settings name one
 	}
 	if o.Status == nil && o.Unlabel == "" {
 		return nil

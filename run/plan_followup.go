@@ -34,6 +34,11 @@ func (p *followUpPlan) admit(ctx context.Context, a *attempt) (bool, error) {
 	if a.settings.FollowUps != nil && !*a.settings.FollowUps {
 		return false, a.followUpsOff(ctx)
 	}
+	// An option of the mention that cannot be used (ParsePullRequestOptions) is answered now
+	// that the requester is known to be a writer; nothing starts.
+	if oe := r.Asked.Refused; oe != nil {
+		return false, a.refuseOption(ctx, oe)
+	}
 	if ok, err := p.read(ctx, a); err != nil || !ok {
 		return false, err
 	}

@@ -66,6 +66,9 @@ type Record struct {
 	InstallationID int64
 	Trigger        string
 	TokenID        int64
+	// PRNumber is the pull request the run published to (runs.pr_number; 0: none), the key,
+	// with RepoID, of what became of it (pull_outcomes).
+	PRNumber int
 }
 
 const runColumns = `id, repo_id, owner, repo, issue, labeler, state, attempts, created_at, started_at, finished_at,
@@ -73,7 +76,7 @@ const runColumns = `id, repo_id, owner, repo, issue, labeler, state, attempts, c
 	coalesce(prompt_tokens, 0), coalesce(completion_tokens, 0), coalesce(elapsed_ms, 0),
 	coalesce(cached_tokens, 0), coalesce(model_ms, 0), coalesce(tool_ms, 0), coalesce(test_ms, 0),
 	coalesce(sandbox_cpu_ms, 0), coalesce(sandbox_peak_bytes, 0), coalesce(agent_attempts, 0), kind, coalesce(stopped_by, ''),
-	installation_id, coalesce(trigger, ''), coalesce(token_id, 0), coalesce(model, '')`
+	installation_id, coalesce(trigger, ''), coalesce(token_id, 0), coalesce(model, ''), coalesce(pr_number, 0)`
 
 func scanRun(row pgx.Row, extra ...any) (Record, error) {
 	var r Record
@@ -82,7 +85,7 @@ func scanRun(row pgx.Row, extra ...any) (Record, error) {
 		&r.PromptTokens, &r.CompletionTokens, &r.ElapsedMS,
 		&r.Usage.CachedTokens, &r.Usage.ModelMS, &r.Usage.ToolMS, &r.Usage.TestMS,
 		&r.Usage.SandboxCPUMS, &r.Usage.SandboxPeakBytes, &r.Usage.AgentAttempts, &r.Kind, &r.StoppedBy,
-		&r.InstallationID, &r.Trigger, &r.TokenID, &r.Usage.Model}, extra...)
+		&r.InstallationID, &r.Trigger, &r.TokenID, &r.Usage.Model, &r.PRNumber}, extra...)
 	err := row.Scan(dest...)
 	return r, err
 }

@@ -85,5 +85,6 @@ type row struct {
 	CISHA          string // a ci run's failed commit
 	Trigger        string // how the run was asked for (Trigger*); "" for runs recorded before it was kept
 	Asked          Options
-	TokenID        int64 // the API token that asked (0: none)
+	TokenID        int64  // the API token that asked (0: none)
+	TriggerLabel   string // the label whose event asked for the run (runs.trigger_label; "": none)
 }

@@ -1,11 +1,13 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/frognano/frognano/check/patch"
 	"github.com/frognano/frognano/githubapp"
@@ -16,6 +18,11 @@ import (
 // ExitSettingsInvalid is the exit reason of a run that did not start because the repository's
 // (or its organisation's) settings file is invalid.
 const ExitSettingsInvalid = "settings_invalid"
+
+// ExitNotTriggerLabel is the exit reason of a run asked for by a label that the repository's
+// settings do not name as its trigger label (they name another; or the settings changed
+// between the label and the run): it ends quietly, nothing posted.
+const ExitNotTriggerLabel = "not_trigger_label"
 
 // ExitProtectedPath is the exit reason of a run whose patch touched a path the settings file
 // protects: it was not published.
@@ -29,8 +36,9 @@ func orgSettingsName(owner string) string {
 // readSettings reads the organisation's and the repository's settings files from their
 // default branches' heads (never from a branch or a patch), merges them (the repository's
 // keys win) and applies the operator's ceilings. invalid holds every problem of both files
-// when either is invalid.
-func (a *attempt) readSettings(ctx context.Context) (s settings.Settings, notes []string, invalid *settings.InvalidError, err error) {
+// when either is invalid. label is the trigger label they name ("": none), read leniently
+// (settings.LabelOf), so also when they are invalid.
+func (a *attempt) readSettings(ctx context.Context) (s settings.Settings, notes []string, label string, invalid *settings.InvalidError, err error) {
 	r := a.run
 	read := func(name string, data []byte, found bool, err error) (settings.Settings, error) {
 		switch {
@@ -55,41 +63,55 @@ func (a *attempt) readSettings(ctx context.Context) (s settings.Settings, notes 
 		return err
 	}
 	var org settings.Settings
+	var orgLabel string
 	if r.Repo != settings.OrgRepo {
 		data, found, err := a.repo.OrgFile(ctx, settings.OrgRepo, settings.Path)
 		org, err = read(orgSettingsName(r.Owner), data, found, err)
 		if err := collect(err); err != nil {
-			return settings.Settings{}, nil, nil, fmt.Errorf("reading the organisation's settings: %w", err)
+			return settings.Settings{}, nil, "", nil, fmt.Errorf("reading the organisation's settings: %w", err)
 		}
+		orgLabel = settings.LabelOf(data)
 	}
 	data, found, err := a.repo.DefaultFile(ctx, settings.Path)
 	own, err := read(settings.Path, data, found, err)
 	if err := collect(err); err != nil {
-		return settings.Settings{}, nil, nil, fmt.Errorf("reading the repository's settings: %w", err)
+		return settings.Settings{}, nil, "", nil, fmt.Errorf("reading the repository's settings: %w", err)
 	}
+	label = cmp.Or(settings.LabelOf(data), orgLabel)
 	if len(problems) > 0 {
-		return settings.Settings{}, nil, &settings.InvalidError{Problems: problems}, nil
+		return settings.Settings{}, nil, label, &settings.InvalidError{Problems: problems}, nil
 	}
 	ceilings := a.p.cfg.Ceilings
 	repoRuns, err := a.st.repoRunsBudget(ctx, r.InstallationID, int64(ceilings.RunsPerDay)) // the installation's own, if set
 	if err != nil {
-		return settings.Settings{}, nil, nil, err
+		return settings.Settings{}, nil, "", nil, err
 	}
 	ceilings.RunsPerDay = int(repoRuns)
 	if mc, ok := a.p.cfg.Runner.(ModelChooser); ok { // the models the operator offers this repository
 		ceilings.Models = mc.AllowedModels(a.run.Owner + "/" + a.run.Repo)
 	}
 	s, notes = settings.Limit(settings.Merge(org, own), ceilings)
-	return s, notes, nil, nil
+	return s, notes, label, nil, nil
 }
 
 // applySettings reads the settings at the start of every attempt: an invalid file ends the run
 // (invalidSettings) before anything else is done; valid ones are kept in a for admit and
 // publish, and mark the repository's earlier errors resolved. ok is false when the run ended.
 func (a *attempt) applySettings(ctx context.Context) (bool, error) {
-	s, notes, invalid, err := a.readSettings(ctx)
+	s, notes, label, invalid, err := a.readSettings(ctx)
 	if err != nil {
 		return false, err
+	}
+	r := a.run
+	if err := a.st.recordLabel(ctx, r.RepoID, r.InstallationID, label); err != nil {
+		return false, err
+	}
+	// A label's run whose label is not (or no longer) the repository's trigger label ends here,
+	// quietly: on this repository that label is only a label. A run already admitted (its
+	// status comment posted) and retried is not: it would leave that comment saying it works.
+	if r.TriggerLabel != "" && r.CommentID == 0 && !strings.EqualFold(r.TriggerLabel, cmp.Or(label, a.p.cfg.Label)) {
+		a.log.InfoContext(ctx, "the label is not this repository's trigger label; no run", "label", r.TriggerLabel, "trigger_label", cmp.Or(label, a.p.cfg.Label))
+		return false, a.skip(ctx, ExitNotTriggerLabel, fmt.Sprintf("label %q is not the repository's trigger label %q", r.TriggerLabel, cmp.Or(label, a.p.cfg.Label)))
 	}
 	if invalid != nil {
 		return false, a.invalidSettings(ctx, invalid)
@@ -220,4 +242,34 @@ func (a *attempt) pullRequestSettings(in githubapp.PublishInput) githubapp.Publi
 		in.Labels, in.Reviewers, in.TeamReviewers = pr.Labels, pr.Reviewers, pr.TeamReviewers
 	}
 	return in
+}
+
+// SettingsLabel reads the trigger label the settings of repository owner/name name, from the
+// default branches' heads of the repository and its organisation's `.github` (the repository's
+// wins), leniently (settings.LabelOf: also from an invalid file), and keeps it for the webhook
+// server (Store.KnownLabel). "": they name none, the operator's label applies. It is the
+// intake's label check (queue), for a label that is not the operator's.
+func (s *Store) SettingsLabel(ctx context.Context, repo Repo, installationID, repoID int64, name string) (string, error) {
+	var orgLabel string
+	if name != settings.OrgRepo {
+		data, found, err := repo.OrgFile(ctx, settings.OrgRepo, settings.Path)
+		if err != nil && !errors.Is(err, githubapp.ErrNotAFile) && !errors.Is(err, githubapp.ErrFileTooLarge) {
+			return "", fmt.Errorf("reading the organisation's settings: %w", err)
+		}
+		if found {
+			orgLabel = settings.LabelOf(data)
+		}
+	}
+	data, found, err := repo.DefaultFile(ctx, settings.Path)
+	if err != nil && !errors.Is(err, githubapp.ErrNotAFile) && !errors.Is(err, githubapp.ErrFileTooLarge) {
+		return "", fmt.Errorf("reading the repository's settings: %w", err)
+	}
+	label := orgLabel
+	if found {
+		label = cmp.Or(settings.LabelOf(data), orgLabel)
+	}
+	if err := s.recordLabel(ctx, repoID, installationID, label); err != nil {
+		return "", err
+	}
+	return label, nil
 }

@@ -44,21 +44,24 @@ func NewStore(pool *pgxpool.Pool, promote Promote) *Store {
 // load reads run id as the pipeline sees it.
 func (s *Store) load(ctx context.Context, id int64) (*row, error) {
 	r := &row{ID: id}
+	var refused string
 	err := s.pool.QueryRow(ctx, `SELECT installation_id, repo_id, owner, repo, issue, labeler, state,
 			coalesce(comment_id, 0), attempts, extra_requests, coalesce(base_sha, ''), coalesce(base_branch, ''),
 			agent_done_at IS NOT NULL, patch, coalesce(exit_reason, ''), coalesce(steps, 0), coalesce(elapsed_ms, 0),
 			coalesce(summary, ''), coalesce(pr_body, ''), coalesce(headline, ''), check_run,
 			kind, coalesce(request, ''), coalesce(request_url, ''), coalesce(ci_sha, ''), coalesce(no_patch, ''),
-			coalesce(trigger, ''), coalesce(asked_base, ''), coalesce(asked_attempts, 0), coalesce(asked_model, ''), coalesce(token_id, 0)
+			coalesce(trigger, ''), coalesce(asked_base, ''), coalesce(asked_attempts, 0), coalesce(asked_model, ''), coalesce(token_id, 0),
+			coalesce(trigger_label, ''), coalesce(asked_refused, '')
 		FROM runs WHERE id = $1`, id).Scan(
 		&r.InstallationID, &r.RepoID, &r.Owner, &r.Repo, &r.Issue, &r.Labeler, &r.State,
 		&r.CommentID, &r.Attempts, &r.ExtraRequests, &r.BaseSHA, &r.BaseBranch,
 		&r.AgentDone, &r.Patch, &r.ExitReason, &r.Steps, &r.ElapsedMS, &r.Summary, &r.PRBody, &r.Headline, &r.Check,
 		&r.Kind, &r.Request, &r.RequestURL, &r.CISHA, &r.NoPatch,
-		&r.Trigger, &r.Asked.Base, &r.Asked.Attempts, &r.Asked.Model, &r.TokenID)
+		&r.Trigger, &r.Asked.Base, &r.Asked.Attempts, &r.Asked.Model, &r.TokenID, &r.TriggerLabel, &refused)
 	if err != nil {
 		return nil, fmt.Errorf("loading run %d: %w", id, err)
 	}
+	r.Asked.Refused = refusedFrom(refused)
 	return r, nil
 }
 

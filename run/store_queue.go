@@ -36,6 +36,9 @@ type NewRun struct {
 	Trigger string
 	Asked   Options
 	TokenID int64
+	// TriggerLabel is the label whose event asked for an issue's run (runs.trigger_label;
+	// "": not a label's run). The run checks it against the repository's settings.
+	TriggerLabel string
 }
 
 // trigger is n's trigger, or the one its kind implies.
@@ -66,14 +69,14 @@ type Ref struct {
 func (s *Store) Queue(ctx context.Context, tx pgx.Tx, n NewRun) (int64, error) {
 	var id int64
 	err := tx.QueryRow(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue, labeler,
-			kind, request, request_url, ci_sha, source_id, trigger, asked_base, asked_attempts, asked_model, token_id)
+			kind, request, request_url, ci_sha, source_id, trigger, asked_base, asked_attempts, asked_model, token_id, trigger_label, asked_refused)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, nullif($10, ''), nullif($11, ''), nullif($12, ''), nullif($13::bigint, 0),
-			$14, nullif($15, ''), nullif($16::integer, 0), nullif($17, ''), nullif($18::bigint, 0))
+			$14, nullif($15, ''), nullif($16::integer, 0), nullif($17, ''), nullif($18::bigint, 0), nullif($19, ''), nullif($20, ''))
 		ON CONFLICT (repo_id, issue) WHERE state IN ('queued', 'running') DO NOTHING
 		RETURNING id`,
 		n.HookTarget, n.DeliveryID, n.InstallationID, n.RepoID, n.Owner, n.Repo, n.Issue, n.Labeler,
 		cmp.Or(n.Kind, KindIssue), CleanText(n.Request), n.RequestURL, n.CISHA, n.SourceID,
-		n.trigger(), n.Asked.Base, n.Asked.Attempts, n.Asked.Model, n.TokenID).Scan(&id)
+		n.trigger(), n.Asked.Base, n.Asked.Attempts, n.Asked.Model, n.TokenID, n.TriggerLabel, n.Asked.refusedColumn()).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
 	}
@@ -88,13 +91,13 @@ func (s *Store) Queue(ctx context.Context, tx pgx.Tx, n NewRun) (int64, error) {
 func (s *Store) AddWaiting(ctx context.Context, tx pgx.Tx, n NewRun) (int64, error) {
 	var id int64
 	err := tx.QueryRow(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo, issue,
-			labeler, kind, request, request_url, ci_sha, source_id, state, trigger, asked_base, asked_attempts, asked_model, token_id)
+			labeler, kind, request, request_url, ci_sha, source_id, state, trigger, asked_base, asked_attempts, asked_model, token_id, asked_refused)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, nullif($10, ''), nullif($11, ''), nullif($12, ''), nullif($13::bigint, 0), 'waiting',
-			$14, nullif($15, ''), nullif($16::integer, 0), nullif($17, ''), nullif($18::bigint, 0))
+			$14, nullif($15, ''), nullif($16::integer, 0), nullif($17, ''), nullif($18::bigint, 0), nullif($19, ''))
 		RETURNING id`,
 		n.HookTarget, n.DeliveryID, n.InstallationID, n.RepoID, n.Owner, n.Repo, n.Issue, n.Labeler,
 		cmp.Or(n.Kind, KindIssue), CleanText(n.Request), n.RequestURL, n.CISHA, n.SourceID,
-		n.trigger(), n.Asked.Base, n.Asked.Attempts, n.Asked.Model, n.TokenID).Scan(&id)
+		n.trigger(), n.Asked.Base, n.Asked.Attempts, n.Asked.Model, n.TokenID, n.Asked.refusedColumn()).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("recording a waiting run: %w", err)
 	}

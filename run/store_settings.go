@@ -87,3 +87,28 @@ func (s *Store) InvalidSettings(ctx context.Context) ([]InvalidSettings, error) 
 	}
 	return out, nil
 }
+
+// recordLabel keeps the trigger label the repository's settings name ("" for none: the
+// operator's applies), as just read from its default branch; the webhook server decides a
+// labelled issue from it (RepoLabel).
+func (s *Store) recordLabel(ctx context.Context, repoID, installationID int64, label string) error {
+	if _, err := s.pool.Exec(ctx, `INSERT INTO repo_labels (repo_id, installation_id, label, read_at) VALUES ($1, $2, $3, now())
+		ON CONFLICT (repo_id) DO UPDATE SET installation_id = excluded.installation_id, label = excluded.label, read_at = now()`,
+		repoID, installationID, label); err != nil {
+		return fmt.Errorf("recording the repository's trigger label: %w", err)
+	}
+	return nil
+}
+
+// KnownLabel is the trigger label a repository's settings named when they were last read
+// (label "": they name none), and how long ago that was; known false: never read.
+func (s *Store) KnownLabel(ctx context.Context, repoID int64) (label string, age time.Duration, known bool, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT label, greatest(now() - read_at, interval '0') FROM repo_labels WHERE repo_id = $1`, repoID).Scan(&label, &age)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", 0, false, nil
+	}
+	if err != nil {
+		return "", 0, false, fmt.Errorf("reading the repository's trigger label: %w", err)
+	}
+	return label, age, true, nil
+}

@@ -87,12 +87,15 @@ func noteProtectedPath(file, pattern string) string {
 func renderOptionRefused(runID int64, requester string, oe *OptionError) string {
 	name := optionShown(oe.Name)
 	what := "is not an option (the options are `base`, `attempts` and `model`)"
-	switch name {
-	case "base":
+	switch {
+	case name == "base" && oe.Reason == reasonBaseOnPull:
+		what = "cannot be asked on a pull request: a run there adds a commit to the pull request's own branch, " +
+			"and the pull request keeps its base (ask with `attempts=` or `model=` only)"
+	case name == "base":
 		what = "must be given once, as `base=BRANCH` with the name of a branch"
-	case "attempts":
+	case name == "attempts":
 		what = fmt.Sprintf("must be given once, as `attempts=N` with N a whole number from 1 to %d", MaxAskedAttempts)
-	case "model":
+	case name == "model":
 		what = "must be given once, as `model=NAME` with the operator's name of a model (letters, digits, `.`, `_` and `-`)"
 	}
 	return fmt.Sprintf("%s\n@%s, frognano did not start: the option %s %s. Options come first, each as `name=value`, "+

@@ -28,21 +28,57 @@ func usageOf(o *Outcome, u runner.Usage) {
 	o.SandboxCPU, o.SandboxPeak, o.AgentAttempts = u.SandboxCPU, u.SandboxPeak, u.Attempts
 }
 
-// UsageLines is r's usage as label and value pairs, for `frognano runs show` and the run page.
+// UsageLines is r's usage as label and value pairs, for `frognano runs show` and the run page,
+// each figure once: tokens; time (in all, then the model's, the tools' and the tests' parts);
+// the sandboxes' CPU and peak memory; attempts (the agent's, in how many tries of the job);
+// the model. A figure the run does not have is left out, and a run whose agent has not
+// finished says "not yet" for its tokens and time, in words; never a dash in a sentence.
 func UsageLines(r Record) [][2]string {
 	u := r.Usage
 	ms := func(v int64) string {
 		return (time.Duration(v) * time.Millisecond).Round(100 * time.Millisecond).String()
 	}
-	attempts := "-"
-	if u.AgentAttempts > 0 {
-		attempts = fmt.Sprint(u.AgentAttempts)
+	var lines [][2]string
+	switch {
+	case r.PromptTokens > 0 || r.CompletionTokens > 0:
+		cached := ""
+		if u.CachedTokens > 0 {
+			cached = fmt.Sprintf(" (%d cached)", u.CachedTokens)
+		}
+		lines = append(lines, [2]string{"tokens", fmt.Sprintf("%d prompt%s, %d completion", r.PromptTokens, cached, r.CompletionTokens)})
+	case Unfinished(r.State):
+		lines = append(lines, [2]string{"tokens and time", "not yet: counted when the agent has finished"})
 	}
-	lines := [][2]string{
-		{"tokens", fmt.Sprintf("%d prompt (%d cached), %d completion", r.PromptTokens, u.CachedTokens, r.CompletionTokens)},
-		{"time", fmt.Sprintf("model %s, tools %s, tests %s", ms(u.ModelMS), ms(u.ToolMS), ms(u.TestMS))},
-		{"sandboxes", fmt.Sprintf("%s CPU, peak memory %s", ms(u.SandboxCPUMS), formatBytes(u.SandboxPeakBytes))},
-		{"attempts", fmt.Sprintf("%s agent attempt(s), %d job attempt(s)", attempts, r.Attempts)},
+	var parts []string
+	for _, p := range []struct {
+		name string
+		v    int64
+	}{{"model", u.ModelMS}, {"tools", u.ToolMS}, {"tests", u.TestMS}} {
+		if p.v > 0 {
+			parts = append(parts, p.name+" "+ms(p.v))
+		}
+	}
+	switch {
+	case r.ElapsedMS > 0 && len(parts) > 0:
+		lines = append(lines, [2]string{"time", ms(r.ElapsedMS) + " in all: " + strings.Join(parts, ", ")})
+	case r.ElapsedMS > 0:
+		lines = append(lines, [2]string{"time", ms(r.ElapsedMS) + " in all"})
+	case len(parts) > 0:
+		lines = append(lines, [2]string{"time", strings.Join(parts, ", ")})
+	}
+	if u.SandboxCPUMS > 0 || u.SandboxPeakBytes > 0 {
+		lines = append(lines, [2]string{"sandboxes", fmt.Sprintf("%s CPU, peak memory %s", ms(u.SandboxCPUMS), formatBytes(u.SandboxPeakBytes))})
+	}
+	tries := plural(r.Attempts, "try", "tries")
+	switch {
+	case u.AgentAttempts > 0 && r.Attempts > 0:
+		lines = append(lines, [2]string{"attempts", plural(u.AgentAttempts, "agent attempt", "agent attempts") + " in " + tries})
+	case u.AgentAttempts > 0:
+		lines = append(lines, [2]string{"attempts", plural(u.AgentAttempts, "agent attempt", "agent attempts")})
+	case r.Attempts > 0:
+		lines = append(lines, [2]string{"attempts", tries})
+	case Unfinished(r.State):
+		lines = append(lines, [2]string{"attempts", "not tried yet"})
 	}
 	if u.Model != "" {
 		lines = append(lines, [2]string{"model", u.Model})

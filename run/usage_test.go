@@ -3,6 +3,7 @@ package run_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,22 +69,55 @@ func TestUsageReport(t *testing.T) {
 	}
 }
 
-// TestUsageLines: what `frognano runs show` and the run page print of a run's usage.
+// TestUsageLines: what `frognano runs show` and the run page print of a run's usage: each
+// figure once, a missing one left out, and "not yet" in words for a run whose agent has not
+// finished (issue 31: no "-" inside a sentence).
 func TestUsageLines(t *testing.T) {
 	t.Parallel()
-	r := run.Record{PromptTokens: 3000, CompletionTokens: 400, Attempts: 2, Usage: run.RunUsage{CachedTokens: 1200,
-		ModelMS: 40_049, ToolMS: 5_000, TestMS: 3_000, SandboxCPUMS: 61_000, SandboxPeakBytes: 1536 << 20, AgentAttempts: 4}}
-	want := [][2]string{
-		{"tokens", "3000 prompt (1200 cached), 400 completion"},
-		{"time", "model 40s, tools 5s, tests 3s"},
-		{"sandboxes", "1m1s CPU, peak memory 1.5 GiB"},
-		{"attempts", "4 agent attempt(s), 2 job attempt(s)"},
-	}
-	if got := run.UsageLines(r); !slices.Equal(got, want) {
-		t.Errorf("UsageLines =\n%q, want\n%q", got, want)
-	}
-	if got := run.UsageLines(run.Record{})[3][1]; got != "- agent attempt(s), 0 job attempt(s)" {
-		t.Errorf("a run whose agent never ran: %q", got)
+	full := run.Record{State: run.StateSucceeded, PromptTokens: 3000, CompletionTokens: 400, Attempts: 2, ElapsedMS: 50_000,
+		Usage: run.RunUsage{CachedTokens: 1200, ModelMS: 40_049, ToolMS: 5_000, TestMS: 3_000, SandboxCPUMS: 61_000,
+			SandboxPeakBytes: 1536 << 20, AgentAttempts: 4, Model: "large"}}
+	for _, tt := range []struct {
+		name string
+		r    run.Record
+		want [][2]string
+	}{
+		{"Finished", full, [][2]string{
+			{"tokens", "3000 prompt (1200 cached), 400 completion"},
+			{"time", "50s in all: model 40s, tools 5s, tests 3s"},
+			{"sandboxes", "1m1s CPU, peak memory 1.5 GiB"},
+			{"attempts", "4 agent attempts in 2 tries"},
+			{"model", "large"},
+		}},
+		// Before migration 0014: no cache, sandbox or agent attempt figures; one try.
+		{"Older", run.Record{State: run.StateFailed, PromptTokens: 10, CompletionTokens: 2, Attempts: 1,
+			Usage: run.RunUsage{ModelMS: 900}}, [][2]string{
+			{"tokens", "10 prompt, 2 completion"},
+			{"time", "model 900ms"},
+			{"attempts", "1 try"},
+		}},
+		{"Running", run.Record{State: run.StateRunning, Attempts: 1}, [][2]string{
+			{"tokens and time", "not yet: counted when the agent has finished"},
+			{"attempts", "1 try"},
+		}},
+		{"Queued", run.Record{State: run.StateQueued}, [][2]string{
+			{"tokens and time", "not yet: counted when the agent has finished"},
+			{"attempts", "not tried yet"},
+		}},
+		// Refused before its agent ran: nothing was used, nothing is said.
+		{"NeverRan", run.Record{State: run.StateSkipped}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := run.UsageLines(tt.r)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("UsageLines =\n%q, want\n%q", got, tt.want)
+			}
+			for _, l := range got {
+				if strings.Contains(l[1], " - ") || strings.HasPrefix(l[1], "-") || strings.Contains(l[1], "(s)") {
+					t.Errorf("%s: %q has a dash or an (s) for a figure", l[0], l[1])
+				}
+			}
+		})
 	}
 }
 

@@ -69,12 +69,35 @@ func (s *Server) ask(ctx context.Context, d queue.Delivery, t target, author, te
 		log.InfoContext(ctx, "stop requested", "requester", author)
 		return response{Status: pick(dup, "duplicate", "stop_requested"), code: http.StatusOK}, nil
 	}
+	opts, request := s.pullRequestOptions(text)
 	res, err := s.cfg.Intake.Accept(ctx, d, queue.RunRequest{
 		InstallationID: t.installationID, RepoID: t.repoID, Owner: t.owner, Repo: t.repo, Issue: t.issue, Labeler: author,
-		Kind: run.KindFollowUp, Request: clip.Bytes(text, maxRequestBytes), RequestURL: clip.Prefix(url, 500), SourceID: source,
+		Kind: run.KindFollowUp, Request: clip.Bytes(request, maxRequestBytes), RequestURL: clip.Prefix(url, 500), SourceID: source,
+		Options: opts,
 	})
 	if err != nil {
 		return response{}, err
 	}
 	return accepted(ctx, log, res, "pull request already has an active run", "follow-up queued", logging.JobID(res.JobID)), nil
+}
+
+// pullRequestOptions reads the options right after the first visible mention of the App in a
+// request on a pull request (run.ParsePullRequestOptions: attempts= and model=; base= and
+// anything that does not parse are kept in Options.Refused, for the worker to answer once it
+// knows the requester may write). The request the model reads is the text with the options
+// taken out; without options it is the text as it came.
+func (s *Server) pullRequestOptions(text string) (run.Options, string) {
+	visible := run.SanitizeIssueText(text)
+	loc := s.mention.FindStringIndex(visible)
+	if loc == nil {
+		return run.Options{}, text
+	}
+	at := loc[0] + strings.IndexByte(visible[loc[0]:loc[1]], '@')
+	end := at + 1 + len(s.cfg.AppSlug)
+	after := strings.TrimSpace(visible[end:])
+	opts, rest := run.ParsePullRequestOptions(after)
+	if opts.Refused != nil || rest == after {
+		return opts, text
+	}
+	return opts, strings.TrimSpace(visible[:end] + " " + rest)
 }

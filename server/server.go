@@ -45,6 +45,18 @@ type Intake interface {
 	RequestStop(ctx context.Context, d queue.Delivery, req queue.StopArgs) (duplicate bool, err error)
 	// Ready reports whether deliveries can be accepted (the database answers and is migrated).
 	Ready(ctx context.Context) error
+	// DecideLabel says whether a label on an issue of a repository is its trigger label (the
+	// one its settings name, else the operator's), is not, or must be checked (CheckLabel)
+	// because the settings were not read lately; LabelRemoved says whether a label coming off
+	// an issue stops its run (the trigger label last known, or the one that started the run),
+	// and withdraws that label's checks still queued.
+	// operator is the operator's label (Config.Label).
+	DecideLabel(ctx context.Context, repoID int64, label, operator string) (queue.LabelDecision, error)
+	CheckLabel(ctx context.Context, d queue.Delivery, req queue.RunRequest, operator string) error
+	LabelRemoved(ctx context.Context, repoID int64, issue int, label, operator string) (bool, error)
+	// WithdrawLabelChecks withdraws every label check still queued of an issue closed, deleted
+	// or transferred.
+	WithdrawLabelChecks(ctx context.Context, repoID int64, issue int) error
 }
 
 var _ Intake = (*queue.Client)(nil)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/internal/logging"
@@ -149,44 +148,84 @@ func (s *Server) issues(ctx context.Context, d queue.Delivery, body []byte) (res
 	if err := decodeAction(body, &p, &d); err != nil {
 		return response{}, err
 	}
-	ours := p.Label != nil && strings.EqualFold(p.Label.Name, s.cfg.Label)
+	labelled := p.Label != nil && p.Label.Name != ""
 
 	switch {
-	case p.Action == "labeled" && ours:
+	case p.Action == "labeled" && labelled:
+		// The trigger label is the operator's unless the repository's settings name another
+		// (.github/frognano.yml `label:`), as last read (queue/labelcheck.go).
 		t, err := p.target(true)
 		if err != nil {
 			return response{}, err
 		}
 		d.InstallationID = t.installationID
-		res, err := s.cfg.Intake.Accept(ctx, d, queue.RunRequest{
-			InstallationID: t.installationID, RepoID: t.repoID, Owner: t.owner, Repo: t.repo, Issue: t.issue, Labeler: t.sender,
-		})
+		req := queue.RunRequest{InstallationID: t.installationID, RepoID: t.repoID, Owner: t.owner, Repo: t.repo, Issue: t.issue,
+			Labeler: t.sender, TriggerLabel: p.Label.Name}
+		decision, err := s.cfg.Intake.DecideLabel(ctx, t.repoID, p.Label.Name, s.cfg.Label)
+		if err != nil {
+			return response{}, err
+		}
+		switch decision {
+		case queue.LabelIgnore:
+			return ignored(), nil
+		case queue.LabelCheck:
+			if err := s.cfg.Intake.CheckLabel(ctx, d, req, s.cfg.Label); err != nil {
+				return response{}, err
+			}
+			logWith(ctx, t).InfoContext(ctx, "label queued for a check of the repository's settings", "label", p.Label.Name)
+			return response{Status: "label_check", code: http.StatusAccepted}, nil
+		}
+		res, err := s.cfg.Intake.Accept(ctx, d, req)
 		if err != nil {
 			return response{}, err
 		}
 		return accepted(ctx, logWith(ctx, t), res, "issue already has an active run", "run queued", logging.JobID(res.JobID)), nil
 
-	case (p.Action == "unlabeled" && ours) || p.Action == "closed" || p.Action == "deleted" || p.Action == "transferred":
+	case p.Action == "unlabeled" && labelled:
 		t, err := p.target(false)
 		if err != nil {
 			return response{}, err
 		}
-		d.InstallationID, d.Sender = t.installationID, t.sender // who stopped the run (runs.stopped_by)
-		res, err := s.cfg.Intake.Cancel(ctx, d, t.repoID, t.issue, "issue "+p.Action)
+		stops, err := s.cfg.Intake.LabelRemoved(ctx, t.repoID, t.issue, p.Label.Name, s.cfg.Label)
 		if err != nil {
 			return response{}, err
 		}
-		if res.Duplicate {
-			return response{Status: "duplicate", code: http.StatusOK}, nil
+		if !stops {
+			return ignored(), nil
 		}
-		if len(res.RunIDs) > 0 {
-			logWith(ctx, t).InfoContext(ctx, "run cancelled", "reason", p.Action, logging.RunIDs(res.RunIDs))
+		return s.cancelIssue(ctx, d, t, p.Action)
+
+	case p.Action == "closed" || p.Action == "deleted" || p.Action == "transferred":
+		t, err := p.target(false)
+		if err != nil {
+			return response{}, err
 		}
-		return response{Status: pick(len(res.RunIDs) == 0, "nothing_to_cancel", "cancelled"), RunIDs: res.RunIDs, code: http.StatusOK}, nil
+		// A label's check still queued would start a run after this (queue/labelcheck.go).
+		if err := s.cfg.Intake.WithdrawLabelChecks(ctx, t.repoID, t.issue); err != nil {
+			return response{}, err
+		}
+		return s.cancelIssue(ctx, d, t, p.Action)
 
 	default:
 		return ignored(), nil
 	}
+}
+
+// cancelIssue stops the issue's active run: its trigger label came off, or it was closed,
+// deleted or transferred.
+func (s *Server) cancelIssue(ctx context.Context, d queue.Delivery, t target, action string) (response, error) {
+	d.InstallationID, d.Sender = t.installationID, t.sender // who stopped the run (runs.stopped_by)
+	res, err := s.cfg.Intake.Cancel(ctx, d, t.repoID, t.issue, "issue "+action)
+	if err != nil {
+		return response{}, err
+	}
+	if res.Duplicate {
+		return response{Status: "duplicate", code: http.StatusOK}, nil
+	}
+	if len(res.RunIDs) > 0 {
+		logWith(ctx, t).InfoContext(ctx, "run cancelled", "reason", action, logging.RunIDs(res.RunIDs))
+	}
+	return response{Status: pick(len(res.RunIDs) == 0, "nothing_to_cancel", "cancelled"), RunIDs: res.RunIDs, code: http.StatusOK}, nil
 }
 
 // ignored answers an event, or an action of one, that frognano does not act on.

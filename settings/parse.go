@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -380,4 +381,32 @@ func find(root *yaml.Node, name string) *yaml.Node {
 		return nil
 	}
 	return v
+}
+
+// LabelOf is the trigger label a settings file names, read leniently: also from a file the
+// schema refuses for another reason, so that a run its label asked for still starts and
+// names the file's problems instead of being ignored. "": the file names none, or names one
+// that is not a string of 1 to 50 characters, or cannot be read as YAML at all.
+func LabelOf(data []byte) string {
+	if len(data) > MaxSize {
+		return ""
+	}
+	if s, err := Parse("", data); err == nil {
+		if s.Label == nil {
+			return ""
+		}
+		return *s.Label
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return ""
+	}
+	v, _ := locate(doc.Content[0], []string{"label"})
+	if v == nil || v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
+		return ""
+	}
+	if n := utf8.RuneCountInString(v.Value); n < 1 || n > 50 {
+		return ""
+	}
+	return v.Value
 }

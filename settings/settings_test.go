@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -268,6 +269,12 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse("f.yml", data)
+		// LabelOf reads the same file leniently: whatever a valid file's label is, it is that.
+		if l := LabelOf(data); err == nil && s.Label != nil && l != *s.Label || err == nil && s.Label == nil && l != "" {
+			t.Fatalf("LabelOf = %q, Parse's label %v", l, s.Label)
+		} else if n := utf8.RuneCountInString(l); l != "" && (n > 50 || n < 1) {
+			t.Fatalf("LabelOf = %q: not 1 to 50 characters", l)
+		}
 		if err != nil {
 			var ie *InvalidError
 			if !errors.As(err, &ie) || len(ie.Problems) == 0 {
@@ -311,5 +318,28 @@ func TestDocumentedExampleIsValid(t *testing.T) {
 	}
 	if s.Permission == nil || len(s.ProtectedPaths) == 0 || s.PullRequest == nil || s.RunsPerDay == nil {
 		t.Errorf("the documented example sets %+v; want every key", s)
+	}
+}
+
+// TestLabelOf: the trigger label is read from an invalid file too, so that the run its label
+// asked for names the file's problems instead of being ignored; a label the schema refuses is
+// none.
+func TestLabelOf(t *testing.T) {
+	for data, want := range map[string]string{
+		"label: ai-fix\n":                      "ai-fix",
+		"label: ai-fix\ncolour: red\n":         "ai-fix",
+		"label: ai-fix\nattempts: many\n":      "ai-fix",
+		"attempts: 2\n":                        "",
+		"label: 12\n":                          "",
+		"label: \"\"\n":                        "",
+		"label: " + strings.Repeat("x", 51):    "",
+		"label: [a]\n":                         "",
+		"label: ai-fix\n  bad: indentation: [": "",
+		"- label: x\n":                         "",
+		"x: &a ai-fix\nlabel: *a\n":            "",
+	} {
+		if got := LabelOf([]byte(data)); got != want {
+			t.Errorf("LabelOf(%q) = %q, want %q", data, got, want)
+		}
 	}
 }

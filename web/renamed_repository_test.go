@@ -14,6 +14,7 @@ import (
 	"github.com/frognano/frognano/githubapp/githubtest"
 	"github.com/frognano/frognano/migrations/dbtest"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/stats"
 	"github.com/frognano/frognano/web/auth"
 )
 
@@ -63,7 +64,7 @@ func setupOAuth(t *testing.T) *oauthBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(Config{Runs: run.NewStore(pool, nil), Auth: a, PollInterval: 50 * time.Millisecond})
+	p, err := New(Config{Runs: run.NewStore(pool, nil), Stats: stats.NewStore(pool), Auth: a, PollInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,14 @@ func parseTemplates() (*template.Template, error) {
 		"long":     isLong,
 		"firstln":  firstLine,
 		"prettyjs": prettyJSON,
+		"acc":      acceptanceCell,
+		"ttm":      timeToMergeCell,
+		"share":    shareCell,
+		"perpr":    perPullCell,
+		"tokens":   tokensCell,
+		"capital":  capital,
+		"labelx":   func() int { return labelWidth - 8 },
+		"barx":     func() int { return labelWidth },
 	}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, fmt.Errorf("parsing the run page templates: %w", err)
@@ -164,6 +172,15 @@ func when(t any) string {
 		return v.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
 	return ""
+}
+
+// capital is s with its first letter in upper case: a fact's label as a heading.
+func capital(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 func countLines(s string) int { return strings.Count(strings.TrimRight(s, "\n"), "\n") + 1 }

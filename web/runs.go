@@ -4,9 +4,11 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/stats"
 	"github.com/frognano/frognano/web/auth"
 )
 
@@ -20,10 +22,52 @@ type listView struct {
 	Runs        []listRow
 	Problem     string // a filter that could not be used
 	Unchecked   bool   // access to some repository could not be checked: its runs are not shown
+	// NoOutcomes: what became of the pull requests could not be read (the runs are shown).
+	NoOutcomes bool
 }
 
+// listRow is one run of the list with who asked for it, how long it took (from the request
+// to its end) and what became of its pull request.
 type listRow struct {
 	run.Record
+	AskedBy string
+	Took    string // "" while it has not ended
+	// PullState is pull_outcomes' open, merged or closed; "" when none is recorded, or in
+	// another state (gone), which the list does not name.
+	PullState string
+}
+
+// shownPullStates are the outcomes the list names.
+var shownPullStates = map[string]bool{stats.StateOpen: true, stats.StateMerged: true, stats.StateClosed: true}
+
+func newListRow(rec run.Record) listRow {
+	row := listRow{Record: rec, AskedBy: run.StartedBy(rec)}
+	if rec.FinishedAt != nil {
+		row.Took = took(rec.FinishedAt.Sub(rec.CreatedAt))
+	}
+	return row
+}
+
+// outcomes fills the rows' PullState from pull_outcomes, by the pull request's repository id
+// and number.
+func (p *Pages) outcomes(r *http.Request, view *listView) {
+	var keys []stats.PullKey
+	for _, row := range view.Runs {
+		if row.PRNumber > 0 {
+			keys = append(keys, stats.PullKey{RepoID: row.RepoID, Number: row.PRNumber})
+		}
+	}
+	states, err := p.cfg.Stats.PullStates(r.Context(), keys)
+	if err != nil {
+		p.cfg.Logger.WarnContext(r.Context(), "reading what became of the pull requests", logging.Err(err))
+		view.NoOutcomes = true
+		return
+	}
+	for i, row := range view.Runs {
+		if st := states[stats.PullKey{RepoID: row.RepoID, Number: row.PRNumber}]; shownPullStates[st] {
+			view.Runs[i].PullState = st
+		}
+	}
 }
 
 func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
@@ -120,8 +164,18 @@ func (p *Pages) handleList(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if can {
-			view.Runs = append(view.Runs, listRow{Record: rec})
+			view.Runs = append(view.Runs, newListRow(rec))
 		}
 	}
+	p.outcomes(r, &view)
 	p.render(w, r, http.StatusOK, "runs", page{Title: "Runs", Viewer: v.Login, Data: view})
+}
+
+// took is how long a run took for the list: to the second under two days (1h30m5s), in days
+// and hours beyond (3d4h).
+func took(d time.Duration) string {
+	if d >= 48*time.Hour {
+		return stats.FormatDuration(d)
+	}
+	return durMS(d.Milliseconds())
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/frognano/frognano/migrations/dbtest"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/stats"
 	"github.com/frognano/frognano/web/auth"
 )
 
@@ -139,7 +140,7 @@ func setupWith(t testing.TB, edit func(*Config)) *bundle {
 	a := &testAuth{}
 	a.allow("alice", "octo/pager", "octo/other")
 	a.allow("bob", "bob/own")
-	cfg := Config{Runs: run.NewStore(pool, nil), Auth: a, PollInterval: 50 * time.Millisecond, RecheckInterval: 100 * time.Millisecond}
+	cfg := Config{Runs: run.NewStore(pool, nil), Stats: stats.NewStore(pool), Auth: a, PollInterval: 50 * time.Millisecond, RecheckInterval: 100 * time.Millisecond}
 	if edit != nil {
 		edit(&cfg)
 	}

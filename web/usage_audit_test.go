@@ -46,7 +46,7 @@ func TestRunPageShowsUsageAndAuditTrail(t *testing.T) {
 	}
 	raw, _ := io.ReadAll(resp.Body)
 	page := string(raw)
-	for _, want := range []string{"3000 prompt (1200 cached), 400 completion", "12.5s CPU, peak memory 300 MiB", "2 agent attempt(s)",
+	for _, want := range []string{"3000 prompt (1200 cached), 400 completion", "12.5s CPU, peak memory 300 MiB", "2 agent attempts in 1 try",
 		"@maintainer (labelled the issue)", "@bob (issue unlabeled)", "comment.created", "F00D:1:2",
 		`href="https://github.example/octo/pager/issues/7#issuecomment-1001"`, "0123456789abcdef0123456789abcdef01234567",
 		"<td>done (201)</td>", `<td class="problem">unknown: timed out while waiting for GitHub&#39;s answer; it may have happened, look on GitHub</td>`,

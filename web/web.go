@@ -1,13 +1,15 @@
 // Package web owns frognano's run pages: /runs (recent runs, filtered by repository and
 // state), /runs/{id} (one run: its timeline, task, steps with their tool calls and
 // observations, the patch, the tests before and after, its facts) and /runs/{id}/events (the
-// same run's progress as server-sent events, so a running run updates in the browser). It
-// reads what the worker stores in PostgreSQL (runs and run_events) through run.Reader: the
-// only channel between a worker and the web server.
+// same run's progress as server-sent events, so a running run updates in the browser), and
+// /stats (what became of frognano's pull requests: package stats' figures and two charts
+// drawn as inline SVG on the server). It reads what the worker stores in PostgreSQL (runs
+// and run_events) through run.Reader, the only channel between a worker and the web server,
+// and the figures (runs and pull_outcomes) through stats.Reader.
 //
 // web never shows anything of a run to a person who is not signed in or who cannot read the
 // run's repository (a run they may not read is answered exactly like one that does not
-// exist), never renders a token or secret (every text from a run passes githubapp.Redact and
+// exist; a figure counts only the repositories the person may read), never renders a token or secret (every text from a run passes githubapp.Redact and
 // html/template's escaping, and bidirectional-text controls are shown as inert markers), and
 // never changes anything: its pages answer GET only.
 package web
@@ -24,6 +26,7 @@ import (
 
 	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/stats"
 	"github.com/frognano/frognano/web/auth"
 )
 
@@ -54,7 +57,10 @@ type Config struct {
 	// Runs is where the pages read runs and their events (required): a *run.Store, which reads
 	// what the workers write in PostgreSQL.
 	Runs run.Reader
-	Auth auth.Authenticator // required: nothing of a run is public (who is signed in, what they may read)
+	// Stats is where /stats and the runs list read the figures and what became of a run's
+	// pull request (required): a *stats.Store.
+	Stats stats.Reader
+	Auth  auth.Authenticator // required: nothing of a run is public (who is signed in, what they may read)
 	// PollInterval is how often an event stream looks for new events (default 1 s).
 	PollInterval time.Duration
 	// RecheckInterval is how often an open event stream asks again whether its viewer may
@@ -113,6 +119,8 @@ func New(cfg Config) (*Pages, error) {
 	switch {
 	case cfg.Runs == nil:
 		return nil, errors.New("run pages: a run.Reader is required")
+	case cfg.Stats == nil:
+		return nil, errors.New("run pages: a stats.Reader is required")
 	case cfg.Auth == nil:
 		return nil, errors.New("run pages: an Authenticator is required (nothing of a run is public)")
 	}
@@ -141,8 +149,8 @@ func New(cfg Config) (*Pages, error) {
 	return &Pages{cfg: cfg, tmpl: t, done: make(chan struct{}), streams: make(chan struct{}, cfg.MaxStreams), byViewer: map[string]int{}}, nil
 }
 
-// Routes mounts the sign-in routes and GET /runs, /runs/{id}, /runs/{id}/events and
-// /runs/style.css on r.
+// Routes mounts the sign-in routes and GET /runs, /runs/{id}, /runs/{id}/events,
+// /runs/style.css and /stats on r.
 func (p *Pages) Routes(r chi.Router) {
 	p.cfg.Auth.Routes(r)
 	r.Group(func(r chi.Router) {
@@ -151,6 +159,7 @@ func (p *Pages) Routes(r chi.Router) {
 		r.Get("/runs", p.handleList)
 		r.Get("/runs/{id:[0-9]+}", p.handleRun)
 		r.Get("/runs/{id:[0-9]+}/events", p.handleEvents)
+		r.Get("/stats", p.handleStats)
 	})
 }
 

@@ -35,6 +35,9 @@ Usage:
                                 the API's tokens: made (printed once), listed, revoked
   frognano usage [--since DATE] [--by installation|repository|person] [--format table|csv|json]
                                 what the runs used (tokens, times, sandbox CPU and memory)
+  frognano stats [--since DATE|DURATION] [--by repository|model|week|label] [--format table|csv|json]
+                                what became of frognano's pull requests: merged, closed,
+                                acceptance and its interval, time to merge (docs/stats.md)
   frognano outcomes sync [--budget N]
                                 ask GitHub now what became of the open pull requests runs
                                 published to (docs/outcomes.md); prints what changed
@@ -116,6 +119,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runsCmd(ctx, rest, getenv, stdout, stderr)
 	case "usage":
 		return usageCmd(ctx, rest, getenv, stdout, stderr, time.Now())
+	case "stats":
+		return statsCmd(ctx, rest, getenv, stdout, stderr, time.Now())
 	case "budget":
 		return budgetCmd(ctx, rest, getenv, stdout, stderr)
 	case "outcomes":

@@ -9,7 +9,6 @@ import (
 
 	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/githubapp"
-	"github.com/frognano/frognano/migrations"
 	"github.com/frognano/frognano/outcome"
 )
 
@@ -46,14 +45,11 @@ func outcomesCmd(ctx context.Context, args []string, getenv func(string) string,
 	if err != nil {
 		return setupError{fmt.Errorf("configuring the GitHub App: %w", err)}
 	}
-	pool, err := openPool(ctx, url)
+	pool, err := openMigrated(ctx, url)
 	if err != nil {
 		return setupError{err}
 	}
 	defer pool.Close()
-	if err := migrations.Check(ctx, pool); err != nil {
-		return setupError{fmt.Errorf("%w: run `frognano migrate`", err)}
-	}
 	ocfg.WorkDir, ocfg.Logger = os.TempDir(), log
 	rec := outcome.NewReconciler(outcome.NewStore(pool), outcome.GitHubApp(app), ocfg)
 	rep, err := rec.Round(ctx)

@@ -117,7 +117,7 @@ func openStore(ctx context.Context, url string) (*runs.Store, func(), error) {
 	if url == "" {
 		return nil, nil, usageError{"DATABASE_URL is not set"}
 	}
-	pool, err := openPool(ctx, url)
+	pool, err := openMigrated(ctx, url)
 	if err != nil {
 		return nil, nil, setupError{err}
 	}
@@ -139,21 +139,34 @@ func writeRunFacts(w io.Writer, r runs.Record) error {
 	if r.State == runs.StateWaiting {
 		fmt.Fprintf(tw, "state\t%s (for the active run of this pull request to end; it has no job yet)\n", r.State)
 	} else {
-		fmt.Fprintf(tw, "state\t%s (attempts %d)\n", r.State, r.Attempts)
+		fmt.Fprintf(tw, "state\t%s\n", r.State)
 	}
-	fmt.Fprintf(tw, "exit reason\t%s\n", dash(r.ExitReason))
+	if r.ExitReason != "" {
+		fmt.Fprintf(tw, "exit reason\t%s\n", r.ExitReason)
+	}
 	fmt.Fprintf(tw, "steps\t%d\n", r.Steps)
+	// Each figure once (issue 31): the tries are in the attempts line, the time in all in
+	// the time line; a figure the run does not have is left out or says "not yet".
 	if r.State != runs.StateWaiting { // a waiting run has not started: it used nothing
-		for _, l := range runs.UsageLines(r) { // tokens, time, sandboxes, attempts (issue 22)
+		for _, l := range runs.UsageLines(r) { // tokens, time, sandboxes, attempts, model (issue 22)
 			fmt.Fprintf(tw, "%s\t%s\n", l[0], l[1])
 		}
 	}
 	fmt.Fprintf(tw, "created\t%s\n", r.CreatedAt.UTC().Format(time.RFC3339))
 	if r.FinishedAt != nil {
-		fmt.Fprintf(tw, "finished\t%s (agent and tests %s)\n", r.FinishedAt.UTC().Format(time.RFC3339), time.Duration(r.ElapsedMS)*time.Millisecond)
+		fmt.Fprintf(tw, "finished\t%s\n", r.FinishedAt.UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintf(tw, "environment\t%s\n", dash(r.Environment))
-	fmt.Fprintf(tw, "pull request\t%s\n", dash(r.PRURL))
+	if r.Environment != "" {
+		fmt.Fprintf(tw, "environment\t%s\n", r.Environment)
+	}
+	switch {
+	case r.PRURL != "":
+		fmt.Fprintf(tw, "pull request\t%s\n", r.PRURL)
+	case runs.Unfinished(r.State):
+		fmt.Fprintf(tw, "pull request\tnot yet\n")
+	default:
+		fmt.Fprintf(tw, "pull request\tnone\n")
+	}
 	if r.Error != "" {
 		fmt.Fprintf(tw, "error\t%s\n", r.Error)
 	}

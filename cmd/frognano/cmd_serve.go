@@ -195,6 +195,24 @@ func newReconciler(store *outcome.Store, app *githubapp.App, cfg config.Service,
 	return outcome.NewReconciler(store, outcome.GitHubApp(app), ocfg)
 }
 
+// openMigrated is openPool for a command that reads or writes frognano's tables (runs, usage,
+// budget, stats, tokens): a database this binary's migrations have not all reached is refused
+// with what to run, instead of failing on a table or column that is not there yet.
+func openMigrated(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	pool, err := openPool(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrations.Check(ctx, pool); err != nil {
+		pool.Close()
+		if errors.Is(err, migrations.ErrNotMigrated) {
+			return nil, fmt.Errorf("%w: run `frognano migrate` first (`frognano serve` migrates too, with FROGNANO_AUTO_MIGRATE)", err)
+		}
+		return nil, err
+	}
+	return pool, nil
+}
+
 func openPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	pcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {

@@ -70,7 +70,7 @@ func tokensCmd(ctx context.Context, args []string, getenv func(string) string, s
 	if url == "" {
 		return usageError{"DATABASE_URL is not set"}
 	}
-	pool, err := openPool(ctx, url)
+	pool, err := openMigrated(ctx, url)
 	if err != nil {
 		return setupError{err}
 	}

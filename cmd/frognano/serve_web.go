@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	runs "github.com/frognano/frognano/run"
+	"github.com/frognano/frognano/stats"
 	"github.com/frognano/frognano/web"
 	"github.com/frognano/frognano/web/auth"
 )
@@ -25,7 +26,7 @@ func (s *service) buildPages() error {
 	if err != nil {
 		return fmt.Errorf("run pages: %w", err)
 	}
-	pages, err := web.New(web.Config{Runs: runs.NewStore(s.pool, nil), Auth: a, Logger: s.log})
+	pages, err := web.New(web.Config{Runs: runs.NewStore(s.pool, nil), Stats: stats.NewStore(s.pool), Auth: a, Logger: s.log})
 	if err != nil {
 		return err
 	}

@@ -167,6 +167,8 @@ type Request struct {
 	TokenID int64
 	// Options are the options asked at trigger (run.NewRun's Asked).
 	Options run.Options
+	// TriggerLabel is the label whose event asked for the run (run.NewRun's TriggerLabel).
+	TriggerLabel string
 	// State is run.StateQueued ("" too) or run.StateWaiting: a request the intake made wait
 	// for its pull request's active run (queue/waiting.go).
 	State string
@@ -203,7 +205,7 @@ func (p *Pipeline) Request(t testing.TB, req Request) int64 {
 	n := run.NewRun{HookTarget: "runtest", DeliveryID: fmt.Sprintf("request-%d", p.seq.Add(1)),
 		InstallationID: req.InstallationID, RepoID: req.RepoID, Owner: req.Owner, Repo: req.Repo, Issue: req.Issue,
 		Labeler: req.Labeler, Kind: req.Kind, Request: req.Request, RequestURL: req.RequestURL, CISHA: req.CISHA, SourceID: req.SourceID,
-		Trigger: req.Trigger, TokenID: req.TokenID, Asked: req.Options}
+		Trigger: req.Trigger, TokenID: req.TokenID, Asked: req.Options, TriggerLabel: req.TriggerLabel}
 	ctx := context.Background()
 	var id int64
 	err := pgx.BeginFunc(ctx, p.Pool, func(tx pgx.Tx) error {
