@@ -1,9 +1,9 @@
 -- Issue 31: what became of each pull request a run published to: the ones frognano opened
 -- (an issue run's runs.pr_number) and the others a run added commits to (a writer's mention on
 -- a person's pull request; runs.kind followup/ci with runs.issue the pull request's number).
--- One row per pull request, written by package outcome alone (outcome/store.go): when a run
+-- One row per pull request, written by package outcome alone (outcome/store*.go): when a run
 -- publishes (opened or commits added), from pull_request events (closed, reopened,
--- ready_for_review, synchronize) and by reconciliation with GitHub (a periodic job and
+-- ready_for_review, converted_to_draft, synchronize) and by reconciliation with GitHub (a periodic job and
 -- `frognano outcomes sync`). Readers: `frognano stats`, the stats page, `frognano export`,
 -- the runs list, metrics.
 CREATE TABLE pull_outcomes (
