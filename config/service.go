@@ -14,6 +14,7 @@ import (
 
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/metrics"
+	"github.com/frognano/frognano/outcome"
 	"github.com/frognano/frognano/queue"
 	runs "github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/runner"
@@ -35,9 +36,12 @@ type Service struct {
 	ReapInterval    time.Duration // how often sandboxes of a dead predecessor are looked for
 	LogLevel        slog.Level
 	Queue           queue.Config
-	Runner          runner.Config
-	Admin           Admin // FROGNANO_METRICS_ADDR, FROGNANO_ADMIN_TOKEN
-	Web             Web   // FROGNANO_PUBLIC_URL and the run pages' sign-in (web.go)
+	// Outcomes configures the reconciliation of pull requests with GitHub (FROGNANO_OUTCOMES_*;
+	// its interval is Queue.OutcomesInterval).
+	Outcomes outcome.Config
+	Runner   runner.Config
+	Admin    Admin // FROGNANO_METRICS_ADDR, FROGNANO_ADMIN_TOKEN
+	Web      Web   // FROGNANO_PUBLIC_URL and the run pages' sign-in (web.go)
 }
 
 // Admin is the admin listener's part of the service configuration.
@@ -112,6 +116,8 @@ func LoadService(getenv func(string) string, withWeb bool) (Service, error) {
 		WorkDir:              workDir.or(e, os.TempDir()),
 		Budgets:              readBudgets(e), // issue 22
 	}
+	cfg.Queue.OutcomesInterval = outcomesInterval.get(e) // 0: no periodic round
+	cfg.Outcomes = readOutcomes(e)
 	if cfg.Queue.DeliveryRetention < queue.MinDeliveryRetention {
 		errs = append(errs, fmt.Errorf("%s must be at least %s (GitHub Enterprise redelivers for 7 days)", deliveryRetention.Name, queue.MinDeliveryRetention))
 	}
@@ -225,6 +231,25 @@ func Budgets(getenv func(string) string) (runs.Budgets, error) {
 	e := newEnv(getenv)
 	b := readBudgets(e)
 	return b, e.Err()
+}
+
+// Outcomes reads FROGNANO_OUTCOMES_MAX_AGE and FROGNANO_OUTCOMES_BUDGET, for `frognano outcomes
+// sync`, which runs one reconciliation round at once.
+func Outcomes(getenv func(string) string) (outcome.Config, error) {
+	e := newEnv(getenv)
+	c := readOutcomes(e)
+	return c, e.Err()
+}
+
+func readOutcomes(e *env) outcome.Config {
+	c := outcome.Config{MaxAge: outcomesMaxAge.get(e), Budget: outcomesBudget.get(e)}
+	if c.MaxAge <= 0 {
+		e.Add(fmt.Errorf("%s must be positive", outcomesMaxAge.Name))
+	}
+	if least := outcome.CostOpen + outcome.CostPull; c.Budget < least {
+		e.Add(fmt.Errorf("%s must be at least %d (opening a repository and reading one pull request)", outcomesBudget.Name, least))
+	}
+	return c
 }
 
 func readBudgets(e *env) runs.Budgets {

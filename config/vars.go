@@ -11,6 +11,7 @@ import (
 	"github.com/frognano/frognano/check/scanner"
 	"github.com/frognano/frognano/check/secrets"
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/outcome"
 	"github.com/frognano/frognano/queue"
 	runs "github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/runner"
@@ -160,6 +161,16 @@ var (
 		"on shutdown, how long running jobs may finish before they are cancelled", (*env).Duration)
 	deliveryRetention = declare("FROGNANO_DELIVERY_RETENTION", queue.DefaultDeliveryRetention, "`240h`",
 		"how long delivery ids are kept for deduplication", (*env).Duration)
+)
+
+// Following pull requests to their end (issue 31: docs/outcomes.md).
+var (
+	outcomesInterval = declare("FROGNANO_OUTCOMES_INTERVAL", outcome.DefaultInterval, "`15m`",
+		"how often the open pull requests runs published to are reconciled with GitHub (0: never; `frognano outcomes sync` still does)", (*env).Duration)
+	outcomesMaxAge = declare("FROGNANO_OUTCOMES_MAX_AGE", outcome.DefaultMaxAge, "`720h`",
+		"pull requests opened longer ago are not asked about any more", (*env).Duration)
+	outcomesBudget = declare("FROGNANO_OUTCOMES_BUDGET", outcome.DefaultBudget, "`200`",
+		"GitHub API calls one reconciliation round may make at most", (*env).Int)
 )
 
 // Sandboxes, the environment (setup) and its cache.

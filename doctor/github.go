@@ -52,8 +52,11 @@ func GitHub(ctx context.Context, cfg githubapp.Config) []Result {
 		}
 		perms = fail(perms.Name, "the App lacks "+strings.Join(what, "; "),
 			"grant them in the App's settings (Permissions & events), then accept the new permissions on each installation")
+	} else if optional := githubapp.MissingEvents(info.Events, githubapp.OptionalEvents()); len(optional) > 0 {
+		perms = warn(perms.Name, "the App does not subscribe to the events "+strings.Join(optional, ", ")+outcomesFromReconciliation,
+			"add them in the App's settings (Permissions & events: Pull request), then accept the change on each installation")
 	} else {
-		perms = pass(perms.Name, fmt.Sprintf("%s; events %s", formatPermissions(githubapp.RequiredPermissions(cfg.ChecksWrite)), strings.Join(githubapp.RequiredEvents(), ", ")))
+		perms = pass(perms.Name, fmt.Sprintf("%s; events %s", formatPermissions(githubapp.RequiredPermissions(cfg.ChecksWrite)), strings.Join(githubapp.ManifestEvents(), ", ")))
 	}
 	results = append(results, perms)
 	var installs []githubapp.Installation
@@ -111,11 +114,17 @@ func installationResult(in githubapp.Installation, checks bool) Result {
 	if events := githubapp.MissingEvents(in.Events, githubapp.RequiredEvents()); len(events) > 0 {
 		lacks = append(lacks, "events "+strings.Join(events, ", ")+" (those webhooks start nothing)")
 	}
+	if events := githubapp.MissingEvents(in.Events, githubapp.OptionalEvents()); len(events) > 0 {
+		lacks = append(lacks, "events "+strings.Join(events, ", ")+outcomesFromReconciliation)
+	}
 	if len(lacks) > 0 {
 		return warn(name, fmt.Sprintf("installation %d lacks %s", in.ID, strings.Join(lacks, "; ")), approve)
 	}
 	return pass(name, fmt.Sprintf("installation %d grants every permission and event frognano uses", in.ID))
 }
+
+// outcomesFromReconciliation says what a missing pull_request event costs.
+const outcomesFromReconciliation = " (what became of frognano's pull requests is then found by reconciliation, every FROGNANO_OUTCOMES_INTERVAL, instead of at once)"
 
 func formatPermissions(p map[string]string) string {
 	var out []string

@@ -61,3 +61,32 @@ func TestGitHubJudgesEachInstallation(t *testing.T) {
 		t.Errorf("output:\n%s", out.String())
 	}
 }
+
+// TestGitHubSaysWhatToApproveForPullRequestEvents: an App that does not receive pull_request
+// events still works (a warning, not a failure), and doctor says what to approve and that the
+// outcomes come from reconciliation meanwhile.
+func TestGitHubSaysWhatToApproveForPullRequestEvents(t *testing.T) {
+	t.Parallel()
+	gh := githubtest.New(t)
+	gh.AddInstallation(1, gh.AddRepo("octo-org", "api", map[string]string{"README": "x\n"}))
+	gh.SetAppEvents(githubapp.RequiredEvents()...)
+
+	results := GitHub(context.Background(), githubapp.Config{AppID: gh.AppID, PrivateKey: gh.PrivateKey, URL: gh.URL, ChecksWrite: true})
+	byName := map[string]Result{}
+	for _, r := range results {
+		byName[r.Name] = r
+	}
+	for _, name := range []string{"github-permissions", "github-installation octo-org"} {
+		r := byName[name]
+		if r.Status != Warn || !strings.Contains(r.Detail, "pull_request") || !strings.Contains(r.Detail, "found by reconciliation") {
+			t.Errorf("%s: %s %q, want a warning naming pull_request and reconciliation", name, r.Status, r.Detail)
+		}
+	}
+	if fix := byName["github-permissions"].Fix; !strings.Contains(fix, "Pull request") || !strings.Contains(fix, "accept") {
+		t.Errorf("github-permissions says to do %q", fix)
+	}
+	var out bytes.Buffer
+	if failed := Write(&out, results); failed != 0 {
+		t.Errorf("%d failed, want none (a missing pull_request event is a warning):\n%s", failed, out.String())
+	}
+}

@@ -36,6 +36,16 @@ func RequiredEvents() []string {
 	return []string{"issues", "issue_comment", "pull_request_review", "pull_request_review_comment", "check_suite"}
 }
 
+// OptionalEvents are the webhook events the App subscribes to that frognano can do without:
+// pull_request (what became of the pull requests runs published to: merged, closed, marked
+// ready, pushed to). Without it, reconciliation (package outcome) finds the same from GitHub's
+// API, later; `frognano doctor` says what to approve.
+func OptionalEvents() []string { return []string{"pull_request"} }
+
+// ManifestEvents are the events the App manifest (and `frognano setup`) subscribes to:
+// RequiredEvents, then OptionalEvents.
+func ManifestEvents() []string { return append(RequiredEvents(), OptionalEvents()...) }
+
 var permissionLevels = map[string]int{"": 0, "none": 0, "read": 1, "write": 2, "admin": 3}
 
 // MissingPermissions names, sorted, each required permission that have grants at a lower

@@ -145,7 +145,8 @@ func TestAuditNamesTheObject(t *testing.T) {
 		b, in := cloned(t, func(c *Config) { c.Audit = tr.record })
 		b.gh.SetPermission(b.repo, "alice", "write")
 		in.CoAuthor = Person{Login: "alice"}
-		_, number, err := b.client.Publish(WithAuditRun(context.Background(), auditRunID), in)
+		pub, err := b.client.Publish(WithAuditRun(context.Background(), auditRunID), in)
+		number := pub.Number
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +165,8 @@ func TestAuditNamesTheObject(t *testing.T) {
 		b, in := cloned(t, func(c *Config) { c.Audit = tr.record })
 		b.gh.UserID("mallory") // a GitHub user without access: GitHub answers 422
 		in.CoAuthor = Person{Login: "mallory"}
-		_, number, err := b.client.Publish(WithAuditRun(context.Background(), auditRunID), in)
+		pub, err := b.client.Publish(WithAuditRun(context.Background(), auditRunID), in)
+		number := pub.Number
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +181,8 @@ func TestAuditNamesTheObject(t *testing.T) {
 		b.gh.SetPermission(b.repo, "alice", "write")
 		b.gh.DropNextResponse("POST", "/repos/*/*/pulls/*/requested_reviewers", 1)
 		in.CoAuthor = Person{Login: "alice"}
-		_, number, err := b.client.Publish(WithAuditRun(context.Background(), auditRunID), in)
+		pub, err := b.client.Publish(WithAuditRun(context.Background(), auditRunID), in)
+		number := pub.Number
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +198,7 @@ func TestAuditNamesTheObject(t *testing.T) {
 		tr := &trail{}
 		b, in := cloned(t, func(c *Config) { c.Audit = tr.record })
 		b.gh.DropNextResponse("POST", "/repos/*/*/git/refs", 1)
-		_, _, _ = b.client.Publish(WithAuditRun(context.Background(), auditRunID), in)
+		_, _ = b.client.Publish(WithAuditRun(context.Background(), auditRunID), in)
 		var lost []AuditEntry
 		for _, e := range tr.all() {
 			if e.Action == "branch.created" && e.Outcome == OutcomeUnknown {

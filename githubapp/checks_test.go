@@ -28,7 +28,7 @@ func TestPublishReportsCheckRun(t *testing.T) {
 			Check: &CheckRun{Name: "frognano / tests", Status: "completed", Conclusion: "failure", Title: "1 broken",
 				Summary: "| a | b |", Text: "token " + secret, ExternalID: "7",
 				StartedAt: time.Unix(1700000000, 0), CompletedAt: time.Unix(1700000100, 0)}}
-		if _, _, err := b.client.Publish(context.Background(), in); err != nil {
+		if _, err := b.client.Publish(context.Background(), in); err != nil {
 			t.Fatal(err)
 		}
 		runs := b.gh.CheckRuns(b.repo)
@@ -61,7 +61,8 @@ func TestPublishFastForwardNeverOverwrites(t *testing.T) {
 	t.Parallel()
 	b, in := cloned(t)
 	ctx := context.Background()
-	_, number, err := b.client.Publish(ctx, in)
+	pub, err := b.client.Publish(ctx, in)
+	number := pub.Number
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestPublishFastForwardNeverOverwrites(t *testing.T) {
 	if head != first.SHA {
 		t.Fatalf("CloneBranch head %s, want %s", head, first.SHA)
 	}
-	if _, _, err := b.client.Publish(ctx, f); err != nil {
+	if _, err := b.client.Publish(ctx, f); err != nil {
 		t.Fatalf("fast-forward Publish: %v", err)
 	}
 	second := b.gh.Branch(b.repo, in.Branch)
@@ -100,7 +101,7 @@ func TestPublishFastForwardNeverOverwrites(t *testing.T) {
 	reviewer := b.gh.PushCommit(b.repo, in.Branch, "NOTES.md", "mine\n", "Reviewer's commit")
 	f.Patch = []byte(strings.ReplaceAll(testPatch, "add_test.go", "sub_test.go"))
 	f.BaseSHA = second.SHA
-	_, _, err = b.client.Publish(ctx, f)
+	_, err = b.client.Publish(ctx, f)
 	if !errors.Is(err, ErrBranchMoved) || fault.IsTransient(err) {
 		t.Fatalf("Publish over a moved branch: %v, want a permanent ErrBranchMoved", err)
 	}
@@ -116,7 +117,8 @@ func TestPublishFollowUpToAClosedPullRequest(t *testing.T) {
 	t.Parallel()
 	b, in := cloned(t)
 	ctx := context.Background()
-	_, number, err := b.client.Publish(ctx, in)
+	pub, err := b.client.Publish(ctx, in)
+	number := pub.Number
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func TestPublishFollowUpToAClosedPullRequest(t *testing.T) {
 	f := PublishInput{Dir: dir, BaseSHA: head, Branch: in.Branch, BaseBranch: in.BaseBranch, Title: in.Title, Body: "again",
 		Patch: []byte(testPatch), IssueNumber: 12, FastForward: true, PullRequest: number}
 	b.gh.ClosePR(b.repo, number)
-	_, _, err = b.client.Publish(ctx, f)
+	_, err = b.client.Publish(ctx, f)
 	if !errors.Is(err, ErrPullRequestClosed) || fault.IsTransient(err) {
 		t.Fatalf("Publish to a closed pull request: %v, want a permanent ErrPullRequestClosed", err)
 	}

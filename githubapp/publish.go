@@ -54,6 +54,16 @@ type PublishInput struct {
 	Check *CheckRun
 }
 
+// Published is what Publish made: the pull request's address and number, and the commit it
+// put at the head of the branch with the pull request's count of commits then (GitHub's, in
+// its answer): package outcome counts the commits people push above it.
+type Published struct {
+	URL     string
+	Number  int
+	Head    string
+	Commits int
+}
+
 // ErrPatchHoldsSecret: a file the patch would publish holds a secret frognano was given (a
 // token, one of the operator's setup values: SecretMatcher), in any form secretform knows, so it
 // is never pushed. The text never shows it.
@@ -75,32 +85,32 @@ var shaPattern = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
 // to it (created or replaced for a new pull request; only from BaseSHA, never forced, for a
 // follow-up), then updates the open pull request whose head is Branch, or creates it as a
 // DRAFT against BaseBranch, and asks CoAuthor to review it. It returns the PR's URL and
-// number. It never touches Dir's working tree or HEAD (the tree is built in a temporary
+// number and the commit (Published). It never touches Dir's working tree or HEAD (the tree is built in a temporary
 // index), never merges, approves or marks ready, and running it again after any failure
 // updates the same PR with the same commit instead of opening a second one.
-func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, error) {
+func (c *Client) Publish(ctx context.Context, in PublishInput) (Published, error) {
 	if err := in.validate(); err != nil {
-		return "", 0, fault.Permanent(fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err))
+		return Published{}, fault.Permanent(fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err))
 	}
 	var existing *github.PullRequest
 	if in.PullRequest != 0 {
 		pr, _, err := c.gh.PullRequests.Get(ctx, c.owner, c.repo, in.PullRequest)
 		if err != nil {
-			return "", 0, mark(fmt.Errorf("reading pull request #%d on %s/%s: %w", in.PullRequest, c.owner, c.repo, err))
+			return Published{}, mark(fmt.Errorf("reading pull request #%d on %s/%s: %w", in.PullRequest, c.owner, c.repo, err))
 		}
 		if pr.GetState() != "open" || pr.GetHead().GetRef() != in.Branch {
-			return "", 0, fault.Permanent(fmt.Errorf("publishing to %s/%s: pull request #%d: %w", c.owner, c.repo, in.PullRequest, ErrPullRequestClosed))
+			return Published{}, fault.Permanent(fmt.Errorf("publishing to %s/%s: pull request #%d: %w", c.owner, c.repo, in.PullRequest, ErrPullRequestClosed))
 		}
 		existing = pr
 	}
 	bt, err := c.buildTree(ctx, in)
 	if err != nil {
-		return "", 0, mark(fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err))
+		return Published{}, mark(fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err))
 	}
 	message := withTrailer(commitMessage(in), c.coAuthorTrailer(ctx, in.CoAuthor))
 	commit, err := c.publishCommit(ctx, in, bt, message)
 	if err != nil {
-		return "", 0, mark(fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err))
+		return Published{}, mark(fmt.Errorf("publishing to %s/%s: %w", c.owner, c.repo, err))
 	}
 	var pr *github.PullRequest
 	if existing != nil {
@@ -109,7 +119,7 @@ func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, err
 		pr, err = c.upsertPR(ctx, in)
 	}
 	if err != nil {
-		return "", 0, mark(fmt.Errorf("publishing pull request for %s on %s/%s: %w", in.Branch, c.owner, c.repo, err))
+		return Published{}, mark(fmt.Errorf("publishing pull request for %s on %s/%s: %w", in.Branch, c.owner, c.repo, err))
 	}
 	c.requestReview(ctx, pr, in.CoAuthor)
 	c.decorate(ctx, pr, in)
@@ -118,7 +128,7 @@ func (c *Client) Publish(ctx context.Context, in PublishInput) (string, int, err
 			c.log.WarnContext(ctx, "reporting the check run", "commit", commit, logging.Err(err))
 		}
 	}
-	return pr.GetHTMLURL(), pr.GetNumber(), nil
+	return Published{URL: pr.GetHTMLURL(), Number: pr.GetNumber(), Head: commit, Commits: pr.GetCommits()}, nil
 }
 
 func (in PublishInput) validate() error {

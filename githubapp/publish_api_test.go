@@ -88,7 +88,8 @@ func TestPublishSignedCommitUnderRuleset(t *testing.T) {
 		t.Fatalf("git push under the ruleset: %v\n%s", err, out)
 	}
 
-	_, number, err := b.client.Publish(context.Background(), in)
+	pub, err := b.client.Publish(context.Background(), in)
+	number := pub.Number
 	if err != nil {
 		t.Fatalf("Publish: %v", err)
 	}
@@ -117,8 +118,8 @@ func TestPublishSignedCommitUnderRuleset(t *testing.T) {
 		t.Errorf("%d pushes over git, want none", n)
 	}
 	// A retried job makes no second commit, PR or review request.
-	if _, again, err := b.client.Publish(context.Background(), in); err != nil || again != number {
-		t.Fatalf("retried Publish = #%d, %v", again, err)
+	if pub, err := b.client.Publish(context.Background(), in); err != nil || pub.Number != number {
+		t.Fatalf("retried Publish = #%d, %v", pub.Number, err)
 	}
 	if n := b.gh.CountRequests("POST", "/repos/*/*/git/commits"); n != 1 {
 		t.Errorf("%d commits made, want 1", n)
@@ -140,7 +141,7 @@ func TestPublishWithCommitIdentityIsUnsigned(t *testing.T) {
 		b := setup(t, identity)
 		in := cloneFor(t, b)
 		b.gh.RequireSignedCommits(b.repo, "frognano/*")
-		_, _, err := b.client.Publish(context.Background(), in)
+		_, err := b.client.Publish(context.Background(), in)
 		var refused *PushRefusedError
 		if !errors.As(err, &refused) || refused.Kind != PushRefusedSignedCommits || fault.IsTransient(err) {
 			t.Fatalf("Publish = %v, want a permanent signed-commits refusal", err)
@@ -157,7 +158,7 @@ func TestPublishWithCommitIdentityIsUnsigned(t *testing.T) {
 		t.Parallel()
 		b := setup(t, identity)
 		in := cloneFor(t, b)
-		if _, _, err := b.client.Publish(context.Background(), in); err != nil {
+		if _, err := b.client.Publish(context.Background(), in); err != nil {
 			t.Fatal(err)
 		}
 		c := b.gh.Branch(b.repo, in.Branch)
@@ -225,7 +226,7 @@ func TestPublishEverythingAPatchMayHold(t *testing.T) {
 	// The tree frognano tests is the one git builds from the patch on the host.
 	tested := treeOfPatch(t, in.Dir, in.BaseSHA, in.Patch)
 
-	if _, _, err := b.client.Publish(context.Background(), in); err != nil {
+	if _, err := b.client.Publish(context.Background(), in); err != nil {
 		t.Fatalf("Publish: %v", err)
 	}
 	c := gh.Branch(repo, in.Branch)
@@ -301,7 +302,7 @@ func TestPublishManyFiles(t *testing.T) {
 				}
 			})
 			tested := treeOfPatch(t, in.Dir, in.BaseSHA, in.Patch)
-			if _, _, err := b.client.Publish(context.Background(), in); err != nil {
+			if _, err := b.client.Publish(context.Background(), in); err != nil {
 				t.Fatalf("Publish: %v", err)
 			}
 			if c := b.gh.Branch(b.repo, in.Branch); c == nil || c.Tree != tested || len(c.Files) != 202 {
@@ -320,7 +321,7 @@ func TestFollowUpFastForwards(t *testing.T) {
 	t.Parallel()
 	b, in := cloned(t)
 	ctx := context.Background()
-	if _, _, err := b.client.Publish(ctx, in); err != nil {
+	if _, err := b.client.Publish(ctx, in); err != nil {
 		t.Fatal(err)
 	}
 	first := b.gh.Branch(b.repo, in.Branch)
@@ -334,7 +335,7 @@ func TestFollowUpFastForwards(t *testing.T) {
 			Patch: []byte(testPatch), IssueNumber: 12, FastForward: true, PullRequest: b.gh.PRs(b.repo)[0].Number}
 	}
 	f := follow()
-	if _, _, err := b.client.Publish(ctx, f); err != nil {
+	if _, err := b.client.Publish(ctx, f); err != nil {
 		t.Fatalf("follow-up Publish: %v", err)
 	}
 	second := b.gh.Branch(b.repo, in.Branch)
@@ -349,7 +350,7 @@ func TestFollowUpFastForwards(t *testing.T) {
 	f.Patch = []byte(strings.ReplaceAll(testPatch, "add_test.go", "mul_test.go"))
 	theirs := b.gh.PushCommit(b.repo, in.Branch, "THEIRS.md", "a reviewer's commit\n", "Reviewer")
 	commitsBefore := b.gh.CountRequests("POST", "/repos/*/*/git/commits")
-	_, _, err := b.client.Publish(ctx, f)
+	_, err := b.client.Publish(ctx, f)
 	if !errors.Is(err, ErrBranchMoved) || fault.IsTransient(err) {
 		t.Fatalf("Publish after someone pushed: %v, want a permanent ErrBranchMoved", err)
 	}
@@ -381,10 +382,11 @@ func TestPublishRetryAfterCrash(t *testing.T) {
 			t.Parallel()
 			b, in := cloned(t)
 			tc.inject(b)
-			if _, _, err := b.client.Publish(context.Background(), in); err == nil {
+			if _, err := b.client.Publish(context.Background(), in); err == nil {
 				t.Fatal("the first attempt succeeded despite the failure")
 			}
-			_, number, err := b.client.Publish(context.Background(), in)
+			pub, err := b.client.Publish(context.Background(), in)
+			number := pub.Number
 			if err != nil {
 				t.Fatalf("retried Publish: %v", err)
 			}
@@ -412,7 +414,8 @@ func TestPublishReviewRequestRefused(t *testing.T) {
 		b, in := cloned(t)
 		b.gh.UserID("mallory") // a GitHub user without access to the repository
 		in.CoAuthor = Person{Login: "mallory"}
-		_, number, err := b.client.Publish(context.Background(), in)
+		pub, err := b.client.Publish(context.Background(), in)
+		number := pub.Number
 		if err != nil {
 			t.Fatalf("Publish: %v", err)
 		}
@@ -433,7 +436,7 @@ func TestPublishReviewRequestRefused(t *testing.T) {
 		t.Parallel()
 		b, in := cloned(t)
 		in.CoAuthor = Person{Login: "frognano[bot]"}
-		if _, _, err := b.client.Publish(context.Background(), in); err != nil {
+		if _, err := b.client.Publish(context.Background(), in); err != nil {
 			t.Fatal(err)
 		}
 		if n := b.gh.CountRequests("POST", "/repos/*/*/pulls/*/requested_reviewers"); n != 0 {
@@ -447,7 +450,7 @@ func TestPublishReviewRequestRefused(t *testing.T) {
 		t.Parallel()
 		b, in := cloned(t)
 		in.CoAuthor = Person{Login: "ghost-user"} // GET /users/ghost-user answers 404
-		if _, _, err := b.client.Publish(context.Background(), in); err != nil {
+		if _, err := b.client.Publish(context.Background(), in); err != nil {
 			t.Fatalf("Publish: %v", err)
 		}
 		if c := b.gh.Branch(b.repo, in.Branch); strings.Contains(c.Message, "Co-authored-by") {
@@ -463,7 +466,7 @@ func TestPublishRefusesAnotherTree(t *testing.T) {
 	b, in := cloned(t)
 	other := `{"sha":"` + strings.Repeat("ab", 20) + `","url":"x","tree":[],"truncated":false}`
 	b.gh.RespondNext("POST", "/repos/*/*/git/trees", http.StatusCreated, other, 2)
-	_, _, err := b.client.Publish(context.Background(), in)
+	_, err := b.client.Publish(context.Background(), in)
 	if err == nil || fault.IsTransient(err) || !strings.Contains(err.Error(), "not the tree") {
 		t.Fatalf("Publish = %v, want a permanent refusal naming the trees", err)
 	}

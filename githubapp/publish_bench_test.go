@@ -52,7 +52,7 @@ func BenchmarkPublish(b *testing.B) {
 			for i := range b.N {
 				in := PublishInput{Dir: dir, BaseSHA: head, Branch: fmt.Sprintf("frognano/bench-%d", i), BaseBranch: branch,
 					Title: "Bench", Body: "x", Patch: patch, IssueNumber: i + 1}
-				if _, _, err := client.Publish(context.Background(), in); err != nil {
+				if _, err := client.Publish(context.Background(), in); err != nil {
 					b.Fatal(err)
 				}
 			}

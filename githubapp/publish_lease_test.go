@@ -19,7 +19,7 @@ func TestFastForwardOnlyFromItsBase(t *testing.T) {
 	t.Parallel()
 	b, in := cloned(t)
 	ctx := context.Background()
-	if _, _, err := b.client.Publish(ctx, in); err != nil {
+	if _, err := b.client.Publish(ctx, in); err != nil {
 		t.Fatal(err)
 	}
 	first := b.gh.Branch(b.repo, in.Branch)
@@ -49,7 +49,7 @@ func TestFastForwardOnlyFromItsBase(t *testing.T) {
 			}
 			f := PublishInput{Dir: dir, BaseSHA: head, Branch: in.Branch, BaseBranch: in.BaseBranch, Title: in.Title, Body: "again",
 				Patch: []byte(strings.ReplaceAll(testPatch, "add_test.go", "mul_test.go")), IssueNumber: 12, FastForward: true}
-			_, _, err = b.client.Publish(ctx, f)
+			_, err = b.client.Publish(ctx, f)
 			if !errors.Is(err, ErrBranchMoved) || fault.IsTransient(err) {
 				t.Errorf("Publish after the reviewer moved the branch back: %v, want a permanent ErrBranchMoved", err)
 			}

@@ -57,7 +57,7 @@ func TestPublishRefusesAPatchWithAFoundSecret(t *testing.T) {
 	tok := fakeToken(t)
 	b, in := clonedWith(t, secretscan.Block)
 	in.Patch = tokenPatch(tok)
-	_, _, err := b.client.Publish(context.Background(), in)
+	_, err := b.client.Publish(context.Background(), in)
 	var se *SecretsError
 	if !errors.As(err, &se) || fault.IsTransient(err) {
 		t.Fatalf("Publish err = %v, want a permanent *SecretsError", err)
@@ -78,7 +78,7 @@ func TestPublishPushesAFoundSecretUnderWarn(t *testing.T) {
 	t.Parallel()
 	b, in := clonedWith(t, secretscan.Warn)
 	in.Patch = tokenPatch(fakeToken(t))
-	if _, _, err := b.client.Publish(context.Background(), in); err != nil {
+	if _, err := b.client.Publish(context.Background(), in); err != nil {
 		t.Fatalf("Publish: %v", err)
 	}
 	if len(b.gh.PRs(b.repo)) != 1 {
@@ -95,7 +95,7 @@ func TestPublishRefusesWhatAGitleaksAllowListSkipped(t *testing.T) {
 	b, in := clonedWith(t, secretscan.Block)
 	in.Patch = []byte("diff --git a/@octokit/auth-token/README.md b/@octokit/auth-token/README.md\nnew file mode 100644\n" +
 		"--- /dev/null\n+++ b/@octokit/auth-token/README.md\n@@ -0,0 +1 @@\n+GITHUB=" + tok + "\n")
-	_, _, err := b.client.Publish(context.Background(), in)
+	_, err := b.client.Publish(context.Background(), in)
 	var se *SecretsError
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), `github-pat in "@octokit/auth-token/README.md" line 1`) {
 		t.Fatalf("Publish err = %v, want a *SecretsError naming the finding", err)

@@ -50,7 +50,8 @@ func TestPublishCreatesThenUpdatesOneDraft(t *testing.T) {
 	b, in := cloned(t)
 	ctx := context.Background()
 
-	url, number, err := b.client.Publish(ctx, in)
+	pub, err := b.client.Publish(ctx, in)
+	url, number := pub.URL, pub.Number
 	if err != nil {
 		t.Fatalf("first Publish: %v", err)
 	}
@@ -83,7 +84,8 @@ func TestPublishCreatesThenUpdatesOneDraft(t *testing.T) {
 	// A second run (new patch, new title) replaces the branch's commit and updates the same PR.
 	in.Patch = []byte(fixPatch + testPatch)
 	in.Title = "Fix Add and test it"
-	url2, number2, err := b.client.Publish(ctx, in)
+	pub2, err := b.client.Publish(ctx, in)
+	url2, number2 := pub2.URL, pub2.Number
 	if err != nil {
 		t.Fatalf("second Publish: %v", err)
 	}
@@ -122,7 +124,8 @@ func TestPublishRetryNeverOpensSecondPR(t *testing.T) {
 			t.Parallel()
 			b, in := cloned(t)
 			tt.inject(b)
-			_, number, err := b.client.Publish(context.Background(), in)
+			pub, err := b.client.Publish(context.Background(), in)
+			number := pub.Number
 			if err != nil {
 				t.Fatalf("Publish: %v", err)
 			}
@@ -130,8 +133,8 @@ func TestPublishRetryNeverOpensSecondPR(t *testing.T) {
 				t.Errorf("PRs = %+v, want exactly one draft #%d", prs, number)
 			}
 			// And a whole retried job after that still finds the same PR.
-			if _, again, err := b.client.Publish(context.Background(), in); err != nil || again != number {
-				t.Errorf("retried Publish = #%d, %v; want #%d", again, err, number)
+			if pub, err := b.client.Publish(context.Background(), in); err != nil || pub.Number != number {
+				t.Errorf("retried Publish = #%d, %v; want #%d", pub.Number, err, number)
 			}
 			if n := len(b.gh.PRs(b.repo)); n != 1 {
 				t.Errorf("after a retried job there are %d PRs", n)
@@ -144,14 +147,15 @@ func TestPublishExistingPRFromAnotherRun(t *testing.T) {
 	t.Parallel()
 	b, in := cloned(t)
 	ctx := context.Background()
-	if _, _, err := b.client.Publish(ctx, in); err != nil {
+	if _, err := b.client.Publish(ctx, in); err != nil {
 		t.Fatal(err)
 	}
 	// Another run created the PR after this one listed (a stale, empty list), so the create
 	// answers 422 "A pull request already exists": Publish must find and update that PR.
 	b.gh.RespondNext("GET", "/repos/*/*/pulls", http.StatusOK, "[]", 1)
 	in.Title = "Updated by the second run"
-	_, number, err := b.client.Publish(ctx, in)
+	pub, err := b.client.Publish(ctx, in)
+	number := pub.Number
 	prs := b.gh.PRs(b.repo)
 	if err != nil || len(prs) != 1 || number != prs[0].Number || prs[0].Title != in.Title {
 		t.Errorf("Publish = #%d, %v; PRs %+v", number, err, prs)
@@ -182,7 +186,7 @@ func TestPublishRejectsBadInput(t *testing.T) {
 			t.Parallel()
 			in := good
 			tt.edit(&in)
-			_, _, err := b.client.Publish(context.Background(), in)
+			_, err := b.client.Publish(context.Background(), in)
 			if err == nil {
 				t.Fatal("Publish succeeded")
 			}
@@ -203,7 +207,7 @@ func TestPublishRedactsSecrets(t *testing.T) {
 	in.Title = "Fix " + tok
 	in.Body = "env: GITHUB_TOKEN=" + tok
 	in.CommitMessage = "leak " + tok
-	if _, _, err := b.client.Publish(context.Background(), in); err != nil {
+	if _, err := b.client.Publish(context.Background(), in); err != nil {
 		t.Fatal(err)
 	}
 	pr := b.gh.PRs(b.repo)[0]
@@ -252,7 +256,7 @@ func TestPublishRefusesWhatTheTreeReveals(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, _, err = client.Publish(context.Background(), PublishInput{
+			_, err = client.Publish(context.Background(), PublishInput{
 				Dir: dir, BaseSHA: head, Branch: "frognano/issue-12", BaseBranch: branch,
 				Title: "Fix", Body: "x", Patch: []byte(tt.patch), IssueNumber: 12,
 			})

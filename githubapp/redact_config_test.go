@@ -196,7 +196,7 @@ func TestPublishRefusesAPatchHoldingASecret(t *testing.T) {
 	RegisterConfigSecret(secret)
 	b, in := cloned(t)
 	in.Patch = []byte(strings.Replace(fixPatch, "return a + b }", "return a + b } // "+secret, 1))
-	_, _, err := b.client.Publish(context.Background(), in)
+	_, err := b.client.Publish(context.Background(), in)
 	if !errors.Is(err, ErrPatchHoldsSecret) || fault.IsTransient(err) || strings.Contains(err.Error(), secret) {
 		t.Fatalf("Publish err = %v, want a permanent ErrPatchHoldsSecret without the value", err)
 	}
@@ -233,7 +233,7 @@ func TestPublishRefusesASecretInAnyForm(t *testing.T) {
 			if bytes.Contains(in.Patch, []byte(secret)) {
 				t.Fatal("precondition: the patch's text holds the value, so a search of the text would find it")
 			}
-			_, _, err := b.client.Publish(context.Background(), in)
+			_, err := b.client.Publish(context.Background(), in)
 			if !errors.Is(err, ErrPatchHoldsSecret) || fault.IsTransient(err) || strings.Contains(err.Error(), secret) {
 				t.Fatalf("Publish err = %v, want a permanent ErrPatchHoldsSecret without the value", err)
 			}

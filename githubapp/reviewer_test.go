@@ -17,7 +17,8 @@ func TestReviewComments(t *testing.T) {
 	t.Parallel()
 	b, in := cloned(t)
 	ctx := context.Background()
-	_, number, err := b.client.Publish(ctx, in)
+	pub, err := b.client.Publish(ctx, in)
+	number := pub.Number
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,7 +94,8 @@ func TestPublishAddsTheSettingsLabelsAndReviewers(t *testing.T) {
 	b, in := cloned(t)
 	b.gh.SetPermission(b.repo, "ann", "write")
 	in.Labels, in.Reviewers, in.TeamReviewers = []string{"bot", "needs-review"}, []string{"stranger", "ann"}, []string{"core"}
-	_, number, err := b.client.Publish(context.Background(), in)
+	pub, err := b.client.Publish(context.Background(), in)
+	number := pub.Number
 	if err != nil {
 		t.Fatalf("Publish: %v", err)
 	}

@@ -34,6 +34,7 @@ type Metrics struct {
 	modelLatency   *prometheus.HistogramVec // outcome
 	sandboxReady   prometheus.Histogram
 	envCache       *prometheus.CounterVec // result
+	pullsEnded     *prometheus.CounterVec // outcome
 }
 
 // New registers every instrument, Go's and the process's collectors on a fresh registry.
@@ -69,7 +70,11 @@ func New() *Metrics {
 		Namespace: namespace, Name: "environment_cache_total",
 		Help: "Per-repository environment images looked up, by result: hit (reused) or build.",
 	}, []string{"result"})
-	m.reg.MustRegister(m.deliveries, m.githubRequests, m.githubWait, m.modelRequests, m.modelLatency, m.sandboxReady, m.envCache,
+	m.pullsEnded = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "pull_requests_ended_total",
+		Help: "Pull requests runs published to that this process saw end (a pull_request event or a reconciliation round), by outcome: merged, closed (without merge), gone (the repository or pull request was deleted while open).",
+	}, []string{"outcome"})
+	m.reg.MustRegister(m.deliveries, m.githubRequests, m.githubWait, m.modelRequests, m.modelLatency, m.sandboxReady, m.envCache, m.pullsEnded,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range []string{"ok", "client_error", "unauthorized", "rate_limited", "server_error", "network_error"} {
 		m.githubRequests.WithLabelValues(o)
@@ -79,6 +84,9 @@ func New() *Metrics {
 	}
 	for _, r := range []string{"hit", "build"} {
 		m.envCache.WithLabelValues(r)
+	}
+	for _, o := range pullOutcomes {
+		m.pullsEnded.WithLabelValues(o)
 	}
 	return m
 }
@@ -100,6 +108,20 @@ func (m *Metrics) EnvironmentCache(hit bool) {
 		m.envCache.WithLabelValues("hit").Inc()
 	} else {
 		m.envCache.WithLabelValues("build").Inc()
+	}
+}
+
+// pullOutcomes are the outcome label's values of pull_requests_ended_total (package outcome's
+// states other than open).
+var pullOutcomes = []string{"merged", "closed", "gone"}
+
+// PullRequestEnded counts a pull request that ended as outcome (merged, closed, gone); any
+// other value is counted as nothing.
+func (m *Metrics) PullRequestEnded(outcome string) {
+	for _, o := range pullOutcomes {
+		if o == outcome {
+			m.pullsEnded.WithLabelValues(o).Inc()
+		}
 	}
 }
 

@@ -130,3 +130,21 @@ func TestDatabaseCollector(t *testing.T) {
 		t.Logf("/metrics:\n%s", text)
 	}
 }
+
+// TestPullRequestsEnded: frognano_pull_requests_ended_total counts each outcome, starts at 0
+// for each, and takes no label value from outside its fixed set.
+func TestPullRequestsEnded(t *testing.T) {
+	t.Parallel()
+	m := New()
+	for _, o := range []string{"merged", "merged", "closed", "gone", "open", "anything else"} {
+		m.PullRequestEnded(o)
+	}
+	for o, want := range map[string]float64{"merged": 2, "closed": 1, "gone": 1} {
+		if got := testutil.ToFloat64(m.pullsEnded.WithLabelValues(o)); got != want {
+			t.Errorf("%s: %v, want %v", o, got, want)
+		}
+	}
+	if n := testutil.CollectAndCount(m.pullsEnded); n != 3 {
+		t.Errorf("%d series, want merged, closed and gone only", n)
+	}
+}

@@ -1,9 +1,9 @@
 -- Issue 31: what became of each pull request a run published to: the ones frognano opened
 -- (an issue run's runs.pr_number) and the others a run added commits to (a writer's mention on
 -- a person's pull request; runs.kind followup/ci with runs.issue the pull request's number).
--- One row per pull request, written by package outcome alone (outcome/store.go): when a run
+-- One row per pull request, written by package outcome alone (outcome/store*.go): when a run
 -- publishes (opened or commits added), from pull_request events (closed, reopened,
--- ready_for_review, synchronize) and by reconciliation with GitHub (a periodic job and
+-- ready_for_review, converted_to_draft, synchronize) and by reconciliation with GitHub (a periodic job and
 -- `frognano outcomes sync`). Readers: `frognano stats`, the stats page, `frognano export`,
 -- the runs list, metrics.
 CREATE TABLE pull_outcomes (
@@ -22,7 +22,9 @@ CREATE TABLE pull_outcomes (
     -- model: the operator's name of the model that wrote the last run's patch (runs.model).
     model            text,
     opened_at        timestamptz NOT NULL, -- when the first run published to it
-    state            text        NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'merged', 'closed')),
+    -- gone: the repository or the pull request was deleted (or left the installation) while
+    -- it was open: GitHub answered 404 or 410, and it is never asked about again.
+    state            text        NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'merged', 'closed', 'gone')),
     draft            boolean     NOT NULL DEFAULT true,
     ready_at         timestamptz,          -- a person marked it ready for review
     ready_by         text,                 -- login only
@@ -33,6 +35,9 @@ CREATE TABLE pull_outcomes (
     -- on the branch after it (people_commits, counted when an event or a sync sees a new head).
     bot_head_sha     text,
     head_sha         text,
+    -- bot_commits: how many commits the pull request had at bot_head_sha (GitHub's count, in
+    -- the answer to frognano's own publish); people_commits is the count above it.
+    bot_commits      integer,
     people_commits   integer     NOT NULL DEFAULT 0,
     merge_sha        text,
     -- At merge, on the files frognano's last patch touched: patch_lines is how many lines the

@@ -20,6 +20,7 @@ import (
 	"github.com/frognano/frognano/githubapp"
 	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/migrations"
+	"github.com/frognano/frognano/outcome"
 	"github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/settings"
 )
@@ -94,6 +95,14 @@ type Config struct {
 	// Ceilings are the operator's limits on what a repository's settings file may set
 	// (FROGNANO_ATTEMPTS, the models offered by name, the runs per day): run.Config.Ceilings.
 	Ceilings settings.Ceilings
+	// Outcomes records what becomes of the pull requests runs publish to (the run's end,
+	// pull_request events); nil: one of this pool (outcome.NewStore), with no hook.
+	Outcomes *outcome.Store
+	// Reconciler, when set, works the outcome jobs: the measure of a merged pull request and,
+	// every OutcomesInterval (0: never), the reconciliation round (outcomes.go). nil: an event's
+	// merge queues a measure job that a process with one works.
+	Reconciler       *outcome.Reconciler
+	OutcomesInterval time.Duration
 	// Logger receives the lines of the queue and of the runs it works; nil means
 	// slog.Default(). NewClient wraps it, and RiverLogger, in githubapp.RedactLogs.
 	Logger *slog.Logger
@@ -150,13 +159,18 @@ type Client struct {
 	river *river.Client[pgx.Tx]
 	pool  *pgxpool.Pool
 	runs  *run.Store // the runs' only writer: the intake transactions write them through it
-	cfg   Config
+	// outcomes is pull_outcomes' only writer: PullRequestEvent writes through it.
+	outcomes *outcome.Store
+	cfg      Config
 }
 
 // NewClient builds the River client. With cfg.Workers > 0 it registers the run
 // worker and the periodic delivery cleanup; otherwise it can only insert.
 func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 	cfg = cfg.withDefaults()
+	if cfg.Outcomes == nil {
+		cfg.Outcomes = outcome.NewStore(pool)
+	}
 	if cfg.DeliveryRetention < MinDeliveryRetention {
 		return nil, fmt.Errorf("delivery retention %s is below the minimum %s (GitHub redelivers for 7 days)", cfg.DeliveryRetention, MinDeliveryRetention)
 	}
@@ -207,6 +221,9 @@ func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 				func() (river.JobArgs, *river.InsertOpts) { return cleanupArgs{}, nil },
 				&river.PeriodicJobOpts{ID: "frognano_cleanup_deliveries", RunOnStart: true}),
 		}
+		if err := addOutcomeWorkers(workers, rc, cfg); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Owner != "" {
 		var rnd [4]byte
@@ -217,7 +234,7 @@ func NewClient(pool *pgxpool.Pool, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating River client: %w", err)
 	}
-	c := &Client{river: client, pool: pool, runs: store(pool), cfg: cfg}
+	c := &Client{river: client, pool: pool, runs: store(pool), outcomes: cfg.Outcomes, cfg: cfg}
 	if labelCheck != nil {
 		labelCheck.client = c
 	}

@@ -21,13 +21,13 @@ type publishClock struct {
 	done chan struct{} // one send per publish
 }
 
-func (p *publishClock) Publish(ctx context.Context, in githubapp.PublishInput) (string, int, error) {
-	url, n, err := p.Repo.Publish(ctx, in)
+func (p *publishClock) Publish(ctx context.Context, in githubapp.PublishInput) (githubapp.Published, error) {
+	pub, err := p.Repo.Publish(ctx, in)
 	p.mu.Lock()
 	p.at[in.IssueNumber] = time.Now()
 	p.mu.Unlock()
 	p.done <- struct{}{}
-	return url, n, err
+	return pub, err
 }
 
 // BenchmarkLabelToPR measures label to pull request for issues of one installation, through

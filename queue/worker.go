@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/frognano/frognano/internal/logging"
+	"github.com/frognano/frognano/outcome"
 	"github.com/frognano/frognano/run"
 )
 
@@ -66,11 +67,22 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 // the River client of the job at hand (promoteNext).
 func pipeline(pool *pgxpool.Pool, cfg Config) *run.Pipeline {
 	return run.NewPipeline(run.Config{
-		GitHub: cfg.GitHub, Runner: cfg.Runner, Store: store(pool).WithBudgets(cfg.Budgets),
+		GitHub: cfg.GitHub, Runner: cfg.Runner, Store: store(pool).WithBudgets(cfg.Budgets).WithPublished(published(cfg.Outcomes)),
 		JobTimeout: cfg.JobTimeout, PerInstallationLimit: cfg.PerInstallationLimit, StatusEditInterval: cfg.StatusEditInterval,
 		WorkDir: cfg.WorkDir, Label: cfg.Label, CIFollowUps: cfg.CIFollowUps, PublicURL: cfg.PublicURL, Ceilings: cfg.Ceilings,
 		RemoteCancel: rivertype.ErrJobCancelledRemotely, EndStep: cfg.endStep,
 	})
+}
+
+// published is the runs' Store's Published hook: what a run published, recorded by outcomes
+// in the transaction that ends the run (nil outcomes: no hook).
+func published(outcomes *outcome.Store) run.Published {
+	if outcomes == nil {
+		return nil
+	}
+	return func(ctx context.Context, tx pgx.Tx, p run.Publication) error {
+		return outcomes.Published(ctx, tx, outcome.Publication(p))
+	}
 }
 
 // store is the runs' Store whose ends promote the next waiting run (promoteNext) and queue

@@ -104,7 +104,11 @@ func (a *attempt) record(ctx context.Context, state, exitReason, errText, prURL 
 		a.status.close() // no progress edit after the final one
 	}
 	o := a.outboxOf(v, unlabel, post)
-	ok, err := a.st.finish(ctx, a.run.ID, state, exitReason, errText, prURL, prNumber, o)
+	var pub *Publication
+	if state == StateSucceeded {
+		pub = a.published
+	}
+	ok, err := a.st.finish(ctx, a.run.ID, state, exitReason, errText, prURL, prNumber, o, pub)
 	if err != nil || !ok {
 		return ok, err
 	}

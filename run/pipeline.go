@@ -158,6 +158,9 @@ type attempt struct {
 	// ceilings, read at the start of the attempt; settingsNotes name what the ceilings lowered.
 	settings      settings.Settings
 	settingsNotes []string
+	// published is what the plan's publish put on GitHub (nil: nothing yet); the end that
+	// records the run's success hands it to the Store's Published hook (package outcome).
+	published *Publication
 }
 
 // do is the one skeleton of every run. Its plan says what differs by kind: who may ask, the
@@ -307,7 +310,7 @@ func (a *attempt) view(state, note string) Status {
 // skip ends a run that does not go ahead (no comment: nobody asked who may not, or there is
 // nothing to answer), with what its record says.
 func (a *attempt) skip(ctx context.Context, exitReason, errText string) error {
-	_, err := a.st.finish(ctx, a.run.ID, StateSkipped, exitReason, errText, "", 0, nil)
+	_, err := a.st.finish(ctx, a.run.ID, StateSkipped, exitReason, errText, "", 0, nil, nil)
 	return err
 }
 

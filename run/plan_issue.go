@@ -193,7 +193,7 @@ func (p *issuePlan) publish(ctx context.Context, a *attempt, dir string) error {
 		return a.end(ctx, StateFailed, ExitProtectedPath, noteProtectedPath(file, pattern), "", 0)
 	}
 	a.p.step(ctx, r.ID, StepPublishing)
-	url, number, err := a.repo.Publish(ctx, a.pullRequestSettings(githubapp.PublishInput{
+	pub, err := a.repo.Publish(ctx, a.pullRequestSettings(githubapp.PublishInput{
 		Dir: dir, BaseSHA: r.BaseSHA, Branch: BranchName(r.Issue), BaseBranch: r.BaseBranch,
 		Title:         issueTitle(p.title),
 		Body:          issueBody(r.PRBody, r.Issue),
@@ -207,5 +207,6 @@ func (p *issuePlan) publish(ctx context.Context, a *attempt, dir string) error {
 		return fmt.Errorf("publishing pull request: %w", err)
 	}
 	a.p.step(ctx, r.ID, StepPublished)
-	return a.end(ctx, StateSucceeded, r.ExitReason, "", url, number)
+	a.published = &Publication{RunID: r.ID, Number: pub.Number, Ours: true, Issue: r.Issue, Head: pub.Head, Commits: pub.Commits}
+	return a.end(ctx, StateSucceeded, r.ExitReason, "", pub.URL, pub.Number)
 }

@@ -148,7 +148,7 @@ func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func
 		return a.end(ctx, StateFailed, ExitProtectedPath, say(noteProtectedPath(file, pattern)), "", 0)
 	}
 	a.p.step(ctx, r.ID, StepPublishing)
-	url, number, err := a.repo.Publish(ctx, githubapp.PublishInput{
+	pub, err := a.repo.Publish(ctx, githubapp.PublishInput{
 		Dir: dir, BaseSHA: r.BaseSHA, Branch: p.pr.HeadRef, BaseBranch: p.pr.BaseRef, FastForward: true,
 		Title:         p.pr.Title,
 		Body:          followUpBody(p.pr.Body, r),
@@ -173,7 +173,8 @@ func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func
 	}
 	a.p.step(ctx, r.ID, StepPublished)
 	r.Headline = say(r.Headline) // the final reply shows the headline as its note
-	return a.end(ctx, StateSucceeded, r.ExitReason, "", url, number)
+	a.published = &Publication{RunID: r.ID, Number: pub.Number, Ours: p.issue != 0, Issue: p.issue, Head: pub.Head, Commits: pub.Commits}
+	return a.end(ctx, StateSucceeded, r.ExitReason, "", pub.URL, pub.Number)
 }
 
 // requester is who asked for a follow-up, credited in its commit and asked to review: nobody

@@ -51,9 +51,10 @@ type Repo interface {
 	// and is empty) and reports its head commit and the branch name.
 	Clone(ctx context.Context, dir string) (headSHA, defaultBranch string, err error)
 	// Publish applies Patch on BaseSHA in Dir, pushes Branch and opens (or
-	// updates) the draft pull request for it. Calling it again for the same
-	// Branch must update the same pull request, never open a second one.
-	Publish(ctx context.Context, in githubapp.PublishInput) (url string, number int, err error)
+	// updates) the draft pull request for it, and reports the pull request and the commit it
+	// put at the branch's head. Calling it again for the same Branch must update the same pull
+	// request, never open a second one.
+	Publish(ctx context.Context, in githubapp.PublishInput) (githubapp.Published, error)
 	// PullRequest reads a pull request (a follow-up's).
 	PullRequest(ctx context.Context, number int) (githubapp.PullRequest, error)
 	// CloneBranch clones branch into dir with baseBranch fetched too, and reports both heads.

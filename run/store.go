@@ -21,7 +21,9 @@ type Store struct {
 	pool    *pgxpool.Pool
 	promote Promote
 	deliver Deliver // nil: the queue's cleanup finds the outboxes left (outbox.go)
-	budgets Budgets // the FROGNANO_BUDGET_* settings (budget.go)
+	// published records what a succeeded run published (package outcome); nil: nothing.
+	published Published
+	budgets   Budgets // the FROGNANO_BUDGET_* settings (budget.go)
 }
 
 // Promote makes the oldest run waiting on the pull request of run ended queued and inserts its

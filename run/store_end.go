@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/frognano/frognano/githubapp"
+	"github.com/frognano/frognano/internal/fault"
+	"github.com/frognano/frognano/internal/logging"
 )
 
 // The Store's writes of a run's end: the ends themselves (finish, cancel, End, and the
@@ -23,10 +25,11 @@ type Ended struct {
 
 // finish moves a running run to a final state with what its end must still write to GitHub
 // (o, nil: nothing) and, in the same transaction, promotes the oldest run waiting on its pull
-// request (Promote) and queues the writing of o (Deliver). It reports false when the run was
-// no longer running (for example cancelled by an unlabel meanwhile).
-func (s *Store) finish(ctx context.Context, id int64, state, exitReason, errText, prURL string, prNumber int, o *outbox) (bool, error) {
-	return s.end(ctx, fmt.Sprintf("finishing run %d as %s", id, state), o, `UPDATE runs SET state = $2, finished_at = now(),
+// request (Promote), queues the writing of o (Deliver) and hands what the run published (pub,
+// nil: nothing) to the Published hook. It reports false when the run was no longer running
+// (for example cancelled by an unlabel meanwhile).
+func (s *Store) finish(ctx context.Context, id int64, state, exitReason, errText, prURL string, prNumber int, o *outbox, pub *Publication) (bool, error) {
+	return s.end(ctx, fmt.Sprintf("finishing run %d as %s", id, state), o, pub, `UPDATE runs SET state = $2, finished_at = now(),
 			exit_reason = coalesce(nullif($3, ''), exit_reason), error = nullif($4, ''),
 			pr_url = nullif($5, ''), pr_number = nullif($6, 0), outbox = $7
 		WHERE id = $1 AND state = 'running' RETURNING id, installation_id, repo_id, issue`,
@@ -38,7 +41,7 @@ func (s *Store) finish(ctx context.Context, id int64, state, exitReason, errText
 // in one transaction, as every end does. It reports false when the run was no longer running.
 // The pipeline's ends record more (finish, cancel).
 func (s *Store) End(ctx context.Context, id int64, state string) (bool, error) {
-	return s.end(ctx, fmt.Sprintf("ending run %d as %s", id, state), nil, `UPDATE runs SET state = $2, finished_at = now()
+	return s.end(ctx, fmt.Sprintf("ending run %d as %s", id, state), nil, nil, `UPDATE runs SET state = $2, finished_at = now()
 		WHERE id = $1 AND state = 'running' RETURNING id, installation_id, repo_id, issue`, id, state)
 }
 
@@ -48,7 +51,7 @@ func (s *Store) End(ctx context.Context, id int64, state string) (bool, error) {
 // recorded (nil: none) in the same transaction. It reports whether update ended the run.
 // Every end of a run goes through it (finish, cancel, End) or promotes as it does
 // (EndAbandoned: the queue's cleanup of runs whose job died, queue/waiting.go).
-func (s *Store) end(ctx context.Context, what string, o *outbox, update string, args ...any) (bool, error) {
+func (s *Store) end(ctx context.Context, what string, o *outbox, pub *Publication, update string, args ...any) (bool, error) {
 	ended := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		ended = false
@@ -61,12 +64,42 @@ func (s *Store) end(ctx context.Context, what string, o *outbox, update string, 
 			return err
 		}
 		ended = true
-		return s.afterEnd(ctx, tx, e, o != nil)
+		if err := s.afterEnd(ctx, tx, e, o != nil); err != nil {
+			return err
+		}
+		if pub != nil && s.published != nil {
+			return s.recordPublication(ctx, tx, *pub)
+		}
+		return nil
 	})
 	if err != nil {
 		return false, fmt.Errorf("%s: %w", what, err)
 	}
 	return ended, nil
+}
+
+// recordPublication hands what the run published to the Published hook in a savepoint of tx:
+// a transient failure (the database went away) rolls the whole end back, so that the run's
+// retry publishes again (Publish is idempotent) and records both; any other failure is logged
+// and only its own writes are rolled back, since a pull request that GitHub shows must never
+// make its run fail.
+func (s *Store) recordPublication(ctx context.Context, tx pgx.Tx, p Publication) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.published(ctx, sp, p); err != nil {
+		if fault.IsTransient(err) {
+			return err
+		}
+		if rerr := sp.Rollback(ctx); rerr != nil {
+			return rerr
+		}
+		logging.FromContext(ctx).ErrorContext(ctx, "recording the pull request the run published to; what becomes of it is not followed",
+			logging.RunID(p.RunID), "pull_request", p.Number, logging.Err(err))
+		return nil
+	}
+	return sp.Commit(ctx)
 }
 
 // afterEnd is what follows every end in its transaction tx: the promotion of the run waiting
@@ -87,7 +120,7 @@ func (s *Store) afterEnd(ctx context.Context, tx pgx.Tx, e Ended, deliver bool) 
 // waiting next on its pull request, like finish. It reports false when the run was no longer
 // active (the queue cancelled it).
 func (s *Store) cancel(ctx context.Context, id int64, o *outbox) (bool, error) {
-	return s.end(ctx, "cancelling run", o, `UPDATE runs SET state = 'cancelled', finished_at = now(),
+	return s.end(ctx, "cancelling run", o, nil, `UPDATE runs SET state = 'cancelled', finished_at = now(),
 			exit_reason = coalesce(exit_reason, 'cancelled'), outbox = $2
 		WHERE id = $1 AND state IN ('queued', 'running') RETURNING id, installation_id, repo_id, issue`, id, o.value())
 }

@@ -11,7 +11,7 @@ import (
 // never panic or fail internally, and must store nothing when it refuses.
 func FuzzWebhook(f *testing.F) {
 	b := setup(f)
-	events := []string{"issues", "installation", "installation_repositories", "ping", "issue_comment", "check_suite", "pull_request_review", "pull_request_review_comment"}
+	events := []string{"issues", "installation", "installation_repositories", "ping", "issue_comment", "check_suite", "pull_request_review", "pull_request_review_comment", "pull_request"}
 	f.Add(uint8(0), labeled(f))
 	f.Add(uint8(0), fixture(f, "issues/unlabeled.payload.json", installation(5), label(testLabel)))
 	f.Add(uint8(0), fixture(f, "issues/opened.payload.json", installation(5), action("closed")))
@@ -28,6 +28,8 @@ func FuzzWebhook(f *testing.F) {
 		reviewed("changes_requested", "fix", "frognano/issue-1", "Codertocat", "User")))
 	f.Add(uint8(7), fixture(f, "pull_request_review_comment/created.payload.json",
 		lineComment("@"+testSlug+" rename", "frognano/issue-1", "Codertocat", "User")))
+	f.Add(uint8(8), pullEventBody(f, "closed", 12, merged("dave")))
+	f.Add(uint8(8), pullEventBody(f, "synchronize", 12))
 	f.Add(uint8(0), []byte(`{"action":"labeled","label":{"name":"frognano"},"issue":{"number":1},"repository":{"id":1,"name":"r","owner":{"login":"o"}},"installation":{"id":1},"sender":{"login":"u"}}`))
 	f.Add(uint8(0), []byte(`{"action":"labeled","label":null,"issue":null}`))
 	f.Add(uint8(0), []byte(`[]`))

@@ -19,6 +19,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 
 	"github.com/frognano/frognano/internal/logging"
+	"github.com/frognano/frognano/outcome"
 	"github.com/frognano/frognano/queue"
 )
 
@@ -36,6 +37,9 @@ type Intake interface {
 	Cancel(ctx context.Context, d queue.Delivery, repoID int64, issue int, reason string) (queue.Cancelled, error)
 	CancelInstallation(ctx context.Context, d queue.Delivery, installationID int64, reason string) (queue.Cancelled, error)
 	Record(ctx context.Context, d queue.Delivery, outcome string) (duplicate bool, err error)
+	// PullRequestEvent records a pull_request event on a pull request frognano follows
+	// (package outcome); any other stores nothing (Ignored).
+	PullRequestEvent(ctx context.Context, d queue.Delivery, ev outcome.Event) (queue.PullEventResult, error)
 	// RequestStop queues a reviewer's request to stop a pull request's follow-up.
 	RequestStop(ctx context.Context, d queue.Delivery, req queue.StopArgs) (duplicate bool, err error)
 	// Ready reports whether deliveries can be accepted (the database answers and is migrated).

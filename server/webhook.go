@@ -69,7 +69,7 @@ func (s *Server) webhook(ctx context.Context, w http.ResponseWriter, r *http.Req
 	// Events we decode are validated by decoding them; the others are
 	// checked here (one scan of the body either way).
 	switch event {
-	case "installation", "installation_repositories", "issues":
+	case "installation", "installation_repositories", "issues", "pull_request":
 	default:
 		if !json.Valid(body) {
 			return response{}, fmt.Errorf("%w: body is not JSON", ErrBadRequest)
@@ -113,6 +113,8 @@ func (s *Server) webhook(ctx context.Context, w http.ResponseWriter, r *http.Req
 		return response{Status: pick(dup, "duplicate", "recorded"), code: http.StatusOK}, nil
 	case "issues":
 		return s.issues(ctx, d, body)
+	case "pull_request":
+		return s.pullRequest(ctx, d, body)
 	case "issue_comment", "check_suite", "pull_request_review", "pull_request_review_comment":
 		return s.followUp(ctx, d, event, body)
 	default:

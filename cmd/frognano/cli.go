@@ -39,6 +39,9 @@ Usage:
   frognano stats [--since DATE|DURATION] [--by repository|model|week|label] [--format table|csv|json]
                                 what became of frognano's pull requests: merged, closed,
                                 acceptance and its interval, time to merge (docs/stats.md)
+  frognano outcomes sync [--budget N]
+                                ask GitHub now what became of the open pull requests runs
+                                published to (docs/outcomes.md); prints what changed
   frognano budget set|show|clear --installation ID [--runs N] [--tokens N] [--repo-runs N] [--repo-tokens N]
                                 an installation's budgets per UTC day, read by every worker
   frognano export --repo OWNER/REPO [--repo ...] --format leaf|chat-jsonl --out FILE
@@ -129,6 +132,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exportCmd(ctx, rest, getenv, stdout, stderr, time.Now())
 	case "budget":
 		return budgetCmd(ctx, rest, getenv, stdout, stderr)
+	case "outcomes":
+		return outcomesCmd(ctx, rest, getenv, stdout, stderr)
 	case "tokens":
 		return tokensCmd(ctx, rest, getenv, stdout, stderr)
 	case "config":

@@ -24,6 +24,7 @@ import (
 	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/metrics"
 	"github.com/frognano/frognano/migrations"
+	"github.com/frognano/frognano/outcome"
 	"github.com/frognano/frognano/queue"
 	runs "github.com/frognano/frognano/run"
 	"github.com/frognano/frognano/runner"
@@ -119,6 +120,8 @@ func newService(ctx context.Context, cfg config.Service, log *slog.Logger, withW
 	qcfg.Workers = cfg.Workers
 	qcfg.Logger = log
 	qcfg.RiverLogger = log // River's own lines too are JSON on stderr, at the same level
+	// What becomes of the pull requests runs publish to (issue 31), counted as they end.
+	qcfg.Outcomes = outcome.NewStore(pool).OnEnd(m.PullRequestEnded)
 	if cfg.Workers > 0 {
 		if err := os.MkdirAll(qcfg.WorkDir, 0o700); err != nil {
 			return nil, setupError{fmt.Errorf("creating the work folder: %w", err)}
@@ -154,6 +157,7 @@ func newService(ctx context.Context, cfg config.Service, log *slog.Logger, withW
 		}
 		qcfg.GitHub = runs.GitHubApp(app)
 		qcfg.Runner = runs.AgentRunner(r, cfg.Runner.Leaf.BaseURL)
+		qcfg.Reconciler = newReconciler(qcfg.Outcomes, app, cfg, log)
 	}
 	qc, err := queue.NewClient(pool, qcfg)
 	if err != nil {
@@ -181,6 +185,14 @@ func newService(ctx context.Context, cfg config.Service, log *slog.Logger, withW
 		}
 	}
 	return svc, nil
+}
+
+// newReconciler is the reconciliation of pull requests with GitHub (package outcome) of cfg:
+// the queue's periodic round and measure jobs, and `frognano outcomes sync`.
+func newReconciler(store *outcome.Store, app *githubapp.App, cfg config.Service, log *slog.Logger) *outcome.Reconciler {
+	ocfg := cfg.Outcomes
+	ocfg.WorkDir, ocfg.Logger = cfg.Queue.WorkDir, log
+	return outcome.NewReconciler(store, outcome.GitHubApp(app), ocfg)
 }
 
 // openMigrated is openPool for a command that reads or writes frognano's tables (runs, usage,

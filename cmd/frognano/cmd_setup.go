@@ -161,7 +161,7 @@ func (f *manifestFlow) manifest() ([]byte, error) {
 		"redirect_url":        f.base + "/callback",
 		"public":              false,
 		"default_permissions": githubapp.RequiredPermissions(true),
-		"default_events":      githubapp.RequiredEvents(),
+		"default_events":      githubapp.ManifestEvents(),
 	})
 }
 

@@ -157,7 +157,7 @@ func TestSetupManifestFlow(t *testing.T) {
 			if len(perms) != len(githubapp.RequiredPermissions(true)) {
 				t.Errorf("manifest permissions %v ask for more than the service needs", perms)
 			}
-			if ev, _ := m["default_events"].([]any); fmt.Sprint(ev) != fmt.Sprint(githubapp.RequiredEvents()) {
+			if ev, _ := m["default_events"].([]any); fmt.Sprint(ev) != fmt.Sprint(githubapp.ManifestEvents()) {
 				t.Errorf("manifest events = %v", m["default_events"])
 			}
 			if hook, _ := m["hook_attributes"].(map[string]any); hook["url"] != "https://frognano.example.com/webhook" {

@@ -17,6 +17,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET "+p, s.handleGetRepo)
 	m.HandleFunc("GET "+p+"/issues/{issue_number}", s.handleGetIssue)
 	m.HandleFunc("GET "+p+"/issues/{issue_number}/comments", s.handleListComments)
+	m.HandleFunc("GET "+p+"/issues/{issue_number}/timeline", s.handleTimeline)
 	m.HandleFunc("POST "+p+"/issues/{issue_number}/comments", s.handleCreateComment)
 	m.HandleFunc("PATCH "+p+"/issues/comments/{comment_id}", s.handleEditComment)
 	m.HandleFunc("POST "+p+"/issues/{issue_number}/reactions", s.handleCreateReaction)

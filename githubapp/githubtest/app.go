@@ -17,7 +17,7 @@ import (
 type appState struct {
 	name, slug  string
 	permissions map[string]string // nil: appPermissions
-	events      []string          // nil: RequiredEvents
+	events      []string          // nil: the manifest's (githubapp.ManifestEvents)
 	manifests   []map[string]any
 	codes       map[string]map[string]any // one-time codes of the manifest flow
 	converted   int
@@ -41,6 +41,14 @@ func (s *Server) SetAppPermissions(p map[string]string) {
 	s.app.permissions = maps.Clone(p)
 }
 
+// SetAppEvents replaces the events the App subscribes to (what GET /app reports, and the
+// installations that were not given their own), e.g. to test a missing one.
+func (s *Server) SetAppEvents(events ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.app.events = slices.Clone(events)
+}
+
 // Manifests returns the App manifests posted to the manifest flow's web page, decoded.
 func (s *Server) Manifests() []map[string]any {
 	s.mu.Lock()
@@ -59,7 +67,7 @@ func (s *Server) appEvents() []string {
 	if s.app.events != nil {
 		return s.app.events
 	}
-	return []string{"issues", "issue_comment", "pull_request_review", "pull_request_review_comment", "check_suite"}
+	return []string{"issues", "issue_comment", "pull_request_review", "pull_request_review_comment", "check_suite", "pull_request"}
 }
 
 // integrationJSON is the "integration" schema: the App as GET /app and the manifest

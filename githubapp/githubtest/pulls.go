@@ -21,6 +21,16 @@ type PR struct {
 	Edits               int // successful PATCH requests
 
 	headSHA string // the head's commit when its branch was deleted (DeleteBranch)
+
+	// What became of it (outcomes.go): merged by a login into mergeSHA, when it closed, the
+	// commits it had when merged, its author (a person's pull request; "": the App's).
+	merged        bool
+	mergedBy      string
+	mergeSHA      string
+	closedAt      time.Time
+	mergedCommits int
+	author        string
+	crossRefs     []int // issues whose timeline shows this pull request (CrossReference)
 }
 
 // PRs returns the pull requests of repo, in creation order.
@@ -76,14 +86,14 @@ func (s *Server) pullJSON(repo *Repo, pr *PR) map[string]any {
 	for _, u := range s.RequestedReviewers(repo, pr.Number) {
 		reviewers = append(reviewers, s.userJSON(u, s.UserID(u), "User"))
 	}
-	return map[string]any{
+	out := map[string]any{
 		"requested_reviewers": reviewers, "requested_teams": []any{},
 		"id": int64(pr.Number) + 9000, "node_id": fmt.Sprintf("PR_%d", pr.Number), "number": pr.Number,
 		"state": pr.State, "locked": false, "title": pr.Title, "body": pr.Body, "draft": pr.Draft,
-		"user": s.botJSON(), "head": ref(pr.Head), "base": ref(pr.Base), "labels": []any{}, "assignee": nil,
-		"milestone": nil, "auto_merge": nil, "merged": false, "merged_at": nil, "merged_by": nil, "closed_at": nil,
+		"user": s.pullAuthor(pr), "head": ref(pr.Head), "base": ref(pr.Base), "labels": []any{}, "assignee": nil,
+		"milestone": nil, "auto_merge": nil, "merged": pr.merged, "merged_at": nil, "merged_by": nil, "closed_at": nil,
 		"merge_commit_sha": nil, "mergeable": nil, "mergeable_state": "unknown", "maintainer_can_modify": pr.MaintainerCanModify,
-		"author_association": "NONE", "comments": 0, "review_comments": 0, "commits": 1, "additions": 0, "deletions": 0,
+		"author_association": "NONE", "comments": 0, "review_comments": 0, "commits": s.pullCommits(repo, pr), "additions": 0, "deletions": 0,
 		"changed_files": 0, "url": base, "html_url": pr.HTMLURL, "issue_url": issue,
 		"diff_url": pr.HTMLURL + ".diff", "patch_url": pr.HTMLURL + ".patch",
 		"commits_url": base + "/commits", "review_comments_url": base + "/comments",
@@ -92,6 +102,8 @@ func (s *Server) pullJSON(repo *Repo, pr *PR) map[string]any {
 		"_links":     map[string]any{"self": map[string]string{"href": base}, "html": map[string]string{"href": pr.HTMLURL}},
 		"created_at": timestamp(epoch), "updated_at": timestamp(time.Now()),
 	}
+	s.pullOutcomeJSON(pr, out)
+	return out
 }
 
 func (s *Server) handleListPulls(w http.ResponseWriter, r *http.Request) {
@@ -181,6 +193,7 @@ func (s *Server) handleCreatePull(w http.ResponseWriter, r *http.Request) {
 	repo.pulls = append(repo.pulls, pr)
 	cp := *pr
 	s.mu.Unlock()
+	s.updatePullRef(repo, &cp) // GitHub keeps refs/pull/N/head
 	writeJSON(w, http.StatusCreated, s.pullJSON(repo, &cp))
 }
 

@@ -74,6 +74,10 @@ type Server struct {
 	web  *http.ServeMux // the few web pages a test drives (the App manifest flow)
 
 	reqSeq atomic.Int64 // X-GitHub-Request-Id
+	// rateRemaining, when rateSet, is the X-RateLimit-Remaining every API answer carries
+	// (SetRateRemaining), each answer one lower, as GitHub counts them down.
+	rateRemaining atomic.Int64
+	rateSet       atomic.Bool
 
 	mu            sync.Mutex
 	nextID        int64
@@ -165,6 +169,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		route = strings.TrimPrefix(route, apiPrefix)
 		requestID = fmt.Sprintf("F00D:%X:%X", s.AppID, s.reqSeq.Add(1)) // its own sequence: ids stay as they were
 		rec.Header().Set("X-GitHub-Request-Id", requestID)
+		if s.rateSet.Load() {
+			left := max(s.rateRemaining.Add(-1), 1) // never 0: that is a rate limit, answered as one
+			rec.Header().Set("X-RateLimit-Limit", "5000")
+			rec.Header().Set("X-RateLimit-Remaining", strconv.FormatInt(left, 10))
+			rec.Header().Set("X-RateLimit-Used", strconv.FormatInt(5000-left, 10))
+			rec.Header().Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10))
+		}
 	}
 	// The request is on record before it is answered: a client may have read the whole answer
 	// (a JSON decoder stops at the value's end) before this handler returns, so a test that
@@ -240,6 +251,13 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, isAPI bool) {
 func (s *Server) unexpected(w http.ResponseWriter, r *http.Request) {
 	s.t.Errorf("fake GitHub: unexpected request %s %s", r.Method, r.URL.String())
 	writeError(w, http.StatusNotFound, "Not Found")
+}
+
+// SetRateRemaining makes every API answer from now on say that n-1, n-2, ... calls remain in
+// the rate limit (X-RateLimit-Remaining, never below 1).
+func (s *Server) SetRateRemaining(n int64) {
+	s.rateRemaining.Store(n)
+	s.rateSet.Store(true)
 }
 
 // Requests returns every request received so far, in order.

@@ -40,16 +40,23 @@ func Webhook(t testing.TB, name string) map[string]any {
 // when the request cannot be made, so the caller decides what answer it expects.
 func Deliver(t testing.TB, url, secret, event string, payload any) (int, []byte) {
 	t.Helper()
+	id := make([]byte, 8)
+	if _, err := rand.Read(id); err != nil {
+		t.Fatal(err)
+	}
+	return DeliverAs(t, url, secret, event, hex.EncodeToString(id)+"-delivery", payload)
+}
+
+// DeliverAs is Deliver with the delivery id (X-GitHub-Delivery) given: GitHub's redelivery of
+// the same delivery carries the same id.
+func DeliverAs(t testing.TB, url, secret, event, id string, payload any) (int, []byte) {
+	t.Helper()
 	body, err := json.Marshal(payload)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write(body)
-	id := make([]byte, 8)
-	if _, err := rand.Read(id); err != nil {
-		t.Fatal(err)
-	}
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +64,7 @@ func Deliver(t testing.TB, url, secret, event string, payload any) (int, []byte)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "GitHub-Hookshot/044aadd")
 	req.Header.Set("X-GitHub-Event", event)
-	req.Header.Set("X-GitHub-Delivery", hex.EncodeToString(id)+"-delivery")
+	req.Header.Set("X-GitHub-Delivery", id)
 	req.Header.Set("X-GitHub-Hook-ID", "292430182")
 	req.Header.Set("X-GitHub-Hook-Installation-Target-Type", "integration")
 	req.Header.Set("X-GitHub-Hook-Installation-Target-ID", fmt.Sprint(DefaultAppID))

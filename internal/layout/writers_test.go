@@ -31,6 +31,8 @@ var writers = map[string][]string{
 	// invalid settings files and the comment that named their problems, through run.Store's
 	// settingsError* methods.
 	"settings_errors": {"run/store_settings.go"},
+	// what became of each pull request a run published to (issue 31), through outcome.Store.
+	"pull_outcomes": {"outcome/store.go", "outcome/store_*.go"},
 	// the trigger label each repository's settings name, through run.Store's recordLabel.
 	"repo_labels": {"run/store_settings.go"},
 }
@@ -38,7 +40,7 @@ var writers = map[string][]string{
 // tableWrite finds SQL that writes one of the tables of writers, whatever its case, spacing
 // or line breaks, quoted or not, schema-qualified or not.
 var tableWrite = regexp.MustCompile(`(?is)\b(insert\s+into|update|delete\s+from|merge\s+into|truncate(?:\s+table)?)\s+` +
-	`(?:only\s+)?(?:"?public"?\s*\.\s*)?"?(runs|budgets|run_audit|api_tokens|settings_errors|repo_labels)\b"?`)
+	`(?:only\s+)?(?:"?public"?\s*\.\s*)?"?(runs|budgets|run_audit|api_tokens|settings_errors|pull_outcomes|repo_labels)\b"?`)
 
 // sqlWrite is one statement writing a table, found in a file.
 type sqlWrite struct {

@@ -267,14 +267,14 @@ func (f *Repo) Clone(_ context.Context, dir string) (string, string, error) {
 }
 
 // Publish records in (also when it fails) and answers pull request 77 at PublishURL.
-func (f *Repo) Publish(_ context.Context, in githubapp.PublishInput) (string, int, error) {
+func (f *Repo) Publish(_ context.Context, in githubapp.PublishInput) (githubapp.Published, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.publishes = append(f.publishes, in)
 	if err := f.pop("Publish"); err != nil {
-		return "", 0, err
+		return githubapp.Published{}, err
 	}
-	return f.PublishURL + "77", 77, nil
+	return githubapp.Published{URL: f.PublishURL + "77", Number: 77, Head: fmt.Sprintf("%040x", len(f.publishes)), Commits: len(f.publishes)}, nil
 }
 
 func (f *Repo) ReviewComments(_ context.Context, _ int, reviewID int64) ([]githubapp.ReviewComment, bool, error) {

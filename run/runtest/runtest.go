@@ -52,11 +52,13 @@ type Pipeline struct {
 	Config run.Config
 	Log    *slog.Logger
 
-	mu        sync.Mutex
-	promoted  []run.Ended
-	delivered map[int64]int
-	seq       atomic.Int64
-	repoID    int64
+	mu            sync.Mutex
+	promoted      []run.Ended
+	delivered     map[int64]int
+	published     []run.Publication
+	failPublished []error
+	seq           atomic.Int64
+	repoID        int64
 }
 
 // ErrRemoteCancel is the cause a test cancels an attempt's context with to say that the
@@ -78,7 +80,7 @@ func New(t testing.TB) *Pipeline {
 func newPipeline(t testing.TB) *Pipeline {
 	t.Helper()
 	p := &Pipeline{Pool: dbtest.New(t), Runner: NewRunner(), Log: slog.New(slog.DiscardHandler), delivered: map[int64]int{}, repoID: RepoID}
-	p.Store = run.NewStore(p.Pool, p.promote).WithDeliver(p.deliver)
+	p.Store = run.NewStore(p.Pool, p.promote).WithDeliver(p.deliver).WithPublished(p.publish)
 	p.Config = run.Config{Runner: p.Runner, Store: p.Store, JobTimeout: DefaultJobTimeout, PerInstallationLimit: 2,
 		StatusEditInterval: -1, WorkDir: t.TempDir(), Label: Label, RemoteCancel: ErrRemoteCancel}
 	return p
@@ -100,6 +102,36 @@ func (p *Pipeline) deliver(_ context.Context, _ pgx.Tx, runID int64) error {
 	defer p.mu.Unlock()
 	p.delivered[runID]++
 	return nil
+}
+
+// publish is the Store's Published hook: the queue's records the pull request in
+// pull_outcomes (package outcome); this one records what it was handed, or fails as
+// FailPublished asked.
+func (p *Pipeline) publish(_ context.Context, _ pgx.Tx, pub run.Publication) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.failPublished) > 0 {
+		err := p.failPublished[0]
+		p.failPublished = p.failPublished[1:]
+		return err
+	}
+	p.published = append(p.published, pub)
+	return nil
+}
+
+// FailPublished makes the next call of the Published hook fail with err (calls queue up): the
+// transaction that would end the run rolls back.
+func (p *Pipeline) FailPublished(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.failPublished = append(p.failPublished, err)
+}
+
+// Published are what the ends of succeeded runs handed to the Published hook, in order.
+func (p *Pipeline) Published() []run.Publication {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]run.Publication(nil), p.published...)
 }
 
 // Promoted are the runs whose ends asked to promote the run waiting behind them (Promote), in

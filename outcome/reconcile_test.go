@@ -1,0 +1,251 @@
+package outcome
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/frognano/frognano/githubapp"
+)
+
+// fakeGitHub answers the Reconciler from memory and records what it was asked.
+type fakeGitHub struct {
+	mu        sync.Mutex
+	pulls     map[int]githubapp.PullState // by number
+	goneRepo  bool
+	remaining int // X-RateLimit-Remaining of each answer; 0: none sent
+	replaced  int
+	lines     int
+	opened    int
+	asked     []int
+	measured  [][2]string
+}
+
+func (f *fakeGitHub) ForRepo(context.Context, int64, int64, string, string) (Repo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.opened++
+	if f.goneRepo {
+		return nil, &github.ErrorResponse{Response: &http.Response{StatusCode: http.StatusNotFound}, Message: "Not Found"}
+	}
+	return f, nil
+}
+
+func (f *fakeGitHub) PullState(_ context.Context, number int) (githubapp.PullState, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, number)
+	st, ok := f.pulls[number]
+	if !ok {
+		return githubapp.PullState{RateRemaining: -1}, &github.ErrorResponse{Response: &http.Response{StatusCode: http.StatusNotFound}, Message: "Not Found"}
+	}
+	st.RateRemaining = -1
+	if f.remaining > 0 {
+		st.RateRemaining = f.remaining
+	}
+	return st, nil
+}
+
+func (f *fakeGitHub) MergedReplacement(context.Context, int, time.Time) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.replaced, nil
+}
+
+func (f *fakeGitHub) PeopleLines(_ context.Context, _ string, _ int, from, to string, files []string) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.measured = append(f.measured, [2]string{from, to + " " + strings.Join(files, ",")})
+	return f.lines, nil
+}
+
+func (e *env) opened(numbers ...int) {
+	e.t.Helper()
+	for _, n := range numbers {
+		id := e.succeeded("issue", n+100, "m", twoLines)
+		e.publish(Publication{RunID: id, Number: n, Ours: true, Issue: n + 100, Head: sha('a'), Commits: 1})
+	}
+}
+
+func TestRoundRecordsWhatEventsMissed(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.opened(1, 2, 3)
+	merged := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	gh := &fakeGitHub{pulls: map[int]githubapp.PullState{
+		1: {State: "closed", Merged: true, MergedBy: "dave", MergedAt: merged, MergeSHA: sha('m'), HeadSHA: sha('b'), Commits: 3},
+		2: {State: "closed", ClosedAt: merged, HeadSHA: sha('a'), Commits: 1, Draft: true},
+		3: {State: "open", HeadSHA: sha('a'), Commits: 1},
+	}, lines: 4, replaced: 40}
+	rec := NewReconciler(e.store, gh, Config{Budget: 100})
+	rep, err := rec.Round(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Asked != 3 || rep.Calls != CostOpen+3*CostPull || rep.Stopped != "" || gh.opened != 1 {
+		t.Errorf("round = %+v, repositories opened %d; want 3 asked in %d calls, one opening", rep, gh.opened, CostOpen+3*CostPull)
+	}
+	r1 := e.row(1)
+	if r1.State != StateMerged || r1.EndedBy != "dave" || !r1.EndedAt.Equal(merged) || r1.PeopleCommits != 2 || r1.HeadSHA != sha('b') ||
+		r1.PeopleLines == nil || *r1.PeopleLines != 4 || r1.SyncedAt == nil {
+		t.Errorf("#1 (merged after two commits by people) = %+v", r1)
+	}
+	if len(gh.measured) != 1 || gh.measured[0] != [2]string{sha('a'), sha('b') + " calc.py"} {
+		t.Errorf("measured %v, want frognano's head against the merged one on calc.py", gh.measured)
+	}
+	if r2 := e.row(2); r2.State != StateClosed || r2.EndedBy != "" || r2.PeopleCommits != 0 || r2.ReplacedBy != nil {
+		t.Errorf("#2 (closed) = %+v", r2)
+	}
+	if r3 := e.row(3); r3.State != StateOpen || r3.Draft || r3.ReadyAt == nil {
+		t.Errorf("#3 (open, marked ready) = %+v", r3)
+	}
+	if got := e.endedStates(); !slices.Equal(got, []string{StateMerged, StateClosed}) {
+		t.Errorf("ends counted %v", got)
+	}
+	// The next round asks about the open one and looks for what replaced the closed one.
+	rep, err = rec.Round(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Asked != 2 || rep.Calls != CostOpen+CostPull+CostTimeline {
+		t.Errorf("second round = %+v", rep)
+	}
+	if r2 := e.row(2); r2.ReplacedBy == nil || *r2.ReplacedBy != 40 {
+		t.Errorf("#2 replaced_by = %v, want 40", r2.ReplacedBy)
+	}
+}
+
+func TestRoundStaysWithinItsBudgetOldestSyncedFirst(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.opened(1, 2, 3, 4, 5)
+	gh := &fakeGitHub{pulls: map[int]githubapp.PullState{}}
+	for n := 1; n <= 5; n++ {
+		gh.pulls[n] = githubapp.PullState{State: "open", HeadSHA: sha('a'), Commits: 1, Draft: true}
+	}
+	rec := NewReconciler(e.store, gh, Config{Budget: CostOpen + 2*CostPull})
+	var asked []int
+	for range 3 {
+		rep, err := rec.Round(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Calls > CostOpen+2*CostPull || rep.Stopped != "budget" {
+			t.Fatalf("round = %+v, over its budget or not stopped by it", rep)
+		}
+	}
+	asked = gh.asked
+	if want := []int{1, 2, 3, 4, 5, 1}; !slices.Equal(asked, want) {
+		t.Errorf("asked %v, want %v (never-synced first, then the oldest synced)", asked, want)
+	}
+}
+
+func TestRoundStopsWhenTheRateLimitRunsLow(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.opened(1, 2, 3)
+	gh := &fakeGitHub{pulls: map[int]githubapp.PullState{}, remaining: 120}
+	for n := 1; n <= 3; n++ {
+		gh.pulls[n] = githubapp.PullState{State: "open", HeadSHA: sha('a'), Commits: 1, Draft: true}
+	}
+	rep, err := NewReconciler(e.store, gh, Config{Budget: 100, MinRateRemaining: 200}).Round(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Stopped != "rate limit" || rep.Asked != 1 || len(gh.asked) != 1 {
+		t.Errorf("round = %+v after %v; want it to stop after the first answer", rep, gh.asked)
+	}
+}
+
+func TestGoneIsAskedOnceNeverAgain(t *testing.T) {
+	t.Parallel()
+	t.Run("Repository", func(t *testing.T) {
+		t.Parallel()
+		e := setup(t)
+		e.opened(1, 2)
+		gh := &fakeGitHub{goneRepo: true}
+		rec := NewReconciler(e.store, gh, Config{Budget: 100})
+		for range 3 {
+			if _, err := rec.Round(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if gh.opened != 1 {
+			t.Errorf("the deleted repository was opened %d times, want once", gh.opened)
+		}
+		for _, n := range []int{1, 2} {
+			if r := e.row(n); r.State != StateGone || r.EndedAt == nil {
+				t.Errorf("#%d = %+v, want gone", n, r)
+			}
+		}
+		if got := e.endedStates(); !slices.Equal(got, []string{StateGone, StateGone}) {
+			t.Errorf("ends counted %v", got)
+		}
+	})
+	t.Run("PullRequest", func(t *testing.T) {
+		t.Parallel()
+		e := setup(t)
+		e.opened(1)
+		gh := &fakeGitHub{pulls: map[int]githubapp.PullState{}}
+		rec := NewReconciler(e.store, gh, Config{Budget: 100})
+		for range 3 {
+			if _, err := rec.Round(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !slices.Equal(gh.asked, []int{1}) {
+			t.Errorf("asked %v, want #1 once", gh.asked)
+		}
+		if r := e.row(1); r.State != StateGone {
+			t.Errorf("#1 = %+v, want gone", r)
+		}
+	})
+}
+
+func TestMeasureMergedAsIsNeedsNoGit(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.opened(1)
+	merged := Event{Action: "closed", RepoID: testRepoID, Number: 1, Sender: "dave", Merged: true, MergedBy: "dave", At: time.Now(), HeadSHA: sha('a'), Commits: 1}
+	e.apply(merged)
+	gh := &fakeGitHub{}
+	if err := NewReconciler(e.store, gh, Config{}).Measure(context.Background(), testRepoID, 1); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.row(1); r.PeopleLines == nil || *r.PeopleLines != 0 || gh.opened != 0 {
+		t.Errorf("people_lines %v after %d openings; want 0 without asking GitHub", r.PeopleLines, gh.opened)
+	}
+}
+
+// TestOneRoundAtATime: while another round (another process's) holds the lock, a round asks
+// GitHub nothing and says so.
+func TestOneRoundAtATime(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.opened(1)
+	conn, err := e.pool.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_lock($1::int4, hashtext(current_schema()))`, roundLock); err != nil {
+		t.Fatal(err)
+	}
+	gh := &fakeGitHub{pulls: map[int]githubapp.PullState{1: {State: "open"}}}
+	rep, err := NewReconciler(e.store, gh, Config{}).Round(context.Background())
+	if err != nil || rep.Stopped != "busy" || gh.opened != 0 || len(gh.asked) != 0 {
+		t.Errorf("round while another holds the lock = %+v, %v; opened %d, asked %v", rep, err, gh.opened, gh.asked)
+	}
+	if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1::int4, hashtext(current_schema()))`, roundLock); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = NewReconciler(e.store, gh, Config{}).Round(context.Background()); err != nil || rep.Asked != 1 {
+		t.Errorf("round after the lock was given back = %+v, %v", rep, err)
+	}
+}
