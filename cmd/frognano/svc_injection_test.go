@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,8 +91,10 @@ func TestServiceInjectionCorpus(t *testing.T) {
 			if after := e.gh.Branch(e.repo, "main"); after.SHA != mainBefore.SHA {
 				t.Errorf("main moved from %s to %s", mainBefore.SHA, after.SHA)
 			}
-			if refs := svcRefs(t, e.repo.Dir); strings.Join(refs, " ") != "refs/heads/frognano/issue-1 refs/heads/main" {
-				t.Errorf("refs in the repository = %v, want main and %s only", refs, svcBranch)
+			// refs/pull/N/head is GitHub's own ref of the pull request it opened (the fake keeps it
+			// as GitHub does): no other ref may exist.
+			if refs, want := svcRefs(t, e.repo.Dir), fmt.Sprintf("refs/heads/frognano/issue-1 refs/heads/main refs/pull/%d/head", pr.Number); strings.Join(refs, " ") != want {
+				t.Errorf("refs in the repository = %v, want %s", refs, want)
 			}
 			head := e.gh.Branch(e.repo, svcBranch)
 			if head == nil {
