@@ -159,6 +159,11 @@ func (r *Reconciler) Round(ctx context.Context) (Report, error) {
 					continue
 				}
 				r.cfg.Logger.WarnContext(ctx, "reconciling: opening the repository", logging.Repo(row.Owner, row.Repo), logging.Err(err))
+				// Its rows go to the back of the queue: a repository that keeps failing must
+				// not fill every round's list and starve the others.
+				if err := r.store.touchRepo(ctx, row.RepoID); err != nil {
+					return rep, err
+				}
 				continue
 			}
 			repos[row.RepoID] = c
@@ -193,6 +198,9 @@ func (r *Reconciler) Round(ctx context.Context) (Report, error) {
 		}
 		if err != nil {
 			r.cfg.Logger.WarnContext(ctx, "reconciling: reading the pull request", logging.Repo(row.Owner, row.Repo), "pull_request", row.Number, logging.Err(err))
+			if err := r.store.touch(ctx, row.RepoID, row.Number); err != nil {
+				return rep, err
+			}
 		} else {
 			changes, err := r.store.synced(ctx, row, st)
 			if err != nil {

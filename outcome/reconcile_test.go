@@ -2,6 +2,7 @@ package outcome
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -247,5 +248,51 @@ func TestOneRoundAtATime(t *testing.T) {
 	}
 	if rep, err = NewReconciler(e.store, gh, Config{}).Round(context.Background()); err != nil || rep.Asked != 1 {
 		t.Errorf("round after the lock was given back = %+v, %v", rep, err)
+	}
+}
+
+// brokenRepoGitHub is fakeGitHub except that one repository cannot be opened (GitHub answers
+// 500 for it: not gone, just failing for now).
+type brokenRepoGitHub struct {
+	*fakeGitHub
+	broken int64
+}
+
+func (b brokenRepoGitHub) ForRepo(ctx context.Context, installationID, repoID int64, owner, repo string) (Repo, error) {
+	if repoID == b.broken {
+		return nil, &github.ErrorResponse{Response: &http.Response{StatusCode: http.StatusInternalServerError}, Message: "Server Error"}
+	}
+	return b.fakeGitHub.ForRepo(ctx, installationID, repoID, owner, repo)
+}
+
+// A repository GitHub keeps failing to open must not hold the head of the queue: when it has
+// as many candidates as the budget, rounds would list only its rows, fail, and never ask about
+// any other repository's pull requests.
+func TestRoundDoesNotStarveBehindARepositoryThatFailsToOpen(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	const broken = testRepoID + 1
+	for n := 1; n <= 10; n++ {
+		var id int64
+		if err := e.pool.QueryRow(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo,
+				issue, labeler, state, kind, patch, finished_at, checked_at)
+			VALUES ('test', $1, $2, $3, 'octo', 'broken', $4, 'alice', 'succeeded', 'issue', $5, now(), now()) RETURNING id`,
+			fmt.Sprintf("broken-%d", n), testInstallation, broken, n+100, []byte(twoLines)).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		e.publish(Publication{RunID: id, Number: n, Ours: true, Issue: n + 100, Head: sha('a'), Commits: 1})
+	}
+	time.Sleep(10 * time.Millisecond) // the working repository's pull request is opened later
+	e.opened(50)
+	gh := &fakeGitHub{pulls: map[int]githubapp.PullState{50: {State: "open", HeadSHA: sha('a'), Commits: 1}}}
+	rec := NewReconciler(e.store, brokenRepoGitHub{gh, broken}, Config{Budget: 10})
+	for range 3 {
+		if _, err := rec.Round(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Contains(gh.asked, 50) {
+		t.Errorf("three rounds asked about %v: the working repository's #50 never, behind the failing one's rows", gh.asked)
 	}
 }

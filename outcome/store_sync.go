@@ -123,6 +123,15 @@ func (s *Store) touch(ctx context.Context, repoID int64, number int) error {
 	return nil
 }
 
+// touchRepo records that the pull requests of repository repoID were asked about (its
+// opening failed): they go after the others in the next round's order.
+func (s *Store) touchRepo(ctx context.Context, repoID int64) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE pull_outcomes SET synced_at = now() WHERE repo_id = $1 AND state IN ('open', 'closed')`, repoID); err != nil {
+		return fmt.Errorf("recording that the pull requests of repository %d were asked about: %w", repoID, err)
+	}
+	return nil
+}
+
 // replaced records that pull request number (closed without merge) was replaced by the merged
 // pull request by (0: none found yet, asked again in a later round).
 func (s *Store) replaced(ctx context.Context, repoID int64, number, by int) error {
