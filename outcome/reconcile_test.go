@@ -296,3 +296,29 @@ func TestRoundDoesNotStarveBehindARepositoryThatFailsToOpen(t *testing.T) {
 		t.Errorf("three rounds asked about %v: the working repository's #50 never, behind the failing one's rows", gh.asked)
 	}
 }
+
+// An event older than what a round recorded is as stale as one older than an event: a
+// reopened delivered late (an operator's redelivery of one that got a 5xx) after the round
+// recorded the later close must not reopen the row, count a reopening, or make the next round
+// count the close a second time.
+func TestAnEventOlderThanWhatARoundRecordedChangesNothing(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.opened(1)
+	closedAt := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	gh := &fakeGitHub{pulls: map[int]githubapp.PullState{1: {State: "closed", ClosedAt: closedAt, HeadSHA: sha('a'), Commits: 1}}}
+	rec := NewReconciler(e.store, gh, Config{Budget: 100})
+	if _, err := rec.Round(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	late := Event{Action: "reopened", RepoID: testRepoID, Number: 1, Sender: "carol", At: closedAt.Add(-time.Hour), HeadSHA: sha('a'), Commits: 1}
+	if a, _ := e.apply(late); a.Changed || !a.Stale {
+		t.Errorf("a reopened from before the close the round recorded: %+v", a)
+	}
+	if r := e.row(1); r.State != StateClosed || r.Reopened != 0 {
+		t.Errorf("after the late reopened: state %s, reopened %d; want closed, 0", r.State, r.Reopened)
+	}
+	if got := e.endedStates(); !slices.Equal(got, []string{StateClosed}) {
+		t.Errorf("ends counted %v, want one close", got)
+	}
+}

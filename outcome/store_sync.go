@@ -84,7 +84,10 @@ func (s *Store) synced(ctx context.Context, row Row, st githubapp.PullState) ([]
 			if !endedAt.IsZero() {
 				at = endedAt
 			}
+			// The end is an event as ApplyEvent's are: one delivered later that happened
+			// before it (event_at) changes nothing.
 			_, err = tx.Exec(ctx, `UPDATE pull_outcomes SET state = $3, ended_at = coalesce($4, now()), ended_by = $5,
+					event_at = greatest(event_at, coalesce($4, now())),
 					merge_sha = nullif($6, ''), head_sha = coalesce(nullif($7, ''), head_sha)
 				WHERE repo_id = $1 AND number = $2 AND state = 'open'`, row.RepoID, row.Number, state, at, ended, st.MergeSHA, st.HeadSHA)
 			if err != nil {
