@@ -235,9 +235,14 @@ func TestPatchStats(t *testing.T) {
 		{"Added", threeLines, []string{"util.py"}, 3},
 		{"Two", twoLines + threeLines, []string{"calc.py", "util.py"}, 5},
 		{"Renamed", rename, []string{"new.go", "old.go"}, 2},
-		{"BinaryCountsNoLine", binary, nil, 0},
+		{"BinaryCountsNoLine", binary, []string{"img.png"}, 0},
 		{"HunkLinesThatLookLikeHeaders", "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1,2 +1,2 @@\n---- x\n++++ y\n", []string{"a"}, 2},
 		{"Empty", "", nil, 0},
+		// git quotes a path with bytes >= 0x80 (core.quotePath), a tab, a newline, '"' or '\\'.
+		{"QuotedPath", "diff --git \"a/\\303\\274.txt\" \"b/\\303\\274.txt\"\nindex 7898192..6178079 100644\n--- \"a/\\303\\274.txt\"\n+++ \"b/\\303\\274.txt\"\n@@ -1 +1 @@\n-a\n+b\n", []string{"ü.txt"}, 2},
+		{"QuotedRename", "diff --git \"a/a\\tb\" b/c\nsimilarity index 100%\nrename from \"a\\tb\"\nrename to c\n", []string{"a\tb", "c"}, 0},
+		// A binary file is touched (the measure compares it, counting one), with no line.
+		{"GitBinaryPatch", "diff --git a/bin.dat b/bin.dat\nindex bdc955b..8835708 100644\nGIT binary patch\nliteral 2\nJcmZQz0ssI600RI3\n\nliteral 2\nJcmZQz1ONa700IC2\n\n", []string{"bin.dat"}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			files, lines := patchStats([]byte(c.patch))
