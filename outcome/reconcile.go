@@ -245,6 +245,10 @@ func (r *Reconciler) candidates(ctx context.Context) ([]Row, error) {
 func (r *Reconciler) replacement(ctx context.Context, c Repo, row Row) (string, error) {
 	since := row.OpenedAt
 	n, err := c.MergedReplacement(ctx, row.Issue, since)
+	if githubapp.Gone(err) {
+		// The issue is deleted or transferred: no timeline to read, now or later.
+		return "", r.store.noReplacement(ctx, row.RepoID, row.Number)
+	}
 	if err != nil {
 		if err := r.store.touch(ctx, row.RepoID, row.Number); err != nil {
 			return "", err

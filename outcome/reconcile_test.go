@@ -22,10 +22,13 @@ type fakeGitHub struct {
 	goneRepo  bool
 	remaining int // X-RateLimit-Remaining of each answer; 0: none sent
 	replaced  int
-	lines     int
-	opened    int
-	asked     []int
-	measured  [][2]string
+	// replacedErr, when set, is MergedReplacement's answer (the issue's timeline refused).
+	replacedErr error
+	timelines   int
+	lines       int
+	opened      int
+	asked       []int
+	measured    [][2]string
 }
 
 func (f *fakeGitHub) ForRepo(context.Context, int64, int64, string, string) (Repo, error) {
@@ -56,6 +59,10 @@ func (f *fakeGitHub) PullState(_ context.Context, number int) (githubapp.PullSta
 func (f *fakeGitHub) MergedReplacement(context.Context, int, time.Time) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.timelines++
+	if f.replacedErr != nil {
+		return 0, f.replacedErr
+	}
 	return f.replaced, nil
 }
 
@@ -320,5 +327,26 @@ func TestAnEventOlderThanWhatARoundRecordedChangesNothing(t *testing.T) {
 	}
 	if got := e.endedStates(); !slices.Equal(got, []string{StateClosed}) {
 		t.Errorf("ends counted %v, want one close", got)
+	}
+}
+
+// An issue GitHub answers 404 for (deleted, or transferred to another repository) has no
+// timeline to read: its closed pull request is not asked about again at every round until it
+// is older than the maximum age.
+func TestRoundStopsLookingForTheReplacementOfAGoneIssue(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.opened(1)
+	closedAt := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	gh := &fakeGitHub{pulls: map[int]githubapp.PullState{1: {State: "closed", ClosedAt: closedAt, HeadSHA: sha('a'), Commits: 1}},
+		replacedErr: &github.ErrorResponse{Response: &http.Response{StatusCode: http.StatusNotFound}, Message: "Not Found"}}
+	rec := NewReconciler(e.store, gh, Config{Budget: 100})
+	for range 4 {
+		if _, err := rec.Round(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if gh.timelines != 1 {
+		t.Errorf("the gone issue's timeline was asked for %d times in 3 rounds after the close, want once", gh.timelines)
 	}
 }

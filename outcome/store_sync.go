@@ -148,6 +148,16 @@ func (s *Store) replaced(ctx context.Context, repoID int64, number, by int) erro
 	return nil
 }
 
+// noReplacement records that no replacement of closed pull request number will be looked
+// for (replaced_by 0, as for a gone repository's): its issue is gone.
+func (s *Store) noReplacement(ctx context.Context, repoID int64, number int) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE pull_outcomes SET replaced_by = 0, synced_at = now(), updated_at = now()
+		WHERE repo_id = $1 AND number = $2 AND state = 'closed' AND replaced_by IS NULL`, repoID, number); err != nil {
+		return fmt.Errorf("recording that pull request #%d's issue is gone: %w", number, err)
+	}
+	return nil
+}
+
 // measured records people_lines of merged pull request number.
 func (s *Store) measured(ctx context.Context, repoID int64, number, lines int) error {
 	if _, err := s.pool.Exec(ctx, `UPDATE pull_outcomes SET people_lines = $3, updated_at = now()
