@@ -2,6 +2,7 @@ package outcome
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -307,6 +308,13 @@ func (r *Reconciler) measure(ctx context.Context, c Repo, repoID int64, number i
 		return err
 	}
 	lines, err := c.PeopleLines(ctx, r.cfg.WorkDir, number, row.BotHeadSHA, row.HeadSHA, files)
+	if errors.Is(err, githubapp.ErrNotFetched) {
+		// frognano's head was force-pushed away: the lines stay unknown, and no retry
+		// (another fetch of the repository) can change that.
+		r.cfg.Logger.InfoContext(ctx, "the merged pull request cannot be measured: frognano's head is not in it any more",
+			logging.Repo(row.Owner, row.Repo), "pull_request", number)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("measuring %s/%s#%d: %w", row.Owner, row.Repo, number, err)
 	}

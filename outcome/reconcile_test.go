@@ -26,6 +26,7 @@ type fakeGitHub struct {
 	replacedErr error
 	timelines   int
 	lines       int
+	linesErr    error // PeopleLines' answer when set
 	opened      int
 	asked       []int
 	measured    [][2]string
@@ -70,6 +71,9 @@ func (f *fakeGitHub) PeopleLines(_ context.Context, _ string, _ int, from, to st
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.measured = append(f.measured, [2]string{from, to + " " + strings.Join(files, ",")})
+	if f.linesErr != nil {
+		return 0, f.linesErr
+	}
 	return f.lines, nil
 }
 
@@ -348,5 +352,26 @@ func TestRoundStopsLookingForTheReplacementOfAGoneIssue(t *testing.T) {
 	}
 	if gh.timelines != 1 {
 		t.Errorf("the gone issue's timeline was asked for %d times in 3 rounds after the close, want once", gh.timelines)
+	}
+}
+
+// A merged pull request whose frognano head people force-pushed away cannot be measured, now
+// or later: the measure job ends without an error (River would retry it, fetching the
+// repository each time) and the lines stay unknown.
+func TestMeasureOfAHeadForcePushedAwayIsNotRetried(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.opened(1)
+	merged := Event{Action: "closed", RepoID: testRepoID, Number: 1, Sender: "dave", Merged: true, MergedBy: "dave", MergeSHA: sha('m'),
+		At: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), HeadSHA: sha('f'), Commits: 1}
+	if a, _ := e.apply(merged); !a.Measure {
+		t.Fatal("the merge asked for no measure")
+	}
+	gh := &fakeGitHub{linesErr: fmt.Errorf("measuring: %w", githubapp.ErrNotFetched)}
+	if err := NewReconciler(e.store, gh, Config{}).Measure(context.Background(), testRepoID, 1); err != nil {
+		t.Errorf("Measure = %v, want nil: nothing a retry could change", err)
+	}
+	if r := e.row(1); r.PeopleLines != nil {
+		t.Errorf("people_lines = %d, want unknown", *r.PeopleLines)
 	}
 }
