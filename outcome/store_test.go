@@ -2,6 +2,7 @@ package outcome
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -108,6 +109,7 @@ func (e *env) apply(ev Event) (Applied, bool) {
 	if err != nil {
 		e.t.Fatalf("applying %s: %v", ev.Action, err)
 	}
+	e.store.Count(a)
 	return a, found
 }
 
@@ -250,5 +252,34 @@ func TestPatchStats(t *testing.T) {
 				t.Errorf("patchStats = %q, %d; want %q, %d", files, lines, c.files, c.lines)
 			}
 		})
+	}
+}
+
+// An end is counted (frognano_pull_requests_ended_total) once it is committed: a transaction
+// that rolls back after ApplyEvent (the measure job could not be queued, the commit failed)
+// counts nothing, and the redelivery that follows counts it once.
+func TestAnEndIsCountedWhenCommitted(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	id := e.succeeded("issue", 7, "", twoLines)
+	e.publish(Publication{RunID: id, Number: 12, Ours: true, Issue: 7, Head: sha('a'), Commits: 1})
+	closed := Event{Action: "closed", RepoID: testRepoID, Number: 12, Sender: "carol", At: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+	ctx := context.Background()
+	failed := errors.New("the commit failed")
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		if _, err := e.store.ApplyEvent(ctx, tx, closed); err != nil {
+			return err
+		}
+		return failed
+	})
+	if !errors.Is(err, failed) {
+		t.Fatal(err)
+	}
+	if got := e.endedStates(); len(got) != 0 {
+		t.Errorf("a close that rolled back was counted: %v", got)
+	}
+	e.apply(closed)
+	if got := e.endedStates(); !slices.Equal(got, []string{StateClosed}) {
+		t.Errorf("ends counted %v, want one close", got)
 	}
 }
