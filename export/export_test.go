@@ -524,3 +524,19 @@ func mustJSONValue(v any) []byte {
 	}
 	return b
 }
+
+// TestLabelsReplacedByNoneIsNull: outcome's replaced_by 0 (nothing to look for: the
+// repository or the issue is gone) is no pull request, and the labels say null, not #0.
+func TestLabelsReplacedByNoneIsNull(t *testing.T) {
+	t.Parallel()
+	h := newHistory(t)
+	if _, err := h.pool.Exec(context.Background(), `UPDATE pull_outcomes SET replaced_by = 0 WHERE repo_id = 42 AND number = 11`); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := h.exportTo(t, export.Options{Repos: repos("octo/pager"), Format: export.FormatChat})
+	for _, l := range readBack(t, out, export.FormatChat).labels {
+		if l.RunID == h.ids["closed"] && (l.Outcome == nil || l.Outcome.ReplacedBy != nil) {
+			t.Errorf("the closed run's outcome: %+v, want replaced_by null", l.Outcome)
+		}
+	}
+}

@@ -145,7 +145,7 @@ func batch(ctx context.Context, pool *pgxpool.Pool, ids []int64) ([]source, erro
 			po.state, coalesce(po.ours, false), coalesce(po.draft, false), po.ready_at IS NOT NULL, po.issue,
 			coalesce(po.last_run_id, 0), po.opened_at, po.ended_at, coalesce(po.reopened, 0),
 			coalesce(po.people_commits, 0), po.patch_lines, po.people_lines, coalesce(po.merge_sha, ''),
-			po.replaced_by, coalesce(po.followups, 0)
+			nullif(po.replaced_by, 0), coalesce(po.followups, 0)
 		`+fromRuns+` WHERE r.id = ANY($1)`+hasTurn+` ORDER BY r.id`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("reading the runs to export: %w", err)

@@ -107,6 +107,11 @@ func (c *Client) MergedReplacement(ctx context.Context, issue int, since time.Ti
 	return 0, nil
 }
 
+// ErrNotFetched: a commit PeopleLines was to compare is not in what the fetch of the pull
+// request's head brought (frognano's head force-pushed over): the lines cannot be known, now
+// or later.
+var ErrNotFetched = errors.New("the commit is not in the pull request's head any more")
+
 // PeopleLines fetches pull request number's head (refs/pull/N/head, which GitHub keeps after
 // the branch is deleted) into a fresh repository of its own under dir (never checked out:
 // no file of the repository is written or run) and counts the lines that differ between
@@ -137,6 +142,14 @@ func (c *Client) PeopleLines(ctx context.Context, dir string, number int, from, 
 	if _, err := c.git(ctx, gitRun{dir: repo, token: tok,
 		args: []string{"fetch", "--no-tags", "--quiet", "--", c.remote(), "+" + ref + ":refs/frognano/head"}}); err != nil {
 		return 0, mark(fmt.Errorf("fetching %s of %s/%s: %w", ref, c.owner, c.repo, err))
+	}
+	for _, commit := range []string{from, to} {
+		if _, err := c.git(ctx, gitRun{dir: repo, args: []string{"rev-parse", "--verify", "--quiet", "--end-of-options", commit + "^{commit}"}}); err != nil {
+			if ctx.Err() != nil {
+				return 0, fmt.Errorf("measuring pull request #%d: %w", number, err)
+			}
+			return 0, fmt.Errorf("measuring pull request #%d of %s/%s: %.12s: %w", number, c.owner, c.repo, commit, ErrNotFetched)
+		}
 	}
 	args := append([]string{"diff", "--no-ext-diff", "--no-renames", "--no-textconv", "--numstat", from, to, "--"}, files...)
 	// The paths are literal (no pathspec magic such as ":(glob)" in a file's name).

@@ -2,6 +2,7 @@ package githubapp
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -49,6 +50,12 @@ func TestOutcomeCallsAgainstTheFake(t *testing.T) {
 	}
 	if lines != 2 { // a blank line and the comment, on the patch's file; README.md is not counted
 		t.Errorf("PeopleLines = %d, want 2", lines)
+	}
+	// frognano's head force-pushed away: the fetch does not bring it, and the error says so
+	// (the lines stay unknown; nothing to retry).
+	gone := "1111111111111111111111111111111111111111"
+	if _, err := b.client.PeopleLines(ctx, t.TempDir(), pub.Number, gone, st.HeadSHA, []string{"calc/add.go"}); !errors.Is(err, ErrNotFetched) {
+		t.Errorf("PeopleLines from a commit the fetch did not bring = %v, want ErrNotFetched", err)
 	}
 	if _, err := b.client.PeopleLines(ctx, t.TempDir(), pub.Number, pub.Head, "--output=/tmp/x", nil); err == nil {
 		t.Error("PeopleLines took an option for a commit id")

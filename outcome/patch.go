@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -28,14 +29,16 @@ func patchStats(patch []byte) (files []string, lines int) {
 		switch {
 		case strings.HasPrefix(l, "diff --git "):
 			inHunk = false
+			// A file's only name when no ---/+++ lines follow (a binary file, a mode change).
+			add(headerPath(l[len("diff --git "):]))
 		case !inHunk && strings.HasPrefix(l, "--- "):
 			add(diffPath(l[4:]))
 		case !inHunk && strings.HasPrefix(l, "+++ "):
 			add(diffPath(l[4:]))
 		case !inHunk && strings.HasPrefix(l, "rename from "):
-			add(l[len("rename from "):])
+			add(unquote(l[len("rename from "):]))
 		case !inHunk && strings.HasPrefix(l, "rename to "):
-			add(l[len("rename to "):])
+			add(unquote(l[len("rename to "):]))
 		case strings.HasPrefix(l, "@@"):
 			inHunk = true
 		case inHunk && (strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-")):
@@ -47,9 +50,11 @@ func patchStats(patch []byte) (files []string, lines int) {
 }
 
 // diffPath is the path of a ---/+++ line: "a/x" or "b/x" without its prefix, "/dev/null"
-// kept as is (a side that does not exist), anything quoted or with a tab ending cut there.
+// kept as is (a side that does not exist), a quoted one unquoted, a tab ending cut there.
 func diffPath(s string) string {
-	if i := strings.IndexByte(s, '\t'); i >= 0 {
+	if strings.HasPrefix(s, `"`) {
+		s = unquote(s)
+	} else if i := strings.IndexByte(s, '\t'); i >= 0 {
 		s = s[:i]
 	}
 	if s == "/dev/null" {
@@ -57,6 +62,51 @@ func diffPath(s string) string {
 	}
 	if strings.HasPrefix(s, "a/") || strings.HasPrefix(s, "b/") {
 		return s[2:]
+	}
+	return ""
+}
+
+// unquote decodes a path git quoted (core.quotePath: C-style, octal escapes for bytes >= 0x80
+// and \t, \n, \", \\ ...), up to its closing quote; an unquoted one is returned as is, one
+// that does not decode is "".
+func unquote(s string) string {
+	if !strings.HasPrefix(s, `"`) {
+		return s
+	}
+	q, err := strconv.QuotedPrefix(s)
+	if err != nil {
+		return ""
+	}
+	v, err := strconv.Unquote(q)
+	if err != nil {
+		return ""
+	}
+	return v
+}
+
+// headerPath is the path a "diff --git a/P b/P" header names when both sides are the same
+// path (quoted or not); "" otherwise (a rename or a copy says its paths on lines of their own).
+func headerPath(s string) string {
+	if strings.HasPrefix(s, `"`) {
+		q, err := strconv.QuotedPrefix(s)
+		if err != nil {
+			return ""
+		}
+		a, b := unquote(q), strings.TrimPrefix(s[len(q):], " ")
+		if strings.HasPrefix(b, `"`) {
+			b = unquote(b)
+		}
+		if strings.HasPrefix(a, "a/") && strings.HasPrefix(b, "b/") && a[2:] == b[2:] {
+			return a[2:]
+		}
+		return ""
+	}
+	// Unquoted: "a/P b/P", P possibly with spaces; the two halves tell where it is cut.
+	if n := len(s); n%2 == 1 {
+		a, b := s[:n/2], s[n/2+1:]
+		if s[n/2] == ' ' && strings.HasPrefix(a, "a/") && strings.HasPrefix(b, "b/") && a[2:] == b[2:] {
+			return a[2:]
+		}
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package outcome
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -159,6 +160,11 @@ func (r *Reconciler) Round(ctx context.Context) (Report, error) {
 					continue
 				}
 				r.cfg.Logger.WarnContext(ctx, "reconciling: opening the repository", logging.Repo(row.Owner, row.Repo), logging.Err(err))
+				// Its rows go to the back of the queue: a repository that keeps failing must
+				// not fill every round's list and starve the others.
+				if err := r.store.touchRepo(ctx, row.RepoID); err != nil {
+					return rep, err
+				}
 				continue
 			}
 			repos[row.RepoID] = c
@@ -193,6 +199,9 @@ func (r *Reconciler) Round(ctx context.Context) (Report, error) {
 		}
 		if err != nil {
 			r.cfg.Logger.WarnContext(ctx, "reconciling: reading the pull request", logging.Repo(row.Owner, row.Repo), "pull_request", row.Number, logging.Err(err))
+			if err := r.store.touch(ctx, row.RepoID, row.Number); err != nil {
+				return rep, err
+			}
 		} else {
 			changes, err := r.store.synced(ctx, row, st)
 			if err != nil {
@@ -237,6 +246,10 @@ func (r *Reconciler) candidates(ctx context.Context) ([]Row, error) {
 func (r *Reconciler) replacement(ctx context.Context, c Repo, row Row) (string, error) {
 	since := row.OpenedAt
 	n, err := c.MergedReplacement(ctx, row.Issue, since)
+	if githubapp.Gone(err) {
+		// The issue is deleted or transferred: no timeline to read, now or later.
+		return "", r.store.noReplacement(ctx, row.RepoID, row.Number)
+	}
 	if err != nil {
 		if err := r.store.touch(ctx, row.RepoID, row.Number); err != nil {
 			return "", err
@@ -295,6 +308,13 @@ func (r *Reconciler) measure(ctx context.Context, c Repo, repoID int64, number i
 		return err
 	}
 	lines, err := c.PeopleLines(ctx, r.cfg.WorkDir, number, row.BotHeadSHA, row.HeadSHA, files)
+	if errors.Is(err, githubapp.ErrNotFetched) {
+		// frognano's head was force-pushed away: the lines stay unknown, and no retry
+		// (another fetch of the repository) can change that.
+		r.cfg.Logger.InfoContext(ctx, "the merged pull request cannot be measured: frognano's head is not in it any more",
+			logging.Repo(row.Owner, row.Repo), "pull_request", number)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("measuring %s/%s#%d: %w", row.Owner, row.Repo, number, err)
 	}

@@ -2,6 +2,7 @@ package outcome
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -21,10 +22,14 @@ type fakeGitHub struct {
 	goneRepo  bool
 	remaining int // X-RateLimit-Remaining of each answer; 0: none sent
 	replaced  int
-	lines     int
-	opened    int
-	asked     []int
-	measured  [][2]string
+	// replacedErr, when set, is MergedReplacement's answer (the issue's timeline refused).
+	replacedErr error
+	timelines   int
+	lines       int
+	linesErr    error // PeopleLines' answer when set
+	opened      int
+	asked       []int
+	measured    [][2]string
 }
 
 func (f *fakeGitHub) ForRepo(context.Context, int64, int64, string, string) (Repo, error) {
@@ -55,6 +60,10 @@ func (f *fakeGitHub) PullState(_ context.Context, number int) (githubapp.PullSta
 func (f *fakeGitHub) MergedReplacement(context.Context, int, time.Time) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.timelines++
+	if f.replacedErr != nil {
+		return 0, f.replacedErr
+	}
 	return f.replaced, nil
 }
 
@@ -62,6 +71,9 @@ func (f *fakeGitHub) PeopleLines(_ context.Context, _ string, _ int, from, to st
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.measured = append(f.measured, [2]string{from, to + " " + strings.Join(files, ",")})
+	if f.linesErr != nil {
+		return 0, f.linesErr
+	}
 	return f.lines, nil
 }
 
@@ -247,5 +259,119 @@ func TestOneRoundAtATime(t *testing.T) {
 	}
 	if rep, err = NewReconciler(e.store, gh, Config{}).Round(context.Background()); err != nil || rep.Asked != 1 {
 		t.Errorf("round after the lock was given back = %+v, %v", rep, err)
+	}
+}
+
+// brokenRepoGitHub is fakeGitHub except that one repository cannot be opened (GitHub answers
+// 500 for it: not gone, just failing for now).
+type brokenRepoGitHub struct {
+	*fakeGitHub
+	broken int64
+}
+
+func (b brokenRepoGitHub) ForRepo(ctx context.Context, installationID, repoID int64, owner, repo string) (Repo, error) {
+	if repoID == b.broken {
+		return nil, &github.ErrorResponse{Response: &http.Response{StatusCode: http.StatusInternalServerError}, Message: "Server Error"}
+	}
+	return b.fakeGitHub.ForRepo(ctx, installationID, repoID, owner, repo)
+}
+
+// A repository GitHub keeps failing to open must not hold the head of the queue: when it has
+// as many candidates as the budget, rounds would list only its rows, fail, and never ask about
+// any other repository's pull requests.
+func TestRoundDoesNotStarveBehindARepositoryThatFailsToOpen(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	ctx := context.Background()
+	const broken = testRepoID + 1
+	for n := 1; n <= 10; n++ {
+		var id int64
+		if err := e.pool.QueryRow(ctx, `INSERT INTO runs (hook_target, delivery_id, installation_id, repo_id, owner, repo,
+				issue, labeler, state, kind, patch, finished_at, checked_at)
+			VALUES ('test', $1, $2, $3, 'octo', 'broken', $4, 'alice', 'succeeded', 'issue', $5, now(), now()) RETURNING id`,
+			fmt.Sprintf("broken-%d", n), testInstallation, broken, n+100, []byte(twoLines)).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		e.publish(Publication{RunID: id, Number: n, Ours: true, Issue: n + 100, Head: sha('a'), Commits: 1})
+	}
+	time.Sleep(10 * time.Millisecond) // the working repository's pull request is opened later
+	e.opened(50)
+	gh := &fakeGitHub{pulls: map[int]githubapp.PullState{50: {State: "open", HeadSHA: sha('a'), Commits: 1}}}
+	rec := NewReconciler(e.store, brokenRepoGitHub{gh, broken}, Config{Budget: 10})
+	for range 3 {
+		if _, err := rec.Round(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Contains(gh.asked, 50) {
+		t.Errorf("three rounds asked about %v: the working repository's #50 never, behind the failing one's rows", gh.asked)
+	}
+}
+
+// An event older than what a round recorded is as stale as one older than an event: a
+// reopened delivered late (an operator's redelivery of one that got a 5xx) after the round
+// recorded the later close must not reopen the row, count a reopening, or make the next round
+// count the close a second time.
+func TestAnEventOlderThanWhatARoundRecordedChangesNothing(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.opened(1)
+	closedAt := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	gh := &fakeGitHub{pulls: map[int]githubapp.PullState{1: {State: "closed", ClosedAt: closedAt, HeadSHA: sha('a'), Commits: 1}}}
+	rec := NewReconciler(e.store, gh, Config{Budget: 100})
+	if _, err := rec.Round(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	late := Event{Action: "reopened", RepoID: testRepoID, Number: 1, Sender: "carol", At: closedAt.Add(-time.Hour), HeadSHA: sha('a'), Commits: 1}
+	if a, _ := e.apply(late); a.Changed || !a.Stale {
+		t.Errorf("a reopened from before the close the round recorded: %+v", a)
+	}
+	if r := e.row(1); r.State != StateClosed || r.Reopened != 0 {
+		t.Errorf("after the late reopened: state %s, reopened %d; want closed, 0", r.State, r.Reopened)
+	}
+	if got := e.endedStates(); !slices.Equal(got, []string{StateClosed}) {
+		t.Errorf("ends counted %v, want one close", got)
+	}
+}
+
+// An issue GitHub answers 404 for (deleted, or transferred to another repository) has no
+// timeline to read: its closed pull request is not asked about again at every round until it
+// is older than the maximum age.
+func TestRoundStopsLookingForTheReplacementOfAGoneIssue(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.opened(1)
+	closedAt := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	gh := &fakeGitHub{pulls: map[int]githubapp.PullState{1: {State: "closed", ClosedAt: closedAt, HeadSHA: sha('a'), Commits: 1}},
+		replacedErr: &github.ErrorResponse{Response: &http.Response{StatusCode: http.StatusNotFound}, Message: "Not Found"}}
+	rec := NewReconciler(e.store, gh, Config{Budget: 100})
+	for range 4 {
+		if _, err := rec.Round(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if gh.timelines != 1 {
+		t.Errorf("the gone issue's timeline was asked for %d times in 3 rounds after the close, want once", gh.timelines)
+	}
+}
+
+// A merged pull request whose frognano head people force-pushed away cannot be measured, now
+// or later: the measure job ends without an error (River would retry it, fetching the
+// repository each time) and the lines stay unknown.
+func TestMeasureOfAHeadForcePushedAwayIsNotRetried(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	e.opened(1)
+	merged := Event{Action: "closed", RepoID: testRepoID, Number: 1, Sender: "dave", Merged: true, MergedBy: "dave", MergeSHA: sha('m'),
+		At: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC), HeadSHA: sha('f'), Commits: 1}
+	if a, _ := e.apply(merged); !a.Measure {
+		t.Fatal("the merge asked for no measure")
+	}
+	gh := &fakeGitHub{linesErr: fmt.Errorf("measuring: %w", githubapp.ErrNotFetched)}
+	if err := NewReconciler(e.store, gh, Config{}).Measure(context.Background(), testRepoID, 1); err != nil {
+		t.Errorf("Measure = %v, want nil: nothing a retry could change", err)
+	}
+	if r := e.row(1); r.PeopleLines != nil {
+		t.Errorf("people_lines = %d, want unknown", *r.PeopleLines)
 	}
 }

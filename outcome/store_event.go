@@ -47,6 +47,17 @@ type Applied struct {
 	Changed, Stale bool
 	// Measure: the pull request was merged; its people_lines wait for Reconciler.Measure.
 	Measure bool
+	// Ended is the state the pull request ended in (StateMerged, StateClosed), "" when it did
+	// not end: the caller counts it with Store.Count once its transaction has committed.
+	Ended string
+}
+
+// Count counts a's end, if any (OnEnd's function): call it once the transaction that
+// applied a has committed, so that an end rolled back (and redelivered) is counted once.
+func (s *Store) Count(a Applied) {
+	if a.Ended != "" {
+		s.end(a.Ended)
+	}
 }
 
 // Follows reports whether frognano follows pull request number of repository repoID (it has
@@ -124,9 +135,7 @@ func (s *Store) ApplyEvent(ctx context.Context, tx pgx.Tx, ev Event) (Applied, e
 	if _, err := tx.Exec(ctx, q, args...); err != nil {
 		return Applied{}, fmt.Errorf("recording %s of pull request #%d of repository %d: %w", ev.Action, ev.Number, ev.RepoID, err)
 	}
-	if ended != "" {
-		s.end(ended)
-	}
+	applied.Ended = ended
 	return applied, nil
 }
 

@@ -84,7 +84,10 @@ func (s *Store) synced(ctx context.Context, row Row, st githubapp.PullState) ([]
 			if !endedAt.IsZero() {
 				at = endedAt
 			}
+			// The end is an event as ApplyEvent's are: one delivered later that happened
+			// before it (event_at) changes nothing.
 			_, err = tx.Exec(ctx, `UPDATE pull_outcomes SET state = $3, ended_at = coalesce($4, now()), ended_by = $5,
+					event_at = greatest(event_at, coalesce($4, now())),
 					merge_sha = nullif($6, ''), head_sha = coalesce(nullif($7, ''), head_sha)
 				WHERE repo_id = $1 AND number = $2 AND state = 'open'`, row.RepoID, row.Number, state, at, ended, st.MergeSHA, st.HeadSHA)
 			if err != nil {
@@ -123,6 +126,15 @@ func (s *Store) touch(ctx context.Context, repoID int64, number int) error {
 	return nil
 }
 
+// touchRepo records that the pull requests of repository repoID were asked about (its
+// opening failed): they go after the others in the next round's order.
+func (s *Store) touchRepo(ctx context.Context, repoID int64) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE pull_outcomes SET synced_at = now() WHERE repo_id = $1 AND state IN ('open', 'closed')`, repoID); err != nil {
+		return fmt.Errorf("recording that the pull requests of repository %d were asked about: %w", repoID, err)
+	}
+	return nil
+}
+
 // replaced records that pull request number (closed without merge) was replaced by the merged
 // pull request by (0: none found yet, asked again in a later round).
 func (s *Store) replaced(ctx context.Context, repoID int64, number, by int) error {
@@ -132,6 +144,16 @@ func (s *Store) replaced(ctx context.Context, repoID int64, number, by int) erro
 	if _, err := s.pool.Exec(ctx, `UPDATE pull_outcomes SET replaced_by = $3, synced_at = now(), updated_at = now()
 		WHERE repo_id = $1 AND number = $2 AND state = 'closed'`, repoID, number, by); err != nil {
 		return fmt.Errorf("recording that #%d replaced pull request #%d: %w", by, number, err)
+	}
+	return nil
+}
+
+// noReplacement records that no replacement of closed pull request number will be looked
+// for (replaced_by 0, as for a gone repository's): its issue is gone.
+func (s *Store) noReplacement(ctx context.Context, repoID int64, number int) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE pull_outcomes SET replaced_by = 0, synced_at = now(), updated_at = now()
+		WHERE repo_id = $1 AND number = $2 AND state = 'closed' AND replaced_by IS NULL`, repoID, number); err != nil {
+		return fmt.Errorf("recording that pull request #%d's issue is gone: %w", number, err)
 	}
 	return nil
 }

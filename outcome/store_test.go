@@ -2,6 +2,7 @@ package outcome
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -108,6 +109,7 @@ func (e *env) apply(ev Event) (Applied, bool) {
 	if err != nil {
 		e.t.Fatalf("applying %s: %v", ev.Action, err)
 	}
+	e.store.Count(a)
 	return a, found
 }
 
@@ -235,9 +237,14 @@ func TestPatchStats(t *testing.T) {
 		{"Added", threeLines, []string{"util.py"}, 3},
 		{"Two", twoLines + threeLines, []string{"calc.py", "util.py"}, 5},
 		{"Renamed", rename, []string{"new.go", "old.go"}, 2},
-		{"BinaryCountsNoLine", binary, nil, 0},
+		{"BinaryCountsNoLine", binary, []string{"img.png"}, 0},
 		{"HunkLinesThatLookLikeHeaders", "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1,2 +1,2 @@\n---- x\n++++ y\n", []string{"a"}, 2},
 		{"Empty", "", nil, 0},
+		// git quotes a path with bytes >= 0x80 (core.quotePath), a tab, a newline, '"' or '\\'.
+		{"QuotedPath", "diff --git \"a/\\303\\274.txt\" \"b/\\303\\274.txt\"\nindex 7898192..6178079 100644\n--- \"a/\\303\\274.txt\"\n+++ \"b/\\303\\274.txt\"\n@@ -1 +1 @@\n-a\n+b\n", []string{"ü.txt"}, 2},
+		{"QuotedRename", "diff --git \"a/a\\tb\" b/c\nsimilarity index 100%\nrename from \"a\\tb\"\nrename to c\n", []string{"a\tb", "c"}, 0},
+		// A binary file is touched (the measure compares it, counting one), with no line.
+		{"GitBinaryPatch", "diff --git a/bin.dat b/bin.dat\nindex bdc955b..8835708 100644\nGIT binary patch\nliteral 2\nJcmZQz0ssI600RI3\n\nliteral 2\nJcmZQz1ONa700IC2\n\n", []string{"bin.dat"}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			files, lines := patchStats([]byte(c.patch))
@@ -245,5 +252,34 @@ func TestPatchStats(t *testing.T) {
 				t.Errorf("patchStats = %q, %d; want %q, %d", files, lines, c.files, c.lines)
 			}
 		})
+	}
+}
+
+// An end is counted (frognano_pull_requests_ended_total) once it is committed: a transaction
+// that rolls back after ApplyEvent (the measure job could not be queued, the commit failed)
+// counts nothing, and the redelivery that follows counts it once.
+func TestAnEndIsCountedWhenCommitted(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	id := e.succeeded("issue", 7, "", twoLines)
+	e.publish(Publication{RunID: id, Number: 12, Ours: true, Issue: 7, Head: sha('a'), Commits: 1})
+	closed := Event{Action: "closed", RepoID: testRepoID, Number: 12, Sender: "carol", At: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+	ctx := context.Background()
+	failed := errors.New("the commit failed")
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		if _, err := e.store.ApplyEvent(ctx, tx, closed); err != nil {
+			return err
+		}
+		return failed
+	})
+	if !errors.Is(err, failed) {
+		t.Fatal(err)
+	}
+	if got := e.endedStates(); len(got) != 0 {
+		t.Errorf("a close that rolled back was counted: %v", got)
+	}
+	e.apply(closed)
+	if got := e.endedStates(); !slices.Equal(got, []string{StateClosed}) {
+		t.Errorf("ends counted %v, want one close", got)
 	}
 }

@@ -58,6 +58,7 @@ func (c *Client) PullRequestEvent(ctx context.Context, d Delivery, ev outcome.Ev
 	if err != nil {
 		return PullEventResult{}, fmt.Errorf("recording a pull_request event: %w", err)
 	}
+	c.outcomes.Count(res.Applied) // committed: the end is counted now, once
 	return res, nil
 }
 
