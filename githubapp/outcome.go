@@ -117,8 +117,12 @@ var ErrNotFetched = errors.New("the commit is not in the pull request's head any
 // no file of the repository is written or run) and counts the lines that differ between
 // commit from (frognano's last head) and commit to (the head that was merged) in files:
 // `git diff --numstat`, lines added plus removed; a binary file counts one. A commit the
-// fetch did not bring (a head force-pushed over frognano's) is an error.
-func (c *Client) PeopleLines(ctx context.Context, dir string, number int, from, to string, files []string) (int, error) {
+// fetch did not bring (a head force-pushed over frognano's) is an error. The fetch is shallow,
+// bounded to the commits since a day before since (when the pull request was opened; zero:
+// the whole history), so that a repository's whole history is not downloaded at each merge:
+// frognano's commits are newer, and a commit people dated earlier only cuts the history
+// short (the lines are then not known: ErrNotFetched).
+func (c *Client) PeopleLines(ctx context.Context, dir string, number int, from, to string, files []string, since time.Time) (int, error) {
 	if !shaPattern.MatchString(from) || !shaPattern.MatchString(to) {
 		return 0, fmt.Errorf("measuring pull request #%d: %q or %q is not a commit id", number, from, to)
 	}
@@ -139,8 +143,13 @@ func (c *Client) PeopleLines(ctx context.Context, dir string, number int, from, 
 		return 0, mark(fmt.Errorf("measuring pull request #%d of %s/%s: %w", number, c.owner, c.repo, err))
 	}
 	ref := "refs/pull/" + strconv.Itoa(number) + "/head"
+	fetchArgs := []string{"fetch", "--no-tags", "--quiet"}
+	if !since.IsZero() {
+		fetchArgs = append(fetchArgs, "--shallow-since="+since.Add(-24*time.Hour).UTC().Format(time.RFC3339))
+	}
+	fetchArgs = append(fetchArgs, "--", c.remote(), "+"+ref+":refs/frognano/head")
 	if _, err := c.git(ctx, gitRun{dir: repo, token: tok,
-		args: []string{"fetch", "--no-tags", "--quiet", "--", c.remote(), "+" + ref + ":refs/frognano/head"}}); err != nil {
+		args: fetchArgs}); err != nil {
 		return 0, mark(fmt.Errorf("fetching %s of %s/%s: %w", ref, c.owner, c.repo, err))
 	}
 	for _, commit := range []string{from, to} {

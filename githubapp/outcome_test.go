@@ -44,7 +44,7 @@ func TestOutcomeCallsAgainstTheFake(t *testing.T) {
 		st.MergedAt.IsZero() || st.RateRemaining <= 0 || st.RateRemaining >= 4000 {
 		t.Errorf("PullState after the merge = %+v", st)
 	}
-	lines, err := b.client.PeopleLines(ctx, t.TempDir(), pub.Number, pub.Head, st.HeadSHA, []string{"calc/add.go", "calc/add_test.go"})
+	lines, err := b.client.PeopleLines(ctx, t.TempDir(), pub.Number, pub.Head, st.HeadSHA, []string{"calc/add.go", "calc/add_test.go"}, time.Now()) // shallow: since the pull request opened
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,10 +54,10 @@ func TestOutcomeCallsAgainstTheFake(t *testing.T) {
 	// frognano's head force-pushed away: the fetch does not bring it, and the error says so
 	// (the lines stay unknown; nothing to retry).
 	gone := "1111111111111111111111111111111111111111"
-	if _, err := b.client.PeopleLines(ctx, t.TempDir(), pub.Number, gone, st.HeadSHA, []string{"calc/add.go"}); !errors.Is(err, ErrNotFetched) {
+	if _, err := b.client.PeopleLines(ctx, t.TempDir(), pub.Number, gone, st.HeadSHA, []string{"calc/add.go"}, time.Time{}); !errors.Is(err, ErrNotFetched) {
 		t.Errorf("PeopleLines from a commit the fetch did not bring = %v, want ErrNotFetched", err)
 	}
-	if _, err := b.client.PeopleLines(ctx, t.TempDir(), pub.Number, pub.Head, "--output=/tmp/x", nil); err == nil {
+	if _, err := b.client.PeopleLines(ctx, t.TempDir(), pub.Number, pub.Head, "--output=/tmp/x", nil, time.Time{}); err == nil {
 		t.Error("PeopleLines took an option for a commit id")
 	}
 

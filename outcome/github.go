@@ -17,7 +17,7 @@ type GitHub interface {
 type Repo interface {
 	PullState(ctx context.Context, number int) (githubapp.PullState, error)
 	MergedReplacement(ctx context.Context, issue int, since time.Time) (int, error)
-	PeopleLines(ctx context.Context, dir string, number int, from, to string, files []string) (int, error)
+	PeopleLines(ctx context.Context, dir string, number int, from, to string, files []string, since time.Time) (int, error)
 }
 
 var _ Repo = (*githubapp.Client)(nil)

@@ -307,7 +307,7 @@ func (r *Reconciler) measure(ctx context.Context, c Repo, repoID int64, number i
 	if err != nil {
 		return err
 	}
-	lines, err := c.PeopleLines(ctx, r.cfg.WorkDir, number, row.BotHeadSHA, row.HeadSHA, files)
+	lines, err := c.PeopleLines(ctx, r.cfg.WorkDir, number, row.BotHeadSHA, row.HeadSHA, files, row.OpenedAt)
 	if errors.Is(err, githubapp.ErrNotFetched) {
 		// frognano's head was force-pushed away: the lines stay unknown, and no retry
 		// (another fetch of the repository) can change that.

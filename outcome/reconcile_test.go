@@ -67,7 +67,7 @@ func (f *fakeGitHub) MergedReplacement(context.Context, int, time.Time) (int, er
 	return f.replaced, nil
 }
 
-func (f *fakeGitHub) PeopleLines(_ context.Context, _ string, _ int, from, to string, files []string) (int, error) {
+func (f *fakeGitHub) PeopleLines(_ context.Context, _ string, _ int, from, to string, files []string, _ time.Time) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.measured = append(f.measured, [2]string{from, to + " " + strings.Join(files, ",")})
