@@ -195,6 +195,20 @@ func newReconciler(store *outcome.Store, app *githubapp.App, cfg config.Service,
 	return outcome.NewReconciler(store, outcome.GitHubApp(app), ocfg)
 }
 
+// openDatabase is openMigrated on DATABASE_URL, for a command: a usageError when it is not
+// set, a setupError when the database cannot be used.
+func openDatabase(ctx context.Context, getenv func(string) string) (*pgxpool.Pool, error) {
+	url := config.DatabaseURL(getenv)
+	if url == "" {
+		return nil, usageError{"DATABASE_URL is not set"}
+	}
+	pool, err := openMigrated(ctx, url)
+	if err != nil {
+		return nil, setupError{err}
+	}
+	return pool, nil
+}
+
 // openMigrated is openPool for a command that reads or writes frognano's tables (runs, usage,
 // budget, stats, tokens): a database this binary's migrations have not all reached is refused
 // with what to run, instead of failing on a table or column that is not there yet.

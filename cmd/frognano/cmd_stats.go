@@ -12,7 +12,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/stats"
 )
 
@@ -39,13 +38,9 @@ func statsCmd(ctx context.Context, args []string, getenv func(string) string, st
 	default:
 		return usageError{fmt.Sprintf("--format %q: use table, csv or json", *format)}
 	}
-	url := config.DatabaseURL(getenv)
-	if url == "" {
-		return usageError{"DATABASE_URL is not set"}
-	}
-	pool, err := openMigrated(ctx, url)
+	pool, err := openDatabase(ctx, getenv)
 	if err != nil {
-		return setupError{err}
+		return err
 	}
 	defer pool.Close()
 	h, err := stats.NewStore(pool).History(ctx, since)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/api"
-	"github.com/frognano/frognano/config"
 )
 
 // repeated is a flag that may be given several times.
@@ -66,13 +65,9 @@ func tokensCmd(ctx context.Context, args []string, getenv func(string) string, s
 	} else if *name != "" || len(installations) > 0 || len(repos) > 0 {
 		return usageError{"--name, --installation and --repo are for frognano tokens create"}
 	}
-	url := config.DatabaseURL(getenv)
-	if url == "" {
-		return usageError{"DATABASE_URL is not set"}
-	}
-	pool, err := openMigrated(ctx, url)
+	pool, err := openDatabase(ctx, getenv)
 	if err != nil {
-		return setupError{err}
+		return err
 	}
 	defer pool.Close()
 	tokens := api.NewTokens(pool)
