@@ -45,7 +45,12 @@ func (m *Manager) build(ctx context.Context, req Request, env *Environment, base
 	if err != nil {
 		return fmt.Errorf("creating the setup container: %w", err)
 	}
-	defer sb.Close()
+	defer func() {
+		// What could not be removed is the reapers' (sandbox.Prune); the operator hears of it.
+		if err := sb.Close(); err != nil {
+			m.runLog(ctx, req).Warn("the setup container was not removed", "err", err)
+		}
+	}()
 	// Setup sees the setup commit from git's objects (all of it, or just the listed inputs):
 	// exactly what the key covers, never a working tree a model or a local edit wrote.
 	snap, err := sandbox.PackCommit(ctx, req.RepoDir, env.Inputs.Commit, cfg.User, env.Inputs.Paths())

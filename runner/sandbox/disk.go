@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
@@ -309,15 +308,12 @@ func (s *Sandbox) stop(reason string) {
 }
 
 // closeWatcher ends the watching goroutine and removes the watcher container.
-func (s *Sandbox) closeWatcher(ctx context.Context, w *diskWatcher) error {
+func (s *Sandbox) closeWatcher(w *diskWatcher) error {
 	w.once.Do(func() { close(w.stop) })
 	var err error
 	if w.id != "" {
-		err = s.docker.ContainerRemove(ctx, w.id, container.RemoveOptions{Force: true})
-		if err != nil && !cerrdefs.IsNotFound(err) {
+		if err = removeContainer(s.docker, w.id, false); err != nil {
 			err = fmt.Errorf("removing the disk watcher of %s: %w", s.name, err)
-		} else {
-			err = nil
 		}
 	}
 	if w.conn.Conn != nil {

@@ -439,18 +439,19 @@ func (s *Sandbox) Close() error {
 		return s.closeErr
 	}
 	s.closed = true
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-	defer cancel()
-	// The watcher goes first: a volume still mounted by it would survive the sandbox's removal.
-	s.measure(ctx)
+	// Each step has its own time limit, so that a slow one (the last measurement, a watcher
+	// the engine is slow to remove) leaves the next its whole time.
+	s.measure(context.Background())
 	var errs []error
+	// The watcher goes first: a volume still mounted by it would survive the sandbox's removal.
 	if s.watch != nil {
-		errs = append(errs, s.closeWatcher(ctx, s.watch))
+		errs = append(errs, s.closeWatcher(s.watch))
 	}
-	err := s.docker.ContainerRemove(ctx, s.id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !cerrdefs.IsNotFound(err) {
+	if err := removeContainer(s.docker, s.id, true); err != nil {
 		errs = append(errs, fmt.Errorf("removing sandbox container %s: %w", s.name, err))
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
 	if s.watch != nil && s.watch.volume != "" {
 		// Normally gone with the container; this catches the case where the watcher held it.
 		if err := s.docker.VolumeRemove(ctx, s.watch.volume, true); err != nil && !cerrdefs.IsNotFound(err) {
@@ -516,16 +517,14 @@ func prune(ctx context.Context, docker *client.Client, args filters.Args, remove
 			if (c.Labels[LabelWatches] != "") != watchers || !remove(c) {
 				continue
 			}
-			err := docker.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
-			switch {
-			case err == nil:
-				if !watchers {
-					removed++
-				}
-			case cerrdefs.IsNotFound(err):
-				// Removed by its own Close meanwhile.
-			default:
+			if err := ctx.Err(); err != nil {
+				return removed, errors.Join(append(errs, err)...)
+			}
+			// Removed by its own Close meanwhile counts too: it is gone.
+			if err := removeContainer(docker, c.ID, true); err != nil {
 				errs = append(errs, fmt.Errorf("removing sandbox container %s: %w", c.ID, err))
+			} else if !watchers {
+				removed++
 			}
 		}
 	}

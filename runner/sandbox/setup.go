@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/api/types/network"
@@ -157,10 +156,7 @@ func Pin(ctx context.Context, docker *client.Client, cfg Config, runID, image st
 		return nil, fmt.Errorf("pinning image %s: %w", image, err)
 	}
 	return func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-		defer cancel()
-		err := docker.ContainerRemove(ctx, created.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
-		if err != nil && !cerrdefs.IsNotFound(err) {
+		if err := removeContainer(docker, created.ID, true); err != nil {
 			return fmt.Errorf("removing the pin of %s: %w", image, err)
 		}
 		return nil
