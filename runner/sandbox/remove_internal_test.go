@@ -30,7 +30,9 @@ func TestRemoveContainerReturnsOnceGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = docker.ContainerRemove(context.Background(), created.ID, container.RemoveOptions{Force: true}) })
+	t.Cleanup(func() {
+		_ = docker.ContainerRemove(context.Background(), created.ID, container.RemoveOptions{Force: true})
+	})
 	if err := docker.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		t.Fatal(err)
 	}
