@@ -78,22 +78,7 @@ func (r *Redactor) arguments(s string) string {
 // Message returns a redacted copy of m: its content, reasoning and tool calls (the model
 // chose their ids and names too).
 func (r *Redactor) Message(m leaf.Message) leaf.Message {
-	if m.Content != nil {
-		c := r.Text(*m.Content)
-		m.Content = &c
-	}
-	m.ReasoningContent = r.Text(m.ReasoningContent)
-	m.ToolCallID = r.Text(m.ToolCallID)
-	if m.ToolCalls != nil {
-		calls := make([]leaf.ToolCall, len(m.ToolCalls))
-		for i, tc := range m.ToolCalls {
-			tc.ID, tc.Function.Name = r.Text(tc.ID), r.Text(tc.Function.Name)
-			tc.Function.Arguments = r.Arguments(tc.Function.Arguments)
-			calls[i] = tc
-		}
-		m.ToolCalls = calls
-	}
-	return m
+	return m.MapTexts(r.Text, r.Arguments)
 }
 
 // Trajectory redacts every text of t in place: messages, steps, final message, error, the
@@ -105,11 +90,7 @@ func (r *Redactor) Trajectory(t *leaf.Trajectory) {
 		t.Messages[i] = r.Message(m)
 	}
 	for i, s := range t.Steps {
-		s.Assistant = r.Message(s.Assistant)
-		for j, o := range s.Observations {
-			s.Observations[j] = leaf.Observation{Tool: r.Text(o.Tool), Observation: r.Text(o.Observation)}
-		}
-		t.Steps[i] = s
+		t.Steps[i] = s.MapTexts(r.Text, r.Arguments)
 	}
 	t.FinalMessage = r.Text(t.FinalMessage)
 	if t.Error != nil {

@@ -21,37 +21,13 @@ func redactingSteps(onStep func(leaf.Step)) func(leaf.Step) {
 }
 
 func redactedStep(s leaf.Step) leaf.Step {
-	s.Assistant = redactedMessage(s.Assistant)
-	obs := make([]leaf.Observation, len(s.Observations))
-	for i, o := range s.Observations {
-		obs[i] = leaf.Observation{Tool: secrets.Redact(o.Tool), Observation: secrets.Redact(o.Observation)}
-	}
-	if s.Observations != nil {
-		s.Observations = obs
-	}
-	return s
+	return s.MapTexts(secrets.Redact, secrets.RedactArguments)
 }
 
 // redactedMessage returns a copy of m with its texts and tool calls' arguments redacted; it
 // shares nothing that it changed with m.
 func redactedMessage(m leaf.Message) leaf.Message {
-	if m.Content != nil {
-		c := secrets.Redact(*m.Content)
-		m.Content = &c
-	}
-	m.ReasoningContent = secrets.Redact(m.ReasoningContent)
-	m.ToolCallID = secrets.Redact(m.ToolCallID)
-	if m.ToolCalls != nil {
-		calls := make([]leaf.ToolCall, len(m.ToolCalls))
-		for i, tc := range m.ToolCalls {
-			// The model chooses the id and the name as well (an unknown tool's name is shown).
-			tc.ID, tc.Function.Name = secrets.Redact(tc.ID), secrets.Redact(tc.Function.Name)
-			tc.Function.Arguments = secrets.RedactArguments(tc.Function.Arguments)
-			calls[i] = tc
-		}
-		m.ToolCalls = calls
-	}
-	return m
+	return m.MapTexts(secrets.Redact, secrets.RedactArguments)
 }
 
 // redactLoopResult redacts, in place, what the finished loop's result shows: its messages,

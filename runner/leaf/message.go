@@ -183,3 +183,52 @@ type Result struct {
 	ModelTime    time.Duration
 	ToolTime     time.Duration
 }
+
+// MapTexts returns a copy of m in which every text the model chose passes through a function:
+// the content, the reasoning, the tool call id, and each tool call's id and name through text,
+// each tool call's arguments (a JSON text) through args. It shares nothing it changed with m.
+// The redactions of what frognano shows and exports are made with it.
+func (m Message) MapTexts(text, args func(string) string) Message {
+	if m.Content != nil {
+		c := text(*m.Content)
+		m.Content = &c
+	}
+	m.ReasoningContent = text(m.ReasoningContent)
+	m.ToolCallID = text(m.ToolCallID)
+	if m.ToolCalls != nil {
+		calls := make([]ToolCall, len(m.ToolCalls))
+		for i, tc := range m.ToolCalls {
+			// The model chooses the id and the name as well (an unknown tool's name is shown).
+			tc.ID, tc.Function.Name = text(tc.ID), text(tc.Function.Name)
+			tc.Function.Arguments = args(tc.Function.Arguments)
+			calls[i] = tc
+		}
+		m.ToolCalls = calls
+	}
+	return m
+}
+
+// MapTexts returns a copy of s whose assistant message is mapped as Message.MapTexts maps it
+// and whose observations (tool and text) pass through text. It shares nothing it changed with s.
+func (s Step) MapTexts(text, args func(string) string) Step {
+	s.Assistant, s.Observations = s.Assistant.MapTexts(text, args), mapObservations(s.Observations, text)
+	return s
+}
+
+// MapTexts is Step.MapTexts for a step of a trajectory.
+func (s TrajectoryStep) MapTexts(text, args func(string) string) TrajectoryStep {
+	s.Assistant, s.Observations = s.Assistant.MapTexts(text, args), mapObservations(s.Observations, text)
+	return s
+}
+
+// mapObservations returns a copy of obs (nil stays nil) whose tools and texts passed through text.
+func mapObservations(obs []Observation, text func(string) string) []Observation {
+	if obs == nil {
+		return nil
+	}
+	out := make([]Observation, len(obs))
+	for i, o := range obs {
+		out[i] = Observation{Tool: text(o.Tool), Observation: text(o.Observation)}
+	}
+	return out
+}
