@@ -28,14 +28,14 @@ const (
 
 // env is one test's migrated schema and Store, with the outcomes it counted (OnEnd).
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	pool  *pgxpool.Pool
 	store *Store
 	mu    sync.Mutex
 	ended []string
 }
 
-func setup(t *testing.T) *env {
+func setup(t testing.TB) *env {
 	t.Helper()
 	e := &env{t: t, pool: dbtest.New(t)}
 	e.store = NewStore(e.pool).OnEnd(func(state string) {
