@@ -60,7 +60,7 @@ func budgetCmd(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	st, done, err := openStore(ctx, config.DatabaseURL(getenv))
+	st, done, err := openStore(ctx, getenv)
 	if err != nil {
 		return err
 	}

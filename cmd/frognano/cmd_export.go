@@ -62,14 +62,10 @@ func exportCmd(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		opt.Since = t
 	}
-	url := config.DatabaseURL(getenv)
-	if url == "" {
-		return usageError{"DATABASE_URL is not set"}
-	}
 	opt.Secrets = config.ExportSecrets(getenv)
-	pool, err := openPool(ctx, url)
+	pool, err := openDatabase(ctx, getenv)
 	if err != nil {
-		return setupError{err}
+		return err
 	}
 	defer pool.Close()
 	if *dry {

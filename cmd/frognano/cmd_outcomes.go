@@ -31,9 +31,8 @@ func outcomesCmd(ctx context.Context, args []string, getenv func(string) string,
 	if least := outcome.CostOpen + outcome.CostPull; ocfg.Budget < least {
 		return usageError{fmt.Sprintf("--budget must be at least %d (opening a repository and reading one pull request)", least)}
 	}
-	url := config.DatabaseURL(getenv)
-	if url == "" {
-		return usageError{"DATABASE_URL is not set (e.g. postgres://frognano@localhost:5432/frognano)"}
+	if config.DatabaseURL(getenv) == "" {
+		return usageError{"DATABASE_URL is not set"} // before the App's settings, as every database command
 	}
 	ghcfg, err := config.GitHubApp(getenv)
 	if err != nil {
@@ -45,9 +44,9 @@ func outcomesCmd(ctx context.Context, args []string, getenv func(string) string,
 	if err != nil {
 		return setupError{fmt.Errorf("configuring the GitHub App: %w", err)}
 	}
-	pool, err := openMigrated(ctx, url)
+	pool, err := openDatabase(ctx, getenv)
 	if err != nil {
-		return setupError{err}
+		return err
 	}
 	defer pool.Close()
 	ocfg.WorkDir, ocfg.Logger = os.TempDir(), log

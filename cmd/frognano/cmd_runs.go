@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/frognano/frognano/config"
 	"github.com/frognano/frognano/githubapp"
 	// runs, not run: package main has its run function.
 	"github.com/frognano/frognano/report"
@@ -24,7 +23,6 @@ func runsCmd(ctx context.Context, args []string, getenv func(string) string, std
 	if len(args) > 0 && args[0] == "start" {
 		return runsStartCmd(ctx, args[1:], getenv, stdout, stderr)
 	}
-	url := config.DatabaseURL(getenv)
 	if len(args) > 0 && args[0] == "show" {
 		fs := newFlagSet("runs show", stderr)
 		what := ""
@@ -53,7 +51,7 @@ func runsCmd(ctx context.Context, args []string, getenv func(string) string, std
 		if err := parseFlags(fs, flags); err != nil {
 			return err
 		}
-		reader, done, err := openStore(ctx, url)
+		reader, done, err := openStore(ctx, getenv)
 		if err != nil {
 			return err
 		}
@@ -93,12 +91,9 @@ func runsCmd(ctx context.Context, args []string, getenv func(string) string, std
 	if *limit < 1 {
 		return usageError{"--limit must be at least 1"}
 	}
-	if url == "" {
-		return usageError{"DATABASE_URL is not set"}
-	}
-	pool, err := openMigrated(ctx, url)
+	pool, err := openDatabase(ctx, getenv)
 	if err != nil {
-		return setupError{err}
+		return err
 	}
 	defer pool.Close()
 	list, err := runs.NewStore(pool, nil).Runs(ctx, runs.Filter{Limit: *limit})
@@ -130,16 +125,12 @@ func runsCmd(ctx context.Context, args []string, getenv func(string) string, std
 	return tw.Flush()
 }
 
-// openStore opens the runs of the database at url for a command that reads or changes them
-// (runs, usage, budget): a usageError when url is empty, a setupError when the database cannot
-// be reached.
-func openStore(ctx context.Context, url string) (*runs.Store, func(), error) {
-	if url == "" {
-		return nil, nil, usageError{"DATABASE_URL is not set"}
-	}
-	pool, err := openMigrated(ctx, url)
+// openStore opens the runs of the database DATABASE_URL names for a command that reads or
+// changes them (runs, usage, budget), as openDatabase does.
+func openStore(ctx context.Context, getenv func(string) string) (*runs.Store, func(), error) {
+	pool, err := openDatabase(ctx, getenv)
 	if err != nil {
-		return nil, nil, setupError{err}
+		return nil, nil, err
 	}
 	return runs.NewStore(pool, nil), pool.Close, nil
 }

@@ -210,7 +210,7 @@ func openDatabase(ctx context.Context, getenv func(string) string) (*pgxpool.Poo
 }
 
 // openMigrated is openPool for a command that reads or writes frognano's tables (runs, usage,
-// budget, stats, tokens): a database this binary's migrations have not all reached is refused
+// budget, stats, tokens, outcomes, export): a database this binary's migrations have not all reached is refused
 // with what to run, instead of failing on a table or column that is not there yet.
 func openMigrated(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	pool, err := openPool(ctx, url)

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	runs "github.com/frognano/frognano/run"
-
-	"github.com/frognano/frognano/config"
 )
 
 // usageCmd is `frognano usage [--since DATE] [--by installation|repository|person|model]
@@ -45,7 +43,7 @@ func usageCmd(ctx context.Context, args []string, getenv func(string) string, st
 	default:
 		return usageError{fmt.Sprintf("--format %q: use table, csv or json", *format)}
 	}
-	st, done, err := openStore(ctx, config.DatabaseURL(getenv))
+	st, done, err := openStore(ctx, getenv)
 	if err != nil {
 		return err
 	}

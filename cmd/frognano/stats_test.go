@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"math"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -352,7 +353,9 @@ func TestStatsTableAndCSVKeepKeysInert(t *testing.T) {
 func TestReadingCommandsRefuseAnUnmigratedDatabase(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"DATABASE_URL": doctorEmptyDatabase(t)}
-	for _, args := range [][]string{{"stats"}, {"runs"}, {"usage"}, {"tokens", "list"}} {
+	out := filepath.Join(t.TempDir(), "export.jsonl")
+	for _, args := range [][]string{{"stats"}, {"runs"}, {"runs", "show", "1"}, {"usage"}, {"budget", "show", "--installation", "1"},
+		{"tokens", "list"}, {"export", "--repo", "o/r", "--format", "leaf", "--out", out}} {
 		var stdout, stderr bytes.Buffer
 		err := run(context.Background(), args, func(k string) string { return env[k] }, &stdout, &stderr)
 		if err == nil || exitCode(err) != 3 || !strings.Contains(err.Error(), "run `frognano migrate` first") {
