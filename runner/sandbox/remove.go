@@ -26,8 +26,8 @@ const removePoll = 250 * time.Millisecond
 // sandbox is cleaned up after its run was cancelled. The engine goes on removing a container
 // when the request that asked for it ends (the client gave up, or a removal was already
 // under way: 409 "removal ... already in progress"), so an error is only the answer once the
-// container is still there at the end of the time limit: a container reported removed is
-// gone, never still being removed.
+// container is still there at the end of the time limit (or at once, when the engine cannot be
+// reached): a container reported removed is gone, never still being removed.
 func removeContainer(docker *client.Client, id string, volumes bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
 	defer cancel()
@@ -37,9 +37,17 @@ func removeContainer(docker *client.Client, id string, volumes bool) error {
 	}
 	wait := removePoll
 	for {
+		// An engine that cannot be reached is not waited for: the run ends now, and the
+		// reapers remove what is left once it answers again.
+		if client.IsErrConnectionFailed(err) {
+			return err
+		}
 		info, ierr := docker.ContainerInspect(ctx, id)
 		if cerrdefs.IsNotFound(ierr) {
 			return nil
+		}
+		if client.IsErrConnectionFailed(ierr) {
+			return err
 		}
 		// Not being removed: the first request failed for good (a dead container, a busy
 		// mount): it is asked for again. One under way is waited for.

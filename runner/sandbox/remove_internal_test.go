@@ -9,6 +9,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
 )
 
 // removeContainer returns only once the container is gone, also when another removal of it is
@@ -59,6 +60,15 @@ func TestRemoveContainerReturnsOnceGone(t *testing.T) {
 	// A container that is not there is removed.
 	if err := removeContainer(docker, created.ID, true); err != nil {
 		t.Errorf("removing a removed container: %v", err)
+	}
+	// An engine that cannot be reached is an error at once, not minutes of waiting.
+	noEngine, err := client.NewClientWithOpts(client.WithHost("unix://"+t.TempDir()+"/no-engine.sock"), client.WithVersion("1.41"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := removeContainer(noEngine, created.ID, true); err == nil || time.Since(start) > removePoll*4 {
+		t.Errorf("removing through an engine that is not there: %v after %s", err, time.Since(start))
 	}
 }
 
