@@ -10,6 +10,7 @@ import (
 	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/internal/logging"
 	"github.com/frognano/frognano/queue"
+	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/run"
 )
 
@@ -46,6 +47,28 @@ func mention(slug string) *mentions {
 }
 
 func (m *mentions) MatchString(s string) bool { return m.re.MatchString(blankCode(s)) }
+
+// Visible reports whether text asks the App: whether it mentions it where a person sees the
+// mention and GitHub notifies. Not in code, not in hidden text (run.SanitizeIssueText: an HTML
+// comment, an unterminated one to the end), and not as a name that reads as the App's only once
+// its invisible characters are dropped (`@fro<U+200B>gnano`, which GitHub neither links nor
+// notifies): the mention must be there with the invisible characters removed and with each one
+// a space. Every event that can ask (a comment, a review, a line comment, on an issue or a pull
+// request) is decided by it.
+func (m *mentions) Visible(text string) bool {
+	return m.MatchString(run.SanitizeIssueText(text)) && m.MatchString(run.SanitizeIssueText(invisibleAsSpace(text)))
+}
+
+// invisibleAsSpace replaces each character report.Invisible names (line ends other than \n
+// aside, which run.SanitizeIssueText makes \n) with a space.
+func invisibleAsSpace(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r != '\r' && r != '\u2028' && r != '\u2029' && report.Invisible(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
 
 func (m *mentions) FindStringIndex(s string) []int { return m.re.FindStringIndex(blankCode(s)) }
 
@@ -152,7 +175,7 @@ func (s *Server) issueComment(ctx context.Context, d queue.Delivery, body []byte
 		return response{}, err
 	}
 	c := p.Comment
-	if p.Action != "created" || p.Issue == nil || c == nil || c.User.bot() || !s.mention.MatchString(c.Body) {
+	if p.Action != "created" || p.Issue == nil || c == nil || c.User.bot() || !s.mention.Visible(c.Body) {
 		return ignored(), nil
 	}
 	t, err := p.targetPR(p.Issue.Number)

@@ -39,7 +39,7 @@ func (s *Server) review(ctx context.Context, d queue.Delivery, body []byte) (res
 	}
 	// A review that requests changes asks frognano on its own pull requests only; one that
 	// mentions the App asks on any (the worker refuses a fork's).
-	asks := (strings.EqualFold(r.State, "changes_requested") && p.PullRequest.frognanos()) || s.mention.MatchString(text)
+	asks := (strings.EqualFold(r.State, "changes_requested") && p.PullRequest.frognanos()) || s.mention.Visible(text)
 	if !asks || r.User.bot() {
 		return ignored(), nil
 	}

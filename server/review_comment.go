@@ -36,7 +36,7 @@ func (s *Server) reviewComment(ctx context.Context, d queue.Delivery, body []byt
 		return response{}, err
 	}
 	c := p.Comment
-	if p.Action != "created" || c == nil || p.PullRequest == nil || c.User.bot() || !s.mention.MatchString(c.Body) {
+	if p.Action != "created" || c == nil || p.PullRequest == nil || c.User.bot() || !s.mention.Visible(c.Body) {
 		return ignored(), nil
 	}
 	if c.ReviewID < 0 {
@@ -59,8 +59,9 @@ func (s *Server) ask(ctx context.Context, d queue.Delivery, t target, author, te
 	}
 	d.InstallationID = t.installationID
 	log := logWith(ctx, t)
-	rest := strings.TrimSpace(s.mention.ReplaceAllString(text, " "))
-	if s.mention.MatchString(text) && strings.EqualFold(strings.TrimRight(rest, ".!"), "stop") {
+	// A stop is read in what a person sees: `<!-- note --> @APP stop` stops too.
+	rest := strings.TrimSpace(s.mention.ReplaceAllString(run.SanitizeIssueText(text), " "))
+	if s.mention.Visible(text) && strings.EqualFold(strings.TrimRight(rest, ".!"), "stop") {
 		dup, err := s.cfg.Intake.RequestStop(ctx, d, queue.StopArgs{InstallationID: t.installationID, RepoID: t.repoID,
 			Owner: t.owner, Repo: t.repo, PR: t.issue, Requester: author})
 		if err != nil {
