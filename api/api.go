@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -235,11 +236,40 @@ func (a *API) handleGet(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, http.StatusServiceUnavailable, "the run could not be read; try again")
 		return
 	}
-	if !tok.Scope.Allows(rec.InstallationID, rec.Owner, rec.Repo) {
+	in, err := a.reaches(r.Context(), tok, rec)
+	if err != nil {
+		a.cfg.Logger.ErrorContext(r.Context(), "API: finding a run's repository", "run_id", id, logging.Err(err))
+		a.refuse(w, http.StatusBadGateway, "GitHub did not say which repository the run's is; try again")
+		return
+	}
+	if !in {
 		a.refuse(w, http.StatusNotFound, missing)
 		return
 	}
 	writeJSON(w, http.StatusOK, answerOf(rec, a.cfg.PublicURL))
+}
+
+// reaches reports whether rec is a run of tok's scope: of one of its installations (by id), or
+// of a repository it names, which is the repository that name is now, by id. The name a run
+// was recorded under is not enough: a name is freed when a repository or its owner is renamed,
+// or the repository deleted, and the one that takes it is another repository (with another id,
+// and the old one's runs may be private); a token for the new one reads its runs only. GitHub
+// is asked only for a run whose recorded name the token names.
+func (a *API) reaches(ctx context.Context, tok Token, rec run.Record) (bool, error) {
+	if slices.Contains(tok.Scope.Installations, rec.InstallationID) {
+		return true, nil
+	}
+	if !tok.Scope.Allows(0, rec.Owner, rec.Repo) {
+		return false, nil
+	}
+	repo, err := a.cfg.Repos.FindRepository(ctx, rec.Owner, rec.Repo)
+	if errors.Is(err, githubapp.ErrNoRepository) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return repo.ID == rec.RepoID && tok.Scope.Allows(0, repo.Owner, repo.Name), nil
 }
 
 // answerOf is rec as GET answers it.
