@@ -38,15 +38,15 @@ type commentPayload struct {
 // mentions finds `@slug` as GitHub links it: not inside a word or an e-mail address, and not
 // in code (a code span or a fenced code block), where GitHub shows it as text and notifies
 // nobody: a maintainer who writes "use `@slug stop`" asks for nothing. Its methods are the
-// regular expression's, on the text with its code blanked out (blankCode: same length, so
-// the indexes they return are the text's own).
+// regular expression's, on the text with what GitHub notifies nobody of blanked out
+// (unnotified: same length, so the indexes they return are the text's own).
 type mentions struct{ re *regexp.Regexp }
 
 func mention(slug string) *mentions {
 	return &mentions{regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9_.@/-])@` + regexp.QuoteMeta(slug) + `(?:$|[^A-Za-z0-9_-])`)}
 }
 
-func (m *mentions) MatchString(s string) bool { return m.re.MatchString(blankCode(s)) }
+func (m *mentions) MatchString(s string) bool { return m.re.MatchString(unnotified(s)) }
 
 // Visible reports whether text asks the App: whether it mentions it where a person sees the
 // mention and GitHub notifies. Not in code, not in hidden text (run.SanitizeIssueText: an HTML
@@ -70,18 +70,27 @@ func invisibleAsSpace(s string) string {
 	}, s)
 }
 
-func (m *mentions) FindStringIndex(s string) []int { return m.re.FindStringIndex(blankCode(s)) }
+func (m *mentions) FindStringIndex(s string) []int { return m.re.FindStringIndex(unnotified(s)) }
 
 func (m *mentions) ReplaceAllString(s, repl string) string {
-	return m.re.ReplaceAllString(blankCode(s), repl)
+	return m.re.ReplaceAllString(unnotified(s), repl)
 }
+
+// unnotified is s with what GitHub shows but notifies nobody of, or does not show as text,
+// replaced with spaces byte for byte (line ends kept): code (blankCode) and markup
+// (blankMarkup). GitHub links a mention only in text that is not in code, a link, a
+// preformatted or a script's element, nor in a tag's attributes (an image's alt, a title).
+func unnotified(s string) string { return blankMarkup(blankCode(s)) }
 
 // blankCode replaces the code of a markdown text with spaces, byte for byte (line ends kept):
 // fenced code blocks (a line of three or more ` or ~, indented at most three spaces, to the
-// closing fence of the same character and at least that length, or the end) and code spans (a
-// run of backticks to the next run of the same length; an unclosed run is text).
+// closing fence of the same character and at least that length, or the end), indented code
+// blocks (lines indented four spaces or a tab, from a line that no paragraph goes on to: the
+// first, one after a blank line or a fence; inside a list such a line may be a paragraph, which
+// is blanked too: a mention missed, never one made up) and code spans (a run of backticks to
+// the next run of the same length; an unclosed run is text).
 func blankCode(s string) string {
-	if !strings.ContainsAny(s, "`~") {
+	if !strings.ContainsAny(s, "`~") && !indented(s) {
 		return s
 	}
 	b := []byte(s)
@@ -95,6 +104,9 @@ func blankCode(s string) string {
 	var fence byte
 	fenceLen := 0
 	lineStart := 0
+	// codeMayStart: no paragraph goes on at this line (the first, after a blank line, a
+	// fence or indented code); inIndented: within an indented code block (blank lines too).
+	codeMayStart, inIndented := true, false
 	inline := make([]bool, len(b)) // bytes outside fenced blocks
 	for lineStart < len(b) {
 		end := strings.IndexByte(s[lineStart:], '\n')
@@ -112,19 +124,27 @@ func blankCode(s string) string {
 				run++
 			}
 		}
+		blankLine := strings.TrimSpace(line) == ""
 		switch {
 		case fence != 0:
 			blank(lineStart, end)
 			if run >= fenceLen && trimmed[0] == fence && strings.TrimSpace(trimmed[run:]) == "" {
 				fence = 0
 			}
+			codeMayStart, inIndented = true, false
+		case !blankLine && indented(line) && (codeMayStart || inIndented):
+			blank(lineStart, end)
+			codeMayStart, inIndented = true, true
 		case run >= 3 && !(trimmed[0] == '`' && strings.Contains(trimmed[run:], "`")):
 			fence, fenceLen = trimmed[0], run
 			blank(lineStart, end)
+			codeMayStart, inIndented = true, false
 		default:
 			for i := lineStart; i < end; i++ {
 				inline[i] = true
 			}
+			codeMayStart = blankLine
+			inIndented = inIndented && blankLine
 		}
 		lineStart = end + 1
 	}
@@ -163,6 +183,104 @@ func blankCode(s string) string {
 	}
 	return string(b)
 }
+
+// indented reports whether s has a line that begins with four spaces or a tab (after at most
+// three spaces): a line an indented code block may hold.
+func indented(s string) bool {
+	for line := range strings.SplitSeq(s, "\n") {
+		if t := strings.TrimLeft(line, " "); len(line)-len(t) >= 4 || (len(line)-len(t) < 4 && strings.HasPrefix(t, "\t")) {
+			if strings.TrimSpace(line) != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// notText are the HTML elements whose content GitHub does not link mentions in (code,
+// preformatted text, links, scripts and styles, which it drops): blankMarkup blanks each from
+// its opening tag to its closing one, or to the end.
+var notText = []string{"a", "code", "pre", "script", "style", "textarea", "kbd", "samp", "tt"}
+
+// blankMarkup replaces with spaces, byte for byte (line ends kept), what of a markdown text (its
+// code already blanked) is not text GitHub links a mention in: a link's or an image's text
+// ([text](...), [text][ref], ![alt](...)), the elements of notText, and every HTML tag
+// (`<...>`: its attributes, an image's alt or a title, are not text).
+func blankMarkup(s string) string {
+	if !strings.ContainsAny(s, "<[") {
+		return s
+	}
+	b := []byte(s)
+	blank := func(from, to int) {
+		for i := from; i < to && i < len(b); i++ {
+			if b[i] != '\n' {
+				b[i] = ' '
+			}
+		}
+	}
+	lower := asciiLower(s)
+	// The next ] and > from a position (-1: not looked for yet; len(s): none), so that a text
+	// of many [ or < is read once, not once for each.
+	nextClose, nextGT := -1, -1
+	next := func(cached *int, from int, c byte) int {
+		if *cached < from {
+			if k := strings.IndexByte(s[from:], c); k >= 0 {
+				*cached = from + k
+			} else {
+				*cached = len(s)
+			}
+		}
+		return *cached
+	}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			// A link's text: [ to its ], followed at once by ( or [.
+			close := next(&nextClose, i+1, ']')
+			if close+1 < len(s) && (s[close+1] == '(' || s[close+1] == '[') {
+				blank(i, close+1)
+			}
+		case '<':
+			if i+1 >= len(s) || !(isLetter(s[i+1]) || s[i+1] == '/' || s[i+1] == '!' || s[i+1] == '?') {
+				continue
+			}
+			gt := next(&nextGT, i+1, '>')
+			if gt >= len(s) {
+				continue
+			}
+			tagEnd := gt + 1
+			end := tagEnd
+			rest := lower[i+1:]
+			for _, name := range notText {
+				if len(rest) > len(name) && strings.HasPrefix(rest, name) && strings.IndexByte(" \t\r\n/>", rest[len(name)]) >= 0 {
+					k := strings.Index(lower[tagEnd:], "</"+name)
+					if k < 0 {
+						blank(i, len(s)) // unclosed: to the end
+						return string(b)
+					}
+					end = tagEnd + k
+					break
+				}
+			}
+			blank(i, end)
+			i = end - 1
+		}
+	}
+	return string(b)
+}
+
+// asciiLower is s with its ASCII letters in lower case, byte for byte.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // issueComment turns a comment that mentions the App into a run: on a pull request a
 // follow-up (or, `@APP stop`, a stop request), on an issue a run of the issue as the label

@@ -42,8 +42,63 @@ func FuzzBlankCode(f *testing.F) {
 				t.Fatalf("byte %d: %q -> %q", i, s[i], out[i])
 			}
 		}
-		if !strings.ContainsAny(s, "`~") && out != s {
+		if !strings.ContainsAny(s, "`~") && !indented(s) && out != s {
 			t.Fatal("a text without code changed")
+		}
+	})
+}
+
+// TestMentionGitHubDoesNotLinkAsksNothing: GitHub links (and notifies) a mention only in text:
+// not in an indented code block, a link's or an image's text, a tag's attributes, nor in a
+// code, pre or a element; frognano takes none of those as a request (before, each asked, and a
+// maintainer's "to stop it, write\n\n    @APP stop" stopped the run). Text next to them still
+// asks.
+func TestMentionGitHubDoesNotLinkAsksNothing(t *testing.T) {
+	m := mention("frognano-app")
+	for text, want := range map[string]bool{
+		"to stop it, write\n\n    @frognano-app stop\n":                 false,
+		"    @frognano-app go":                                          false,
+		"\t@frognano-app go":                                            false,
+		"```\nx\n```\n    @frognano-app go":                             false,
+		"code:\n\n    a\n\n    @frognano-app go\n":                      false, // a blank line inside the block
+		"a paragraph\n    @frognano-app go":                             true,  // a paragraph's line, not code
+		"code:\n\n    a\nthen @frognano-app go":                         true,
+		"[@frognano-app do this](https://example.com)":                  false,
+		"[@frognano-app do this][1]\n\n[1]: https://example.com":        false,
+		"![@frognano-app do this](https://example.com/x.png)":           false,
+		"<img alt=\"@frognano-app do this\" src=\"x.png\">":             false,
+		"<span title='@frognano-app go'>hi</span>":                      false,
+		"<code>@frognano-app stop</code>":                               false,
+		"<PRE>\n@frognano-app stop\n</PRE>":                             false,
+		"<a href=\"x\">@frognano-app go</a>":                            false,
+		"<code>unclosed @frognano-app go":                               false,
+		"<b>@frognano-app</b> go":                                       true,
+		"<code>x</code> @frognano-app go":                               true,
+		"[a link](https://example.com) @frognano-app go":                true,
+		"see [note] @frognano-app go":                                   true,
+		"if a < b then @frognano-app go":                                true,
+		"<details><summary>x</summary>\n\n@frognano-app go\n</details>": true, // shown once opened, and notified
+	} {
+		if got := m.MatchString(text); got != want {
+			t.Errorf("MatchString(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+// FuzzBlankMarkup: unnotified keeps the length and every line end, and only ever writes spaces.
+func FuzzBlankMarkup(f *testing.F) {
+	for _, s := range []string{"[a](b)", "<code>x", "<a>\n@x</a>", "    x\n\ny", "[[[", "<<<>", "<İcode>x</code>", "\xff<a>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := unnotified(s)
+		if len(out) != len(s) {
+			t.Fatalf("length %d -> %d", len(s), len(out))
+		}
+		for i := range len(s) {
+			if out[i] != s[i] && out[i] != ' ' || (s[i] == '\n') != (out[i] == '\n') {
+				t.Fatalf("byte %d: %q -> %q", i, s[i], out[i])
+			}
 		}
 	})
 }

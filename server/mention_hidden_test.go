@@ -22,6 +22,9 @@ func TestHiddenMentionAsksNothing(t *testing.T) {
 		"UnterminatedComment": "thanks <!-- @" + testSlug + " do this",
 		"InvisibleInTheName":  "<!-- @" + testSlug + " --> @frognano\u200b-app do this",
 		"JoinerInTheName":     "<!-- @" + testSlug + " --> @frog\u200dnano-app do this",
+		"IndentedCode":        "to stop it, write\n\n    @" + testSlug + " stop\n",
+		"LinkText":            "[@" + testSlug + " do this](https://example.com)",
+		"ImageAlt":            "<img alt=\"@" + testSlug + " do this\" src=\"x.png\">",
 	}
 	for name, body := range hidden {
 		if code, status := send(onIssue("Codertocat", "User", body)); status != "ignored" || code != http.StatusAccepted {
