@@ -174,6 +174,14 @@ func (a *API) handleStart(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, http.StatusNotFound, "no installation of the App has the repository "+req.Repository)
 		return
 	}
+	// Past its installation, a failure is said only to a token that reaches that installation
+	// or names the repository: to any other, 502 here and 403 for a repository no installation
+	// has would tell that another installation has it (a suspended one, say).
+	if ie := (*githubapp.InstalledError)(nil); errors.As(err, &ie) && !tok.Scope.Allows(ie.InstallationID, req.Owner(), req.Repo()) {
+		log.InfoContext(ctx, "API: a request outside the token's scope", "repository", req.Repository, logging.Err(err))
+		a.refuse(w, http.StatusForbidden, "the token's scope does not include "+req.Repository)
+		return
+	}
 	if err != nil {
 		log.ErrorContext(ctx, "API: finding a repository", "repository", req.Repository, logging.Err(err))
 		a.refuse(w, http.StatusBadGateway, "GitHub did not say which installation has "+req.Repository+"; try again")

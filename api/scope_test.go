@@ -60,3 +60,27 @@ func TestGetDecidesByTheRepositorysIDNotItsName(t *testing.T) {
 		t.Errorf("a moved repository's run, to a token naming its old name: %d, want 404", got)
 	}
 }
+
+// TestStartSaysNothingOfAnotherInstallationsRepository: to a token that reaches a repository
+// only through an installation, a repository of another installation whose token cannot be
+// made (a suspended installation) is answered 403, as one no installation has. Before, it was
+// 502 ("GitHub did not say"), which told that another installation has it; a token that names
+// it, or reaches its installation, still gets 502 (try again).
+func TestStartSaysNothingOfAnotherInstallationsRepository(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	_, inst7 := f.token(t, "inst7", Scope{Installations: []int64{7}})
+	_, inst9 := f.token(t, "inst9", Scope{Installations: []int64{9}})
+	_, named := f.token(t, "named", Scope{Repos: []string{"other/thing"}})
+	f.gh.SuspendInstallation(9, true)
+	status, ans := f.start(t, inst7, `{"repository": "other/thing", "issue": 1}`)
+	nothing, none := f.start(t, inst7, `{"repository": "other/nothing", "issue": 1}`)
+	if status != nothing || ans["error"] != "the token's scope does not include other/thing" || status != http.StatusForbidden {
+		t.Errorf("another installation's repository: %d %v; a repository of none: %d %v", status, ans, nothing, none)
+	}
+	for name, secret := range map[string]string{"inst9": inst9, "named": named} {
+		if status, ans := f.start(t, secret, `{"repository": "other/thing", "issue": 1}`); status != http.StatusBadGateway {
+			t.Errorf("%s: %d %v, want 502", name, status, ans)
+		}
+	}
+}

@@ -20,6 +20,20 @@ type Repository struct {
 // the name is not one GitHub allows).
 var ErrNoRepository = errors.New("no installation of the App has this repository")
 
+// InstalledError is a FindRepository failure after the repository's installation was found
+// (its token could not be made, say, on a suspended installation, or the repository could not
+// be read): InstallationID is that installation, so that a caller whose answer must not tell
+// who has a repository (the API, to a token of other installations) can answer as it would
+// for one outside its reach.
+type InstalledError struct {
+	InstallationID int64
+	Err            error
+}
+
+func (e *InstalledError) Error() string { return e.Err.Error() }
+
+func (e *InstalledError) Unwrap() error { return e.Err }
+
 var (
 	ownerName = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$`)
 	repoName  = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
@@ -43,7 +57,7 @@ func (a *App) FindRepository(ctx context.Context, owner, repo string) (Repositor
 	}
 	c, err := a.ForRepo(ctx, inst.ID, owner, repo)
 	if err != nil {
-		return Repository{}, err
+		return Repository{}, &InstalledError{InstallationID: inst.ID, Err: err}
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.HTTPTimeout)
 	defer cancel()
@@ -52,7 +66,7 @@ func (a *App) FindRepository(ctx context.Context, owner, repo string) (Repositor
 		if statusCode(err) == http.StatusNotFound {
 			return Repository{}, fmt.Errorf("%s/%s: %w", owner, repo, ErrNoRepository)
 		}
-		return Repository{}, mark(fmt.Errorf("reading repository %s/%s: %w", owner, repo, err))
+		return Repository{}, &InstalledError{InstallationID: inst.ID, Err: mark(fmt.Errorf("reading repository %s/%s: %w", owner, repo, err))}
 	}
 	return Repository{InstallationID: inst.ID, ID: r.GetID(), Owner: r.GetOwner().GetLogin(), Name: r.GetName()}, nil
 }
