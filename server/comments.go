@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/frognano/frognano/internal/clip"
 	"github.com/frognano/frognano/internal/logging"
@@ -43,7 +45,22 @@ type commentPayload struct {
 type mentions struct{ re *regexp.Regexp }
 
 func mention(slug string) *mentions {
-	return &mentions{regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9_.@/-])@` + regexp.QuoteMeta(slug) + `(?:$|[^A-Za-z0-9_-])`)}
+	return &mentions{regexp.MustCompile(`(?:^|[^A-Za-z0-9_.@/-])@` + asciiFold(slug) + `(?:$|[^A-Za-z0-9_-])`)}
+}
+
+// asciiFold is a pattern that matches slug without regard to ASCII case, and only so: (?i)
+// would fold Unicode too, and take the Kelvin sign for k and the long s for s (`@taſk-bot`), a
+// name GitHub neither links nor notifies.
+func asciiFold(slug string) string {
+	var b strings.Builder
+	for _, r := range slug {
+		if lo, up := unicode.ToLower(r), unicode.ToUpper(r); r < utf8.RuneSelf && lo != up {
+			b.WriteString("[" + string(lo) + string(up) + "]")
+		} else {
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	return b.String()
 }
 
 func (m *mentions) MatchString(s string) bool { return m.re.MatchString(unnotified(s)) }

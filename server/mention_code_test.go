@@ -102,3 +102,22 @@ func FuzzBlankMarkup(f *testing.F) {
 		}
 	})
 }
+
+// TestMentionIsTheSlugInASCIICase: the App's slug is matched without regard to ASCII case only,
+// as GitHub matches a login. Before, the Unicode folding of (?i) took the Kelvin sign for k
+// and the long s for s: `@taſk-bot` and `@tas\u212A-bot`, which GitHub neither links nor
+// notifies, asked as `@task-bot` does.
+func TestMentionIsTheSlugInASCIICase(t *testing.T) {
+	m := mention("task-bot")
+	for text, want := range map[string]bool{
+		"@task-bot go":      true,
+		"@TASK-Bot go":      true,
+		"@TA\u017fK-BOT go": false,
+		"@ta\u017fk-bot go": false,
+		"@tas\u212a-bot go": false,
+	} {
+		if got := m.MatchString(text); got != want {
+			t.Errorf("MatchString(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
