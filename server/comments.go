@@ -111,13 +111,7 @@ func blankCode(s string) string {
 		return s
 	}
 	b := []byte(s)
-	blank := func(from, to int) {
-		for i := from; i < to; i++ {
-			if b[i] != '\n' {
-				b[i] = ' '
-			}
-		}
-	}
+	blank := func(from, to int) { blankBytes(b, from, to) }
 	var fence byte
 	fenceLen := 0
 	lineStart := 0
@@ -228,13 +222,7 @@ func blankMarkup(s string) string {
 		return s
 	}
 	b := []byte(s)
-	blank := func(from, to int) {
-		for i := from; i < to && i < len(b); i++ {
-			if b[i] != '\n' {
-				b[i] = ' '
-			}
-		}
-	}
+	blank := func(from, to int) { blankBytes(b, from, to) }
 	lower := asciiLower(s)
 	// The next ] and > from a position (-1: not looked for yet; len(s): none), so that a text
 	// of many [ or < is read once, not once for each.
@@ -284,6 +272,15 @@ func blankMarkup(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// blankBytes replaces b[from:to] (cut at b's end) with spaces, keeping line ends.
+func blankBytes(b []byte, from, to int) {
+	for i := from; i < to && i < len(b); i++ {
+		if b[i] != '\n' {
+			b[i] = ' '
+		}
+	}
 }
 
 // asciiLower is s with its ASCII letters in lower case, byte for byte.

@@ -34,14 +34,7 @@ func FuzzBlankCode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		out := blankCode(s)
-		if len(out) != len(s) {
-			t.Fatalf("length %d -> %d", len(s), len(out))
-		}
-		for i := range len(s) {
-			if out[i] != s[i] && out[i] != ' ' || (s[i] == '\n') != (out[i] == '\n') {
-				t.Fatalf("byte %d: %q -> %q", i, s[i], out[i])
-			}
-		}
+		checkBlanked(t, s, out)
 		if !strings.ContainsAny(s, "`~") && !indented(s) && out != s {
 			t.Fatal("a text without code changed")
 		}
@@ -91,16 +84,22 @@ func FuzzBlankMarkup(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		out := unnotified(s)
-		if len(out) != len(s) {
-			t.Fatalf("length %d -> %d", len(s), len(out))
-		}
-		for i := range len(s) {
-			if out[i] != s[i] && out[i] != ' ' || (s[i] == '\n') != (out[i] == '\n') {
-				t.Fatalf("byte %d: %q -> %q", i, s[i], out[i])
-			}
-		}
+		checkBlanked(t, s, unnotified(s))
 	})
+}
+
+// checkBlanked fails t unless out is s with some bytes replaced by spaces: the same length,
+// every line end where it was, nothing else written.
+func checkBlanked(t *testing.T, s, out string) {
+	t.Helper()
+	if len(out) != len(s) {
+		t.Fatalf("length %d -> %d", len(s), len(out))
+	}
+	for i := range len(s) {
+		if out[i] != s[i] && out[i] != ' ' || (s[i] == '\n') != (out[i] == '\n') {
+			t.Fatalf("byte %d: %q -> %q", i, s[i], out[i])
+		}
+	}
 }
 
 // TestMentionIsTheSlugInASCIICase: the App's slug is matched without regard to ASCII case only,
