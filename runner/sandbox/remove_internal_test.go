@@ -61,13 +61,14 @@ func TestRemoveContainerReturnsOnceGone(t *testing.T) {
 	if err := removeContainer(docker, created.ID, true); err != nil {
 		t.Errorf("removing a removed container: %v", err)
 	}
-	// An engine that cannot be reached is an error at once, not minutes of waiting.
+	// An engine that cannot be reached is an error at once, not the 3 minutes of waiting (the bound
+	// is loose so that a loaded machine does not fail it).
 	noEngine, err := client.NewClientWithOpts(client.WithHost("unix://"+t.TempDir()+"/no-engine.sock"), client.WithVersion("1.41"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if err := removeContainer(noEngine, created.ID, true); err == nil || time.Since(start) > removePoll*4 {
+	if err := removeContainer(noEngine, created.ID, true); err == nil || time.Since(start) > removeTimeout/6 {
 		t.Errorf("removing through an engine that is not there: %v after %s", err, time.Since(start))
 	}
 }
