@@ -17,6 +17,9 @@ FUZZTIME ?= 10s
 # the real run below. So do the static binaries that tests build (internal/buildtest, make
 # build, deploy/compose/build-images.sh): CGO_ENABLED=0 and -trimpath compile every package
 # anew, which took 25-30 s of a test each time the first test of a package paid it.
+# Linking here is not wasted: Go caches linked test binaries, so the run below links nothing
+# again (`go list -export`, which compiles without linking, only moved the links out of the
+# image builds' shadow into the test run: measured twice, in two sessions).
 define with_testenv
 	@{ $(GO) test -count=1 -run '^$$' -exec /bin/true $(PKGS); \
 	  CGO_ENABLED=0 $(GO) build -trimpath ./cmd/frognano ./cmd/frognano-executor ./testdata/hostile/dumpable-executor; \
