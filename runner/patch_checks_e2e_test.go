@@ -35,7 +35,7 @@ import (
 func TestPatchChecksEndToEnd(t *testing.T) {
 	t.Parallel()
 	scanImage := buildScanImage(t)
-	aws := "AKIA" + secrettest.MadeUp(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+	aws := secrettest.AWSKey(t)
 	pem := func() (string, []string) {
 		body := base64.StdEncoding.EncodeToString([]byte(secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 180)))
 		kind := "RSA " + "PRIVATE KEY"

@@ -25,7 +25,7 @@ import (
 // instead says which rule found it.
 func TestSecretValuesAreShownNowhere(t *testing.T) {
 	t.Parallel()
-	aws := "AKIA" + secrettest.MadeUp(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+	aws := secrettest.AWSKey(t)
 	body := base64.StdEncoding.EncodeToString([]byte(secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 240)))
 	kind := "RSA " + "PRIVATE KEY"
 	keyLines := []string{body[:64], body[64:128], body[128:192], body[192:]}

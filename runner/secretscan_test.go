@@ -36,7 +36,7 @@ func setupSecrets(t *testing.T, mode secrets.Mode, files map[string]string) *sec
 	key := base64.StdEncoding.EncodeToString([]byte(secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 240)))
 	kind := "RSA " + "PRIVATE KEY"
 	b := &secretsBundle{
-		aws:  "AKIA" + secrettest.MadeUp(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16),
+		aws:  secrettest.AWSKey(t),
 		gh:   "ghp" + "_" + secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 36),
 		key:  "-----BEGIN " + kind + "-----\n" + key[:64] + "\n" + key[64:128] + "\n" + key[128:] + "\n-----END " + kind + "-----",
 		logs: &bytes.Buffer{},

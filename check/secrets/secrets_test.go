@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,32 +16,10 @@ import (
 	"github.com/frognano/frognano/internal/secrettest"
 )
 
-// awsKey is a made-up AWS access key id whose entropy is above gitleaks' generic rule's floor
-// (3.5 bits a character) with a margin, so that the generic rule finds it too where a test wants
-// both rules' matches; keys under it are drawn again. With the AWS rule's floor (3.0) alone,
-// about one key in fourteen fell under the generic one and such a test failed at random.
-func awsKey(t *testing.T) string {
-	for {
-		k := "AKIA" + secrettest.MadeUp(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
-		if entropy(k) > 3.6 {
-			return k
-		}
-	}
-}
+// awsKey is a made-up AWS access key id that gitleaks' AWS and generic rules both find
+// (secrettest.AWSKey).
+func awsKey(t *testing.T) string { return secrettest.AWSKey(t) }
 
-// entropy is the Shannon entropy of s in bits a character, as gitleaks computes it.
-func entropy(s string) float64 {
-	n := map[rune]float64{}
-	for _, r := range s {
-		n[r]++
-	}
-	e := 0.0
-	for _, c := range n {
-		p := c / float64(len(s))
-		e -= p * math.Log2(p)
-	}
-	return e
-}
 func githubToken(t *testing.T) string {
 	return "ghp" + "_" + secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 36)
 }

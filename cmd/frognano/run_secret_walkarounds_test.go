@@ -262,7 +262,7 @@ func TestRunRefusesSecretWalkArounds(t *testing.T) {
 // none of the values.
 func TestRunListsAllowedSecrets(t *testing.T) {
 	t.Parallel()
-	aws := "AKIA" + secrettest.MadeUp(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)
+	aws := secrettest.AWSKey(t)
 	rsa := "RSA " + "PRIVATE KEY"
 	keyLines := pemLines(t, 180)
 	values := map[string]string{
