@@ -8,8 +8,7 @@ import (
 // TestMentionInCodeAsksNothing: GitHub notifies nobody of a mention in a code span or a fenced
 // code block, so frognano does not take one as a request; outside code, the same text does.
 func TestMentionInCodeAsksNothing(t *testing.T) {
-	m := mention("frognano-app")
-	for text, want := range map[string]bool{
+	checkMentions(t, "frognano-app", map[string]bool{
 		"@frognano-app fix it":                                    true,
 		"use `@frognano-app stop` to stop it":                     false,
 		"use ``@frognano-app ` stop`` to stop":                    false,
@@ -20,11 +19,7 @@ func TestMentionInCodeAsksNothing(t *testing.T) {
 		"an unclosed ` then @frognano-app":                        true,
 		"`a`\n@frognano-app `b`":                                  true,
 		"    ```\n@frognano-app":                                  true, // four spaces: not a fence
-	} {
-		if got := m.MatchString(text); got != want {
-			t.Errorf("MatchString(%q) = %v, want %v", text, got, want)
-		}
-	}
+	})
 }
 
 // FuzzBlankCode: blankCode keeps the length and every line end, and only ever writes spaces.
@@ -47,8 +42,7 @@ func FuzzBlankCode(f *testing.F) {
 // maintainer's "to stop it, write\n\n    @APP stop" stopped the run). Text next to them still
 // asks.
 func TestMentionGitHubDoesNotLinkAsksNothing(t *testing.T) {
-	m := mention("frognano-app")
-	for text, want := range map[string]bool{
+	checkMentions(t, "frognano-app", map[string]bool{
 		"to stop it, write\n\n    @frognano-app stop\n":                 false,
 		"    @frognano-app go":                                          false,
 		"\t@frognano-app go":                                            false,
@@ -71,11 +65,7 @@ func TestMentionGitHubDoesNotLinkAsksNothing(t *testing.T) {
 		"see [note] @frognano-app go":                                   true,
 		"if a < b then @frognano-app go":                                true,
 		"<details><summary>x</summary>\n\n@frognano-app go\n</details>": true, // shown once opened, and notified
-	} {
-		if got := m.MatchString(text); got != want {
-			t.Errorf("MatchString(%q) = %v, want %v", text, got, want)
-		}
-	}
+	})
 }
 
 // FuzzBlankMarkup: unnotified keeps the length and every line end, and only ever writes spaces.
@@ -107,16 +97,22 @@ func checkBlanked(t *testing.T, s, out string) {
 // and the long s for s: `@taſk-bot` and `@tas\u212A-bot`, which GitHub neither links nor
 // notifies, asked as `@task-bot` does.
 func TestMentionIsTheSlugInASCIICase(t *testing.T) {
-	m := mention("task-bot")
-	for text, want := range map[string]bool{
+	checkMentions(t, "task-bot", map[string]bool{
 		"@task-bot go":      true,
 		"@TASK-Bot go":      true,
 		"@TA\u017fK-BOT go": false,
 		"@ta\u017fk-bot go": false,
 		"@tas\u212a-bot go": false,
-	} {
-		if got := m.MatchString(text); got != want {
-			t.Errorf("MatchString(%q) = %v, want %v", text, got, want)
+	})
+}
+
+// checkMentions checks, for each text, whether it mentions the App of slug as want says.
+func checkMentions(t *testing.T, slug string, want map[string]bool) {
+	t.Helper()
+	m := mention(slug)
+	for text, w := range want {
+		if got := m.MatchString(text); got != w {
+			t.Errorf("MatchString(%q) = %v, want %v", text, got, w)
 		}
 	}
 }

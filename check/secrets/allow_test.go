@@ -17,7 +17,7 @@ import (
 // patch's own .gitleaksignore counts for nothing.
 func TestEverythingAllowedIsListed(t *testing.T) {
 	t.Parallel()
-	aws, gh := awsKey(t), githubToken(t)
+	aws, gh := secrettest.AWSKey(t), githubToken(t)
 	b := setup(t, map[string]string{
 		".gitleaksignore": "# known test keys\nconfig/test.ini:aws-access-token:2\nconfig\\win.ini:aws-access-token:1\nnot a fingerprint\n" +
 			"0123456789abcdef0123456789abcdef01234567:config/test.ini:aws-access-token:3\n",
@@ -26,11 +26,11 @@ func TestEverythingAllowedIsListed(t *testing.T) {
 		"README.md": "hello\n",
 	})
 	diff := b.change(t, map[string]string{
-		"config/test.ini": "[aws]\nkey = " + aws + "\nother = " + awsKey(t) + "\n", // line 2 ignored, line 3 not
-		"config/win.ini":  "key = " + awsKey(t) + "\n",                             // the ignore file wrote it with a backslash
-		"app/fixture.py":  "KEY = \"" + awsKey(t) + "\"  # FIXTURE\n",              // the base's line allow-list
-		"docs/token.md":   gh + "\n",                                               // the base's path allow-list for github-pat
-		"docs/aws.md":     awsKey(t) + "\n",                                        // ... which allows no other rule
+		"config/test.ini": "[aws]\nkey = " + aws + "\nother = " + secrettest.AWSKey(t) + "\n", // line 2 ignored, line 3 not
+		"config/win.ini":  "key = " + secrettest.AWSKey(t) + "\n",                             // the ignore file wrote it with a backslash
+		"app/fixture.py":  "KEY = \"" + secrettest.AWSKey(t) + "\"  # FIXTURE\n",              // the base's line allow-list
+		"docs/token.md":   gh + "\n",                                                          // the base's path allow-list for github-pat
+		"docs/aws.md":     secrettest.AWSKey(t) + "\n",                                        // ... which allows no other rule
 		"app/example.py":  "K = \"AKIA" + secrettest.MadeUp(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 9) + "EXAMPLE\"\n",
 		"app/alpha.py":    "T = \"ghp" + "_abcdefghijklmnopqrstuvwxyz0123456789\"\n",
 		".gitleaksignore": "app/leak.py:github-pat:1\n",
@@ -74,10 +74,10 @@ func TestEverythingAllowedIsListed(t *testing.T) {
 // the base; one the rename adds is the patch's.
 func TestRenamedFileIsComparedWithItsSource(t *testing.T) {
 	t.Parallel()
-	old := awsKey(t)
+	old := secrettest.AWSKey(t)
 	long := strings.Repeat("some text that makes a rename recognisable\n", 20)
 	b := setup(t, map[string]string{"old/creds.txt": long + "k = " + old + "\n"})
-	diff := b.change(t, map[string]string{"old/creds.txt": "", "new/creds.txt": long + "k = " + old + "\nj = " + awsKey(t) + "\n"})
+	diff := b.change(t, map[string]string{"old/creds.txt": "", "new/creds.txt": long + "k = " + old + "\nj = " + secrettest.AWSKey(t) + "\n"})
 	got := b.result(t, diff)
 	want := Result{
 		Findings: []Finding{{Rule: "aws-access-token", File: "new/creds.txt", Line: 22}},
@@ -92,7 +92,7 @@ func TestRenamedFileIsComparedWithItsSource(t *testing.T) {
 // as the base: a key copied from one file into a new one is published again, and the patch's.
 func TestBaseValueMovedToAnotherFileIsThePatchs(t *testing.T) {
 	t.Parallel()
-	aws := awsKey(t)
+	aws := secrettest.AWSKey(t)
 	b := setup(t, map[string]string{"a.txt": "k = " + aws + "\n"})
 	got := b.scan(t, b.change(t, map[string]string{"b.txt": "k = " + aws + "\n"}))
 	if want := []Finding{{Rule: "aws-access-token", File: "b.txt", Line: 1}}; !reflect.DeepEqual(got, want) {
@@ -105,7 +105,7 @@ func TestBaseValueMovedToAnotherFileIsThePatchs(t *testing.T) {
 func TestOneFindingPerValue(t *testing.T) {
 	t.Parallel()
 	b := setup(t, readme)
-	got := b.scan(t, b.change(t, map[string]string{"a.py": "api_key = \"" + awsKey(t) + "\"\n"}))
+	got := b.scan(t, b.change(t, map[string]string{"a.py": "api_key = \"" + secrettest.AWSKey(t) + "\"\n"}))
 	if want := []Finding{{Rule: "aws-access-token", File: "a.py", Line: 1}}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("findings: got %v, want %v", got, want)
 	}
@@ -173,7 +173,7 @@ func TestGenericMatchIsJudgedAfterTheAllowRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := set.detect(context.Background(), "a.py", []byte("api_key = \""+awsKey(t)+"\"\n"))
+	raw := set.detect(context.Background(), "a.py", []byte("api_key = \""+secrettest.AWSKey(t)+"\"\n"))
 	var ids []string
 	for _, f := range raw {
 		ids = append(ids, f.RuleID)

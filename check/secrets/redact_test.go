@@ -12,7 +12,7 @@ import (
 
 func TestRedact(t *testing.T) {
 	t.Parallel()
-	aws, gh, key := awsKey(t), githubToken(t), privateKey(t)
+	aws, gh, key := secrettest.AWSKey(t), githubToken(t), privateKey(t)
 	v1, v2, v3 := genericValue(t), genericValue(t), genericValue(t)
 	b64 := base64.StdEncoding.EncodeToString([]byte(secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 24)))
 	keyBody := strings.Split(key, "\n")[1]
@@ -57,7 +57,7 @@ func TestRedact(t *testing.T) {
 // escapes, and a token; both go, and the arguments stay the JSON object they were.
 func TestRedactArguments(t *testing.T) {
 	t.Parallel()
-	aws, key := awsKey(t), privateKey(t)
+	aws, key := secrettest.AWSKey(t), privateKey(t)
 	raw, err := json.Marshal(map[string]string{"file_path": "deploy/creds.txt", "content": "aws = " + aws + "\n\n" + key + "\n"})
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +130,7 @@ func BenchmarkRedactStep(b *testing.B) {
 // the model wrote with \u escapes goes too, not only a top-level string.
 func TestRedactArgumentsEverywhere(t *testing.T) {
 	t.Parallel()
-	a1, a2, gh := awsKey(t), awsKey(t), githubToken(t)
+	a1, a2, gh := secrettest.AWSKey(t), secrettest.AWSKey(t), githubToken(t)
 	for name, raw := range map[string]string{
 		"NestedValue":  `{"command":"echo ` + a1 + `","x":{"y":"` + a2 + `"}}`,
 		"ArrayValue":   `{"command":"echo ` + a1 + `","x":["` + a2 + `"]}`,
@@ -155,7 +155,7 @@ func TestRedactManyValuesIsLinear(t *testing.T) {
 	var b strings.Builder
 	var keys []string
 	for b.Len() < 512<<10 {
-		k := awsKey(t)
+		k := secrettest.AWSKey(t)
 		keys = append(keys, k)
 		b.WriteString(k + " ")
 	}

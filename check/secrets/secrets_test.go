@@ -16,10 +16,6 @@ import (
 	"github.com/frognano/frognano/internal/secrettest"
 )
 
-// awsKey is a made-up AWS access key id that gitleaks' AWS and generic rules both find
-// (secrettest.AWSKey).
-func awsKey(t *testing.T) string { return secrettest.AWSKey(t) }
-
 func githubToken(t *testing.T) string {
 	return "ghp" + "_" + secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 36)
 }
@@ -97,7 +93,7 @@ func rulesOf(fs []Finding) []string {
 
 func TestSecretsInANewFileAndInAChangedLine(t *testing.T) {
 	t.Parallel()
-	aws, gh, key := awsKey(t), githubToken(t), privateKey(t)
+	aws, gh, key := secrettest.AWSKey(t), githubToken(t), privateKey(t)
 	b := setup(t, map[string]string{
 		"app/config.py": "A = 1\nB = 2\nC = 3\n",
 		"README.md":     "hello\n",
@@ -131,7 +127,7 @@ func TestSecretsInANewFileAndInAChangedLine(t *testing.T) {
 // publishes nothing.
 func TestSecretsTheBaseHoldsAreNotThePatchs(t *testing.T) {
 	t.Parallel()
-	aws := awsKey(t)
+	aws := secrettest.AWSKey(t)
 	b := setup(t, map[string]string{"old.txt": "k = " + aws + "\nx = 1\n", "gone.txt": "k = " + aws + "\n"})
 	diff := b.change(t, map[string]string{"old.txt": "k = " + aws + "\nx = 2\n", "gone.txt": ""})
 	got := b.result(t, diff)
