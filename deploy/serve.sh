@@ -25,7 +25,8 @@ if [ -f .env ]; then
   set +a
 fi
 
-docker version >/dev/null 2>&1 || die "no Docker engine answers: start it (systemctl start docker) or set DOCKER_HOST"
+. "$root/deploy/docker.sh"
+docker_ensure # starts this machine's engine when it is down
 make --no-print-directory build >/dev/null
 "$root/deploy/sandbox/build-offline.sh"
 

@@ -51,8 +51,8 @@ for arg in "$@"; do
   esac
 done
 
-docker version >/dev/null 2>&1 ||
-  die "no Docker engine answers (DOCKER_HOST=${DOCKER_HOST:-unix:///var/run/docker.sock}); start it, e.g. 'systemctl start docker' or 'dockerd &'"
+. "$here/../docker.sh"
+docker_ensure # starts this machine's engine when it is down
 
 # The package list lives in the Dockerfile's ARG PACKAGES line: one source of truth.
 packages=$(sed -n 's/^ARG PACKAGES="\(.*\)"$/\1/p' "$here/Dockerfile")

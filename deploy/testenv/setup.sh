@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares this machine for the test suite and prints the environment the tests need:
-#   1. checks that a Docker engine answers (and installs docker-compose and chromium when missing,
+#   1. checks that a Docker engine answers, starting the local one when it is down (and installs docker-compose and chromium when missing,
 #      in the background while the images build);
 #   2. builds frognano-sandbox:latest and frognano-sandbox-go:test when missing (offline path);
 #   3. starts (or reuses) a throwaway PostgreSQL cluster on 127.0.0.1 and prints
@@ -33,12 +33,9 @@ root=$(cd "$here/../.." && pwd)
 log() { printf 'testenv: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# 1. Docker.
-if ! docker version >/dev/null 2>&1; then
-  die "no Docker engine answers at ${DOCKER_HOST:-unix:///var/run/docker.sock}.
-  Start it ('systemctl start docker', or 'dockerd >/var/log/dockerd.log 2>&1 &' where there is no
-  systemd), or point DOCKER_HOST at one. The sandbox tests need it and fail without it."
-fi
+# 1. Docker: started here when this machine has its own engine and it is down (deploy/docker.sh).
+. "$here/../docker.sh"
+docker_ensure
 
 # Debian packages the tests use: docker-compose runs the compose test (deploy/compose); chromium
 # the run pages' browser tests (web, web/auth through web/webtest, driven by chromedp). They are
