@@ -14,8 +14,6 @@ import (
 	"github.com/frognano/frognano/internal/golden"
 	"github.com/frognano/frognano/report"
 	"github.com/frognano/frognano/runner"
-	"github.com/frognano/frognano/runner/env"
-	"github.com/frognano/frognano/runner/env/envtest"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/leaf/leaftest"
 	"github.com/frognano/frognano/runner/sandbox"
@@ -131,27 +129,14 @@ func sectionOf(t *testing.T, md, heading string) string {
 	return heading + rest
 }
 
-// TestRunChecksGoModulesInTheEnvironment: in the environment gocmp's setup built (go-cmp
-// v0.7.0 downloaded into its module cache from the test's own module server), a patch that
-// adds golang.org/x/text, which the offline sandbox could not download, and a module requiring
-// go-cmp v0.7.0: the check in a fresh sandbox of that environment finds go-cmp in the cache
-// and not x/text, and the report says the tests after ran without it.
-func TestRunChecksGoModulesInTheEnvironment(t *testing.T) {
-	t.Parallel()
-	srv := envtest.NewServer(t, docker, "goproxy", goProxyFiles(t, "github.com/google/go-cmp@v0.7.0"))
-	envCfg := env.Config{Network: srv.Network, Env: []string{"GOPROXY=" + srv.URL()}}
-	dir := checkout(t, "gocmp")
-	freshEnvironment(t, dir, goImage)
-	b := envBundle(t, dir, leaftest.LoadModel(t, "e2e-deps-go.json"), goImage, envCfg)
-	b.spec.Repo = "test/gocmp-deps"
-	res, err := b.runner.Run(context.Background(), b.spec, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.SetupFailed != "" {
-		t.Fatalf("setup failed: %s\n%s", res.SetupFailed, res.SetupLog())
-	}
-	keepImage(t, res.Environment.Image)
+// checkGoModulesInTheEnvironment is the second run of TestRunGoEnvironment: in the environment
+// gocmp's setup built (go-cmp v0.7.0 downloaded into its module cache from the test's own
+// module server), a patch that adds golang.org/x/text, which the offline sandbox could not
+// download, and a module requiring go-cmp v0.7.0: the check in a fresh sandbox of that
+// environment finds go-cmp in the cache and not x/text, and the report says the tests after
+// ran without it.
+func checkGoModulesInTheEnvironment(t *testing.T, res *runner.Result) {
+	t.Helper()
 	d := res.Dependencies
 	if d == nil {
 		t.Fatalf("no dependencies listed; notes %q", res.Notes)

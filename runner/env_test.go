@@ -205,7 +205,9 @@ func TestRunGoEnvironment(t *testing.T) {
 		t.Fatalf("comparison = %+v (before %+v, after %+v)", c, res.TestsBefore, res.TestsAfter)
 	}
 
-	b = envBundle(t, dir, leaftest.LoadModel(t, "finish-immediately.json"), goImage, envCfg)
+	// The second run's model adds Go modules (e2e-deps-go.json): the dependency check of
+	// checkGoModulesInTheEnvironment runs in that environment, which one build serves.
+	b = envBundle(t, dir, leaftest.LoadModel(t, "e2e-deps-go.json"), goImage, envCfg)
 	b.spec.Repo = "test/gocmp"
 	again, err := b.runner.Run(ctx, b.spec, nil)
 	if err != nil {
@@ -217,4 +219,5 @@ func TestRunGoEnvironment(t *testing.T) {
 	if tb := again.TestsBefore; tb == nil || tb.Error != "" || tb.Tests["example.com/gocmp.TestDifferentWords"] != "pass" {
 		t.Errorf("second run's tests (offline, from the cached environment): %+v", tb)
 	}
+	checkGoModulesInTheEnvironment(t, again)
 }

@@ -18,7 +18,7 @@ import (
 // The checks that run on the host's clone alone, each on a real repository and a patch taken
 // as the runner takes the sandbox's (`git diff --binary` against the base). The ones that make
 // sandboxes (Scanners, Installed) are proven through whole runs in runner's tests
-// (TestScannersEndToEnd, TestRunChecksGoModulesInTheEnvironment).
+// (TestScannersEndToEnd, TestRunGoEnvironment).
 
 type bundle struct {
 	a     *audit.Auditor
