@@ -107,3 +107,27 @@ func TestPublishRefusesWhatAGitleaksAllowListSkipped(t *testing.T) {
 		t.Errorf("the patch was published: branch %v, %d PRs", br, len(b.gh.PRs(b.repo)))
 	}
 }
+
+// TestPublishRefusesASecretInAPath: a path is published as it is (the commit's tree), so
+// Publish's own scan reads the names of the files the patch adds, not only their bytes: a
+// GitHub token spelled as a file name is refused under block, and the error names the file
+// with the value replaced.
+func TestPublishRefusesASecretInAPath(t *testing.T) {
+	t.Parallel()
+	tok := fakeToken(t)
+	b, in := clonedWith(t, secretscan.Block)
+	path := "calc/" + tok
+	in.Patch = []byte("diff --git a/" + path + " b/" + path + "\nnew file mode 100644\n--- /dev/null\n+++ b/" + path + "\n" +
+		"@@ -0,0 +1 @@\n+harmless\n")
+	_, err := b.client.Publish(context.Background(), in)
+	var se *SecretsError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), `github-pat in "calc/[secret: github-pat]" its name`) {
+		t.Fatalf("Publish err = %v, want a *SecretsError naming the finding in the file's name", err)
+	}
+	if strings.Contains(err.Error(), tok) || strings.Contains(b.logs.String(), tok) {
+		t.Fatal("the token's value is in the error or the logs")
+	}
+	if br := b.gh.Branch(b.repo, in.Branch); br != nil || len(b.gh.PRs(b.repo)) != 0 {
+		t.Errorf("the patch was published: branch %v, %d PRs", br, len(b.gh.PRs(b.repo)))
+	}
+}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/frognano/frognano/check/secrets"
@@ -35,7 +36,11 @@ func (x *render) writeSecrets(b *strings.Builder) {
 			fmt.Fprintf(b, "| and %d more | | | |\n", len(rows)-i)
 			break
 		}
-		fmt.Fprintf(b, "| %s | %s | %d | %s |\n", codeCell(f.Rule, 80), codeCell(x.redact(f.File), 200), f.Line, allowedBy(f))
+		line := strconv.Itoa(f.Line)
+		if f.Line == 0 {
+			line = "its name"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", codeCell(f.Rule, 80), codeCell(x.redact(f.File), 200), line, allowedBy(f))
 	}
 	b.WriteString("\n")
 }
@@ -68,7 +73,7 @@ func secretsLine(fs []secrets.Finding, max int) string {
 			s = append(s, fmt.Sprintf("and %d more (listed in the pull request)", len(fs)-i))
 			break
 		}
-		s = append(s, fmt.Sprintf("%s in %s line %d", codeSpan(f.Rule, 100), codeSpan(f.File, 100), f.Line))
+		s = append(s, fmt.Sprintf("%s in %s %s", codeSpan(f.Rule, 100), codeSpan(f.File, 100), f.Where()))
 	}
 	return strings.Join(s, "; ")
 }

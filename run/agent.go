@@ -64,7 +64,7 @@ func (a agentRunner) Run(ctx context.Context, spec RunSpec, progress func(Progre
 		return nil, err
 	}
 	ev := EventsFrom(ctx)
-	ev.Add(ctx, EventAgent, AgentEvent{Task: clean(spec.Task, eventTaskCap)})
+	ev.Add(ctx, EventAgent, AgentEvent{Task: cleanRun(spec.Task, eventTaskCap)})
 	pr := &progressOf{send: progress}
 	attempt := func(k int) int { // the events' Attempt: 0 for a run of one attempt
 		if a.r.Attempts() > 1 {
@@ -217,7 +217,7 @@ func (p *progressOf) sendLocked() {
 
 // checkRunOf is the check run that reports res's tests on the commit a publish pushes.
 func checkRunOf(res *runner.Result, pageURL string) *githubapp.CheckRun {
-	c := report.Check(res, githubapp.Redact)
+	c := report.Check(res, githubapp.RedactRun)
 	cr := &githubapp.CheckRun{
 		Name: report.CheckRunName, Status: "completed", Conclusion: c.Conclusion,
 		Title: c.Title, Summary: c.Summary, Text: c.Text, ExternalID: res.RunID, DetailsURL: pageURL,
@@ -249,21 +249,21 @@ func OutcomeOf(res *runner.Result, spec RunSpec) (*Outcome, error) {
 		ExitReason:  res.ExitReason(),
 		TestTime:    res.TestTime(),
 		Elapsed:     res.Elapsed,
-		Environment: githubapp.Redact(report.EnvironmentLine(res)),
-		SetupLog:    githubapp.Redact(string(res.SetupLog())),
+		Environment: githubapp.RedactRun(report.EnvironmentLine(res)),
+		SetupLog:    githubapp.RedactRun(string(res.SetupLog())),
 		// The renderer is the one owner of the limits: it gets the final limit, what we
 		// add and the redaction that githubapp applies, and cuts where it knows how.
-		PRBody:     report.PRBody(res, report.Fit{Suffix: bodySuffix(spec), Redact: githubapp.Redact}),
-		Summary:    report.Summary(res, report.Fit{Limit: report.GitHubBodyLimit - statusReserve, Redact: githubapp.Redact}),
-		Headline:   githubapp.Redact(report.Headline(res)),
+		PRBody:     report.PRBody(res, report.Fit{Suffix: bodySuffix(spec), Redact: githubapp.RedactRun}),
+		Summary:    report.Summary(res, report.Fit{Limit: report.GitHubBodyLimit - statusReserve, Redact: githubapp.RedactRun}),
+		Headline:   githubapp.RedactRun(report.Headline(res)),
 		Trajectory: traj,
-		Report:     githubapp.Redact(report.Markdown(res)),
+		Report:     githubapp.RedactRun(report.Markdown(res)),
 		Check:      checkRunOf(res, spec.PageURL),
 		Model:      res.ModelName,
 	}
 	// A run whose setup failed ended before the model was called: no loop, no steps.
 	if lr := res.Leaf; lr != nil {
-		out.ModelTime, out.ToolTime, out.FinalMessage, out.Steps = lr.ModelTime, lr.ToolTime, githubapp.Redact(lr.FinalMessage), len(lr.Steps)
+		out.ModelTime, out.ToolTime, out.FinalMessage, out.Steps = lr.ModelTime, lr.ToolTime, githubapp.RedactRun(lr.FinalMessage), len(lr.Steps)
 		out.PromptTokens, out.CompletionTokens = lr.PromptTokens, lr.CompletionTokens
 	}
 	usageOf(out, res.Usage())

@@ -226,13 +226,20 @@ func (l *EventLog) ended(ctx context.Context) {
 		l.log.WarnContext(ctx, "reading the run's state for its end event", logging.Err(err))
 		return
 	}
-	e.Note = clean(e.Note, 2000)
+	e.Note = cleanRun(e.Note, 2000)
 	l.Add(ctx, EventEnd, e)
 }
 
-// clean is untrusted text as an event keeps it: redacted, then cut to max bytes.
+// clean is untrusted text as an event keeps it: redacted, then cut to max bytes. It is for the
+// loop's steps, whose texts the runner has already passed through gitleaks' rules.
 func clean(s string, max int) string {
 	return clip.Bytes(githubapp.Redact(s), max)
+}
+
+// cleanRun is clean with gitleaks' rules too (githubapp.RedactRun): for every other text of
+// the run that the patch's code or the sandbox wrote (test output and names, errors, notes).
+func cleanRun(s string, max int) string {
+	return clip.Bytes(githubapp.RedactRun(s), max)
 }
 
 // NewStepEvent is what the page shows of one leaf step of attempt (from 1; 0 for a run of one).
@@ -251,7 +258,7 @@ func NewStepEvent(attempt int, s leaf.Step) StepEvent {
 
 // testsEvent is what the page shows of a finished run's tests and attempts.
 func testsEvent(res *runner.Result) TestsEvent {
-	e := TestsEvent{Environment: clean(report.EnvironmentLine(res), 2000)}
+	e := TestsEvent{Environment: cleanRun(report.EnvironmentLine(res), 2000)}
 	e.Before, e.After = testsRun(res.TestsBefore), testsRun(res.TestsAfter)
 	if c := res.Comparison; c != nil && c.PerTest {
 		e.PerTest = true
@@ -280,7 +287,7 @@ func testsEvent(res *runner.Result) TestsEvent {
 		}
 		rows := make([]TestRow, 0, len(names))
 		for n := range names {
-			rows = append(rows, TestRow{Name: clean(n, 500), Before: string(before[n]), After: string(after[n]), Change: change[n]})
+			rows = append(rows, TestRow{Name: cleanRun(n, 500), Before: string(before[n]), After: string(after[n]), Change: change[n]})
 		}
 		rank := map[string]int{"broken": 0, "fixed": 1, "still failing": 2, "new": 3, "": 4}
 		sort.Slice(rows, func(i, j int) bool {
@@ -296,11 +303,11 @@ func testsEvent(res *runner.Result) TestsEvent {
 		e.Tests = rows
 	}
 	if as := res.Attempts; as != nil && len(as.Attempts) > 1 {
-		e.Why = clean(as.Why, 2000)
+		e.Why = cleanRun(as.Why, 2000)
 		for i, a := range as.Attempts {
 			row := AttemptRow{K: a.K, Chosen: i == as.Chosen}
 			if a.Err != nil {
-				row.Error = clean(a.Err.Error(), 2000)
+				row.Error = cleanRun(a.Err.Error(), 2000)
 			}
 			if a.Result != nil {
 				row.ExitReason = a.Result.ExitReason()
@@ -319,8 +326,8 @@ func testsRun(t *runner.TestRun) *TestsRun {
 	if t == nil {
 		return nil
 	}
-	r := &TestsRun{Command: clean(t.Command, 2000), ExitCode: t.ExitCode, TimedOut: t.TimedOut,
-		DurationMS: t.Duration.Milliseconds(), Tail: clean(t.Tail, eventTailCap), Error: clean(t.Error, 2000)}
+	r := &TestsRun{Command: cleanRun(t.Command, 2000), ExitCode: t.ExitCode, TimedOut: t.TimedOut,
+		DurationMS: t.Duration.Milliseconds(), Tail: cleanRun(t.Tail, eventTailCap), Error: cleanRun(t.Error, 2000)}
 	for _, s := range t.Tests {
 		switch s {
 		case verify.Pass:

@@ -23,7 +23,7 @@ func (a *attempt) settle(ctx context.Context, err error) error {
 		a.status.close()
 	}
 	r, cause := a.run, context.Cause(ctx)
-	msg := githubapp.Redact(err.Error())
+	msg := githubapp.RedactRun(err.Error())
 	limitNote := a.rateLimitNote(err)
 	remote := a.p.cfg.RemoteCancel != nil && errors.Is(cause, a.p.cfg.RemoteCancel)
 	switch {

@@ -177,7 +177,7 @@ func (s *Store) saveOutcome(ctx context.Context, id int64, o *Outcome) error {
 // requeue puts a running run back to queued (a retry or a shutdown).
 func (s *Store) requeue(ctx context.Context, id int64, errText string) error {
 	return s.exec(ctx, "requeueing run", `UPDATE runs SET state = 'queued', error = nullif($2, '')
-		WHERE id = $1 AND state = 'running'`, id, CleanText(githubapp.Redact(errText)))
+		WHERE id = $1 AND state = 'running'`, id, CleanText(githubapp.RedactRun(errText)))
 }
 
 // pass records that running run r passed its check (the requester may write, or the CI

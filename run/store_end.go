@@ -33,7 +33,7 @@ func (s *Store) finish(ctx context.Context, id int64, state, exitReason, errText
 			exit_reason = coalesce(nullif($3, ''), exit_reason), error = nullif($4, ''),
 			pr_url = nullif($5, ''), pr_number = nullif($6, 0), outbox = $7
 		WHERE id = $1 AND state = 'running' RETURNING id, installation_id, repo_id, issue`,
-		id, state, CleanText(exitReason), CleanText(githubapp.Redact(errText)), prURL, prNumber, o.value())
+		id, state, CleanText(exitReason), CleanText(githubapp.RedactRun(errText)), prURL, prNumber, o.value())
 }
 
 // End moves running run id to state (a final state) with nothing else recorded and nothing

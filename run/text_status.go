@@ -34,11 +34,11 @@ const maxProgressCalls = 10
 // GitHub's comment limit. It never cuts markdown: should the comment be over the limit, the summary is left out (it
 // is kept with the run) and the comment says so.
 func RenderStatus(v Status) string {
-	if s := githubapp.Redact(composeStatus(v)); utf8.RuneCountInString(s) <= report.GitHubBodyLimit || v.Summary == "" {
+	if s := githubapp.RedactRun(composeStatus(v)); utf8.RuneCountInString(s) <= report.GitHubBodyLimit || v.Summary == "" {
 		return s
 	}
 	v.Summary = fmt.Sprintf("_The summary of this run is too long for a comment; `frognano runs show %d --report` prints it._", v.RunID)
-	return githubapp.Redact(composeStatus(v))
+	return githubapp.RedactRun(composeStatus(v))
 }
 
 func composeStatus(v Status) string {

@@ -6,8 +6,9 @@ import (
 )
 
 // Finding is one secret the detector found: the gitleaks rule that matched, the file, the
-// line in the published file, and why it does not refuse the patch (Refuses when it does). It
-// never holds the value, nor the line's text.
+// line in the published file (0: in the file's path), and why it does not refuse the patch
+// (Refuses when it does). It never holds the value, nor the line's text: a value in the path
+// is replaced in File by "[secret: RULE]".
 type Finding struct {
 	Rule    string
 	File    string
@@ -15,10 +16,18 @@ type Finding struct {
 	Allowed Allowance `json:",omitempty"`
 }
 
+// Where says where in the file the value is: "line N", or "its name" for a value in the path.
+func (f Finding) Where() string {
+	if f.Line == 0 {
+		return "its name"
+	}
+	return fmt.Sprintf("line %d", f.Line)
+}
+
 // String names the finding by rule, file and line (and what allowed it), for a note, an error
 // or a log line.
 func (f Finding) String() string {
-	s := fmt.Sprintf("%s in %q line %d", f.Rule, f.File, f.Line)
+	s := fmt.Sprintf("%s in %q %s", f.Rule, f.File, f.Where())
 	if f.Allowed != Refuses {
 		s += " (" + f.AllowedBy() + ")"
 	}

@@ -157,8 +157,9 @@ func keyOf(rule, secret string) valueKey {
 	return sha256.Sum256([]byte(rule + "\x00" + secret))
 }
 
-// file scans one published file and, when it holds anything, its base.
+// file scans one published file's path and content and, when they hold anything, the base's.
 func (s *scan) file(ctx context.Context, f patch.PublishedFile) {
+	shown := s.path(ctx, f)
 	if f.Base != nil && bytes.Equal(f.Bytes, f.Base) {
 		return // a mode change or a plain rename: nothing the patch wrote
 	}
@@ -192,7 +193,7 @@ func (s *scan) file(ctx context.Context, f patch.PublishedFile) {
 			// and its preference for specific rules left.
 			why = ByIgnore
 		}
-		k := Finding{Rule: a.rule, File: a.path, Line: a.line, Allowed: why}
+		k := Finding{Rule: a.rule, File: shown, Line: a.line, Allowed: why}
 		if seen[k] {
 			continue
 		}
@@ -203,6 +204,63 @@ func (s *scan) file(ctx context.Context, f patch.PublishedFile) {
 			s.res.Allowed = append(s.res.Allowed, k)
 		}
 	}
+}
+
+// path scans the published path as text (a file or folder name is published as it is: in the
+// tree, in the pull request's list of files) and returns the path with every value a rule found
+// in it replaced by "[secret: RULE]": what a Finding names, so that no finding holds a value.
+// The path is the patch's when the base has no file there (a new file, a rename's target): a
+// value in it is then a finding at line 0 ("in its name"), judged by the same allow rules as a
+// value in a file's content but .gitleaksignore (whose fingerprints name lines), unless the
+// rename's source path holds the same value by the same rule.
+func (s *scan) path(ctx context.Context, f patch.PublishedFile) string {
+	found := s.rules.detect(ctx, "", []byte(f.Path))
+	if len(found) == 0 {
+		return f.Path
+	}
+	shown := f.Path
+	for _, m := range found {
+		if v := m.Secret; v != "" && strings.Contains(shown, v) {
+			shown = strings.ReplaceAll(shown, v, "[secret: "+m.RuleID+"]")
+		} else if v := m.Match; v != "" {
+			shown = strings.ReplaceAll(shown, v, "[secret: "+m.RuleID+"]")
+		}
+	}
+	if f.From == "" && f.Base != nil {
+		return shown // the base's own path: nothing the patch named
+	}
+	inBase := map[valueKey]bool{}
+	if f.From != "" {
+		for _, b := range s.rules.detect(ctx, "", []byte(f.From)) {
+			inBase[keyOf(b.RuleID, b.Secret)] = true
+		}
+	}
+	var all []judged
+	for _, m := range found {
+		j := judge{rule: m.RuleID, path: f.Path, secret: m.Secret, match: m.Match, text: f.Path}
+		all = append(all, judged{judge: j, allowed: s.allowance(j), inBase: inBase[keyOf(m.RuleID, m.Secret)]})
+	}
+	seen := map[Finding]bool{}
+	for _, a := range all {
+		if a.shadowed(all) {
+			continue
+		}
+		why := a.allowed
+		if a.inBase {
+			why = InBase
+		}
+		k := Finding{Rule: a.rule, File: shown, Line: 0, Allowed: why}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if why == Refuses {
+			s.res.Findings = append(s.res.Findings, k)
+		} else {
+			s.res.Allowed = append(s.res.Allowed, k)
+		}
+	}
+	return shown
 }
 
 // judged is a match with what the allow-lists say of it (allowed: Refuses, ByAllowList or a

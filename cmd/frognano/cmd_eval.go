@@ -106,7 +106,7 @@ func evalCmd(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return writeAttemptOutputs(dir, res)
 	}
-	opt.Redact, opt.Bar = githubapp.Redact, bar
+	opt.Redact, opt.Bar = githubapp.RedactRun, bar
 	opt.Progress = func(line string) { term.println("frognano: " + line) }
 	opt.OnStep = func(id string, k int, s leaf.Step) {
 		prefix := report.Visible(id) + " | "

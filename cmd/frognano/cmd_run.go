@@ -185,7 +185,7 @@ func writeOutputs(dir string, res *runner.Result) error {
 	files := map[string][]byte{
 		"patch.diff":      res.PatchBytes(),
 		"trajectory.json": append(indented.Bytes(), '\n'),
-		"report.md":       []byte(githubapp.Redact(report.Markdown(res))),
+		"report.md":       []byte(githubapp.RedactRun(report.Markdown(res))),
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
@@ -308,7 +308,7 @@ func testLine(t *runner.TestRun) string {
 type redactingWriter struct{ w io.Writer }
 
 func (r redactingWriter) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(r.w, githubapp.Redact(string(p))); err != nil {
+	if _, err := io.WriteString(r.w, githubapp.RedactRun(string(p))); err != nil {
 		return 0, err
 	}
 	return len(p), nil
