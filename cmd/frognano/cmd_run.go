@@ -264,7 +264,7 @@ func secretLines(fs []secrets.Finding) string {
 			fmt.Fprintf(&b, "frognano:   and %d more\n", len(fs)-i)
 			break
 		}
-		fmt.Fprintf(&b, "frognano:   %s in %s line %d\n", report.Visible(f.Rule), report.Visible(f.File), f.Line)
+		fmt.Fprintf(&b, "frognano:   %s in %s %s\n", report.Visible(f.Rule), report.Visible(f.File), f.Where())
 	}
 	return b.String()
 }

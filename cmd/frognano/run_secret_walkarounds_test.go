@@ -153,7 +153,11 @@ func (r *secretsRun) checkRefused(t *testing.T, rows [][3]string) {
 	terminal := []string{"frognano: patch: none: refused, it holds what looks like a secret"}
 	for _, row := range rows {
 		want = append(want, "| `"+row[0]+"` | `"+row[1]+"` | "+row[2]+" | **nothing** |")
-		terminal = append(terminal, "frognano:   "+row[0]+" in "+row[1]+" line "+row[2]+"\n")
+		where := "line " + row[2]
+		if row[2] == "its name" {
+			where = row[2]
+		}
+		terminal = append(terminal, "frognano:   "+row[0]+" in "+row[1]+" "+where+"\n")
 	}
 	for _, w := range want {
 		if !strings.Contains(report, w) {
@@ -202,13 +206,14 @@ func TestRunRefusesSecretWalkArounds(t *testing.T) {
 	})
 	t.Run("EncodingsAndNames", func(t *testing.T) {
 		t.Parallel()
-		values := map[string]string{"GITHUB_PAT": ghToken(t, "ghp"), "GITHUB_APP_TOKEN": ghToken(t, "ghp")}
+		values := map[string]string{"GITHUB_PAT": ghToken(t, "ghp"), "GITHUB_APP_TOKEN": ghToken(t, "ghp"), "GITHUB_NAME_TOKEN": ghToken(t, "ghp")}
 		r := runSecrets(t, nil, scriptWith(t, "hostile", "secret-encodings-and-names.json", values))
 		r.checkRefused(t, [][3]string{
 			{"github-pat", "deploy/my creds.txt", "2"},
 			{"github-pat", "notes/ünï cødé.txt", "1"},
+			{"github-pat", "ops/[secret: github-pat]", "its name"},
 		})
-		r.checkNowhere(t, []string{values["GITHUB_PAT"], values["GITHUB_APP_TOKEN"]})
+		r.checkNowhere(t, []string{values["GITHUB_PAT"], values["GITHUB_APP_TOKEN"], values["GITHUB_NAME_TOKEN"]})
 	})
 	t.Run("UnchangedLines", func(t *testing.T) {
 		t.Parallel()
