@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/frognano/frognano/check/patch"
+	"github.com/frognano/frognano/check/secrets"
 	"github.com/frognano/frognano/runner"
 	"github.com/frognano/frognano/runner/leaf"
 	"github.com/frognano/frognano/runner/verify"
@@ -201,6 +202,16 @@ func BenchmarkPRBody(b *testing.B) {
 	redact := func(s string) string { return strings.ReplaceAll(s, "s3cr3t!!", "[REDACTED]") }
 	for b.Loop() {
 		_ = PRBody(r, Fit{Suffix: "\n\nFixes #1", Redact: redact})
+	}
+}
+
+// BenchmarkPRBodyGitleaks is BenchmarkPRBody with gitleaks' rules as the redactor, as
+// run.OutcomeOf renders it (githubapp.RedactRun): the cost of redacting every text of the run
+// that code the patch controls may have written.
+func BenchmarkPRBodyGitleaks(b *testing.B) {
+	r := longResult(1000, strings.Repeat("x", 30000))
+	for b.Loop() {
+		_ = PRBody(r, Fit{Suffix: "\n\nFixes #1", Redact: secrets.Redact})
 	}
 }
 
