@@ -208,13 +208,13 @@ func (r *Result) SetupLog() []byte {
 }
 
 // TestTrust returns the files of the patch that can change what the tests report without
-// changing the code under test (patch.TestInfluences): when there are any, the test
-// result may not be trustworthy.
+// changing the code under test (patch.TestInfluencesFor, with the run's test command): when
+// there are any, the test result may not be trustworthy.
 func (r *Result) TestTrust() []patch.TestInfluence {
 	if r == nil || r.Patch == nil {
 		return nil
 	}
-	out := patch.TestInfluences(r.Patch.Files)
+	out := patch.TestInfluencesFor(r.Patch.Files, r.TestCommand)
 	seen := map[string]bool{}
 	for _, t := range out {
 		seen[t.Path] = true
@@ -234,6 +234,6 @@ func (r *Result) NewTests() []patch.NewTest {
 	if r == nil || r.Patch == nil {
 		return nil
 	}
-	_, tests := patch.Trust(r.Patch.Files)
+	_, tests := patch.Trust(r.Patch.Files, r.TestCommand)
 	return tests
 }

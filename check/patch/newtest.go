@@ -16,8 +16,8 @@ type NewTest struct {
 }
 
 // Trust splits the files of a whole patch that touch the tests: the influences, which can
-// change what the tests report without any change to the code under test (AffectsTests),
-// and the new test files that only add tests.
+// change what the tests report without any change to the code under test (AffectsTests, and
+// any file testCommand names: commandRuns), and the new test files that only add tests.
 //
 // A new test file is listed as a new test, not an influence, only when all of this holds;
 // anything else keeps the warning, which is what doubt must do, since the diff is the
@@ -35,10 +35,16 @@ type NewTest struct {
 //   - its whole text passes the language's reader (plainPython, plainGo): it runs nothing
 //     at import or start-up beyond defining tests, and its tests do not reach beyond
 //     themselves by the well-known ways.
-func Trust(files []File) (influences []TestInfluence, tests []NewTest) {
+func Trust(files []File, testCommand string) (influences []TestInfluence, tests []NewTest) {
 	for _, f := range files {
 		why, ok := f.AffectsTests()
 		if !ok {
+			for _, name := range names(f) {
+				if why = commandRuns(name, testCommand); why != "" {
+					influences = append(influences, TestInfluence{Path: f.Path(), Why: why})
+					break
+				}
+			}
 			continue
 		}
 		if n, plain := plainNewTest(f, files); plain {

@@ -235,7 +235,7 @@ func TestTrust(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v\n%s", err, tt.diff)
 			}
-			infl, news := Trust(p.Files)
+			infl, news := Trust(p.Files, "")
 			var flagged []string
 			for _, f := range infl {
 				flagged = append(flagged, f.Path)
@@ -257,7 +257,7 @@ func TestTrustSaysWhyANewTestKeepsTheWarning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	infl, _ := Trust(p.Files)
+	infl, _ := Trust(p.Files, "")
 	if len(infl) != 1 || !strings.Contains(infl[0].Why, "is a new test file") || !strings.Contains(infl[0].Why, `it imports "sys"`) {
 		t.Errorf("Trust = %+v, want tests/test_a.py flagged as a new test file that imports sys", infl)
 	}

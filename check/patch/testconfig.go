@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // TestInfluence is a file of a patch that can change what the tests report without any
@@ -20,8 +22,40 @@ type TestInfluence struct {
 // new test files that only add tests (Trust lists those). A renamed file is judged under
 // its new name, then its old one.
 func TestInfluences(files []File) []TestInfluence {
-	out, _ := Trust(files)
+	out, _ := Trust(files, "")
 	return out
+}
+
+// TestInfluencesFor is TestInfluences for a run whose tests are testCommand: a file the
+// command names (a script, a Python module given to -m, a Makefile given to -f) is flagged
+// too, whatever its name.
+func TestInfluencesFor(files []File, testCommand string) []TestInfluence {
+	out, _ := Trust(files, testCommand)
+	return out
+}
+
+// commandRuns returns why testCommand makes a change to the file at p (repository-relative)
+// change what the tests report, or "" when the command does not name it. The command's words
+// are read without a shell (quotes dropped, "./" and "/workspace/" prefixes trimmed): a word that
+// is the path names the file; a word after -m names a module's file or package.
+func commandRuns(p, testCommand string) string {
+	if testCommand == "" {
+		return ""
+	}
+	words := strings.Fields(strings.NewReplacer(`"`, " ", "'", " ", ";", " ", "&&", " ", "||", " ", "|", " ", "(", " ", ")", " ", "=", " ").Replace(testCommand))
+	for i, w := range words {
+		w = path.Clean(strings.TrimPrefix(strings.TrimPrefix(w, "/workspace/"), "./"))
+		if w == p {
+			return "the test command (" + quote(testCommand) + ") runs or reads it: changing it changes what the tests report"
+		}
+		if i > 0 && words[i-1] == "-m" {
+			mod := strings.ReplaceAll(w, ".", "/")
+			if p == mod+".py" || strings.HasPrefix(p, mod+"/") {
+				return "the test command (" + quote(testCommand) + ") runs its module: changing it changes what the tests report"
+			}
+		}
+	}
+	return ""
 }
 
 // AffectsTests reports whether this change can change what the tests report without
@@ -73,9 +107,13 @@ func AffectsTests(p string, diff []byte) (why string, ok bool) {
 	}
 	hs, text := hunks(diff)
 	switch {
-	case base == "setup.cfg" || base == "tox.ini" || base == "pyproject.toml":
+	case base == "pyproject.toml":
+		// TOML spells a key with escapes too (tool."py\u0074est" is tool.pytest): the lines
+		// are read as TOML reads them.
+		return sectionVerdict(p, tomlDecoded(hs), text, iniSection, isTestSection, "section")
+	case base == "setup.cfg" || base == "tox.ini":
 		return sectionVerdict(p, hs, text, iniSection, isTestSection, "section")
-	case base == "makefile" || base == "gnumakefile" || strings.HasSuffix(base, ".mk"):
+	case isMakefile(base):
 		// A variable set outside every target (PY ?= true) changes what the test target runs
 		// as surely as its recipe does.
 		if line := makeDirective(hs); line != "" {
@@ -89,6 +127,11 @@ func AffectsTests(p string, diff []byte) (why string, ok bool) {
 	}
 	if strings.HasSuffix(base, ".go") && definesTestMain(hs) {
 		return "defines TestMain, which runs in place of the test binary's own main and decides its exit status", true
+	}
+	if strings.HasSuffix(base, ".py") {
+		if hook := pythonTestHook(hs); hook != "" {
+			return "defines or names " + hook + ", which pytest or unittest calls to collect, run or judge the tests", true
+		}
 	}
 	if IsTestPath(p) {
 		return whyTestFile, true
@@ -169,6 +212,10 @@ func byName(lp, base string) (string, bool) {
 			return whyJSRunner, true
 		}
 	}
+	if strings.HasPrefix(base, "babel.config.") || strings.HasPrefix(base, ".babelrc") {
+		return "Babel's configuration: Jest's default transform rewrites every test file with it", true
+	}
+
 	for _, d := range ciDirs {
 		if strings.HasPrefix(lp, d) {
 			return whyCI, true
@@ -181,6 +228,9 @@ func byName(lp, base string) (string, bool) {
 		return "names the test command frognano runs on this repository", true
 	case strings.HasPrefix(lp, ".frognano/"):
 		return "frognano's settings for this repository", true
+	}
+	if testScriptName(base) && !IsTestPath(lp) {
+		return whyTestScript, true
 	}
 	return "", false
 }
@@ -360,6 +410,120 @@ func makeDirectiveSigned(hs []hunk, sign byte) string {
 func isTestTarget(name string) bool {
 	l := strings.ToLower(name)
 	return strings.Contains(l, "test") || strings.Contains(l, "check")
+}
+
+// isMakefile reports whether a base name (lower case) is a Makefile or one a Makefile
+// includes by its usual names: Makefile, GNUmakefile, Makefile.common, rules.mk, build.mak.
+func isMakefile(base string) bool {
+	switch {
+	case base == "makefile" || base == "gnumakefile":
+		return true
+	case strings.HasPrefix(base, "makefile.") || strings.HasPrefix(base, "gnumakefile."):
+		return true
+	}
+	for _, ext := range []string{".mk", ".mak", ".make"} {
+		if strings.HasSuffix(base, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+const whyTestScript = "its name says it runs or sets up the tests (a test script, runner or plugin): changing it changes what the tests report"
+
+// testScriptWords are the words of a file name (split at '.', '_', '-') that name a program
+// that runs or sets up the tests: run_tests.sh, runtests.py, scripts/test.sh, test.js,
+// pytest_plugin.py.
+var testScriptWords = map[string]bool{"test": true, "tests": true, "runtests": true, "runtest": true, "pytest": true, "testrunner": true}
+
+// testScriptName reports whether a base name (lower case) holds a word of testScriptWords.
+func testScriptName(base string) bool {
+	for _, w := range strings.FieldsFunc(base, func(r rune) bool { return r == '.' || r == '_' || r == '-' }) {
+		if testScriptWords[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// pythonHook matches the names by which a Python file takes part in collecting, running or
+// judging tests wherever it lies: pytest's hooks (any pytest_* function), the plugins a module
+// names (pytest_plugins), and unittest's load_tests protocol.
+var pythonHook = regexp.MustCompile(`\b(pytest_[A-Za-z0-9_]+|load_tests)\b`)
+
+// pythonTestHook returns the first pytest hook, pytest_plugins or load_tests that a changed
+// line names, quoted, or "".
+func pythonTestHook(hs []hunk) string {
+	for _, h := range hs {
+		for _, l := range h.lines {
+			if l[0] == ' ' {
+				continue
+			}
+			if m := pythonHook.FindString(l[1:]); m != "" {
+				return "`" + m + "`"
+			}
+		}
+	}
+	return ""
+}
+
+// tomlDecoded returns the hunks with each line's escapes decoded as TOML decodes them in
+// basic strings and quoted keys (\uXXXX, \UXXXXXXXX, \xHH of TOML 1.1, \t and the other
+// one-letter escapes), so that a section or key a line spells with escapes reads as itself.
+// Quotes stay: a quoted key still reads as its words.
+func tomlDecoded(hs []hunk) []hunk {
+	out := make([]hunk, len(hs))
+	for i, h := range hs {
+		out[i] = hunk{oldStart: h.oldStart, lines: make([]string, len(h.lines))}
+		for j, l := range h.lines {
+			out[i].lines[j] = l[:1] + tomlUnescape(l[1:])
+		}
+	}
+	return out
+}
+
+func tomlUnescape(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		n := 0
+		switch s[i+1] {
+		case 'u':
+			n = 4
+		case 'U':
+			n = 8
+		case 'x':
+			n = 2
+		case 't':
+			b.WriteByte('\t')
+			i++
+			continue
+		case 'n', 'r', 'f', 'b', 'e':
+			b.WriteByte(' ')
+			i++
+			continue
+		case '"', '\\':
+			b.WriteByte(s[i+1])
+			i++
+			continue
+		}
+		if n > 0 && i+2+n <= len(s) {
+			if v, err := strconv.ParseUint(s[i+2:i+2+n], 16, 32); err == nil && utf8.ValidRune(rune(v)) {
+				b.WriteRune(rune(v))
+				i += 1 + n
+				continue
+			}
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // testWords are words whose appearance on a changed line of a configuration file is

@@ -85,7 +85,7 @@ func TestAffectsTests(t *testing.T) {
 		{"ShadowPluggy", addDiff("pluggy/__init__.py", "x = 1"), `module "pluggy"`},
 		{"ShadowUnittest", addDiff("unittest.py", "x = 1"), `module "unittest"`},
 		{"ShadowStdlib", addDiff("json/__init__.py", "x = 1"), `module "json"`},
-		{"NestedModuleIsNotShadowing", addDiff("src/pytest.py", "x = 1"), ""},
+		{"NestedModuleIsNotShadowing", addDiff("src/unittest.py", "x = 1"), ""},
 		{"OrdinaryTopLevelModule", addDiff("average.py", "x = 1"), ""},
 		{"PackageData", addDiff("json/schema.json", "{}"), ""},
 		{"Npmrc", addDiff(".npmrc", "script-shell=/bin/true"), "npm's settings"},
@@ -157,7 +157,7 @@ func TestTestInfluencesKeepsPatchOrder(t *testing.T) {
 	if len(got) != 2 || got[0].Path != "conftest.py" || got[1].Path != "tests/test_b.py" {
 		t.Errorf("TestInfluences = %+v, want conftest.py then tests/test_b.py", got)
 	}
-	if _, tests := Trust(p.Files); len(tests) != 1 || tests[0] != (NewTest{Path: "tests/test_c.py", Tests: 1}) {
+	if _, tests := Trust(p.Files, ""); len(tests) != 1 || tests[0] != (NewTest{Path: "tests/test_c.py", Tests: 1}) {
 		t.Errorf("Trust's new tests = %+v, want tests/test_c.py with 1 test", tests)
 	}
 }
@@ -166,7 +166,11 @@ func FuzzAffectsTests(f *testing.F) {
 	f.Add("pyproject.toml", modDiff("pyproject.toml", 3, " [tool.pytest.ini_options]", "+x = 1"))
 	f.Add("Makefile", modDiff("Makefile", 1, " test:", "+\ttrue"))
 	f.Add("a.go", "@@ -\n+\n-\n @@ -1")
+	f.Add("pyproject.toml", modDiff("pyproject.toml", 3, " [tool.x]", `+[tool."py\u0074est\U0000007\x7\".x]`))
+	f.Add("ci/go.sh", "bash -c './ci/go.sh' && python -m")
 	f.Fuzz(func(t *testing.T, p, diff string) {
 		AffectsTests(p, []byte(diff)) // must not panic
+		commandRuns(p, diff)          // a command is the repository's text too
+		tomlUnescape(diff)
 	})
 }
