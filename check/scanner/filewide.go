@@ -23,6 +23,7 @@ var fileWide = []directive{
 	{kind: "pylint: disable", honouredBy: "pylint (the whole file is skipped)", re: regexp.MustCompile(`(?i)\bpylint\s*:\s*skip-file\b`)},
 	{kind: "noqa", honouredBy: "flake8, Ruff (the whole file is skipped)", re: regexp.MustCompile(`(?im)^\s*#\s*(?:flake8|ruff)\s*:\s*noqa\b[^\n]*`)},
 	{kind: "lint:ignore", honouredBy: "staticcheck (the whole file)", re: regexp.MustCompile(`\blint:file-ignore\b[^\n]*`)},
+	{kind: "eslint configuration comment", honouredBy: "ESLint (the rule is off, or a warning, in the whole file)", find: eslintOff(blockHead)},
 	{kind: "eslint-disable", honouredBy: "ESLint (every line below, until an eslint-enable)", re: regexp.MustCompile(`(?m)(?:/\*|//)\s*eslint-disable(?:[ \t][^\n*]*)?(?:\*/|$)`)},
 	{kind: "deno-lint-ignore", honouredBy: "deno lint (the whole file)", re: regexp.MustCompile(`\bdeno-lint-ignore-file\b[^\n]*`)},
 	{kind: "tslint:disable", honouredBy: "TSLint (every line below)", re: regexp.MustCompile(`(?m)\btslint:disable\b(?:[^-\n][^\n]*)?$`)},
@@ -42,7 +43,7 @@ func FileWide(path string, content []byte) []Suppression {
 	text := string(content)
 	var out []Suppression
 	for _, d := range fileWide {
-		for _, loc := range d.re.FindAllStringIndex(text, 20) {
+		for _, loc := range d.findAll(text, 20) {
 			m := text[loc[0]:loc[1]]
 			out = append(out, Suppression{File: path, Line: 1 + strings.Count(text[:loc[0]], "\n"), Kind: d.kind, For: d.honouredBy,
 				Text: clean(strings.TrimLeft(strings.TrimSpace(m), "/*# \t"), maxDirective)})

@@ -3,6 +3,7 @@ package scanner
 import (
 	"path"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strings"
 )
@@ -32,17 +33,30 @@ const maxDirective = 80
 // "nolint:gosec", "disable=W0611"), so the reader sees what it silences.
 const tail = `(?:[ \t]*[:=(\[]?[ \t]*["']?[\w@./:-]+["']?(?:[ \t]*,[ \t]*["']?[\w@./:-]+["']?)*[)\]]?)?`
 
-// directive is one kind of suppression comment, matched on each added line in any case and
-// anywhere on it: the tools accept many spellings (#nosec, # nosec, // #nosec; # NOQA), and a
-// match inside a string is a false alarm a reviewer can dismiss, while a miss hides a finding.
+// directive is one kind of suppression comment, matched on each added line (and in each block
+// comment of several lines, read whole) in any case and anywhere on it: the tools accept many
+// spellings (#nosec, # nosec, // #nosec; # NOQA), and a match inside a string is a false alarm
+// a reviewer can dismiss, while a miss hides a finding.
 type directive struct {
 	kind, honouredBy string
 	re               *regexp.Regexp
-	in               func(path string) bool // the files it is a directive in; nil: any
+	// find, when set, is used instead of re: the directives whose grammar a regular expression
+	// cannot say (every rule of an eslint configuration comment; any linguist-generated value but
+	// "false"). Like regexp's FindAllStringIndex: at most n matches (all if n < 0).
+	find func(s string, n int) [][]int
+	in   func(path string) bool // the files it is a directive in; nil: any
 }
 
 func dir(kind, honouredBy, re string) directive {
 	return directive{kind: kind, honouredBy: honouredBy, re: regexp.MustCompile(`(?i)` + re + tail)}
+}
+
+// findAll returns the places of at most n matches of d in s (all if n < 0).
+func (d directive) findAll(s string, n int) [][]int {
+	if d.find != nil {
+		return d.find(s, n)
+	}
+	return d.re.FindAllStringIndex(s, n)
 }
 
 // attributesFile reports whether p is a .gitattributes file, whose lines tell git and GitHub
@@ -58,34 +72,40 @@ func attributesFile(p string) bool { return path.Base(p) == ".gitattributes" }
 // findings.
 var directives = []directive{
 	dir("nosemgrep", "Semgrep", `\bnosem(?:grep)?\b`),
-	dir("nosec", "Bandit, gosec", `\bnosec\b`),
-	dir("noqa", "flake8, Ruff (its S rules are Bandit's)", `\bnoqa\b`),
+	dir("nosec", "Bandit, gosec", `\b(?:nosec|gosec:disable)\b`),
+	dir("noqa", "flake8, Ruff (its S rules are Bandit's)", `\b(?:noqa|ruff[ \t]*:[ \t]*(?:disable|ignore))\b`),
 	dir("nolint", "golangci-lint, clang-tidy", `\bnolint(?:nextline|begin)?\b`),
 	dir("lint:ignore", "staticcheck", `\blint:(?:file-)?ignore\b`),
-	dir("pylint: disable", "pylint", `\bpylint\s*:\s*(?:disable(?:-next)?|skip-file)\b`),
+	// pylint reads a list of pragmas after "pylint:", in any order ("enable=x, disable=y").
+	dir("pylint: disable", "pylint", `\bpylint[ \t]*:[^;#\n]*?\b(?:disable(?:-next|-msg|-all)?|skip-file)\b`),
 	dir("eslint-disable", "ESLint", `\beslint-disable(?:-next-line|-line)?\b`),
-	dir("eslint configuration comment", "ESLint (turns rules off inline)", `(?:^|/\*|\*|//)\s*eslint\s+["']?[@\w/-]+["']?\s*:\s*["']?(?:off|0|warn|1)\b["']?`),
+	{kind: "eslint configuration comment", honouredBy: "ESLint (turns rules off inline, in the whole file)", find: eslintOff(lineHead)},
 	dir("tslint:disable", "TSLint", `\btslint:disable\b`),
 	dir("biome-ignore", "Biome", `\bbiome-ignore\b`),
 	dir("deno-lint-ignore", "deno lint", `\bdeno-lint-ignore(?:-file)?\b`),
 	dir("gitleaks:allow", "gitleaks", `\bgitleaks:allow\b`),
-	dir("pragma: allowlist secret", "detect-secrets", `\bpragma:\s*allowlist\b`),
+	dir("trufflehog:ignore", "TruffleHog", `\btrufflehog:ignore\b`),
+	dir("pragma: allowlist secret", "detect-secrets", `\bpragma:[ \t]*(?:allow|white)list\b`),
 	dir("NOSONAR", "SonarQube", `\bNOSONAR\b`),
 	dir("NOPMD", "PMD", `\bNOPMD\b`),
 	dir("codeql", "CodeQL", `\b(?:codeql|lgtm)\s*\[`),
-	dir("shellcheck disable", "ShellCheck", `\bshellcheck\s+disable\b`),
+	// ShellCheck reads "# shellcheck" and key=value pairs in any order, values plain or quoted
+	// ("source=/dev/null disable=SC2086"); extended-analysis=false turns its dataflow checks off.
+	dir("shellcheck disable", "ShellCheck", `\bshellcheck[ \t]+(?:[a-z-]+=(?:'[^'\n]*'|"[^"\n]*"|[^\s'"]*)[ \t]+)*(?:disable|extended-analysis[ \t]*=[ \t]*["']?false)\b`),
 	dir("hadolint ignore", "hadolint", `\bhadolint\s+(?:global\s+)?ignore\b`),
 	dir("checkov:skip", "Checkov", `\bcheckov:skip\b`),
 	dir("tfsec:ignore", "tfsec", `\btfsec:ignore\b`),
 	dir("trivy:ignore", "Trivy", `\btrivy:ignore\b`),
 	dir("kics-scan ignore", "KICS", `\bkics-scan\s+(?:ignore|disable)\b`),
-	dir("rubocop:disable", "RuboCop, Brakeman", `\brubocop:(?:disable|todo)\b`),
-	dir("phpcs:ignore", "PHP_CodeSniffer", `\bphpcs:(?:ignore|disable)\b`),
+	// RuboCop takes spaces around the colon ("# rubocop : disable"); push with -Cop disables too.
+	dir("rubocop:disable", "RuboCop, Brakeman", `\brubocop[ \t]*:[ \t]*(?:disable|todo|push\b[^\n#]*?[ \t]-[a-z])`),
+	dir("phpcs:ignore", "PHP_CodeSniffer", `(?:\bphpcs:(?:ignore(?:file)?|disable)|@codingStandardsIgnore(?:Line|Start|File))\b`),
 	dir("@phpstan-ignore", "PHPStan", `@phpstan-ignore`),
 	dir("@psalm-suppress", "Psalm", `@psalm-suppress\b`),
-	dir("@SuppressWarnings", "SpotBugs, SonarJava, javac", `@Suppress(?:FB)?Warnings\b`),
+	dir("@SuppressWarnings", "SpotBugs, SonarJava, javac; Kotlin's @Suppress (detekt, ktlint)", `@(?:file:)?Suppress(?:(?:FB)?Warnings)?\b`),
 	dir("SuppressMessage", ".NET analyzers", `\bSuppressMessage(?:Attribute)?\s*\(`),
-	dir("#pragma warning disable", ".NET analyzers", `#\s*pragma\s+warning\s+disable\b`),
+	dir("#pragma warning disable", ".NET analyzers, MSVC", `#[ \t]*pragma[ \t]+warning[ \t]*(?:\([ \t]*)?disable\b`),
+	dir("revive:disable", "revive", `\brevive:disable\b`),
 	// A generated-file marker makes a scanner skip the whole file, whatever it holds: Go's
 	// "Code generated ... DO NOT EDIT." (golangci-lint's default also takes "do not edit" and
 	// "autogenerated file" anywhere in the file's first comments), Phabricator's "@generated",
@@ -96,8 +116,14 @@ var directives = []directive{
 	dir("<auto-generated>", ".NET analyzers (the whole file is skipped)", `<auto-?generated\b`),
 	// In a .gitattributes: a file marked generated is collapsed in the pull request's diff on
 	// GitHub, and one marked -diff or binary shows no diff in git (nor, for binary, on GitHub).
+	// Linguist takes linguist-generated as set when it is set or has any value but "false"
+	// (lazy_blob.rb boolean_attribute, which compares case-sensitively): "=yes", "=FALSE".
+	// -linguist-generated and !linguist-generated leave it to Linguist's own rules. Not
+	// listed: linguist-vendored and linguist-documentation (they only take a file out of the
+	// language statistics, its diff is shown), and diff=DRIVER (a driver is defined in the
+	// reader's git configuration, not the repository: an unknown one is a plain diff).
 	{kind: "linguist-generated", honouredBy: "GitHub (collapses the file's diff in the pull request), Linguist",
-		re: regexp.MustCompile(`(?i)(?:^|\s)linguist-generated(?:=(?:true|set|1))?(?:\s|$)`), in: attributesFile},
+		find: linguistGenerated, in: attributesFile},
 	{kind: "-diff / binary", honouredBy: "git and GitHub (the file's changes are shown as binary, with no diff)",
 		re: regexp.MustCompile(`(?i)(?:^|\s)(?:-diff|binary)(?:\s|$)`), in: attributesFile},
 }
@@ -112,8 +138,11 @@ type Added struct {
 }
 
 // Suppressions returns the suppression comments on the added lines, one per file, line and
-// kind, sorted by file and line; at most MaxSuppressions, more counts the rest. It never
-// panics and reads each line once per directive, in time linear in its length.
+// kind, sorted by file and line; at most MaxSuppressions, more counts the rest. Each line is
+// read on its own, and each block comment (/* ... */) that spans lines is read whole too, as
+// the tools read it: a directive whose words are on several lines ("/* eslint\n no-eval: off
+// */") is listed at the line where it starts. It never panics and reads each line at most
+// twice per directive, in time linear in its length.
 func Suppressions(added []Added) (out []Suppression, more int) {
 	type key struct {
 		file string
@@ -121,27 +150,49 @@ func Suppressions(added []Added) (out []Suppression, more int) {
 		kind string
 	}
 	seen := map[key]bool{}
+	add := func(a Added, n int, d directive, m string) {
+		k := key{a.Path, n, d.kind}
+		if seen[k] {
+			return
+		}
+		seen[k] = true
+		out = append(out, Suppression{File: a.Path, Line: n, Kind: d.kind, For: d.honouredBy,
+			Text: clean(strings.TrimLeft(m, directiveLead), maxDirective)})
+	}
 	for _, a := range added {
 		if a.Path == "" || a.Path == "?" || a.Line < 1 {
 			continue
 		}
 		for i, line := range strings.Split(a.Text, "\n") {
-			n := a.Line + i
 			for _, d := range directives {
 				if d.in != nil && !d.in(a.Path) {
 					continue
 				}
-				m := d.re.FindString(line)
-				if m == "" {
+				if loc := d.findAll(line, 1); len(loc) > 0 {
+					add(a, a.Line+i, d, line[loc[0][0]:loc[0][1]])
+				}
+			}
+		}
+		if attributesFile(a.Path) {
+			continue // no comments there: "src/*" is a pattern
+		}
+		var starts []int // the offset of each line of a.Text after the first
+		for i := 0; i < len(a.Text); i++ {
+			if a.Text[i] == '\n' {
+				starts = append(starts, i+1)
+			}
+		}
+		for _, c := range multiLineComments(a.Text) {
+			comment := a.Text[c[0]:c[1]]
+			for i, d := range directives {
+				if !spans[i] || d.in != nil && !d.in(a.Path) {
 					continue
 				}
-				k := key{a.Path, n, d.kind}
-				if seen[k] {
-					continue
+				for _, loc := range d.findAll(comment, -1) {
+					m := comment[loc[0]:loc[1]]
+					at := c[0] + loc[0] + len(m) - len(strings.TrimLeft(m, directiveLead))
+					add(a, a.Line+sort.SearchInts(starts, at+1), d, m)
 				}
-				seen[k] = true
-				out = append(out, Suppression{File: a.Path, Line: n, Kind: d.kind, For: d.honouredBy,
-					Text: clean(strings.TrimLeft(m, "/*# \t"), maxDirective)})
 			}
 		}
 	}
@@ -156,4 +207,220 @@ func Suppressions(added []Added) (out []Suppression, more int) {
 		more, out = len(out)-MaxSuppressions, out[:MaxSuppressions]
 	}
 	return out, more
+}
+
+// spans tells, for each of directives, whether it can match across a line break: the others
+// find nothing in a comment read whole that the lines read alone do not.
+var spans = func() []bool {
+	out := make([]bool, len(directives))
+	for i, d := range directives {
+		out[i] = d.find != nil || matchesNewline(d.re)
+	}
+	return out
+}()
+
+// matchesNewline reports whether some match of re can hold a "\n" (or whether that cannot be told).
+func matchesNewline(re *regexp.Regexp) bool {
+	r, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return true
+	}
+	var walk func(r *syntax.Regexp) bool
+	walk = func(r *syntax.Regexp) bool {
+		switch r.Op {
+		case syntax.OpAnyChar:
+			return true
+		case syntax.OpLiteral:
+			for _, c := range r.Rune {
+				if c == '\n' {
+					return true
+				}
+			}
+		case syntax.OpCharClass:
+			for i := 0; i+1 < len(r.Rune); i += 2 {
+				if r.Rune[i] <= '\n' && '\n' <= r.Rune[i+1] {
+					return true
+				}
+			}
+		}
+		for _, s := range r.Sub {
+			if walk(s) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(r)
+}
+
+// directiveLead is what a directive's text starts with that is not the directive: comment
+// markers and space.
+const directiveLead = "/*# \t\r\n"
+
+// multiLineComments returns where each block comment of text that spans lines starts and ends;
+// one not closed runs to the end of text (the rest of the comment is not the patch's, or not
+// there).
+func multiLineComments(text string) (out [][2]int) {
+	for i := 0; i < len(text); {
+		j := strings.Index(text[i:], "/*")
+		if j < 0 {
+			break
+		}
+		start, end := i+j, len(text)
+		if k := strings.Index(text[i+j+2:], "*/"); k >= 0 {
+			end = i + j + 2 + k + 2
+		}
+		if strings.IndexByte(text[start:end], '\n') >= 0 {
+			out = append(out, [2]int{start, end})
+		}
+		i = end
+	}
+	return out
+}
+
+// lineHead and blockHead start an eslint configuration comment: ESLint reads a block comment
+// whose text, trimmed, starts with "eslint" and a space or newline (linter.js
+// getDirectiveComments). A line is read from any comment marker or the line's start (a line
+// inside a block comment); frognano also lists one in a // comment, which ESLint ignores.
+var (
+	lineHead  = regexp.MustCompile(`(?i)(?:^|/\*|\*|//)\s*eslint(?:\s|$)`)
+	blockHead = regexp.MustCompile(`(?i)/\*\s*eslint\s`)
+)
+
+// eslintOff finds eslint configuration comments, from head to the end of the comment, that
+// turn a rule off or down to a warning: any rule of the list, not only the first
+// ("no-console: error, no-eval: off"), in every form ESLint takes ("off", 0, "warn", 1, quoted
+// or not, or as an array's first item: ["off"], [0, {...}]). A comment that only turns rules
+// on ("error", 2) is not listed. A match runs from the head to the end of the first such
+// rule's severity.
+func eslintOff(head *regexp.Regexp) func(s string, n int) [][]int {
+	return func(s string, n int) (out [][]int) {
+		end := 0
+		for _, h := range head.FindAllStringIndex(s, -1) {
+			if n >= 0 && len(out) >= n {
+				break
+			}
+			if h[0] < end {
+				continue // inside the comment read before
+			}
+			end = len(s)
+			if k := strings.Index(s[h[1]:], "*/"); k >= 0 {
+				end = h[1] + k
+			}
+			if e := offRule(s[h[1]:end]); e >= 0 {
+				out = append(out, []int{h[0], h[1] + e})
+			}
+		}
+		return out
+	}
+}
+
+// offRule returns the end of the severity of the first rule in an eslint configuration list
+// ("a: off, b: [1, {x: 0}]", JSON or levn) that is off or a warning, or -1. Only rules at the top
+// level count ("x: 0" inside a rule's options is not a rule), and ESLint's description after
+// " -- " is not read.
+func offRule(b string) int {
+	depth := 0
+	var quote byte
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if quote != 0 {
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+			continue
+		}
+		switch c {
+		case '"', '\'':
+			quote = c
+		case '[':
+			depth++
+		case ']':
+			if depth > 0 {
+				depth--
+			}
+		case '-':
+			if i > 0 && isSpace(b[i-1]) && strings.HasPrefix(b[i:], "--") {
+				j := i + 2
+				for j < len(b) && b[j] == '-' {
+					j++
+				}
+				if j >= len(b) || isSpace(b[j]) {
+					return -1
+				}
+				i = j - 1
+			}
+		case ':':
+			if depth == 0 {
+				if e := offSeverity(b[i+1:]); e >= 0 {
+					return i + 1 + e
+				}
+			}
+		}
+	}
+	return -1
+}
+
+// offSeverity returns the end of v's severity when it turns the rule off or to a warning.
+func offSeverity(v string) int {
+	i := 0
+	skip := func() {
+		for i < len(v) && isSpace(v[i]) {
+			i++
+		}
+	}
+	skip()
+	array := i < len(v) && v[i] == '['
+	if array {
+		i++
+		skip()
+	}
+	var q byte
+	if i < len(v) && (v[i] == '"' || v[i] == '\'') {
+		q = v[i]
+		i++
+	}
+	j := i
+	for j < len(v) && (isWord(v[j]) || v[j] == '.') {
+		j++
+	}
+	switch strings.ToLower(v[i:j]) {
+	case "off", "0", "warn", "1":
+	default:
+		return -1
+	}
+	if q != 0 && j < len(v) && v[j] == q {
+		j++
+	}
+	if array && j < len(v) && v[j] == ']' {
+		j++
+	}
+	return j
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+func isWord(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// linguistAttr is linguist-generated in a .gitattributes line, with its value if it has one.
+var linguistAttr = regexp.MustCompile(`(?i)(?:^|\s)linguist-generated(?:=(\S*))?(?:\s|$)`)
+
+// linguistGenerated finds linguist-generated set, or with any value but "false".
+func linguistGenerated(s string, n int) (out [][]int) {
+	for _, m := range linguistAttr.FindAllStringSubmatchIndex(s, -1) {
+		if n >= 0 && len(out) >= n {
+			break
+		}
+		if m[2] >= 0 && s[m[2]:m[3]] == "false" {
+			continue
+		}
+		out = append(out, m[:2])
+	}
+	return out
 }

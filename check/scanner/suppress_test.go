@@ -59,6 +59,33 @@ func TestSuppressions(t *testing.T) {
 		{"// biome-ignore lint/security/noGlobalEval: x", "biome-ignore", "biome-ignore lint/security/noGlobalEval:"},
 		{"// deno-lint-ignore no-eval", "deno-lint-ignore", "deno-lint-ignore no-eval"},
 		{"/* tslint:disable */", "tslint:disable", "tslint:disable"},
+		// Every rule of an eslint configuration comment, in each form ESLint takes, and the
+		// directives with a description after "--".
+		{`/* eslint no-console: "error", no-eval: "off" */`, "eslint configuration comment", `eslint no-console: "error", no-eval: "off"`},
+		{`/* eslint no-eval: ["off"] */`, "eslint configuration comment", `eslint no-eval: ["off"]`},
+		{`/* eslint max-len: ["error", {code: 80}] no-eval: [1, {}] */`, "eslint configuration comment", `eslint max-len: ["error", {code: 80}] no-eval: [1`},
+		{`/* eslint {"no-eval": 'Off'} */`, "eslint configuration comment", `eslint {"no-eval": 'Off'`},
+		{"/* eslint no-eval: off -- the input is ours */", "eslint configuration comment", "eslint no-eval: off"},
+		{"eval(s); // eslint-disable-line no-eval -- reviewed", "eslint-disable", "eslint-disable-line no-eval"},
+		// ShellCheck's keys in any order, quoted or not; pylint's pragmas in any order; RuboCop's
+		// spaced marker and push; the other spellings of the tools already listed.
+		{"# shellcheck source=/dev/null disable=SC2086", "shellcheck disable", "shellcheck source=/dev/null disable=SC2086"},
+		{`# shellcheck shell=bash source='a b' disable='SC2086,SC2046'`, "shellcheck disable", `shellcheck shell=bash source='a b' disable='SC2086,SC2046'`},
+		{"# shellcheck extended-analysis=false", "shellcheck disable", "shellcheck extended-analysis=false"},
+		{"# pylint: enable=too-many-lines, disable=eval-used", "pylint: disable", "pylint: enable=too-many-lines, disable=eval-used"},
+		{"# pylint: disable-msg=W0123", "pylint: disable", "pylint: disable-msg=W0123"},
+		{"eval(x) # rubocop : disable Security/Eval", "rubocop:disable", "rubocop : disable Security/Eval"},
+		{"# rubocop:push -Security/Eval", "rubocop:disable", "rubocop:push -Security/Eval"},
+		{"// phpcs:ignoreFile", "phpcs:ignore", "phpcs:ignoreFile"},
+		{"// @codingStandardsIgnoreLine", "phpcs:ignore", "@codingStandardsIgnoreLine"},
+		{"f.Close() //gosec:disable G104 -- best effort", "nosec", "gosec:disable G104"},
+		{"# ruff: disable[S101]", "noqa", "ruff: disable[S101]"},
+		{"key = 'x'  # trufflehog:ignore", "trufflehog:ignore", "trufflehog:ignore"},
+		{"pw = 'x'  # pragma: whitelist secret", "pragma: allowlist secret", "pragma: whitelist secret"},
+		{`@Suppress("UNCHECKED_CAST")`, "@SuppressWarnings", `@Suppress("UNCHECKED_CAST")`},
+		{`@file:Suppress("detekt:all")`, "@SuppressWarnings", `@file:Suppress("detekt:all")`},
+		{"#pragma warning(disable: 4996)", "#pragma warning disable", "pragma warning(disable: 4996)"},
+		{"//revive:disable:unexported-return", "revive:disable", "revive:disable:unexported-return"},
 	} {
 		got, more := Suppressions([]Added{{Path: "src/a.py", Line: 7, Text: c.line}})
 		if more != 0 || len(got) != 1 {
@@ -74,6 +101,11 @@ func TestSuppressions(t *testing.T) {
 		"x = f()  # type: ignore[attr-defined]", "x = f()  # pyright: ignore", "// @ts-ignore", "// @ts-expect-error", "// @ts-nocheck",
 		"if debug:  # pragma: no cover", "/* istanbul ignore next */", "/* c8 ignore next */", "// prettier-ignore", "# fmt: off", "import x  # isort: skip",
 		"nosecurity = True", "cosemgrep()", "noqatar", "eslint is configured in eslint.config.js", "return nolintlint", "/* global window */",
+		// Directives that turn rules on, or say nothing of a rule, are not suppressions.
+		`/* eslint no-eval: "error", max-len: ["error", {code: 0}] */`, "/* eslint no-eval: 2 -- no-console: off is for later */",
+		"/* eslint-enable no-eval */", "/* eslint-env node */", `/* eslint no-eval: "error" */ // fallback: off`,
+		"# shellcheck source=/dev/null", "# shellcheck enable=require-variable-braces shell=bash", "# shellcheck extended-analysis=true",
+		"# pylint: enable=eval-used", "# rubocop:enable Security/Eval", "# rubocop:push +Security/Eval", "@SuppressLint",
 	} {
 		if got, _ := Suppressions([]Added{{Path: "a", Line: 1, Text: line}}); len(got) != 0 {
 			t.Errorf("%q is listed: %+v", line, got)
@@ -106,6 +138,44 @@ func TestSuppressionsPlaces(t *testing.T) {
 	}
 }
 
+// TestSuppressionsReadMultiLineComments: a block comment that spans lines is read whole, as the
+// tools read it, so a directive whose words are on several lines is listed, at the line where
+// it starts; one only turning rules on is not, and a directive on one line of such a comment is
+// listed once. Before, each line was read alone: "/* eslint\n no-eval: off */" was missed.
+func TestSuppressionsReadMultiLineComments(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		text, want string // want: "line kind" of each listed, in order
+	}{
+		{"/* eslint\n   no-eval: off */\neval(userInput);", "10 eslint configuration comment"},
+		{"x();\n/*eslint\nno-console: \"error\",\n\tno-eval: [\"off\"]\n*/", "11 eslint configuration comment"},
+		{"/* eslint no-console: error,\n   no-eval: 0 */", "10 eslint configuration comment"},
+		{"a = 1; /* eslint\n  no-eval: warn", "10 eslint configuration comment"}, // not closed in the added lines
+		{"/*\n * eslint no-eval: off\n */", "11 eslint configuration comment"},
+		{"/* eslint-disable\n   no-eval,\n   no-implied-eval */", "10 eslint-disable"},
+		{"/* one */ x();\n/* eslint\n no-eval: off */ /* eslint\n no-alert: 1 */", "11 eslint configuration comment,12 eslint configuration comment"},
+		{"/* eslint\n   no-eval: error */", ""},
+		{"/* eslint\n   max-len: [\"error\",\n   {code: 0}] */", ""},
+		{"/* the eslint\n   rules: off */", ""},
+	} {
+		got, _ := Suppressions([]Added{{Path: "web/app.js", Line: 10, Text: c.text}})
+		var have []string
+		for _, s := range got {
+			have = append(have, fmt.Sprintf("%d %s", s.Line, s.Kind))
+			if strings.ContainsAny(s.Text, "\n\r") || s.For == "" {
+				t.Errorf("%q: %+v", c.text, s)
+			}
+		}
+		if g := strings.Join(have, ","); g != c.want {
+			t.Errorf("%q:\n got %s\nwant %s", c.text, g, c.want)
+		}
+	}
+	got, _ := Suppressions([]Added{{Path: ".gitattributes", Line: 1, Text: "src/* -diff\nlib/*/x binary"}})
+	if len(got) != 2 || got[0].Line != 1 || got[1].Line != 2 {
+		t.Errorf(".gitattributes patterns read as a comment: %+v", got)
+	}
+}
+
 // FuzzSuppressions: whatever a patch adds, Suppressions never panics, places each comment on a
 // line of its added run, and keeps its text short, valid UTF-8 and on one line.
 func FuzzSuppressions(f *testing.F) {
@@ -113,6 +183,7 @@ func FuzzSuppressions(f *testing.F) {
 	f.Add("/* eslint no-eval: off */\n\xff\xfe# noqa", 1)
 	f.Add(strings.Repeat("nolint:", 500), 9)
 	f.Add("#pragma warning disable\r\n@SuppressWarnings(\"all\")", 1<<30)
+	f.Add("/* eslint\n no-console: [\"error\", {a: 0}],\n no-eval: 'off' -- x */ /*eslint\n", 2)
 	f.Fuzz(func(t *testing.T, text string, line int) {
 		if line < 1 || line > 1<<30 {
 			line = 1
@@ -153,6 +224,11 @@ func TestGeneratedMarkersAndAttributes(t *testing.T) {
 		{"sub/.gitattributes", "*.py linguist-generated=true", "linguist-generated", "linguist-generated=true"},
 		{".gitattributes", "secrets.py -diff", "-diff / binary", "-diff"},
 		{".gitattributes", "*.txt binary", "-diff / binary", "binary"},
+		// Linguist takes any value but "false" (compared as written) as set.
+		{".gitattributes", "src/auth.py linguist-generated=yes", "linguist-generated", "linguist-generated=yes"},
+		{".gitattributes", "src/auth.py linguist-generated=FALSE", "linguist-generated", "linguist-generated=FALSE"},
+		{".gitattributes", "src/auth.py linguist-generated=", "linguist-generated", "linguist-generated="},
+		{".gitattributes", "[attr]hide linguist-generated=0", "linguist-generated", "linguist-generated=0"},
 	} {
 		got, _ := Suppressions([]Added{{Path: c.file, Line: 3, Text: c.line}})
 		if len(got) != 1 || got[0].Kind != c.kind || got[0].File != c.file || got[0].Line != 3 || got[0].For == "" {
@@ -167,6 +243,11 @@ func TestGeneratedMarkersAndAttributes(t *testing.T) {
 		{".gitattributes", "*.png binary-ish"}, {".gitattributes", "*.go linguist-generated=false"},
 		{".gitattributes", "*.sh text eol=lf"}, {"src/a.py", "x = '-diff binary linguist-generated'"},
 		{"src/a.py", "generated = True"}, {"src/a.py", "# regenerated the table"},
+		// Unset or unspecified, Linguist's own rules decide; vendored and documentation only take
+		// a file out of the language statistics; a diff driver is the reader's configuration.
+		{".gitattributes", "*.go -linguist-generated"}, {".gitattributes", "*.go !linguist-generated"},
+		{".gitattributes", "vendor/** linguist-vendored"}, {".gitattributes", "docs/** linguist-documentation=true"},
+		{".gitattributes", "*.py diff=python"}, {".gitattributes", "*.png -binary"}, {".gitattributes", "*.go linguist-generated-ish"},
 	} {
 		if got, _ := Suppressions([]Added{{Path: c.file, Line: 1, Text: c.line}}); len(got) != 0 {
 			t.Errorf("%s: %q is listed: %+v", c.file, c.line, got)
