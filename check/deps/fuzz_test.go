@@ -63,6 +63,15 @@ func FuzzParse(f *testing.F) {
 	} {
 		f.Add(uint8(slices.Index(fuzzPaths, p)), []byte(s))
 	}
+	// Line ends, whitespace and quoting as each tool reads them (lines.go, iniUnsafe).
+	for _, s := range []struct{ p, s string }{
+		{"requirements.txt", "a==1 # c\r--extra-index-url https://h/\f# x\x1cb==2\u2028-r c.txt\\\n\u0085d==1\x1f\u00a0# e\n"},
+		{"setup.cfg", "[options] #c\r\x1cinstall_requires = a==1\f# x\n\u3000  b==2\r\n  setup_requires = c\n"},
+		{"setup.py", "from setuptools import setup\nsetup(install_requires=['a'], # c\rsetup_requires=['b\\\r\nc'])\r"},
+		{".npmrc", "\ufeff\"regi\\u0073try\" = \"https://h/\"\r'@s:registry'[]=x ;c\n${X}registry=https://h2/\n'[1]'=https://h3/\nk=\\;\\#\\x\\\n"},
+	} {
+		f.Add(uint8(slices.Index(fuzzPaths, s.p)), []byte(s.s))
+	}
 	f.Fuzz(func(t *testing.T, which uint8, content []byte) {
 		p := fuzzPaths[int(which)%len(fuzzPaths)]
 		ma, errA := Parse(context.Background(), p, content)
@@ -106,6 +115,38 @@ func FuzzParse(f *testing.F) {
 		// compare is given what Parse returned on both sides: nothing is a change.
 		if cs := compare(a, b, false); len(cs) != 0 {
 			t.Fatalf("a manifest compared with itself changed: %+v", cs)
+		}
+	})
+}
+
+// FuzzLines feeds the line splitters any text: pySplitlines's lines hold no break of Python's
+// str.splitlines() and universalLines's no \r or \n, each splitter's lines are in order, in
+// the text, and numbered from 1 to at most one more than the text's "\n", and iniUnsafe
+// returns the same answer twice without a panic.
+func FuzzLines(f *testing.F) {
+	for _, s := range []string{"a\r\nb\rc\n", "x\fy\vz\x1c\u0085\u2028\u2029", "\r\r\n\n", "'\"a\"'", "\"\\u0061\"", "a\\;b#c", "'"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		check := func(name string, ls []line, bad func(rune) bool) {
+			max, at, n := strings.Count(s, "\n")+1, 0, 1
+			for _, l := range ls {
+				if strings.IndexFunc(l.text, bad) >= 0 {
+					t.Fatalf("%s: a line holds a break: %q", name, l.text)
+				}
+				i := strings.Index(s[at:], l.text)
+				if i < 0 || l.n < n || l.n > max {
+					t.Fatalf("%s: line %d %q out of order or of range in %q", name, l.n, l.text, s)
+				}
+				at, n = at+i+len(l.text), l.n
+			}
+		}
+		check("pySplitlines", pySplitlines(s), pyLineBreak)
+		check("universalLines", universalLines(s), func(r rune) bool { return r == '\r' || r == '\n' })
+		a, okA := iniUnsafe(s)
+		b, okB := iniUnsafe(s)
+		if a != b || okA != okB {
+			t.Fatalf("iniUnsafe(%q) twice: %q %v / %q %v", s, a, okA, b, okB)
 		}
 	})
 }

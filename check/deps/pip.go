@@ -68,47 +68,47 @@ func pipOptionOf(tok string) (pipOption, string, bool) {
 	return pipOption{}, tok, false
 }
 
-// pipLine is one logical line of a requirements file: its first physical line's number.
-type pipLine struct {
-	n    int
-	text string
-}
+// pipComment is pip's COMMENT_RE, (^|\s+)#.*$, with Python's \s: every character str.isspace()
+// takes for whitespace (pySpace), not RE2's ASCII five.
+var pipComment = regexp.MustCompile(`(^|[\t\n\v\f\r\x1c-\x1f \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]+)#.*$`)
 
-// pipComment is pip's COMMENT_RE.
-var pipComment = regexp.MustCompile(`(^|\s+)#.*$`)
-
-// pipLines joins and strips the lines of a requirements file as pip's preprocess does.
-func pipLines(content string) []pipLine {
-	var out []pipLine
+// pipLines joins and strips the lines of a requirements file as pip's preprocess does: split
+// by str.splitlines() (pySplitlines: at \r, \v, \f, \x1c-\x1e, U+0085, U+2028 and U+2029 as
+// well as \n), joined at a trailing backslash, comments dropped, stripped by str.strip().
+// Before, the file was split at \n alone, so what followed another separator was read as the
+// rest of its line (inside a comment, dropped) while pip reads it as a line of its own.
+func pipLines(content string) []line {
+	var out []line
 	var joined []string
 	first := 0
-	for i, l := range strings.Split(strings.ReplaceAll(content, "\r\n", "\n"), "\n") {
+	for _, pl := range pySplitlines(content) {
+		l := pl.text
 		loc := pipComment.FindStringIndex(l)
 		isComment := loc != nil && loc[0] == 0 // re.match: at the start only
 		if !strings.HasSuffix(l, `\`) || isComment {
 			if isComment {
 				l = " " + l
 			}
-			n := i + 1
+			n := pl.n
 			if joined != nil {
 				l = strings.Join(joined, "") + l
 				n = first
 				joined = nil
 			}
-			out = append(out, pipLine{n, l})
+			out = append(out, line{n, l})
 			continue
 		}
 		if joined == nil {
-			first = i + 1
+			first = pl.n
 		}
 		joined = append(joined, strings.Trim(l, `\`))
 	}
 	if joined != nil {
-		out = append(out, pipLine{first, strings.Join(joined, "")})
+		out = append(out, line{first, strings.Join(joined, "")})
 	}
 	kept := out[:0]
 	for _, l := range out {
-		l.text = strings.TrimSpace(pipComment.ReplaceAllString(l.text, ""))
+		l.text = pyStrip(pipComment.ReplaceAllString(l.text, ""))
 		if l.text != "" {
 			kept = append(kept, l)
 		}

@@ -2,8 +2,10 @@ package deps
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -344,30 +346,116 @@ func parseUnreadSettings(_ context.Context, file string, _ []byte) (*Manifest, e
 // parseNpmrc reads a project's .npmrc, which npm, pnpm and yarn 1 read: the registry
 // (registry=, @scope:registry=) every package or a scope's packages come from, and strict-ssl=false.
 // Credentials (//host/:_authToken=, _auth, _password) are never kept, not even as settings.
+//
+// It reads the file as their ini module decodes it (npmrcLines, iniUnsafe): lines end at any
+// run of \r and \n, a line whose first character after whitespace is ";" or "#" is a comment,
+// the key is the text before the first "=", and a key or value is trimmed by JavaScript's
+// trim(), then unquoted ('...' loses its quotes and "..." is JSON-decoded, so \u escapes count)
+// or else cut at its first unescaped ";" or "#"; a key ending in "[]" is the array form of the
+// key without it. npm then expands ${VAR} in a key. A key that is not a plain string after this
+// (JSON that decodes to another value, an environment variable) and whose value holds a URL is
+// unread. Before, the key was compared as written: a quoted, escaped, commented ("registry#x")
+// or array key, a key after a byte order mark, and a line after a lone \r set npm's registry
+// without a setting being listed.
 func parseNpmrc(_ context.Context, file string, content []byte) (*Manifest, error) {
 	m := &Manifest{}
-	for i, line := range strings.Split(string(content), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || line[0] == '#' || line[0] == ';' {
+	for _, l := range npmrcLines(string(content)) {
+		line := l.text
+		if t := jsTrim(line); t == "" || t[0] == '#' || t[0] == ';' || npmrcSection.MatchString(line) {
 			continue
 		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
+		rawKey, rawValue, hasValue := strings.Cut(line, "=")
+		if rawKey == "" || hasValue && strings.ContainsAny(rawValue, "\u2028\u2029") {
+			continue // ini's pattern does not match the line: ini skips it
 		}
-		k, v = strings.TrimSpace(k), strings.Trim(strings.TrimSpace(v), `"'`)
+		k, kOK := iniUnsafe(rawKey)
+		v := "true"
+		if hasValue {
+			v, _ = iniUnsafe(rawValue)
+		}
+		if kOK && len(k) > 2 && strings.HasSuffix(k, "[]") {
+			k = k[:len(k)-2] // key[]=value: an array, read by npm as the key's value
+		}
+		if strings.Contains(k, "${") {
+			kOK = false // npm expands it from the environment it runs in
+		}
 		switch lk := strings.ToLower(k); {
+		case !kOK:
+			if strings.Contains(v, "://") {
+				m.Unread = append(m.Unread, Unread{Line: l.n, What: clip(jsTrim(rawKey), 200) + " = " + clip(RedactURL(v), maxWhere),
+					Why: "npm reads a key frognano cannot (an environment variable, or JSON that is not a string); its value is a URL"})
+			}
 		case strings.HasPrefix(k, "//"):
 			continue // a per-host setting: a credential, or how to reach the host
 		case lk == "registry" || strings.HasSuffix(lk, ":registry"):
-			m.Settings = append(m.Settings, Setting{Name: clip(k, 200), Value: clip(RedactURL(v), maxWhere), Line: i + 1, Index: true})
+			m.Settings = append(m.Settings, Setting{Name: clip(k, 200), Value: clip(RedactURL(v), maxWhere), Line: l.n, Index: true})
 		case lk == "strict-ssl" && strings.EqualFold(v, "false"):
-			m.Settings = append(m.Settings, Setting{Name: k, Value: "false", Line: i + 1, Index: true})
-		case strings.Contains(v, "${"):
-			if lk == "registry" {
-				m.Unread = append(m.Unread, Unread{Line: i + 1, What: clip(k, 200), Why: "it uses an environment variable, which npm expands when it runs"})
-			}
+			m.Settings = append(m.Settings, Setting{Name: k, Value: "false", Line: l.n, Index: true})
 		}
 	}
 	return m, nil
+}
+
+// npmrcSection is ini's section header, which holds no key.
+var npmrcSection = regexp.MustCompile(`^\[[^\]]*\][\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]*$`)
+
+// npmrcLines splits .npmrc as ini does, at every run of \r and \n (str.split(/[\r\n]+/)),
+// each line numbered as git shows the file.
+func npmrcLines(s string) []line {
+	var out []line
+	for _, l := range universalLines(s) {
+		if l.text != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// iniUnsafe is the ini module's unsafe(): s trimmed (jsTrim); then, when it starts and ends
+// with the same quote, '...' stripped of its quotes and the rest JSON-decoded when it decodes
+// (text stays as it is when it does not); otherwise cut at the first ";" or "#" not escaped by
+// a backslash (\\, \; and \# are unescaped, any other backslash is kept) and trimmed again.
+// ok is false when the JSON decodes to something other than a string (ini then returns that
+// value: a number, an array, an object), and s is then the text as written.
+func iniUnsafe(s string) (string, bool) {
+	s = jsTrim(s)
+	if len(s) >= 1 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
+		if s[0] == '\'' {
+			if len(s) < 2 {
+				return "", true // "'".slice(1, -1)
+			}
+			s = s[1 : len(s)-1]
+		}
+		var v any
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			return s, true
+		}
+		str, ok := v.(string)
+		if !ok {
+			return s, false
+		}
+		return str, true
+	}
+	var b strings.Builder
+	esc := false
+	for _, c := range s {
+		switch {
+		case esc:
+			if c != '\\' && c != ';' && c != '#' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(c)
+			esc = false
+		case c == ';' || c == '#':
+			return jsTrim(b.String()), true
+		case c == '\\':
+			esc = true
+		default:
+			b.WriteRune(c)
+		}
+	}
+	if esc {
+		b.WriteByte('\\')
+	}
+	return jsTrim(b.String()), true
 }

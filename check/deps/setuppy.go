@@ -28,20 +28,26 @@ type pyTok struct {
 }
 
 // pyTokens tokenizes Python source far enough to find calls, keyword arguments and literals.
+// Python ends a line of source at "\n", "\r\n" or a lone "\r" (universal newlines), so a
+// comment or a one-quote string ends at either; a token's line is counted at "\n", as git
+// shows the file, and its column from the last line end of either kind. Before, a lone "\r"
+// was whitespace, so the code after it on a comment's line was read as comment.
 func pyTokens(src string) []pyTok {
 	var out []pyTok
 	line, lineStart, depth := 1, 0, 0
 	for i := 0; i < len(src); {
 		c := src[i]
 		switch {
-		case c == '\n':
-			line++
+		case c == '\n' || c == '\r':
+			if c == '\n' {
+				line++
+			}
 			i++
 			lineStart = i
-		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\\':
+		case c == ' ' || c == '\t' || c == '\f' || c == '\\':
 			i++
 		case c == '#':
-			for i < len(src) && src[i] != '\n' {
+			for i < len(src) && src[i] != '\n' && src[i] != '\r' {
 				i++
 			}
 		case isPyNameStart(c):
@@ -56,7 +62,9 @@ func pyTokens(src string) []pyTok {
 				i = j + n
 				if lines > 0 {
 					line += lines
-					lineStart = strings.LastIndexByte(src[:i], '\n') + 1
+				}
+				if k := strings.LastIndexAny(src[j:i], "\r\n"); k >= 0 {
+					lineStart = j + k + 1
 				}
 				continue
 			}
@@ -67,9 +75,9 @@ func pyTokens(src string) []pyTok {
 			t.line, t.col, t.depth = line, i-lineStart, depth
 			out = append(out, t)
 			i += n
-			if lines > 0 {
-				line += lines
-				lineStart = strings.LastIndexByte(src[:i], '\n') + 1
+			line += lines
+			if k := strings.LastIndexAny(src[i-n:i], "\r\n"); k >= 0 {
+				lineStart = i - n + k + 1
 			}
 		default:
 			text := src[i : i+1]
@@ -114,9 +122,12 @@ func pyString(s, prefix string) (pyTok, int, int) {
 		if s[i] == '\\' {
 			plain = false // an escape, or a raw string's backslash: no requirement holds one
 			i++
+			if strings.HasPrefix(s[i:], "\r\n") {
+				i++ // a backslash before "\r\n" continues the string, as before "\n"
+			}
 			continue
 		}
-		if len(q) == 1 && s[i] == '\n' {
+		if len(q) == 1 && (s[i] == '\n' || s[i] == '\r') {
 			break
 		}
 		if strings.HasPrefix(s[i:], q) {
