@@ -317,3 +317,58 @@ func TestRunListsAllowedSecrets(t *testing.T) {
 		t.Error("the base's key is in what frognano wrote")
 	}
 }
+
+// TestRunRedactsKeysTheTestsPrint: a test the patch adds prints an AWS key pair it assembles at
+// run time (testdata/hostile/secret-printed-by-tests.json): its file holds nothing gitleaks'
+// rules read, so the patch is kept, and the tests after print the pair. report.md and the
+// terminal show that output with the values replaced by [secret: RULE] (githubapp.RedactRun);
+// before the review of 2026-12-07 report.md held them in clear.
+func TestRunRedactsKeysTheTestsPrint(t *testing.T) {
+	t.Parallel()
+	keyID := secrettest.AWSKey(t)
+	secret := secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 40)
+	reverse := func(s string) string {
+		b := []byte(s)
+		for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {
+			b[i], b[j] = b[j], b[i]
+		}
+		return string(b)
+	}
+	model := leaftest.NewServer(t, scriptWith(t, "hostile", "secret-printed-by-tests.json",
+		map[string]string{"KEY_ID_REVERSED": reverse(keyID), "SECRET_REVERSED": reverse(secret)}))
+	out := filepath.Join(t.TempDir(), "out")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"run", "--repo", cliCheckout(t, "pyaverage"), "--task", "Check the deployment credentials.",
+		"--out", out, "--executor", cliExecutor(t), "--setup-network", "none"}, envMap(map[string]string{
+		"FROGNANO_MODEL_URL": model.URL, "FROGNANO_SANDBOX_MEMORY": "512m", "FROGNANO_SANDBOX_CPUS": "1",
+	}), &stdout, &stderr)
+	output := stdout.String() + stderr.String()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, output)
+	}
+	files := map[string]string{}
+	for _, name := range []string{"patch.diff", "trajectory.json", "report.md"} {
+		b, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = string(b)
+	}
+	if !strings.Contains(files["patch.diff"], reverse(keyID)) {
+		t.Fatalf("the patch was not kept: the case needs the scan to pass it\n%s", files["report.md"])
+	}
+	// The attack happened: the tests after printed the pair, which report.md shows redacted.
+	report := files["report.md"]
+	for _, w := range []string{"aws_access_key_id = [secret: aws-access-token]", "[secret: generic-api-key]"} {
+		if !strings.Contains(report, w) {
+			t.Errorf("report.md lacks %q (did the tests print the pair?):\n%s", w, report)
+		}
+	}
+	for name, text := range map[string]string{"report.md": report, "trajectory.json": files["trajectory.json"], "the command's output": output} {
+		for what, v := range map[string]string{"key id": keyID, "secret key": secret} {
+			if strings.Contains(text, v) {
+				t.Errorf("%s holds the %s in clear", name, what)
+			}
+		}
+	}
+}
