@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"context"
+	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -116,5 +117,28 @@ func TestSymlinkTargetIsScanned(t *testing.T) {
 	diff := []byte("diff --git a/link b/link\nnew file mode 120000\n--- /dev/null\n+++ b/link\n@@ -0,0 +1 @@\n+docs/" + gh + "\n\\ No newline at end of file\n")
 	if res := b.result(t, diff); len(res.Findings) != 1 || res.Findings[0].Rule != "github-pat" || res.Findings[0].Line != 1 {
 		t.Fatalf("findings %v, want the token in the link's target, line 1", res.Findings)
+	}
+}
+
+// A value gitleaks finds only after decoding a name (a base64 file name, also below a folder:
+// '/' is a letter of base64, so each name is read alone too) cannot be cut out of the name:
+// the finding shows no part of the path.
+func TestEncodedSecretInAPathHidesThePath(t *testing.T) {
+	t.Parallel()
+	gh := githubToken(t)
+	for _, name := range []string{
+		base64.StdEncoding.EncodeToString([]byte("GITHUB_TOKEN=" + gh)),
+		"ops/" + base64.RawURLEncoding.EncodeToString([]byte("GITHUB_TOKEN="+gh)),
+	} {
+		b := setup(t, map[string]string{"README.md": "hello\n"})
+		res := b.result(t, b.change(t, map[string]string{name: "harmless\n"}))
+		if len(res.Findings) == 0 {
+			t.Errorf("%q: no finding; want the decoded token", name)
+		}
+		for _, f := range res.Findings {
+			if f.File != "[a path holding a secret]" || f.Line != 0 {
+				t.Errorf("%q: the finding names %q line %d; want no part of the path, in its name", name, f.File, f.Line)
+			}
+		}
 	}
 }

@@ -214,16 +214,23 @@ func (s *scan) file(ctx context.Context, f patch.PublishedFile) {
 // value in a file's content but .gitleaksignore (whose fingerprints name lines), unless the
 // rename's source path holds the same value by the same rule.
 func (s *scan) path(ctx context.Context, f patch.PublishedFile) string {
-	found := s.rules.detect(ctx, "", []byte(f.Path))
+	found := s.rules.detectPath(ctx, f.Path)
 	if len(found) == 0 {
 		return f.Path
 	}
 	shown := f.Path
 	for _, m := range found {
-		if v := m.Secret; v != "" && strings.Contains(shown, v) {
-			shown = strings.ReplaceAll(shown, v, "[secret: "+m.RuleID+"]")
-		} else if v := m.Match; v != "" {
-			shown = strings.ReplaceAll(shown, v, "[secret: "+m.RuleID+"]")
+		// Matches overlap (a generic rule's and a specific one's): a value already replaced
+		// with another match is gone from shown, and replacing it again does nothing.
+		switch {
+		case m.Secret != "" && strings.Contains(f.Path, m.Secret):
+			shown = strings.ReplaceAll(shown, m.Secret, "[secret: "+m.RuleID+"]")
+		case m.Match != "" && strings.Contains(f.Path, m.Match):
+			shown = strings.ReplaceAll(shown, m.Match, "[secret: "+m.RuleID+"]")
+		default:
+			// Found after decoding (a base64 name): its encoded form cannot be told from the
+			// rest of the name, so none of the name is shown.
+			shown = "[a path holding a secret]"
 		}
 	}
 	if f.From == "" && f.Base != nil {
@@ -231,7 +238,7 @@ func (s *scan) path(ctx context.Context, f patch.PublishedFile) string {
 	}
 	inBase := map[valueKey]bool{}
 	if f.From != "" {
-		for _, b := range s.rules.detect(ctx, "", []byte(f.From)) {
+		for _, b := range s.rules.detectPath(ctx, f.From) {
 			inBase[keyOf(b.RuleID, b.Secret)] = true
 		}
 	}
@@ -312,6 +319,19 @@ func (rs *ruleSet) detectAll(ctx context.Context, path string, content []byte) [
 		}
 	}
 	return out
+}
+
+// detectPath runs the rules over a path as text, whole and each of its folder and file names
+// alone: gitleaks decodes an encoded value (base64) only where it stands apart, and '/' is
+// one of base64's letters, so "ops/" before an encoded name would hide it.
+func (rs *ruleSet) detectPath(ctx context.Context, p string) []report.Finding {
+	found := rs.detect(ctx, "", []byte(p))
+	if parts := strings.Split(p, "/"); len(parts) > 1 {
+		for _, part := range parts {
+			found = append(found, rs.detect(ctx, "", []byte(part))...)
+		}
+	}
+	return found
 }
 
 // detect runs the rules, without allow-lists, over one file's whole content.
