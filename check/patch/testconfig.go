@@ -36,22 +36,38 @@ func TestInfluencesFor(files []File, testCommand string) []TestInfluence {
 
 // commandRuns returns why testCommand makes a change to the file at p (repository-relative)
 // change what the tests report, or "" when the command does not name it. The command's words
-// are read without a shell (quotes dropped, "./" and "/workspace/" prefixes trimmed): a word that
-// is the path names the file; a word after -m names a module's file or package.
+// are read without a shell (quotes and shell punctuation dropped; "./" and "/workspace/"
+// trimmed; a word after `cd` is the folder the next words are relative to): a word that is the
+// path names the file; a dotted name after -m or -p (a module python runs, a plugin pytest
+// loads), and every dotted name after `-m unittest`, names a module's file or package.
 func commandRuns(p, testCommand string) string {
 	if testCommand == "" {
 		return ""
 	}
-	words := strings.Fields(strings.NewReplacer(`"`, " ", "'", " ", ";", " ", "&&", " ", "||", " ", "|", " ", "(", " ", ")", " ", "=", " ").Replace(testCommand))
+	words := strings.Fields(strings.NewReplacer(`"`, " ", "'", " ", ";", " ", "&&", " ", "||", " ", "|", " ", "(", " ", ")", " ", "=", " ", "&", " ").Replace(testCommand))
+	dir, modules := "", false
 	for i, w := range words {
-		w = path.Clean(strings.TrimPrefix(strings.TrimPrefix(w, "/workspace/"), "./"))
-		if w == p {
-			return "the test command (" + quote(testCommand) + ") runs or reads it: changing it changes what the tests report"
+		w = strings.TrimPrefix(strings.TrimPrefix(w, "/workspace/"), "./")
+		if i > 0 && words[i-1] == "cd" {
+			dir = path.Clean(path.Join(dir, w))
+			continue
 		}
-		if i > 0 && words[i-1] == "-m" {
-			mod := strings.ReplaceAll(w, ".", "/")
-			if p == mod+".py" || strings.HasPrefix(p, mod+"/") {
-				return "the test command (" + quote(testCommand) + ") runs its module: changing it changes what the tests report"
+		for _, cand := range []string{path.Clean(w), path.Clean(path.Join(dir, w))} {
+			if cand == p {
+				return "the test command (" + quote(testCommand) + ") runs or reads it: changing it changes what the tests report"
+			}
+		}
+		if i > 0 && words[i-1] == "-m" && w == "unittest" {
+			modules = true
+		}
+		dotted := modules || i > 0 && (words[i-1] == "-m" || words[i-1] == "-p")
+		if dotted && !strings.HasPrefix(w, "-") && w != "" {
+			mod := strings.ReplaceAll(strings.TrimSuffix(w, ".py"), ".", "/")
+			for _, root := range []string{"", dir} {
+				m := path.Join(root, mod)
+				if p == m+".py" || strings.HasPrefix(p, m+"/") {
+					return "the test command (" + quote(testCommand) + ") runs or loads its module: changing it changes what the tests report"
+				}
 			}
 		}
 	}
@@ -431,25 +447,32 @@ func isMakefile(base string) bool {
 
 const whyTestScript = "its name says it runs or sets up the tests (a test script, runner or plugin): changing it changes what the tests report"
 
-// testScriptWords are the words of a file name (split at '.', '_', '-') that name a program
-// that runs or sets up the tests: run_tests.sh, runtests.py, scripts/test.sh, test.js,
-// pytest_plugin.py.
+// testScriptWords are the words that, first or last in the name of a script or program
+// (split at '_', '-' and '.'), say it runs or sets up the tests: run_tests.sh, runtests.py,
+// scripts/test.sh, test.js, pytest_plugin.py. A name with the word inside (ab_test_service.py)
+// or a file that is no program (speed-test.tsx, test.md) is left alone.
 var testScriptWords = map[string]bool{"test": true, "tests": true, "runtests": true, "runtest": true, "pytest": true, "testrunner": true}
 
-// testScriptName reports whether a base name (lower case) holds a word of testScriptWords.
+// scriptExts are the extensions of programs a test command runs directly (a shell script,
+// Python, Node, Perl) and "" (an executable without one).
+var scriptExts = map[string]bool{"": true, ".sh": true, ".bash": true, ".zsh": true, ".py": true, ".js": true, ".mjs": true, ".cjs": true, ".ts": true, ".mts": true, ".cts": true, ".pl": true}
+
+// testScriptName reports whether a base name (lower case) is a script whose first or last
+// word is one of testScriptWords.
 func testScriptName(base string) bool {
-	for _, w := range strings.FieldsFunc(base, func(r rune) bool { return r == '.' || r == '_' || r == '-' }) {
-		if testScriptWords[w] {
-			return true
-		}
+	ext := path.Ext(base)
+	if !scriptExts[ext] {
+		return false
 	}
-	return false
+	ws := strings.FieldsFunc(strings.TrimSuffix(base, ext), func(r rune) bool { return r == '.' || r == '_' || r == '-' })
+	return len(ws) > 0 && (testScriptWords[ws[0]] || testScriptWords[ws[len(ws)-1]])
 }
 
-// pythonHook matches the names by which a Python file takes part in collecting, running or
-// judging tests wherever it lies: pytest's hooks (any pytest_* function), the plugins a module
-// names (pytest_plugins), and unittest's load_tests protocol.
-var pythonHook = regexp.MustCompile(`\b(pytest_[A-Za-z0-9_]+|load_tests)\b`)
+// pythonHook matches the definitions by which a Python file takes part in collecting, running
+// or judging tests wherever it lies: a pytest hook (a function named pytest_*), the plugins a
+// module names (pytest_plugins = ...), and unittest's load_tests protocol. A mention (an
+// import of pytest_asyncio) is not one.
+var pythonHook = regexp.MustCompile(`\bdef\s+(pytest_[A-Za-z0-9_]+|load_tests)\b|\b(pytest_plugins|load_tests)\s*(:[^=]*)?[+]?=`)
 
 // pythonTestHook returns the first pytest hook, pytest_plugins or load_tests that a changed
 // line names, quoted, or "".
@@ -459,8 +482,12 @@ func pythonTestHook(hs []hunk) string {
 			if l[0] == ' ' {
 				continue
 			}
-			if m := pythonHook.FindString(l[1:]); m != "" {
-				return "`" + m + "`"
+			if m := pythonHook.FindStringSubmatch(l[1:]); m != nil {
+				name := m[1]
+				if name == "" {
+					name = m[2]
+				}
+				return "`" + name + "`"
 			}
 		}
 	}

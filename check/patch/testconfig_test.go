@@ -174,3 +174,113 @@ func FuzzAffectsTests(f *testing.F) {
 		tomlUnescape(diff)
 	})
 }
+
+// TestTestSettingsSpelledWithTOMLEscapes: TOML spells a key with escapes (tomllib reads
+// tool."py\u0074est".ini_options as tool.pytest.ini_options and "addop\u0074s" as addopts): a
+// pyproject.toml section or key written so is read as TOML reads it, and flagged.
+func TestTestSettingsSpelledWithTOMLEscapes(t *testing.T) {
+	t.Parallel()
+	for name, diff := range map[string]string{
+		"PytestSection": modDiff("pyproject.toml", 10, " [tool.black]", " line-length = 88", "+",
+			`+[tool."py\u0074est".ini_options]`, `+"addop\u0074s" = "--deselect \u0074ests/\u0074est_bug.py::\u0074est_bug"`),
+		"ToxTable":     modDiff("pyproject.toml", 10, " [tool.black]", " line-length = 88", "+", `+[tool."t\u006fx".env_run_base]`, `+commands = [["true"]]`),
+		"LongEscape":   modDiff("pyproject.toml", 10, " [tool.black]", " line-length = 88", "+", `+[tool."\U00000070ytest".ini_options]`, `+x = 1`),
+		"TOML11Escape": modDiff("pyproject.toml", 10, " [tool.black]", " line-length = 88", "+", `+[tool."py\x74est".ini_options]`, `+x = 1`),
+		"DottedKey":    modDiff("pyproject.toml", 10, " [tool]", " black.line-length = 88", `+"py\u0074est".ini_options.addopts = "-p no:cacheprovider"`),
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := Parse([]byte(diff))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := TestInfluences(p.Files); len(got) != 1 || !strings.Contains(got[0].Why, "pytest") && !strings.Contains(got[0].Why, "tox") {
+				t.Errorf("TestInfluences = %v, want pyproject.toml flagged for its test section:\n%s", got, diff)
+			}
+		})
+	}
+	// An escape that spells no test word leaves an ordinary section alone.
+	p, err := Parse([]byte(modDiff("pyproject.toml", 10, " [tool.black]", " line-length = 88", `+"skip-m\u0061gic" = true`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := TestInfluences(p.Files); len(got) != 0 {
+		t.Errorf("an ordinary key with an escape is flagged: %v", got)
+	}
+}
+
+// TestProgramsTheTestsRunAreFlagged: the program a test command runs changes what the tests
+// report as surely as their configuration (a script that ends in `exit 0` passes every run
+// judged by exit code). It is flagged by its name when the name says it runs or sets up the
+// tests (run_tests.sh, runtests.py, scripts/test.sh, test.js, a pytest plugin), as an
+// included Makefile by its usual names, as Babel's configuration (Jest transforms every test
+// with it), by a pytest hook, pytest_plugins or unittest's load_tests defined in any Python
+// file, and, whatever its name, when the run's test command names it (a script, also after
+// `cd`, a -m module, a -p plugin, unittest's modules, a make -f file).
+func TestProgramsTheTestsRunAreFlagged(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, diff, cmd, want string
+	}{
+		{"RunTestsSh", modDiff("run_tests.sh", 1, " #!/bin/sh", "-python3 -m pytest -q", "+exit 0"), "", "runs or sets up the tests"},
+		{"ScriptsTestSh", modDiff("scripts/test.sh", 1, " #!/bin/sh", "-go test ./...", "+exit 0"), "", "runs or sets up the tests"},
+		{"RuntestsPy", modDiff("runtests.py", 20, " if __name__ == '__main__':", "-    sys.exit(bool(failures))", "+    sys.exit(0)"), "", "runs or sets up the tests"},
+		{"TestJs", modDiff("test.js", 1, " const run = require('./lib/run')", "-process.exitCode = run()", "+process.exitCode = 0"), "", "runs or sets up the tests"},
+		{"ProjectPluginByName", modDiff("mypkg/pytest_plugin.py", 1, " import pytest", "+x = 1"), "", "runs or sets up the tests"},
+		{"MakefileCommon", modDiff("Makefile.common", 1, " test:", "-\tpytest -q", "+\ttrue"), "", `"test" target`},
+		{"MakeRules", modDiff("build/rules.mak", 1, " check:", "-\tgo test ./...", "+\ttrue"), "", `"check" target`},
+		{"BabelConfig", addDiff("babel.config.js", "module.exports = { plugins: ['./tools/strip-expect'] }"), "", "Babel's configuration"},
+		{"Babelrc", addDiff(".babelrc.json", "{}"), "", "Babel's configuration"},
+		{"PytestHookAnywhere", modDiff("mypkg/hooks.py", 1, " import pytest", "+def pytest_collection_modifyitems(items):", "+    items[:] = []"), "", "`pytest_collection_modifyitems`"},
+		{"PytestPluginsNamed", modDiff("mypkg/__init__.py", 1, " VERSION = 1", "+pytest_plugins = ['mypkg.quiet']"), "", "`pytest_plugins`"},
+		{"PytestPluginsExtended", modDiff("mypkg/__init__.py", 1, " VERSION = 1", "+pytest_plugins += ['mypkg.quiet']"), "", "`pytest_plugins`"},
+		{"LoadTests", modDiff("pkg/suite.py", 1, " import unittest", "+def load_tests(loader, tests, pattern):", "+    return unittest.TestSuite()"), "", "`load_tests`"},
+		{"CommandScript", modDiff("ci/go.sh", 1, " #!/bin/sh", "-go vet ./... && go build ./...", "+true"), "./ci/go.sh", `the test command ("./ci/go.sh") runs or reads it`},
+		{"CommandQuotedScript", modDiff("ci/go.sh", 1, " #!/bin/sh", "+exit 0"), `bash -c "ci/go.sh && echo done"`, "runs or reads it"},
+		{"CommandModule", modDiff("tools/runner.py", 1, " import sys", "+sys.exit(0)"), "python -m tools.runner -q", "runs or loads its module"},
+		{"CommandPackage", modDiff("tools/runner/__main__.py", 1, " import sys", "+sys.exit(0)"), "python3 -m tools.runner", "runs or loads its module"},
+		{"CommandMakefile", modDiff("build/rules.txt", 1, " all:", "+\ttrue"), "make -f build/rules.txt all", "runs or reads it"},
+		{"CommandInWorkspace", modDiff("ci/go.sh", 1, " #!/bin/sh", "+exit 0"), "/workspace/ci/go.sh", "runs or reads it"},
+		{"CommandAfterCd", modDiff("src/run-checks.sh", 1, " #!/bin/sh", "+exit 0"), "cd src && ./run-checks.sh", "runs or reads it"},
+		{"CommandPytestPlugin", modDiff("tools/plug.py", 1, " x = 1", "+x = 2"), "pytest -p tools.plug tests", "runs or loads its module"},
+		{"CommandPytestPluginUnderM", modDiff("tools/plug.py", 1, " x = 1", "+x = 2"), "python -m pytest -p tools.plug", "runs or loads its module"},
+		{"CommandUnittestModules", modDiff("project/verify.py", 1, " x = 1", "+x = 2"), "python -m unittest project.checks project.verify", "runs or loads its module"},
+		// The code under test is not the command's.
+		{"CodeUnderTest", modDiff("src/app.py", 1, " import os", "+x = 1"), "python -m pytest -q tests", ""},
+		{"LatestIsNotATestWord", modDiff("src/latest.py", 1, " import os", "+x = 1"), "pytest", ""},
+		{"OtherFileThanTheCommands", modDiff("src/app.py", 1, " import os", "+y = 2"), "./ci/go.sh", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := Parse([]byte(c.diff))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := TestInfluencesFor(p.Files, c.cmd)
+			switch {
+			case c.want == "" && len(got) != 0:
+				t.Errorf("flagged: %v", got)
+			case c.want != "" && (len(got) != 1 || !strings.Contains(got[0].Why, c.want)):
+				t.Errorf("TestInfluencesFor = %v, want one reason holding %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestOrdinaryFilesNamedForTestsAreNotFlagged: the name rule is for programs that run or set
+// up the tests; application code and documents whose names mention tests as a feature (A/B
+// tests, a speed test page) and a mere import of a pytest plugin's module are not flagged, so
+// that the warning keeps its meaning on ordinary repositories.
+func TestOrdinaryFilesNamedForTestsAreNotFlagged(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ path, line string }{
+		{"src/experiments/ab_test_service.py", "VARIANTS = 2"},
+		{"app/models/ab-test.rb", "class AbTest; end"},
+		{"web/src/pages/speed-test.tsx", "export const x = 1"},
+		{"docs/test.md", "How we run A/B tests."},
+		{"src/app/db.py", "import pytest_asyncio  # for the type of a fixture in a docstring example"},
+		{"src/latest.py", "x = 1"},
+	} {
+		if why, ok := AffectsTests(c.path, []byte(addDiff(c.path, c.line))); ok {
+			t.Errorf("%s is flagged: %s", c.path, why)
+		}
+	}
+}
