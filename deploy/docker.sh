@@ -6,7 +6,8 @@
 # runs as root with dockerd installed (Debian's docker.io), it starts the engine: through
 # systemd when systemd runs this machine, else as a background dockerd logging to
 # FROGNANO_DOCKERD_LOG (default /var/log/dockerd.log; a container or CI machine with no init
-# system). It then waits up to
+# system), after removing the pid file (FROGNANO_DOCKERD_PIDFILE, default /var/run/docker.pid)
+# of an engine that died. A docker context other than the default is never started. It then waits up to
 # FROGNANO_DOCKER_WAIT seconds (default 90) for the engine to answer. A remote DOCKER_HOST, a
 # user who is not root, or a machine without dockerd gets an error that says what to do: nothing
 # is installed and no remote engine is touched.
@@ -20,6 +21,13 @@ docker_ensure() {
     *) die "no Docker engine answers at $DOCKER_HOST; $how" ;;
   esac
   command -v docker >/dev/null 2>&1 || die "the docker command is missing; install Docker (Debian: apt-get install docker.io)"
+  # A docker context other than the default names another engine: not this machine's to start.
+  local context
+  context=${DOCKER_CONTEXT:-$(docker context show 2>/dev/null || true)}
+  case $context in
+    "" | default) ;;
+    *) die "no Docker engine answers through the docker context '$context'; start that engine, or use the default context" ;;
+  esac
   [ "$(id -u)" = 0 ] || die "no Docker engine answers at unix:///var/run/docker.sock; $how"
   local dockerd dlog=${FROGNANO_DOCKERD_LOG:-/var/log/dockerd.log}
   dockerd=$(command -v dockerd 2>/dev/null || true)
@@ -31,7 +39,7 @@ docker_ensure() {
   fi
   if ! docker_answers; then
     # A pid file left by an engine that died keeps a new one from starting.
-    local pidfile=/var/run/docker.pid pid
+    local pidfile=${FROGNANO_DOCKERD_PIDFILE:-/var/run/docker.pid} pid
     if [ -f "$pidfile" ]; then
       pid=$(cat "$pidfile" 2>/dev/null || true)
       if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then

@@ -20,7 +20,8 @@ die() { log "error: $*"; exit 1; }
 . ./docker.sh
 docker_ensure`
 	cmd := exec.Command("bash", "-c", script)
-	cmd.Env = append([]string{"PATH=" + dir + ":/usr/bin:/bin", "FROGNANO_DOCKERD_LOG=" + filepath.Join(dir, "dockerd.log")}, env...)
+	cmd.Env = append([]string{"PATH=" + dir + ":/usr/bin:/bin", "FROGNANO_DOCKERD_LOG=" + filepath.Join(dir, "dockerd.log"),
+		"FROGNANO_DOCKERD_PIDFILE=" + filepath.Join(dir, "docker.pid")}, env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err == nil
 }
@@ -54,9 +55,17 @@ func fakeTools(t *testing.T, withDockerd, neverAnswers bool) string {
 // init system) gets it started in the background, and the script goes on once it answers.
 func TestDockerEnsureStartsTheLocalEngine(t *testing.T) {
 	dir := fakeTools(t, true, false)
+	// A pid file an engine that died left behind (no process has that pid) is removed.
+	pidfile := filepath.Join(dir, "docker.pid")
+	if err := os.WriteFile(pidfile, []byte("999999999\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out, ok := dockerEnsure(t, dir)
 	if !ok {
 		t.Fatalf("docker_ensure failed:\n%s", out)
+	}
+	if _, err := os.Stat(pidfile); !os.IsNotExist(err) {
+		t.Errorf("the stale pid file was kept (%v)", err)
 	}
 	if !strings.Contains(out, "starting "+filepath.Join(dir, "dockerd")+" in the background") || !strings.Contains(out, "Docker engine answers") {
 		t.Fatalf("output does not say the engine was started:\n%s", out)
@@ -84,6 +93,7 @@ func TestDockerEnsureRefuses(t *testing.T) {
 		{"remote engine", true, false, []string{"DOCKER_HOST=tcp://10.0.0.9:2376"}, "no Docker engine answers at tcp://10.0.0.9:2376"},
 		{"no dockerd", false, false, nil, "dockerd is not installed"},
 		{"engine never answers", true, true, []string{"FROGNANO_DOCKER_WAIT=2"}, "did not answer within 2s"},
+		{"another context", true, false, []string{"DOCKER_CONTEXT=remote-builder"}, "through the docker context 'remote-builder'"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -95,7 +105,7 @@ func TestDockerEnsureRefuses(t *testing.T) {
 			if !strings.Contains(out, c.want) {
 				t.Fatalf("output lacks %q:\n%s", c.want, out)
 			}
-			if c.name == "remote engine" && strings.Contains(out, "starting") {
+			if (c.name == "remote engine" || c.name == "another context") && strings.Contains(out, "starting") {
 				t.Fatalf("a local engine was started for a remote DOCKER_HOST:\n%s", out)
 			}
 			if c.neverAnswers && !strings.Contains(out, "fake engine: cannot start") {

@@ -7,7 +7,7 @@ import (
 )
 
 // RedactLogs returns a handler that hands every record to h with Redact applied to its
-// message and to the text of each attribute (strings, errors, Stringers, byte slices, groups
+// message and to the text of each attribute (RedactRun to an error's) (strings, errors, Stringers, byte slices, groups
 // and whatever else prints), so that no log line carries a secret, whatever a caller put in
 // it. It is the one place log lines are redacted: a log call never calls Redact itself. A
 // handler RedactLogs already made is returned as it is (its records are not redacted twice).
@@ -59,7 +59,10 @@ func redactAttr(a slog.Attr) slog.Attr {
 		var s string
 		switch x := v.Any().(type) {
 		case error:
-			return slog.String(a.Key, Redact(x.Error()))
+			// An error may quote what the sandbox printed (git's, the tests', a scanner's
+			// output): gitleaks' rules too, as for every text of a run (RedactRun). Errors
+			// are few among log lines; the rest keep the cheaper Redact.
+			return slog.String(a.Key, RedactRun(x.Error()))
 		case fmt.Stringer:
 			return slog.String(a.Key, Redact(x.String()))
 		case []byte:

@@ -1,9 +1,14 @@
 package githubapp
 
 import (
+	"bytes"
 	"encoding/base64"
+	"errors"
+	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/frognano/frognano/internal/secrettest"
 )
 
 const (
@@ -65,5 +70,18 @@ func BenchmarkRedact(b *testing.B) {
 	b.SetBytes(int64(len(line)))
 	for b.Loop() {
 		Redact(line)
+	}
+}
+
+// TestRedactLogsErrorsPassGitleaksRules: an error logged through RedactLogs may quote what the
+// sandbox printed, so its text passes gitleaks' rules (RedactRun), not only GitHub's forms.
+func TestRedactLogsErrorsPassGitleaksRules(t *testing.T) {
+	t.Parallel()
+	key := secrettest.AWSKey(t)
+	var buf bytes.Buffer
+	log := slog.New(RedactLogs(slog.NewTextHandler(&buf, nil)))
+	log.Error("tests failed", "error", errors.New("output: aws_access_key_id="+key))
+	if strings.Contains(buf.String(), key) || !strings.Contains(buf.String(), "[secret: aws-access-token]") {
+		t.Errorf("the log line: %s", buf.String())
 	}
 }

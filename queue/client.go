@@ -341,9 +341,9 @@ func (c *Client) removeStaleClones(ctx context.Context) {
 	}
 }
 
-// redactJobError makes the text River stores of a job's error pass the one redactor (an error
-// may quote what setup or the model printed); River still finds its cancel and snooze errors
-// inside it.
+// redactJobError makes the text River stores of a job's error pass the run's redactor
+// (githubapp.RedactRun: an error may quote what setup, the tests or the model printed); River
+// still finds its cancel and snooze errors inside it.
 func redactJobError(ctx context.Context, _ *rivertype.JobRow, doInner func(context.Context) error) error {
 	if err := doInner(ctx); err != nil {
 		return redactedError{err}
@@ -353,5 +353,5 @@ func redactJobError(ctx context.Context, _ *rivertype.JobRow, doInner func(conte
 
 type redactedError struct{ err error }
 
-func (e redactedError) Error() string { return githubapp.Redact(e.err.Error()) }
+func (e redactedError) Error() string { return githubapp.RedactRun(e.err.Error()) }
 func (e redactedError) Unwrap() error { return e.err }

@@ -1,8 +1,6 @@
 package run
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -17,20 +15,6 @@ import (
 	"github.com/frognano/frognano/runner/verify"
 )
 
-func madeUpPrivateKey(t *testing.T) (string, []string) {
-	body := make([]byte, 600)
-	_, _ = rand.Read(body)
-	b := base64.StdEncoding.EncodeToString(body)
-	var lines []string
-	for len(b) > 64 {
-		lines = append(lines, b[:64])
-		b = b[64:]
-	}
-	lines = append(lines, b)
-	kind := "RSA " + "PRIVATE KEY"
-	return "-----BEGIN " + kind + "-----\n" + strings.Join(lines, "\n") + "\n-----END " + kind + "-----", lines
-}
-
 // TestPatchWrittenTextIsRedacted: a test the patch adds can print a key it assembles at run
 // time (its file holds nothing gitleaks' rules read, so the scan passes it: check/secrets's
 // TestKeyAssembledAtRunTimePassesTheScan), a test id or a path can spell one, and a scanner's
@@ -41,7 +25,7 @@ func TestPatchWrittenTextIsRedacted(t *testing.T) {
 	t.Parallel()
 	aws := secrettest.AWSKey(t)
 	awsSecret := secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 40)
-	key, keyLines := madeUpPrivateKey(t)
+	key, keyLines := secrettest.PrivateKey(t)
 	tail := "FAILED tests/test_x.py::test_deploy - AssertionError\n" +
 		"aws_access_key_id = " + aws + "\naws_secret_access_key = " + awsSecret + "\n" + key + "\n1 failed in 0.1s\n"
 	testID := "tests/test_x.py::test_deploy[" + aws + "]"

@@ -1,10 +1,12 @@
 package scanner
 
 import (
+	"encoding/json"
 	"path"
 	"regexp"
 	"regexp/syntax"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -363,7 +365,10 @@ func offRule(b string) int {
 	return -1
 }
 
-// offSeverity returns the end of v's severity when it turns the rule off or to a warning.
+// offSeverity returns the end of v's severity when it turns the rule off or to a warning: off,
+// warn, or a number whose value is 0 or 1 however it is spelled (0, 0.0, 1e0, -0: ESLint reads
+// the comment's values as JSON or levn does, and compares numbers by value), bare, quoted (a
+// double-quoted one with its JSON escapes decoded: "of\u0066") or first in an array.
 func offSeverity(v string) int {
 	i := 0
 	skip := func() {
@@ -383,13 +388,34 @@ func offSeverity(v string) int {
 		i++
 	}
 	j := i
-	for j < len(v) && (isWord(v[j]) || v[j] == '.') {
-		j++
+	var word string
+	if q == '"' {
+		// To the closing quote, past escaped ones, and decoded as JSON decodes it.
+		for j < len(v) && v[j] != '"' {
+			if v[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j > len(v) {
+			return -1
+		}
+		if err := json.Unmarshal([]byte(v[i-1:min(j+1, len(v))]), &word); err != nil {
+			word = v[i:min(j, len(v))]
+		}
+	} else {
+		for j < len(v) && (isWord(v[j]) || v[j] == '.' || v[j] == '-' || v[j] == '+') {
+			j++
+		}
+		word = v[i:j]
 	}
-	switch strings.ToLower(v[i:j]) {
-	case "off", "0", "warn", "1":
+	switch w := strings.ToLower(strings.TrimSpace(word)); w {
+	case "off", "warn":
 	default:
-		return -1
+		f, err := strconv.ParseFloat(w, 64)
+		if err != nil || f != 0 && f != 1 {
+			return -1
+		}
 	}
 	if q != 0 && j < len(v) && v[j] == q {
 		j++
@@ -408,19 +434,41 @@ func isWord(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// linguistAttr is linguist-generated in a .gitattributes line, with its value if it has one.
-var linguistAttr = regexp.MustCompile(`(?i)(?:^|\s)linguist-generated(?:=(\S*))?(?:\s|$)`)
-
-// linguistGenerated finds linguist-generated set, or with any value but "false".
+// linguistGenerated finds a .gitattributes line that leaves linguist-generated set: git takes
+// a line's last setting of an attribute, so the last of `linguist-generated`,
+// `linguist-generated=VALUE`, `-linguist-generated` and `!linguist-generated` on the line
+// decides, and it is listed (that word's place) when it is set or has any value but "false".
 func linguistGenerated(s string, n int) (out [][]int) {
-	for _, m := range linguistAttr.FindAllStringSubmatchIndex(s, -1) {
-		if n >= 0 && len(out) >= n {
-			break
+	if n == 0 {
+		return nil
+	}
+	last := []int(nil)
+	for i := 0; i < len(s); {
+		for i < len(s) && isSpace(s[i]) {
+			i++
 		}
-		if m[2] >= 0 && s[m[2]:m[3]] == "false" {
-			continue
+		j := i
+		for j < len(s) && !isSpace(s[j]) {
+			j++
 		}
-		out = append(out, m[:2])
+		// The name in any case (over-listing is the safe side); the value as Linguist
+		// compares it, exactly: "FALSE" is not "false".
+		name, value, hasValue := strings.Cut(s[i:j], "=")
+		name = strings.ToLower(name)
+		switch {
+		case name == "linguist-generated":
+			if hasValue && value == "false" {
+				last = nil
+			} else {
+				last = []int{i, j}
+			}
+		case name == "-linguist-generated" || name == "!linguist-generated":
+			last = nil
+		}
+		i = j
+	}
+	if last != nil {
+		out = append(out, last)
 	}
 	return out
 }

@@ -254,3 +254,48 @@ func TestGeneratedMarkersAndAttributes(t *testing.T) {
 		}
 	}
 }
+
+// TestLinguistGeneratedLastSettingDecides: git takes a line's last setting of an attribute, so
+// `linguist-generated=false linguist-generated` leaves it set (GitHub collapses the diff) and is
+// listed, while a line that ends by unsetting it is not.
+func TestLinguistGeneratedLastSettingDecides(t *testing.T) {
+	t.Parallel()
+	for line, listed := range map[string]bool{
+		"*.js linguist-generated=false linguist-generated":      true,
+		"*.js linguist-generated=false linguist-generated=true": true,
+		"*.js linguist-generated -linguist-generated":           false,
+		"*.js linguist-generated !linguist-generated":           false,
+		"*.js linguist-generated linguist-generated=false":      false,
+	} {
+		got, _ := Suppressions([]Added{{Path: ".gitattributes", Line: 1, Text: line}})
+		if (len(got) > 0) != listed {
+			t.Errorf("%q: listed %v, want %v", line, got, listed)
+		}
+	}
+}
+
+// TestEslintSeverityByValue: ESLint compares a numeric severity by value and reads a
+// double-quoted one as JSON, so 0.0, 1.0, -0, 1e0 and "of\u0066" turn a rule off or to a
+// warning, in a comment of the patch and in the base's (FileWide); 2.0 does not.
+func TestEslintSeverityByValue(t *testing.T) {
+	t.Parallel()
+	for line, listed := range map[string]bool{
+		"/* eslint no-eval: 0.0 */":           true,
+		"/* eslint no-eval: 1.0 */":           true,
+		"/* eslint no-eval: [0.0] */":         true,
+		"/* eslint no-eval: -0 */":            true,
+		"/* eslint no-eval: 1e0 */":           true,
+		`/* eslint no-eval: "of\u0066" */`:    true,
+		`/* eslint no-eval: ["w\u0061rn"] */`: true,
+		"/* eslint no-eval: 2.0 */":           false,
+		`/* eslint no-eval: "error" */`:       false,
+	} {
+		got, _ := Suppressions([]Added{{Path: "a.js", Line: 1, Text: line}})
+		if (len(got) > 0) != listed {
+			t.Errorf("%q: listed %v, want %v", line, got, listed)
+		}
+		if fw := FileWide("a.js", []byte(line+"\n")); (len(fw) > 0) != listed {
+			t.Errorf("%q: FileWide %v, want listed %v", line, fw, listed)
+		}
+	}
+}

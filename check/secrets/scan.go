@@ -179,6 +179,13 @@ func (s *scan) file(ctx context.Context, f patch.PublishedFile) {
 		j := judge{rule: m.RuleID, path: f.Path, line: h.line, secret: m.Secret, match: m.Match, text: m.Line}
 		all = append(all, judged{judge: j, allowed: s.allowance(j), inBase: inBase[keyOf(m.RuleID, m.Secret)]})
 	}
+	s.record(all, shown)
+}
+
+// record lists one file's judged matches as findings named by shown (the path as findings
+// name it): gitleaks' preference for specific rules first, then what the base held, then a
+// .gitleaksignore fingerprint (which names a line: never a match in the path, line 0).
+func (s *scan) record(all []judged, shown string) {
 	seen := map[Finding]bool{}
 	for _, a := range all {
 		if a.shadowed(all) {
@@ -188,7 +195,7 @@ func (s *scan) file(ctx context.Context, f patch.PublishedFile) {
 		switch {
 		case a.inBase:
 			why = InBase
-		case why == Refuses && s.ignore[fingerprint(a.path, a.rule, a.line)]:
+		case why == Refuses && a.line > 0 && s.ignore[fingerprint(a.path, a.rule, a.line)]:
 			// A .gitleaksignore fingerprint, as gitleaks applies it: to what its allow-lists
 			// and its preference for specific rules left.
 			why = ByIgnore
@@ -219,6 +226,10 @@ func (s *scan) path(ctx context.Context, f patch.PublishedFile) string {
 		return f.Path
 	}
 	shown := f.Path
+	// The longest value first, so that one overlapping another goes whole.
+	sort.SliceStable(found, func(i, j int) bool {
+		return max(len(found[i].Secret), len(found[i].Match)) > max(len(found[j].Secret), len(found[j].Match))
+	})
 	for _, m := range found {
 		// Matches overlap (a generic rule's and a specific one's): a value already replaced
 		// with another match is gone from shown, and replacing it again does nothing.
@@ -247,26 +258,7 @@ func (s *scan) path(ctx context.Context, f patch.PublishedFile) string {
 		j := judge{rule: m.RuleID, path: f.Path, secret: m.Secret, match: m.Match, text: f.Path}
 		all = append(all, judged{judge: j, allowed: s.allowance(j), inBase: inBase[keyOf(m.RuleID, m.Secret)]})
 	}
-	seen := map[Finding]bool{}
-	for _, a := range all {
-		if a.shadowed(all) {
-			continue
-		}
-		why := a.allowed
-		if a.inBase {
-			why = InBase
-		}
-		k := Finding{Rule: a.rule, File: shown, Line: 0, Allowed: why}
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		if why == Refuses {
-			s.res.Findings = append(s.res.Findings, k)
-		} else {
-			s.res.Allowed = append(s.res.Allowed, k)
-		}
-	}
+	s.record(all, shown)
 	return shown
 }
 

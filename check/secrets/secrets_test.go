@@ -2,8 +2,6 @@ package secrets
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,17 +18,8 @@ func githubToken(t *testing.T) string {
 	return "ghp" + "_" + secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 36)
 }
 func privateKey(t *testing.T) string {
-	body := make([]byte, 600)
-	_, _ = rand.Read(body)
-	b := base64.StdEncoding.EncodeToString(body)
-	var lines []string
-	for len(b) > 64 {
-		lines = append(lines, b[:64])
-		b = b[64:]
-	}
-	lines = append(lines, b)
-	kind := "RSA " + "PRIVATE KEY"
-	return "-----BEGIN " + kind + "-----\n" + strings.Join(lines, "\n") + "\n-----END " + kind + "-----"
+	k, _ := secrettest.PrivateKey(t)
+	return k
 }
 
 type bundle struct {

@@ -18,7 +18,7 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "frognano:", githubapp.Redact(err.Error()))
+		fmt.Fprintln(os.Stderr, "frognano:", githubapp.RedactRun(err.Error()))
 		os.Exit(exitCode(err))
 	}
 }

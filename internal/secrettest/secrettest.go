@@ -5,8 +5,10 @@ package secrettest
 
 import (
 	"crypto/rand"
+	"encoding/base64"
 	"math"
 	"math/big"
+	"strings"
 	"testing"
 )
 
@@ -43,6 +45,25 @@ func AWSKey(t testing.TB) string {
 			return k
 		}
 	}
+}
+
+// PrivateKey returns a made-up RSA private key block in PEM's shape (600 random bytes, base64
+// in lines of 64) and its body's lines, which gitleaks' private-key rule finds.
+func PrivateKey(t testing.TB) (string, []string) {
+	t.Helper()
+	body := make([]byte, 600)
+	if _, err := rand.Read(body); err != nil {
+		t.Fatal(err)
+	}
+	b := base64.StdEncoding.EncodeToString(body)
+	var lines []string
+	for len(b) > 64 {
+		lines = append(lines, b[:64])
+		b = b[64:]
+	}
+	lines = append(lines, b)
+	kind := "RSA " + "PRIVATE KEY"
+	return "-----BEGIN " + kind + "-----\n" + strings.Join(lines, "\n") + "\n-----END " + kind + "-----", lines
 }
 
 // Entropy is the Shannon entropy of s in bits a character, as gitleaks computes it.
