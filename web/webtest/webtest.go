@@ -201,7 +201,7 @@ func WaitText(t testing.TB, ctx context.Context, sel, want string) {
 func navigated(err error) bool {
 	msg := err.Error()
 	for _, s := range []string{"Cannot find context with specified id", "Execution context was destroyed",
-		"Could not find node with given id", "No node with given id"} {
+		"Could not find node with given id", "No node with given id", "Inspected target navigated or closed"} {
 		if strings.Contains(msg, s) {
 			return true
 		}
