@@ -315,7 +315,7 @@ func TestNoSecretLeaves(t *testing.T) {
 	t.Parallel()
 	d := newDB(t)
 	token := "ghp_" + secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 36)
-	generic := secrettest.MadeUp(t, secrettest.NoStopwords, 40)
+	generic := secrettest.GenericSecret(t, 40)
 	operator := "mirror-" + secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 24)
 	password := "pw-" + secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 20)
 	b64 := base64.StdEncoding.EncodeToString([]byte("token=" + operator))

@@ -24,7 +24,7 @@ import (
 func TestPatchWrittenTextIsRedacted(t *testing.T) {
 	t.Parallel()
 	aws := secrettest.AWSKey(t)
-	awsSecret := secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 40)
+	awsSecret := secrettest.GenericSecret(t, 40)
 	key, keyLines := secrettest.PrivateKey(t)
 	tail := "FAILED tests/test_x.py::test_deploy - AssertionError\n" +
 		"aws_access_key_id = " + aws + "\naws_secret_access_key = " + awsSecret + "\n" + key + "\n1 failed in 0.1s\n"

@@ -18,7 +18,7 @@ func TestSecretInAPathIsTheFilesFinding(t *testing.T) {
 	t.Parallel()
 	gh := githubToken(t)
 	aws := secrettest.AWSKey(t)
-	awsSecret := secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 40)
+	awsSecret := secrettest.GenericSecret(t, 40)
 	tokenPath := "ops/" + gh
 	folderPath := "ops/" + gh + "x/notes.txt"
 	awsPath := "ops/aws_access_key_id=" + aws + " aws_secret_access_key=" + awsSecret

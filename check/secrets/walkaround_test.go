@@ -14,7 +14,7 @@ import (
 // genericValue is a made-up value that gitleaks' generic rule always finds after a keyword
 // (api_key = "..."): no stopword can be spelt with its alphabet.
 func genericValue(t *testing.T) string {
-	return secrettest.MadeUp(t, secrettest.NoStopwords, 40)
+	return secrettest.GenericSecret(t, 40)
 }
 
 // pemBody is the base64 body of a made-up private key, in 64-character lines.

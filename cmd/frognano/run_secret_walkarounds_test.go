@@ -47,7 +47,7 @@ func scriptWith(t *testing.T, dir, name string, values map[string]string) leafte
 func ghToken(t *testing.T, prefix string) string {
 	return prefix + "_" + secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 36)
 }
-func genericKey(t *testing.T) string { return secrettest.MadeUp(t, secrettest.NoStopwords, 40) }
+func genericKey(t *testing.T) string { return secrettest.GenericSecret(t, 40) }
 func pemLines(t *testing.T, n int) []string {
 	b := base64.StdEncoding.EncodeToString([]byte(secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", n)))
 	var lines []string
@@ -326,7 +326,7 @@ func TestRunListsAllowedSecrets(t *testing.T) {
 func TestRunRedactsKeysTheTestsPrint(t *testing.T) {
 	t.Parallel()
 	keyID := secrettest.AWSKey(t)
-	secret := secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 40)
+	secret := secrettest.GenericSecret(t, 40)
 	reverse := func(s string) string {
 		b := []byte(s)
 		for i, j := 0, len(b)-1; i < j; i, j = i+1, j-1 {

@@ -33,6 +33,21 @@ func MadeUp(t testing.TB, alphabet string, n int) string {
 // in a million: a value made of it is found.
 const NoStopwords = "0123456789BCDFGHJKLNQRSTWXZ"
 
+// GenericSecret returns a made-up value of n characters of NoStopwords that gitleaks' generic
+// rule finds every time: no stopword ("000000", "xxxxxx") and an entropy above 3.6. A value drawn
+// from all letters and digits holds one of the rule's stopwords often enough ("api", "key",
+// "abc", ...) that a test wanting the finding failed at random (CI, 2026-12-07).
+func GenericSecret(t testing.TB, n int) string {
+	t.Helper()
+	for {
+		v := MadeUp(t, NoStopwords, n)
+		l := strings.ToLower(v)
+		if Entropy(v) > 3.6 && !strings.Contains(l, "000000") && !strings.Contains(l, "xxxxxx") {
+			return v
+		}
+	}
+}
+
 // AWSKey returns a made-up AWS access key id ("AKIA" and 16 characters of A-Z, 2-7) whose
 // Shannon entropy is above 3.6 bits a character: above the floor of gitleaks' aws-access-token
 // rule (3.0) and of its generic-api-key rule (3.5), so that both find it every time. Drawn
