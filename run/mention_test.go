@@ -107,6 +107,11 @@ func TestMentionRefusals(t *testing.T) {
 				r.FailNext("CloneBranch", fault.Permanent(&githubapp.BranchGoneError{Branch: "nope"}))
 			},
 			comment: []string{"There is no branch `nope` in this repository"}, clones: 0},
+		// A run based on frognano's own branch would take its allow-lists, scanner settings and
+		// network-enabled setup script from an earlier patch: refused before any clone, also
+		// when the option reached the worker (an older server stored it).
+		{name: "BaseIsFrognanosBranch", who: "maintainer", request: "fix it", opts: run.Options{Base: "frognano/issue-12"},
+			comment: []string{"`frognano/issue-12` is frognano's own branch", "did not start"}, clones: 0},
 		{name: "Bot", who: "ci[bot]", request: "fix it"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,7 +130,7 @@ func TestMentionRefusals(t *testing.T) {
 					p.Runner.Calls(), p.Repo.Clones(), len(p.Repo.Publishes()), p.Repo.RemovedLabels())
 			}
 			said := strings.Join(p.Repo.Comments(), "\n")
-			if e := p.Repo.Edits(); len(e) > 0 && tt.name == "BaseMissing" {
+			if e := p.Repo.Edits(); len(e) > 0 && (tt.name == "BaseMissing" || tt.name == "BaseIsFrognanosBranch") {
 				said = p.Repo.LastEdit().Body
 			}
 			if tt.comment == nil {

@@ -180,13 +180,20 @@ func (o Options) IsZero() bool { return o == Options{} }
 
 // CheckBranchName checks a branch name someone asked for: 1 to 255 characters that
 // githubapp.ValidBranch accepts (what publishing accepts, nothing git could read as an option or
-// a revision expression).
+// a revision expression), and not one of frognano's own branches (IsOwnBranch).
 func CheckBranchName(name string) error {
 	if name == "" || len(name) > 255 || !githubapp.ValidBranch(name) || strings.HasPrefix(name, ".") || strings.Contains(name, "/.") {
 		return errors.New("is not a valid branch name")
 	}
+	if IsOwnBranch(name) {
+		return errors.New(reasonOwnBranch)
+	}
 	return nil
 }
+
+// reasonOwnBranch is why a base that is frognano's own branch is refused, at trigger and by
+// the worker (noteBaseOurs).
+const reasonOwnBranch = "is frognano's own branch, which a patch wrote: no run is based on it (ask on its pull request for a follow-up instead)"
 
 // ValidModelName reports whether name may name a model server: the operator's names obey the
 // same rule as the option that asks for one.

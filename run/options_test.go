@@ -36,6 +36,11 @@ func TestParseOptions(t *testing.T) {
 		{"base lock", "base=main.lock", Options{}, "", "base"},
 		{"base hidden", "base=.x", Options{}, "", "base"},
 		{"base non-ASCII", "base=mäin", Options{}, "", "base"},
+		// frognano's own branches hold a patch: their allow-lists, scanner settings and setup
+		// script are a model's (IsOwnBranch).
+		{"base is frognano's branch", "base=frognano/issue-12 fix", Options{}, "", "base"},
+		{"base is frognano's branch in other letters", "base=FrogNano/Issue-12 fix", Options{}, "", "base"},
+		{"base near frognano's branch", "base=frognano/issue-12-notes fix", Options{Base: "frognano/issue-12-notes"}, "fix", ""},
 		{"model bad", "model=a/b", Options{}, "", "model"},
 		{"model too long", "model=" + strings.Repeat("m", 65), Options{}, "", "model"},
 	} {
@@ -63,7 +68,7 @@ func TestParseOptions(t *testing.T) {
 
 func TestOptionsCheck(t *testing.T) {
 	t.Parallel()
-	for _, o := range []Options{{Base: "a b"}, {Attempts: -1}, {Attempts: MaxAskedAttempts + 1}, {Model: "x y"}, {Base: strings.Repeat("b", 256)}} {
+	for _, o := range []Options{{Base: "a b"}, {Attempts: -1}, {Attempts: MaxAskedAttempts + 1}, {Model: "x y"}, {Base: strings.Repeat("b", 256)}, {Base: "frognano/issue-3"}, {Base: "FROGNANO/ISSUE-3"}} {
 		if err := o.Check(); err == nil {
 			t.Errorf("Check(%+v) = nil", o)
 		}

@@ -156,6 +156,12 @@ func (p *issuePlan) clone(ctx context.Context, a *attempt, spec *RunSpec) (strin
 	if base == "" && a.settings.BaseBranch != nil {
 		base = *a.settings.BaseBranch
 	}
+	if base != "" && IsOwnBranch(base) {
+		if err := a.end(ctx, StateSkipped, "base_ours", noteBaseOurs(base), "", 0); err != nil {
+			return "", "", err
+		}
+		return "", "", errEnded
+	}
 	if base != "" {
 		headSHA, _, err := a.repo.CloneBranch(ctx, spec.RepoDir, base, base)
 		if gone := (*githubapp.BranchGoneError)(nil); errors.As(err, &gone) {

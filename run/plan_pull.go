@@ -128,6 +128,14 @@ func (p *pull) taskFor(ctx context.Context, a *attempt, asker string) (string, b
 // and the environment is built from the base's head, so nothing committed on the pull request
 // runs with network.
 func (p *pull) clone(ctx context.Context, a *attempt, spec *RunSpec) (string, string, error) {
+	// The environment and the checks' configuration come from the base: never from a branch a
+	// patch wrote.
+	if IsOwnBranch(p.pr.BaseRef) {
+		if err := a.end(ctx, StateSkipped, "base_ours", noteBaseOurs(p.pr.BaseRef), "", 0); err != nil {
+			return "", "", err
+		}
+		return "", "", errEnded
+	}
 	headSHA, baseSHA, err := a.repo.CloneBranch(ctx, spec.RepoDir, p.pr.HeadRef, p.pr.BaseRef)
 	if err != nil {
 		return "", "", fmt.Errorf("cloning the pull request's branch: %w", err)

@@ -311,6 +311,13 @@ func pick(cond bool, yes, no string) string {
 }
 
 // noteBaseMissing ends a run whose requester asked for a base branch that is not on GitHub.
+// noteBaseOurs: the base asked for (base=, the settings' base_branch) or the base of the pull
+// request is one of frognano's own branches (IsOwnBranch).
+func noteBaseOurs(base string) string {
+	return fmt.Sprintf("The base branch %s is frognano's own branch, which a patch wrote, so the run did not start: a run based on it would take its checks' settings and its setup script from that patch. Ask on its pull request for a follow-up, or ask again with another branch as `base=`.",
+		report.CodeSpan(base, 260))
+}
+
 func noteBaseMissing(base string) string {
 	return fmt.Sprintf("There is no branch %s in this repository, so the run did not start. Ask again with an existing branch as `base=`, or without it for the default branch.",
 		report.CodeSpan(base, 260))
