@@ -194,7 +194,7 @@ func (p *issuePlan) publish(ctx context.Context, a *attempt, dir string) error {
 	if len(r.Patch) == 0 {
 		return a.end(ctx, StateFailed, r.ExitReason, noPatchNote(r, soNoPullRequest), "", 0)
 	}
-	if file, pattern, ok := a.protectedPath(r.Patch); ok {
+	if file, pattern, ok := a.protectedPath(ctx, dir, r.Patch); ok {
 		r.ExitReason = ExitProtectedPath
 		return a.end(ctx, StateFailed, ExitProtectedPath, noteProtectedPath(file, pattern), "", 0)
 	}

@@ -151,7 +151,7 @@ func (p *pull) publishWith(ctx context.Context, a *attempt, dir string, say func
 	if len(r.Patch) == 0 {
 		return a.end(ctx, StateFailed, r.ExitReason, say(noPatchNote(r, soNothingPushed)), "", 0)
 	}
-	if file, pattern, ok := a.protectedPath(r.Patch); ok {
+	if file, pattern, ok := a.protectedPath(ctx, dir, r.Patch); ok {
 		r.ExitReason = ExitProtectedPath
 		return a.end(ctx, StateFailed, ExitProtectedPath, say(noteProtectedPath(file, pattern)), "", 0)
 	}

@@ -191,11 +191,21 @@ func (a *attempt) leastPermission() string {
 	return settings.Permissions[0]
 }
 
-// protectedPath returns the first file the patch changes (either side of a rename) that the
-// settings protect, and the pattern it matches. A patch that cannot be parsed is refused as
-// if it touched one (the pattern is then ""): what it changes cannot be told.
-func (a *attempt) protectedPath(diff []byte) (file, pattern string, ok bool) {
-	if len(a.settings.ProtectedPaths) == 0 {
+// protectedPath returns the first file the patch changes that the settings protect, and the
+// pattern it matches (protectedChange), on the host's clone dir at the run's base.
+func (a *attempt) protectedPath(ctx context.Context, dir string, diff []byte) (file, pattern string, ok bool) {
+	return protectedChange(ctx, dir, a.run.BaseSHA, diff, a.settings)
+}
+
+// protectedChange returns the first file the patch changes (either side of a rename) that s
+// protects, and the pattern it matches: first among the paths the diff names, then among every
+// path the tree git builds from it on the host's clone (dir) at base changes, including the
+// paths a checkout shows changed through a symbolic link (patch.ChangedPaths: with `deploy ->
+// infra/prod`, a change of `infra/prod/app.sh` is one of `deploy/app.sh`). A patch whose
+// changes cannot be told (it does not parse, git cannot apply it) is refused as if it touched
+// one (the pattern is then "").
+func protectedChange(ctx context.Context, dir, base string, diff []byte, s settings.Settings) (file, pattern string, ok bool) {
+	if len(s.ProtectedPaths) == 0 {
 		return "", "", false
 	}
 	p, err := patch.Parse(diff)
@@ -207,9 +217,18 @@ func (a *attempt) protectedPath(diff []byte) (file, pattern string, ok bool) {
 			if name == "" {
 				continue
 			}
-			if pat, ok := a.settings.Protected(name); ok {
+			if pat, ok := s.Protected(name); ok {
 				return name, pat, true
 			}
+		}
+	}
+	changed, err := patch.ChangedPaths(ctx, patch.HostGit(dir), base, diff)
+	if err != nil {
+		return "", "", true
+	}
+	for _, name := range changed {
+		if pat, ok := s.Protected(name); ok {
+			return name, pat, true
 		}
 	}
 	return "", "", false

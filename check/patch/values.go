@@ -60,14 +60,9 @@ func checkValues(ctx context.Context, git Git, env []string, base, tree string, 
 			rej = append(rej, Rejected{Path: m.Mask(f.Path), Reason: "its name holds " + found.What()})
 			return nil
 		}
-		found, ok := m.Find(f.Bytes)
-		if !ok {
-			return ctx.Err()
+		if found, ok := notInBase(f.Bytes, f.Base, m); ok {
+			rej = append(rej, Rejected{Path: f.Path, Reason: "holds " + found.What()})
 		}
-		if f.Base != nil && baseHolds(f.Base, m, found) {
-			return ctx.Err()
-		}
-		rej = append(rej, Rejected{Path: f.Path, Reason: "holds " + found.What()})
 		return ctx.Err()
 	})
 	if err != nil {
@@ -79,13 +74,30 @@ func checkValues(ctx context.Context, git Git, env []string, base, tree string, 
 	return nil
 }
 
-// baseHolds reports whether base (the base commit's file) holds the form f of the same
-// secret: a value the repository already published.
-func baseHolds(base []byte, m *secretform.Matcher, f secretform.Match) bool {
-	for _, g := range m.FindAll(base) {
-		if g.Secret == f.Secret && g.Form == f.Form {
-			return true
+// notInBase returns the first form of a secret that published holds and base (the base
+// commit's file, nil for a new file) does not: a value the repository already published is not
+// the patch's doing, but every other form in the file is judged, not only the first one found
+// (a form the base held must not hide another value, or another form of the same one, that the
+// patch wrote beside it).
+func notInBase(published, base []byte, m *secretform.Matcher) (secretform.Match, bool) {
+	if base == nil {
+		return m.Find(published)
+	}
+	type held struct {
+		secret int
+		form   string
+	}
+	var inBase map[held]bool
+	for _, f := range m.FindAll(published) {
+		if inBase == nil {
+			inBase = map[held]bool{}
+			for _, g := range m.FindAll(base) {
+				inBase[held{g.Secret, g.Form}] = true
+			}
+		}
+		if !inBase[held{f.Secret, f.Form}] {
+			return f, true
 		}
 	}
-	return false
+	return secretform.Match{}, false
 }

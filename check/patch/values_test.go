@@ -186,3 +186,42 @@ func utf16LE(s string) string {
 	}
 	return string(b)
 }
+
+// TestValueTheBaseHeldHidesNoOther: a file whose base already held one form of one value is
+// judged on every form it holds, not on the first one found. The patch appends, after the form
+// the base held, another value and another form of the same value: both are the patch's, and
+// each refuses it. Before, the check looked only at the first form in the file, found the
+// base's, and published the file.
+func TestValueTheBaseHeldHidesNoOther(t *testing.T) {
+	t.Parallel()
+	mirror := "https://mirror-" + secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz", 12) + ".example/simple"
+	token := "tok-" + secrettest.MadeUp(t, "abcdefghijklmnopqrstuvwxyz0123456789", 24)
+	m := secretform.New([]secretform.Secret{{Name: "PIP_INDEX_URL", Value: mirror}, {Name: "MIRROR_TOKEN", Value: token}})
+	base := "--index-url " + mirror + "\nrequests==2.31.0\n"
+	for _, tt := range []struct{ name, added, want string }{
+		{"AnotherValue", "# " + token + "\n", "MIRROR_TOKEN, " + secretform.AsIs},
+		{"AnotherForm", "# " + base64.StdEncoding.EncodeToString([]byte(mirror)) + "\n", "PIP_INDEX_URL, " + secretform.Base64},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRepo(t, map[string]string{"requirements.txt": base})
+			r.write("requirements.txt", base+tt.added)
+			diff, tree := r.diff()
+			_, err := ApplyToBase(context.Background(), HostGit(r.dir), r.base, diff, Options{Values: m})
+			var ve *ValueError
+			if !errors.As(err, &ve) || len(ve.Files) != 1 || !strings.Contains(ve.Files[0].Reason, tt.want) {
+				t.Fatalf("ApplyToBase = %v, want a *ValueError naming %q", err, tt.want)
+			}
+			if err := CheckTree(context.Background(), HostGit(r.dir), r.base, tree, Options{Values: m}); !errors.Is(err, ErrHoldsValue) {
+				t.Errorf("CheckTree = %v, want ErrHoldsValue", err)
+			}
+			// The base's own form alone is still the base's.
+			r2 := newRepo(t, map[string]string{"requirements.txt": base})
+			r2.write("requirements.txt", base+"pytest==8.0.0\n")
+			diff2, _ := r2.diff()
+			if _, err := ApplyToBase(context.Background(), HostGit(r2.dir), r2.base, diff2, Options{Values: m}); err != nil {
+				t.Errorf("ApplyToBase of a patch adding no value = %v, want it kept", err)
+			}
+		})
+	}
+}
