@@ -104,6 +104,24 @@ func TestProtectedPathThroughALink(t *testing.T) {
 			}
 		})
 	}
+	// A .gitattributes line changes how a checkout writes a protected file without changing it
+	// (here: every file of deploy/ checked out through a filter, Git LFS's); any change of one,
+	// in any folder, is refused while paths are protected.
+	for _, name := range []string{".gitattributes", "infra/.gitattributes", "tools/.GitAttributes"} {
+		t.Run("Attributes/"+name, func(t *testing.T) {
+			t.Parallel()
+			r := newLinkRepo(t, base)
+			r.write(name, "deploy/** filter=lfs diff=lfs merge=lfs -text\n* eol=crlf\n")
+			s := settings.Settings{ProtectedPaths: []string{"deploy/"}}
+			file, pattern, ok := protectedChange(t.Context(), r.dir, r.base, r.diff(), s)
+			if !ok || file != name || pattern != protectedByAttributes {
+				t.Fatalf("protectedChange = %q, %q, %v; want %q refused", file, pattern, ok, name)
+			}
+			if note := noteProtectedPath(file, pattern); !strings.Contains(note, "`"+name+"`, which can change how a checkout writes") {
+				t.Errorf("note %q", note)
+			}
+		})
+	}
 	t.Run("Unprotected", func(t *testing.T) {
 		t.Parallel()
 		r := newLinkRepo(t, base)

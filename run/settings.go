@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/frognano/frognano/check/patch"
@@ -231,8 +232,20 @@ func protectedChange(ctx context.Context, dir, base string, diff []byte, s setti
 			return name, pat, true
 		}
 	}
+	// A .gitattributes line changes how a checkout writes a file without changing the file
+	// (eol, working-tree-encoding, a filter such as Git LFS's, export-ignore for an archive):
+	// with protected paths, a patch may not change one at all.
+	for _, name := range changed {
+		if strings.EqualFold(path.Base(name), ".gitattributes") {
+			return name, protectedByAttributes, true
+		}
+	}
 	return "", "", false
 }
+
+// protectedByAttributes is the pattern protectedChange returns for a changed .gitattributes
+// (noteProtectedPath words it).
+const protectedByAttributes = "\x00.gitattributes"
 
 // followUpsOff answers a request on a pull request of a repository whose settings turned
 // follow-ups off: one reply, no run (and what waited on it is said, as for a refusal).

@@ -77,6 +77,10 @@ func noteProtectedPath(file, pattern string) string {
 		return "The patch was not published: frognano could not read which files it changes, and the repository's " +
 			settings.Path + " protects some paths."
 	}
+	if pattern == protectedByAttributes {
+		return fmt.Sprintf("The patch was not published: it changes %s, which can change how a checkout writes the paths the repository's %s protects.",
+			report.CodeSpan(file, 200), settings.Path)
+	}
 	return fmt.Sprintf("The patch was not published: it changes %s, which the repository's %s protects (%s).",
 		report.CodeSpan(file, 200), settings.Path, report.CodeSpan(pattern, 200))
 }
