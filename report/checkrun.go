@@ -70,10 +70,11 @@ func Check(r *runner.Result, redact func(string) string) CheckReport {
 		x.writeScanners(&sum, false)
 		x.writeSuppressions(&sum)
 		writeUsage(&sum, r.Usage()) // issue 22: what the run used (runner.Result.Usage)
-		text := x.checkText()
-		if runeLen(sum.String()) <= checkOutputLimit && runeLen(redact2(redact, sum.String())) <= checkOutputLimit &&
-			runeLen(text) <= checkOutputLimit && runeLen(redact2(redact, text)) <= checkOutputLimit {
-			return CheckReport{Conclusion: conclusion, Title: title, Summary: sum.String(), Text: text, Annotations: annotations}
+		// Each untrusted piece was redacted; the whole is too, as GitHub gets it: a secret
+		// can span pieces (a key whose lines are the names of the tests the patch broke).
+		summary, text := redact2(redact, sum.String()), redact2(redact, x.checkText())
+		if runeLen(summary) <= checkOutputLimit && runeLen(text) <= checkOutputLimit {
+			return CheckReport{Conclusion: conclusion, Title: title, Summary: summary, Text: text, Annotations: annotations}
 		}
 	}
 	return CheckReport{Conclusion: conclusion, Title: title, Summary: "The test results are too large to show here; they are in the pull request.", Text: "", Annotations: annotations}

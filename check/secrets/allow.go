@@ -48,6 +48,9 @@ func (s *scan) allowance(j judge) Allowance {
 			return ByAllowList
 		}
 	}
+	if blockRules[j.rule] {
+		return Refuses
+	}
 	secretOnly := judge{secret: j.secret}
 	if r, ok := s.rules.strict.Rules[j.rule]; ok {
 		for _, a := range r.Allowlists {

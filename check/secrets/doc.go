@@ -13,7 +13,9 @@
 //
 // Nothing the patch writes beside a secret can let it through. gitleaks' own allow-lists count
 // only where they judge the secret's own text (regexes on the secret, stopwords: a
-// placeholder); their path allow-lists, their regexes on the rest of the line or match and
+// placeholder), a global regex only where it matches the whole secret, and none judges a
+// private key, whose block holds the label, headers and decoy lines the patch writes; their
+// path allow-lists, their regexes on the rest of the line or match and
 // `gitleaks:allow` comments do not. A repository lets known fixtures through with the
 // allow-lists of a `.gitleaks.toml` and the fingerprints of a `.gitleaksignore`, both read from
 // git's objects at its base branch's head (Input.AllowListAt), never from the patch nor from

@@ -3,6 +3,7 @@ package secrets
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -58,10 +59,10 @@ func rules() (*ruleSet, error) {
 			return
 		}
 		s := &ruleSet{
-			scan:    only(full, func(config.Rule) bool { return true }, nil),
+			scan:    only(full, func(config.Rule) bool { return true }, nil, nil),
 			renamed: map[string]string{},
-			strict:  only(full, func(config.Rule) bool { return true }, secretOnly),
-			display: only(full, func(r config.Rule) bool { return r.Regex != nil }, secretOnly),
+			strict:  only(full, func(config.Rule) bool { return true }, secretOnly, wholeSecretOnly),
+			display: only(full, func(r config.Rule) bool { return r.Regex != nil }, secretOnly, wholeSecretOnly),
 		}
 		for id, r := range s.scan.Rules {
 			if !isGeneric(id) {
@@ -84,8 +85,14 @@ func rules() (*ruleSet, error) {
 		}
 		for id, r := range s.display.Rules {
 			r.Path = nil
+			// The global allow-lists go to each rule, but a block rule's: gitleaks applies
+			// its global ones to every rule.
+			if !blockRules[id] {
+				r.Allowlists = append(r.Allowlists, s.display.Allowlists...)
+			}
 			s.display.Rules[id] = r
 		}
+		s.display.Allowlists = nil
 		for i, cfg := range []config.Config{s.scan, s.display} {
 			s.pools[i].New = func() any { return newDetector(cfg) }
 		}
@@ -97,9 +104,17 @@ func rules() (*ruleSet, error) {
 // isGeneric is gitleaks' own test of a generic rule (detect.filter).
 func isGeneric(id string) bool { return strings.Contains(strings.ToLower(id), "generic") }
 
+// blockRules are the rules whose secret is the whole block their match spans, not a value: a
+// PEM private key's BEGIN line with its label, its headers, its body and its END line, and,
+// the match being lazy, the lines of a decoy block up to the real key's own BEGIN line, which
+// then leaves the key's body in no match of its own. The patch writes all but the body, so a
+// placeholder word of gitleaks' allow-lists in the block ("false" in the label, a stopword in
+// a header or a decoy) says nothing of the key: no placeholder allow-list judges these rules.
+var blockRules = map[string]bool{"private-key": true}
+
 // only returns the rules of full that keep says, each with its allow-lists passed through
-// reduce (nil: none kept), and the global allow-lists likewise.
-func only(full config.Config, keep func(config.Rule) bool, reduce func(*config.Allowlist) *config.Allowlist) config.Config {
+// reduce (nil: none kept), and the global allow-lists through reduceGlobal likewise.
+func only(full config.Config, keep func(config.Rule) bool, reduce, reduceGlobal func(*config.Allowlist) *config.Allowlist) config.Config {
 	out := config.Config{Title: full.Title, Rules: map[string]config.Rule{}, Keywords: map[string]struct{}{}}
 	for _, id := range full.OrderedRules {
 		r, ok := full.Rules[id]
@@ -113,7 +128,7 @@ func only(full config.Config, keep func(config.Rule) bool, reduce func(*config.A
 			out.Keywords[strings.ToLower(k)] = struct{}{}
 		}
 	}
-	out.Allowlists = reduceAll(full.Allowlists, reduce)
+	out.Allowlists = reduceAll(full.Allowlists, reduceGlobal)
 	// Config.Path is the configuration file the detector skips; the scan has none to skip.
 	out.Path = ""
 	return out
@@ -156,6 +171,27 @@ func secretOnly(a *config.Allowlist) *config.Allowlist {
 		return nil
 	}
 	return r
+}
+
+// wholeSecretOnly is secretOnly for gitleaks' global allow-lists, which judge the secret of
+// every rule, also one that holds text beside the value (curl-auth-user's is the user and the
+// password): each of their regexes must match the whole secret. gitleaks writes them anchored
+// (^...$) but one, (?i)^true|false|null$, which reads as "^true, or false anywhere, or null$":
+// a patch wrote `curl -u false:PASSWORD` and the password was a placeholder.
+func wholeSecretOnly(a *config.Allowlist) *config.Allowlist {
+	r := secretOnly(a)
+	if r == nil || len(r.Regexes) == 0 {
+		return r
+	}
+	out := &config.Allowlist{Description: r.Description, MatchCondition: r.MatchCondition,
+		RegexTarget: r.RegexTarget, StopWords: r.StopWords}
+	for _, re := range r.Regexes {
+		out.Regexes = append(out.Regexes, regexp.MustCompile(`^(?:`+re.String()+`)$`))
+	}
+	if err := out.Validate(); err != nil {
+		return nil
+	}
+	return out
 }
 
 func newDetector(cfg config.Config) *detect.Detector {
