@@ -2,17 +2,17 @@ package run
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/frognano/frognano/internal/gittest"
 	"github.com/frognano/frognano/settings"
 )
 
-// linkRepo is a real git repository holding files (a content starting with "->" makes a
-// symbolic link to the rest), committed as the base; edit changes the working tree and diff
-// returns `git diff --binary --no-renames` against the base, as the runner takes it.
+// linkRepo is a real git repository (internal/gittest) holding files, committed as the base; a
+// content starting with "->" makes a symbolic link to the rest. write changes the working tree
+// and diff returns `git diff --binary --no-renames` against the base, as the runner takes it.
 type linkRepo struct {
 	t         *testing.T
 	dir, base string
@@ -20,52 +20,20 @@ type linkRepo struct {
 
 func newLinkRepo(t *testing.T, files map[string]string) *linkRepo {
 	t.Helper()
-	r := &linkRepo{t: t, dir: t.TempDir()}
-	r.git("init", "-q", "-b", "main")
-	for p, c := range files {
-		r.write(p, c)
-	}
-	r.git("add", "-A")
-	r.git("commit", "-q", "-m", "base")
-	r.base = strings.TrimSpace(r.git("rev-parse", "HEAD"))
-	return r
-}
-
-func (r *linkRepo) git(args ...string) string {
-	r.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = r.dir
-	cmd.Env = append(os.Environ(), "HOME="+r.dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
-	out, err := cmd.Output()
-	if err != nil {
-		r.t.Fatalf("git %s: %v", strings.Join(args, " "), err)
-	}
-	return string(out)
+	dir, base := gittest.Repo(t, files)
+	return &linkRepo{t: t, dir: dir, base: base}
 }
 
 func (r *linkRepo) write(p, content string) {
 	r.t.Helper()
-	full := filepath.Join(r.dir, filepath.FromSlash(p))
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		r.t.Fatal(err)
-	}
-	_ = os.Remove(full)
-	var err error
-	if target, ok := strings.CutPrefix(content, "->"); ok {
-		err = os.Symlink(target, full)
-	} else {
-		err = os.WriteFile(full, []byte(content), 0o644)
-	}
-	if err != nil {
-		r.t.Fatal(err)
-	}
+	_ = os.Remove(filepath.Join(r.dir, filepath.FromSlash(p)))
+	gittest.Write(r.t, r.dir, map[string]string{p: content})
 }
 
 func (r *linkRepo) diff() []byte {
 	r.t.Helper()
-	r.git("add", "-A")
-	return []byte(r.git("diff", "--cached", "--binary", "--no-renames", r.base))
+	gittest.Git(r.t, r.dir, "add", "-A")
+	return []byte(gittest.Git(r.t, r.dir, "diff", "--cached", "--binary", "--no-renames", r.base) + "\n")
 }
 
 // TestProtectedPathThroughALink: a protected path that the base reaches through a symbolic
