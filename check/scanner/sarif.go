@@ -287,7 +287,7 @@ func repoPath(uri string, baseID *string, bases map[string]sarif.ArtifactLocatio
 // another file (or none) and drop the finding. Read takes this reading when the URI's own does
 // not name a line the patch changed. A file: URI is read only as a URI.
 func literalPath(uri string, baseID *string, bases map[string]sarif.ArtifactLocation, root *url.URL) (string, bool) {
-	if len(uri) > 4*maxPath || strings.HasPrefix(strings.ToLower(uri), "file:") || !strings.ContainsAny(uri, "#?%:") {
+	if len(uri) > 4*maxPath || strings.HasPrefix(strings.ToLower(uri), "file:") || !literalish(uri) {
 		return "", false
 	}
 	base, ok := resolveBase(baseID, bases, root, 0)
@@ -297,6 +297,14 @@ func literalPath(uri string, baseID *string, bases map[string]sarif.ArtifactLoca
 	return underRoot(base.ResolveReference(&url.URL{Path: uri}), root)
 }
 
+// literalish reports whether uri reads otherwise as a path written as is: it holds a character
+// a URI gives a meaning ('#', '?', '%', ':'), or one a URI cannot hold at all (a control
+// character, which url.Parse refuses, or a backslash); git lets a patch put any of them in a
+// name.
+func literalish(uri string) bool {
+	return strings.ContainsFunc(uri, func(r rune) bool { return strings.ContainsRune("#?%:\\", r) || r < 0x20 || r == 0x7f })
+}
+
 // underRoot returns the repository path u names under root, or false: a file: URL on this
 // host, inside the repository, not into .git.
 func underRoot(u *url.URL, root *url.URL) (string, bool) {
@@ -304,7 +312,7 @@ func underRoot(u *url.URL, root *url.URL) (string, bool) {
 		return "", false
 	}
 	rel, ok := strings.CutPrefix(u.Path, root.Path)
-	if !ok || rel == "" || len(rel) > maxPath || strings.ContainsAny(rel, "\x00\\") || !strings.HasPrefix(u.Path, "/") {
+	if !ok || rel == "" || len(rel) > maxPath || strings.ContainsRune(rel, 0) || !strings.HasPrefix(u.Path, "/") {
 		return "", false
 	}
 	for _, part := range strings.Split(rel, "/") {
