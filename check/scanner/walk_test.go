@@ -3,6 +3,7 @@ package scanner
 import (
 	"context"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -72,3 +73,36 @@ func TestReadPlacesEveryNameGitAllows(t *testing.T) {
 type urlPath struct{ p string }
 
 func (u *urlPath) escaped() string { return (&url.URL{Path: u.p}).EscapedPath() }
+
+// TestReadKeepsTheScannersOwnFailures: a scanner that could not scan a file the patch wrote
+// (bandit skips a file it cannot parse, semgrep one past its size limit or its parser) says so
+// in its SARIF (an invocation that was not successful, an error notification naming the file)
+// and exits 0 with no result. That read as a clean scan: it is now counted, with the files.
+func TestReadKeepsTheScannersOwnFailures(t *testing.T) {
+	t.Parallel()
+	no := false
+	run := map[string]any{"invocations": []any{
+		map[string]any{"executionSuccessful": no, "toolExecutionNotifications": []any{
+			map[string]any{"level": "error", "message": map[string]any{"text": "syntax error while parsing AST from file"},
+				"locations": []any{map[string]any{"physicalLocation": map[string]any{"artifactLocation": map[string]any{"uri": "lib/new.py"}}}}},
+			map[string]any{"level": "warning", "message": map[string]any{"text": "slow"}},
+			map[string]any{"message": map[string]any{"text": "no level: a warning"}},
+		}},
+		map[string]any{"executionSuccessful": true, "toolExecutionNotifications": []any{
+			map[string]any{"level": "error", "message": map[string]any{"text": "outside"},
+				"locations": []any{map[string]any{"physicalLocation": map[string]any{"artifactLocation": map[string]any{"uri": "/etc/passwd"}}}}},
+		}},
+	}}
+	got, err := Read(sarifLog(run), "/workspace", testChanged())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Failed != 3 || !reflect.DeepEqual(got.FailedFiles, []string{"lib/new.py"}) {
+		t.Fatalf("Read = %+v, want 3 failures (an unsuccessful invocation, two error notifications) naming lib/new.py", got)
+	}
+	// A run that says it succeeded and has no error is no failure.
+	ok, err := Read(sarifLog(map[string]any{"invocations": []any{map[string]any{"executionSuccessful": true}}}), "/workspace", testChanged())
+	if err != nil || ok.Failed != 0 || ok.FailedFiles != nil {
+		t.Fatalf("a successful run: %+v, %v", ok, err)
+	}
+}
