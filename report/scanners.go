@@ -97,6 +97,9 @@ func (x *render) writeScanners(b *strings.Builder, tails bool) {
 			continue
 		}
 		found := fmt.Sprint(len(s.Kept) + s.More)
+		if s.Failed > 0 {
+			found += x.scannerFailures(s)
+		}
 		elsewhere := fmt.Sprint(s.Elsewhere)
 		if s.Unplaced > 0 {
 			elsewhere += fmt.Sprintf(" (+%d outside the repository or without a line)", s.Unplaced)
@@ -142,6 +145,24 @@ func (x *render) writeScanners(b *strings.Builder, tails bool) {
 				escapePunct(s.Name), codeBlock(truncateTail(x.redact(s.Tail), audit.TailSize), "text"))
 		}
 	}
+}
+
+// scannerFailures says, in a table cell, that a scanner's own log reports errors of its run (a
+// file it could not parse, which it skipped): its count does not cover everything.
+func (x *render) scannerFailures(s audit.ScannerRun) string {
+	var files []string
+	for i, f := range s.FailedFiles {
+		if i == x.d.files {
+			files = append(files, fmt.Sprintf("and %d more", len(s.FailedFiles)-i))
+			break
+		}
+		files = append(files, codeCell(x.redact(f), 200))
+	}
+	out := fmt.Sprintf(" (**its SARIF reports %d errors of its own run**: not everything was scanned", s.Failed)
+	if len(files) > 0 {
+		out += "; files: " + strings.Join(files, ", ")
+	}
+	return out + ")"
 }
 
 // writeScannerTrust is one line on what a scanner's result can be trusted for: whether it runs

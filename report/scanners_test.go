@@ -189,3 +189,17 @@ func TestAnnotationsShareTheirBound(t *testing.T) {
 		t.Errorf("%d annotations: %+v ... %+v", len(a), a[149], a[150])
 	}
 }
+
+// TestScannerOwnFailuresShown: a scanner whose SARIF says it could not scan everything (a
+// file of the patch it could not parse, skipped, and exit 0) read as a clean "0"; the row now
+// says what its log reports, and names the files.
+func TestScannerOwnFailuresShown(t *testing.T) {
+	t.Parallel()
+	r := &runner.Result{Scanners: []audit.ScannerRun{{Name: "bandit", Findings: scanner.Findings{Failed: 2, FailedFiles: []string{"app/skipped.py"}}}}}
+	for name, s := range map[string]string{"report": Markdown(r), "PR body": PRBody(r, Fit{Redact: githubapp.Redact})} {
+		sec := section(s)
+		if !strings.Contains(sec, "reports 2 errors of its own run**") || !strings.Contains(sec, "`app/skipped.py`") {
+			t.Errorf("the %s does not say the scanner failed in part:\n%s", name, sec)
+		}
+	}
+}

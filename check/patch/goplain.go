@@ -29,6 +29,7 @@ func plainGo(src string) (why string, tests int) {
 		return why, 0
 	}
 	imports := map[string]string{} // name in the file → import path
+	types := goFileTypes(toks)
 	scopes := []map[string]bool{{}}
 	depth, paren := 0, 0
 	header := false           // the statement opens a block whose scope its declarations belong to
@@ -86,7 +87,7 @@ func plainGo(src string) (why string, tests int) {
 			scopes[d][name] = true
 		}
 		if depth == 0 && paren == 0 && i >= topSkip {
-			end, why := goTopLevel(toks, i, imports, declare)
+			end, why := goTopLevel(toks, i, imports, types, declare)
 			if why != "" {
 				return why, 0
 			}
@@ -154,7 +155,12 @@ func plainGo(src string) (why string, tests int) {
 
 // goTopLevel judges a token at the top level of the file, and returns the index past the
 // declaration it judged whole (a var or import), or i.
-func goTopLevel(toks []pyTok, i int, imports map[string]string, declare func(string)) (int, string) {
+//
+// A method is plain only on a type the file declares (a fake): a method on a type of the
+// package under test (an internal test file shares its package) becomes part of that type in
+// every test of the package, and can change what the code under test does (a MarshalJSON,
+// String or Error it did not have: json.Marshal, fmt and errors call it).
+func goTopLevel(toks []pyTok, i int, imports map[string]string, types map[string]bool, declare func(string)) (int, string) {
 	k := toks[i]
 	next := func(n int) string {
 		if i+n < len(toks) {
@@ -166,6 +172,11 @@ func goTopLevel(toks []pyTok, i int, imports map[string]string, declare func(str
 	case "func":
 		if n := next(1); n == "init" || n == "TestMain" {
 			return i, "defines " + n + ", which runs before the tests"
+		}
+		if next(1) == "(" {
+			if recv := goReceiverType(toks, i+1); !types[recv] {
+				return i, "declares a method on " + quote(recv) + ", a type it does not declare: the package's own type gains it in every test, which can change what the code under test does"
+			}
 		}
 		if i+1 < len(toks) && toks[i+1].kind == 'n' {
 			declare(next(1))
@@ -209,6 +220,69 @@ func goTopLevel(toks []pyTok, i int, imports map[string]string, declare func(str
 		return end, ""
 	}
 	return i, ""
+}
+
+// goReceiverType returns the type name of the method receiver whose '(' is toks[open]: the last
+// name outside brackets ("T" of "(s *T[K])"), or "" when there is none.
+func goReceiverType(toks []pyTok, open int) string {
+	name, depth := "", 0
+	for j := open + 1; j < len(toks); j++ {
+		switch t := toks[j]; {
+		case t.text == "(" || t.text == "[":
+			depth++
+		case t.text == "]":
+			depth--
+		case t.text == ")":
+			if depth == 0 {
+				return name
+			}
+			depth--
+		case t.kind == 'n' && depth == 0:
+			name = t.text
+		}
+	}
+	return ""
+}
+
+// goFileTypes returns the names of the types the file declares at its top level, alone
+// ("type T ...") or in a group ("type ( A ...; B ... )").
+func goFileTypes(toks []pyTok) map[string]bool {
+	types := map[string]bool{}
+	depth := 0
+	for i := 0; i < len(toks); i++ {
+		switch toks[i].text {
+		case "{", "(", "[":
+			depth++
+			continue
+		case "}", ")", "]":
+			depth--
+			continue
+		}
+		if depth != 0 || toks[i].text != "type" || i+1 >= len(toks) {
+			continue
+		}
+		if toks[i+1].kind == 'n' {
+			types[toks[i+1].text] = true
+			continue
+		}
+		if toks[i+1].text != "(" {
+			continue
+		}
+		end := goDeclEnd(toks, i)
+		inner := 0
+		for j := i + 2; j < end; j++ {
+			switch t := toks[j]; {
+			case t.text == "(" || t.text == "{" || t.text == "[":
+				inner++
+			case t.text == ")" || t.text == "}" || t.text == "]":
+				inner--
+			case inner == 0 && t.kind == 'n' && (j == i+2 || toks[j-1].text == "\n" || toks[j-1].text == ";"):
+				types[t.text] = true
+			}
+		}
+		i = end - 1
+	}
+	return types
 }
 
 // goDeclEnd returns the index just past the declaration starting at toks[i]: its group's

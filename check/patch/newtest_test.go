@@ -160,6 +160,12 @@ func TestPlainGo(t *testing.T) {
 	if why, n := plainGo(plainGoSrc); why != "" || n != 2 {
 		t.Fatalf("plainGo(plain file) = %q, %d; want plain with 2 tests", why, n)
 	}
+	// A method on a type the file declares (a fake) stays plain, the type declared before or
+	// after it, alone or in a group.
+	fakes := plainGoSrc + "func (f *fakeStore) Get() int { return 1 }\n\ntype fakeStore struct{}\n\ntype (\n\tother int\n\tgen[T any] struct{ v T }\n)\n\nfunc (o other) String() string { return \"\" }\nfunc (g gen[T]) V() T { return g.v }\nfunc (testCase) Name() string { return \"\" }\n"
+	if why, n := plainGo(fakes); why != "" || n != 2 {
+		t.Fatalf("plainGo(methods on the file's own types) = %q, %d; want plain with 2 tests", why, n)
+	}
 	body := func(lines string) string {
 		return strings.Replace(plainGoSrc, "\tt.Setenv(\"A\", \"b\")\n", lines+"\n", 1)
 	}
@@ -184,6 +190,12 @@ func TestPlainGo(t *testing.T) {
 		{"Pointer", body("\t*p = 1"), "pointer"},
 		{"ParenPointer", body("\t(*p).n = 1"), "pointer"},
 		{"FuncTypeThenCall", body("\tvar cb func(int)\n\t_ = cb\n\tuse(limit)\n\tif true {\n\t\tlimit = 0\n\t}"), `"limit"`},
+		// A method on a type of the package under test is part of that type in every test of
+		// the package: MarshalJSON, String or Error changes what the code under test does (a
+		// failing golden test of Render passes once the test file gives Result a MarshalJSON).
+		{"MethodOnPackageType", plainGoSrc + "func (Result) MarshalJSON() ([]byte, error) { return []byte(`{}`), nil }\n", `"Result"`},
+		{"MethodOnPackagePointer", plainGoSrc + "func (r *Result) String() string { return \"\" }\n", `"Result"`},
+		{"MethodOnGenericPackageType", plainGoSrc + "func (s Set[T]) Len() int { return 0 }\n", `"Set"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -140,6 +140,8 @@ func AffectsTests(p string, diff []byte) (why string, ok bool) {
 		return mentionVerdict(p, hs, text, "package.json's test script or test runner settings")
 	case strings.HasPrefix(base, "vite.config."):
 		return mentionVerdict(p, hs, text, "Vitest's settings (the test section of the Vite configuration)")
+	case base == "go.mod":
+		return goModVerdict(hs, text)
 	}
 	if strings.HasSuffix(base, ".go") && definesTestMain(hs) {
 		return "defines TestMain, which runs in place of the test binary's own main and decides its exit status", true
@@ -235,6 +237,13 @@ func byName(lp, base string) (string, bool) {
 	for _, d := range ciDirs {
 		if strings.HasPrefix(lp, d) {
 			return whyCI, true
+		}
+	}
+	if dirs := strings.Split(lp, "/"); len(dirs) > 1 {
+		for _, d := range dirs[:len(dirs)-1] {
+			if d == "vendor" || d == "node_modules" {
+				return "is vendored code of a dependency (" + d + "/): the tests build against it, and a vendored test library (testify, expect) decides what counts as a pass", true
+			}
 		}
 	}
 	switch {
@@ -577,6 +586,34 @@ func mentionVerdict(p string, hs []hunk, text bool, what string) (string, bool) 
 		for _, l := range h.lines {
 			if w := testWord(l[1:]); w != "" {
 				return fmt.Sprintf("changes %s near a line that mentions %s: it can hold %s", path.Base(p), w, what), true
+			}
+		}
+	}
+	return "", false
+}
+
+// goModVerdict flags a go.mod whose changed lines replace a module (a replace directive, or a
+// line of a replace block: only those hold "=>"), so the tests build against a folder or
+// module the patch chose (a testify whose assertions always pass), or set a godebug
+// default (a godebug line, or a key=value line of a godebug block), which changes how the standard library behaves in the tests. A require the
+// patch adds is a new dependency, which check/deps lists.
+func goModVerdict(hs []hunk, text bool) (string, bool) {
+	if !text {
+		return "changes go.mod, whose replace and godebug directives the diff does not show (binary or no text change)", true
+	}
+	for _, h := range hs {
+		for _, l := range h.lines {
+			if l[0] == ' ' {
+				continue
+			}
+			body := strings.TrimSpace(l[1:])
+			word, _, _ := strings.Cut(body, " ")
+			switch {
+			case word == "replace" || strings.HasPrefix(body, "replace(") || strings.Contains(body, "=>"):
+				return "changes a replace directive of go.mod (" + quote(body) + "): the tests build against the module or folder it names instead", true
+			case word == "godebug" || strings.HasPrefix(body, "godebug(") || strings.Contains(body, "=") && !strings.HasPrefix(body, "//"):
+				// key=value is only found in a godebug directive or block.
+				return "changes a godebug directive of go.mod (" + quote(body) + "): it changes how the standard library behaves in the tests", true
 			}
 		}
 	}

@@ -244,6 +244,16 @@ func TestProgramsTheTestsRunAreFlagged(t *testing.T) {
 		{"CommandPytestPlugin", modDiff("tools/plug.py", 1, " x = 1", "+x = 2"), "pytest -p tools.plug tests", "runs or loads its module"},
 		{"CommandPytestPluginUnderM", modDiff("tools/plug.py", 1, " x = 1", "+x = 2"), "python -m pytest -p tools.plug", "runs or loads its module"},
 		{"CommandUnittestModules", modDiff("project/verify.py", 1, " x = 1", "+x = 2"), "python -m unittest project.checks project.verify", "runs or loads its module"},
+		// What the Go tests build against: a vendored test library decides what counts as a pass,
+		// and a replace directive swaps a module (testify) for a folder of the patch's.
+		{"VendoredTestLibrary", modDiff("vendor/github.com/stretchr/testify/assert/assertions.go", 300, " func Equal(t TestingT, expected, actual interface{}, msgAndArgs ...interface{}) bool {", "+\treturn true"), "", "vendored"},
+		{"VendoredModulesTxt", modDiff("vendor/modules.txt", 1, " # github.com/stretchr/testify v1.9.0", "-github.com/stretchr/testify/assert", "+github.com/stretchr/testify/require"), "", "vendored"},
+		{"NestedNodeModules", modDiff("web/node_modules/expect/build/index.js", 1, " 'use strict';", "+module.exports = () => ({ toBe() {} });"), "", "vendored"},
+		{"GoModReplace", modDiff("go.mod", 3, " require github.com/stretchr/testify v1.9.0", "+replace github.com/stretchr/testify => ./internal/fakeassert"), "", "replace"},
+		{"GoModReplaceBlock", modDiff("go.mod", 8, " replace (", "+\tgithub.com/stretchr/testify v1.9.0 => ./x"), "", "replace"},
+		{"GoModGodebug", modDiff("sub/go.mod", 3, " go 1.22", "+godebug panicnil=1"), "", "godebug"},
+		{"GoModGodebugBlock", modDiff("go.mod", 3, " godebug (", "+\tpanicnil=1"), "", "godebug"},
+		{"GoModRequireOnly", modDiff("go.mod", 3, " require (", "+\tgolang.org/x/text v0.14.0"), "", ""},
 		// The code under test is not the command's.
 		{"CodeUnderTest", modDiff("src/app.py", 1, " import os", "+x = 1"), "python -m pytest -q tests", ""},
 		{"LatestIsNotATestWord", modDiff("src/latest.py", 1, " import os", "+x = 1"), "pytest", ""},

@@ -59,3 +59,19 @@ func (c Changed) Without(files []string) Changed {
 	}
 	return out
 }
+
+// WithWhole returns c with every line of the given files changed: files the patch moved, whose
+// lines git's renamed view counts as unchanged although the code is new at that path.
+func (c Changed) WithWhole(files []string) Changed {
+	if len(files) == 0 {
+		return c
+	}
+	out := make(Changed, len(c)+len(files))
+	for f, rs := range c {
+		out[f] = rs
+	}
+	for _, f := range files {
+		out[f] = []Lines{{1, maxLine}}
+	}
+	return out
+}

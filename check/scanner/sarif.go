@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,7 +45,18 @@ type Findings struct {
 	More      int       // findings on changed lines beyond MaxFindings, not kept
 	Elsewhere int       // results on lines the patch did not add or change: dropped
 	Unplaced  int       // results with no line in a file of the repository (no location, no line, a path outside it): dropped
+	// Failed counts what the scanner's own log says went wrong in its run: an invocation not
+	// successful (executionSuccessful false), and each tool execution notification at level
+	// error (a file it could not parse or read, a rule that crashed). A scanner that skips a
+	// file it cannot parse still exits 0 with no result there: its clean result does not cover
+	// everything. FailedFiles are the repository paths those notifications name, sorted, at
+	// most maxFailedFiles.
+	Failed      int
+	FailedFiles []string
 }
+
+// maxFailedFiles bounds Findings.FailedFiles.
+const maxFailedFiles = 20
 
 // Read parses a SARIF 2.1.0 log written by a scanner that ran in workdir (the sandbox's
 // workspace, the repository's root) and keeps the results whose region touches a line in
@@ -87,6 +99,7 @@ func Read(data []byte, workdir string, changed Changed) (Findings, error) {
 		if run == nil {
 			continue
 		}
+		out.failures(run, root)
 		rules := rulesOf(run)
 		for _, res := range run.Results {
 			if res == nil || res.Kind == "pass" || res.Kind == "notApplicable" {
@@ -126,7 +139,42 @@ func Read(data []byte, workdir string, changed Changed) (Findings, error) {
 	if len(out.Kept) > MaxFindings {
 		out.More, out.Kept = len(out.Kept)-MaxFindings, out.Kept[:MaxFindings]
 	}
+	sort.Strings(out.FailedFiles)
 	return out, nil
+}
+
+// failures adds to Failed and FailedFiles what run's invocations say went wrong.
+func (out *Findings) failures(run *sarif.Run, root *url.URL) {
+	for _, inv := range run.Invocations {
+		if inv == nil {
+			continue
+		}
+		if inv.ExecutionSuccessful != nil && !*inv.ExecutionSuccessful {
+			out.Failed++
+		}
+		for _, n := range inv.ToolExecutionNotifications {
+			if n == nil || n.Level != "error" {
+				continue
+			}
+			out.Failed++
+			for _, l := range n.Locations {
+				if l == nil || l.PhysicalLocation == nil || l.PhysicalLocation.ArtifactLocation == nil {
+					continue
+				}
+				a := l.PhysicalLocation.ArtifactLocation
+				if a.URI == nil {
+					continue
+				}
+				file, ok := repoPath(*a.URI, a.URIBaseID, run.OriginalUriBaseIds, root)
+				if !ok {
+					file, ok = literalPath(*a.URI, a.URIBaseID, run.OriginalUriBaseIds, root)
+				}
+				if ok && len(out.FailedFiles) < maxFailedFiles && !slices.Contains(out.FailedFiles, file) {
+					out.FailedFiles = append(out.FailedFiles, file)
+				}
+			}
+		}
+	}
 }
 
 // rulesOf indexes the run's driver rules by id (the first of an id wins).
@@ -287,7 +335,7 @@ func repoPath(uri string, baseID *string, bases map[string]sarif.ArtifactLocatio
 // another file (or none) and drop the finding. Read takes this reading when the URI's own does
 // not name a line the patch changed. A file: URI is read only as a URI.
 func literalPath(uri string, baseID *string, bases map[string]sarif.ArtifactLocation, root *url.URL) (string, bool) {
-	if len(uri) > 4*maxPath || strings.HasPrefix(strings.ToLower(uri), "file:") || !strings.ContainsAny(uri, "#?%:") {
+	if len(uri) > 4*maxPath || strings.HasPrefix(strings.ToLower(uri), "file:") || !literalish(uri) {
 		return "", false
 	}
 	base, ok := resolveBase(baseID, bases, root, 0)
@@ -297,6 +345,14 @@ func literalPath(uri string, baseID *string, bases map[string]sarif.ArtifactLoca
 	return underRoot(base.ResolveReference(&url.URL{Path: uri}), root)
 }
 
+// literalish reports whether uri reads otherwise as a path written as is: it holds a character
+// a URI gives a meaning ('#', '?', '%', ':'), or one a URI cannot hold at all (a control
+// character, which url.Parse refuses, or a backslash); git lets a patch put any of them in a
+// name.
+func literalish(uri string) bool {
+	return strings.ContainsFunc(uri, func(r rune) bool { return strings.ContainsRune("#?%:\\", r) || r < 0x20 || r == 0x7f })
+}
+
 // underRoot returns the repository path u names under root, or false: a file: URL on this
 // host, inside the repository, not into .git.
 func underRoot(u *url.URL, root *url.URL) (string, bool) {
@@ -304,7 +360,7 @@ func underRoot(u *url.URL, root *url.URL) (string, bool) {
 		return "", false
 	}
 	rel, ok := strings.CutPrefix(u.Path, root.Path)
-	if !ok || rel == "" || len(rel) > maxPath || strings.ContainsAny(rel, "\x00\\") || !strings.HasPrefix(u.Path, "/") {
+	if !ok || rel == "" || len(rel) > maxPath || strings.ContainsRune(rel, 0) || !strings.HasPrefix(u.Path, "/") {
 		return "", false
 	}
 	for _, part := range strings.Split(rel, "/") {

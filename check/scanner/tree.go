@@ -41,6 +41,7 @@ type Trees struct {
 	dirs     map[string]bool  // the patched tree's folders
 	baseFile map[string]entry // the configuration commit's blobs
 	baseDirs map[string]bool
+	moved    []string // the patched tree's files that git finds moved from another path
 }
 
 // NewTrees applies diff to base in a throwaway index of the host's clone and reads the files of
@@ -65,6 +66,9 @@ func NewTrees(ctx context.Context, git patch.Git, base, configAt string, diff []
 		return fail(fmt.Errorf("writing the patched tree: %w", err))
 	}
 	t.patched = strings.TrimSpace(string(out))
+	if t.moved, err = t.renames(ctx); err != nil {
+		return fail(err)
+	}
 	if t.files, t.dirs, err = t.list(ctx, t.patched); err != nil {
 		return fail(err)
 	}
@@ -198,4 +202,34 @@ func Files(rs []Reset) []string {
 		out[i] = r.Path
 	}
 	return out
+}
+
+// Moved returns the files the patch moved (git's rename detection, as check/secrets.AddedLines
+// reads the patch), by their new paths. A moved file's lines are not added lines in git's view,
+// but the code is new where it now is (a file moved out of examples/ into the code that is
+// shipped), so a scanner's findings anywhere in it are the patch's (Changed.WithWhole).
+func (t *Trees) Moved() []string { return t.moved }
+
+// renames lists the new paths of the files git finds renamed between base and the patched tree.
+func (t *Trees) renames(ctx context.Context) ([]string, error) {
+	out, err := t.git(ctx, t.sc.Env, nil, "diff-tree", "-r", "-z", "--find-renames", "--name-status", "--no-ext-diff",
+		"--no-textconv", t.base, t.patched)
+	if err != nil {
+		return nil, fmt.Errorf("reading what the patch moved: %w", err)
+	}
+	var moved []string
+	recs := strings.Split(string(out), "\x00")
+	for i := 0; i < len(recs); i++ {
+		switch st := recs[i]; {
+		case strings.HasPrefix(st, "R") || strings.HasPrefix(st, "C"):
+			if i+2 < len(recs) {
+				moved = append(moved, recs[i+2])
+			}
+			i += 2
+		case st != "":
+			i++ // STATUS, PATH
+		}
+	}
+	sort.Strings(moved)
+	return moved, nil
 }

@@ -85,6 +85,8 @@ func (a *Auditor) Scanners(ctx context.Context, scanners []scanner.Scanner, time
 		return nil
 	}
 	defer trees.Close()
+	// A file the patch moved is new where it now is: every line of it counts (Trees.Moved).
+	changed = changed.WithWhole(trees.Moved())
 	var runs []ScannerRun
 	for _, s := range scanners {
 		if ctx.Err() != nil { // cancelled: the run reports itself as such
