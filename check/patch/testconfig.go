@@ -595,7 +595,8 @@ func mentionVerdict(p string, hs []hunk, text bool, what string) (string, bool) 
 // goModVerdict flags a go.mod whose changed lines replace a module (a replace directive, or a
 // line of a replace block: only those hold "=>"), so the tests build against a folder or
 // module the patch chose (a testify whose assertions always pass), or set a godebug
-// default (a godebug line, or a key=value line of a godebug block), which changes how the standard library behaves in the tests. A require the
+// default (a godebug line, or a key=value line of a godebug block), which changes how the standard library behaves in the tests, or
+// changes its go or toolchain line (the language version and the default GODEBUG settings). A require the
 // patch adds is a new dependency, which check/deps lists.
 func goModVerdict(hs []hunk, text bool) (string, bool) {
 	if !text {
@@ -611,6 +612,11 @@ func goModVerdict(hs []hunk, text bool) (string, bool) {
 			switch {
 			case word == "replace" || strings.HasPrefix(body, "replace(") || strings.Contains(body, "=>"):
 				return "changes a replace directive of go.mod (" + quote(body) + "): the tests build against the module or folder it names instead", true
+			case word == "go" || word == "toolchain":
+				// The language version decides semantics the tests rely on (a loop variable per
+				// iteration from 1.22) and the default GODEBUG settings; the toolchain, which
+				// compiler builds them.
+				return "changes the " + word + " line of go.mod (" + quote(body) + "): it changes the language version or the toolchain the tests build with", true
 			case word == "godebug" || strings.HasPrefix(body, "godebug(") || strings.Contains(body, "=") && !strings.HasPrefix(body, "//"):
 				// key=value is only found in a godebug directive or block.
 				return "changes a godebug directive of go.mod (" + quote(body) + "): it changes how the standard library behaves in the tests", true

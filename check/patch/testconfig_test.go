@@ -253,6 +253,8 @@ func TestProgramsTheTestsRunAreFlagged(t *testing.T) {
 		{"GoModReplaceBlock", modDiff("go.mod", 8, " replace (", "+\tgithub.com/stretchr/testify v1.9.0 => ./x"), "", "replace"},
 		{"GoModGodebug", modDiff("sub/go.mod", 3, " go 1.22", "+godebug panicnil=1"), "", "godebug"},
 		{"GoModGodebugBlock", modDiff("go.mod", 3, " godebug (", "+\tpanicnil=1"), "", "godebug"},
+		{"GoModGoVersion", modDiff("go.mod", 3, " module example.com/m", "-go 1.21", "+go 1.22"), "", "go line"},
+		{"GoModToolchain", modDiff("go.mod", 3, " go 1.22", "+toolchain go1.22.5"), "", "toolchain line"},
 		{"GoModRequireOnly", modDiff("go.mod", 3, " require (", "+\tgolang.org/x/text v0.14.0"), "", ""},
 		// The code under test is not the command's.
 		{"CodeUnderTest", modDiff("src/app.py", 1, " import os", "+x = 1"), "python -m pytest -q tests", ""},
