@@ -23,6 +23,14 @@
 // Every finding an allow rule let through is still returned (Result.Allowed), with the rule
 // that did.
 //
+// Nor can a value the patch writes before it: a rule's match ends at the first value it takes
+// (a Kubernetes Secret's first data entry), and gitleaks reads on after the match, so an entry
+// written first (a placeholder, a Helm template, a value the base held) hid the values after it.
+// Each file, the base's too, is read again with the values found so far blanked, until a round
+// finds nothing new (uncover.go); Redact does the same, with its detector free of allow-lists
+// and the placeholders dropped after. Past 16 rounds the scan fails: the patch is not published
+// half read.
+//
 // It must never store, log or return a finding's value: a Finding names the rule, the file,
 // the line and what allowed it, nothing else; values are compared in memory, by hash, and
 // gitleaks' own logger is silenced.

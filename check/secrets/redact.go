@@ -2,8 +2,11 @@ package secrets
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/zricethezav/gitleaks/v8/report"
 )
 
 // Redact returns s with every value gitleaks' default rules find in it replaced by
@@ -24,8 +27,30 @@ func Redact(s string) string {
 		return s
 	}
 	d := set.detector(displayRules)
-	found := d.DetectString(s)
+	// A value written first (a placeholder) must not hide the one after it (uncover), so the
+	// detector has no allow-list and the placeholders are dropped after.
+	all := uncoverString(s, d.DetectString)
 	set.put(displayRules, d)
+	var judged []report.Finding
+	for _, f := range all {
+		if id, ok := set.renamed[f.RuleID]; ok {
+			f.RuleID = id
+		}
+		if !set.displayPlaceholder(f) {
+			judged = append(judged, f)
+		}
+	}
+	// gitleaks' preference (detect.filter), after its allow-lists as in gitleaks: a generic
+	// rule's value that a specific rule's value on the same line holds is named by the specific
+	// rule.
+	var found []report.Finding
+	for _, f := range judged {
+		if !isGeneric(f.RuleID) || !slices.ContainsFunc(judged, func(b report.Finding) bool {
+			return !isGeneric(b.RuleID) && b.StartLine == f.StartLine && strings.Contains(b.Secret, f.Secret)
+		}) {
+			found = append(found, f)
+		}
+	}
 	if len(found) == 0 {
 		return s
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/spf13/viper"
 	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
+	"github.com/zricethezav/gitleaks/v8/report"
 )
 
 // ruleSet is gitleaks' default rules as this package uses them. gitleaks applies its
@@ -32,7 +34,8 @@ type ruleSet struct {
 	strict config.Config
 	// display is strict without the rules' file types (a Kubernetes Secret is found in any
 	// text, not only in a .yaml file): Redact reads what the model saw, which has no file
-	// name, and hiding more there costs nothing.
+	// name, and hiding more there costs nothing. Its detector runs the same rules with no
+	// allow-list; Redact judges with these (displayPlaceholder).
 	display config.Config
 	// pools of detectors of scan and display: building one (its keyword index) costs more
 	// than scanning a small file.
@@ -64,24 +67,8 @@ func rules() (*ruleSet, error) {
 			strict:  only(full, func(config.Rule) bool { return true }, secretOnly, wholeSecretOnly),
 			display: only(full, func(r config.Rule) bool { return r.Regex != nil }, secretOnly, wholeSecretOnly),
 		}
-		for id, r := range s.scan.Rules {
-			if !isGeneric(id) {
-				continue
-			}
-			other := "unfiltered-" + strings.NewReplacer("generic", "wide", "Generic", "Wide").Replace(id)
-			if isGeneric(other) || s.scan.Rules[other].RuleID != "" || len(r.RequiredRules) > 0 {
-				defaults.err = fmt.Errorf("gitleaks' rule %q cannot be renamed", id)
-				return
-			}
-			delete(s.scan.Rules, id)
-			r.RuleID = other
-			s.scan.Rules[other] = r
-			s.renamed[other] = id
-			for i, o := range s.scan.OrderedRules {
-				if o == id {
-					s.scan.OrderedRules[i] = other
-				}
-			}
+		if defaults.err = renameGeneric(&s.scan, s.renamed); defaults.err != nil {
+			return
 		}
 		for id, r := range s.display.Rules {
 			r.Path = nil
@@ -93,12 +80,63 @@ func rules() (*ruleSet, error) {
 			s.display.Rules[id] = r
 		}
 		s.display.Allowlists = nil
-		for i, cfg := range []config.Config{s.scan, s.display} {
+		// Redact's detector has no allow-list either: it finds the placeholders too, so that
+		// uncover can look behind them, and Redact judges them itself (displayPlaceholder).
+		// Its generic rules are renamed as the scan's, so that gitleaks' preference for a
+		// specific rule does not drop a generic value beside a specific placeholder.
+		raw := config.Config{Title: s.display.Title, Rules: map[string]config.Rule{}, Keywords: s.display.Keywords,
+			OrderedRules: slices.Clone(s.display.OrderedRules)}
+		for id, r := range s.display.Rules {
+			r.Allowlists = nil
+			raw.Rules[id] = r
+		}
+		if defaults.err = renameGeneric(&raw, s.renamed); defaults.err != nil {
+			return
+		}
+		for i, cfg := range []config.Config{s.scan, raw} {
 			s.pools[i].New = func() any { return newDetector(cfg) }
 		}
 		defaults.set = s
 	})
 	return defaults.set, defaults.err
+}
+
+// renameGeneric gives cfg's generic rules names gitleaks does not know as generic (so that its
+// detector's filter, which drops a generic match that a specific one on the same line holds,
+// leaves them), and records each new name's old one in renamed.
+func renameGeneric(cfg *config.Config, renamed map[string]string) error {
+	for id, r := range cfg.Rules {
+		if !isGeneric(id) {
+			continue
+		}
+		other := "unfiltered-" + strings.NewReplacer("generic", "wide", "Generic", "Wide").Replace(id)
+		if isGeneric(other) || cfg.Rules[other].RuleID != "" || len(r.RequiredRules) > 0 {
+			return fmt.Errorf("gitleaks' rule %q cannot be renamed", id)
+		}
+		delete(cfg.Rules, id)
+		r.RuleID = other
+		cfg.Rules[other] = r
+		renamed[other] = id
+		for i, o := range cfg.OrderedRules {
+			if o == id {
+				cfg.OrderedRules[i] = other
+			}
+		}
+	}
+	return nil
+}
+
+// displayPlaceholder reports whether Redact's allow-lists (display: those that judge the
+// secret's own text, the global ones on every rule but a block rule) read f's value as a
+// placeholder, as gitleaks' detector would have with them; f is named as gitleaks names it.
+func (s *ruleSet) displayPlaceholder(f report.Finding) bool {
+	j := judge{secret: f.Secret}
+	for _, a := range s.display.Rules[f.RuleID].Allowlists {
+		if allows(a, j) {
+			return true
+		}
+	}
+	return false
 }
 
 // isGeneric is gitleaks' own test of a generic rule (detect.filter).

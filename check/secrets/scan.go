@@ -119,7 +119,9 @@ func Scan(ctx context.Context, git patch.Git, in Input) (Result, error) {
 	var read int64
 	err = patch.Published(scanCtx, git, in.Base, in.Diff, func(f patch.PublishedFile) error {
 		read += int64(len(f.Bytes))
-		s.file(scanCtx, f)
+		if err := s.file(scanCtx, f); errors.Is(err, errTooDeep) {
+			return fmt.Errorf("the patch's files could not be scanned: %w", err)
+		}
 		// A detector stopped by the context returns what it found so far: never a result.
 		return scanCtx.Err()
 	})
@@ -158,18 +160,24 @@ func keyOf(rule, secret string) valueKey {
 }
 
 // file scans one published file's path and content and, when they hold anything, the base's.
-func (s *scan) file(ctx context.Context, f patch.PublishedFile) {
+// Values hidden behind other values are read too (detectThrough), in the base's file as in the
+// published one; an error means the file was not read whole.
+func (s *scan) file(ctx context.Context, f patch.PublishedFile) error {
 	shown := s.path(ctx, f)
 	if f.Base != nil && bytes.Equal(f.Bytes, f.Base) {
-		return // a mode change or a plain rename: nothing the patch wrote
+		return nil // a mode change or a plain rename: nothing the patch wrote
 	}
-	found := s.rules.detectAll(ctx, f.Path, f.Bytes)
-	if len(found) == 0 {
-		return
+	found, err := s.rules.detectThrough(ctx, f.Path, f.Bytes)
+	if err != nil || len(found) == 0 {
+		return err
 	}
 	inBase := map[valueKey]bool{}
 	if f.Base != nil {
-		for _, b := range s.rules.detectAll(ctx, f.BasePath(), f.Base) {
+		held, err := s.rules.detectThrough(ctx, f.BasePath(), f.Base)
+		if err != nil {
+			return err
+		}
+		for _, b := range held {
 			inBase[keyOf(b.RuleID, b.Secret)] = true
 		}
 	}
@@ -180,6 +188,7 @@ func (s *scan) file(ctx context.Context, f patch.PublishedFile) {
 		all = append(all, judged{judge: j, allowed: s.allowance(j), inBase: inBase[keyOf(m.RuleID, m.Secret)]})
 	}
 	s.record(all, shown)
+	return nil
 }
 
 // record lists one file's judged matches as findings named by shown (the path as findings
