@@ -243,10 +243,6 @@ func protectedChange(ctx context.Context, dir, base string, diff []byte, s setti
 	return "", "", false
 }
 
-// protectedByAttributes is the pattern protectedChange returns for a changed .gitattributes
-// (noteProtectedPath words it).
-const protectedByAttributes = "\x00.gitattributes"
-
 // followUpsOff answers a request on a pull request of a repository whose settings turned
 // follow-ups off: one reply, no run (and what waited on it is said, as for a refusal).
 func (a *attempt) followUpsOff(ctx context.Context) error {

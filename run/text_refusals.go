@@ -71,6 +71,10 @@ func renderSettingsStillInvalid(runID int64, url string) string {
 		statusMarker(runID), where)
 }
 
+// protectedByAttributes is the pattern protectedChange returns for a changed .gitattributes,
+// a pattern no path matches (paths hold no NUL); noteProtectedPath words it.
+const protectedByAttributes = "\x00.gitattributes"
+
 // noteProtectedPath is why a patch that changes a protected path was not published.
 func noteProtectedPath(file, pattern string) string {
 	if pattern == "" {
