@@ -110,7 +110,8 @@ func (f File) AffectsTests() (why string, ok bool) {
 // coverage, tox, testenv, a pytest11 entry point, ...) or mentions a test word; Makefiles
 // when a changed line lies in or names a test or check target or mentions tests;
 // package.json and vite.config.* when a changed hunk mentions a test runner; any Go file
-// whose added lines define TestMain. When the diff cannot tell (no diff, a binary change,
+// whose added lines define TestMain; Go test-support code (a file in a folder named as Go
+// names its test helpers, such as gittest or testutil, or whose hunks use package testing). When the diff cannot tell (no diff, a binary change,
 // a hunk whose section is not in view), these files are flagged too, saying so.
 //
 // A new test file is flagged here, by its path; Trust, which reads its whole text and the
@@ -145,6 +146,9 @@ func AffectsTests(p string, diff []byte) (why string, ok bool) {
 	}
 	if strings.HasSuffix(base, ".go") && definesTestMain(hs) {
 		return "defines TestMain, which runs in place of the test binary's own main and decides its exit status", true
+	}
+	if strings.HasSuffix(base, ".go") && !IsTestPath(p) && (goTestSupportDir(lp) || usesPackageTesting(hs)) {
+		return whyGoTestSupport, true
 	}
 	if strings.HasSuffix(base, ".py") {
 		if hook := pythonTestHook(hs); hook != "" {
@@ -624,6 +628,38 @@ func goModVerdict(hs []hunk, text bool) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// whyGoTestSupport is why a Go file of test-support code is flagged.
+const whyGoTestSupport = "is Go test-support code (a helper package such as gittest or testutil, or code that uses package testing): the tests call its helpers, which can decide what counts as a pass"
+
+// goTestSupportDir reports whether the folder of lp (a lower-case path) is named as Go names
+// its test-support packages: httptest, iotest, fstest and the like (a name ending in "test",
+// but English words such as "latest"), testutil, testhelper(s), testsupport, testkit.
+func goTestSupportDir(lp string) bool {
+	dir := path.Base(path.Dir(lp))
+	switch dir {
+	case "testutil", "testutils", "testhelper", "testhelpers", "testsupport", "testkit", "testlib":
+		return true
+	case "latest", "greatest", "contest", "attest", "protest", "detest", "fastest", "smallest", "largest",
+		"biggest", "shortest", "longest", "oldest", "newest", "highest", "lowest", "nearest", "earliest":
+		return false
+	}
+	return len(dir) > len("test") && strings.HasSuffix(dir, "test")
+}
+
+// usesPackageTesting reports whether a line of the diff (changed or around a change) imports
+// or uses Go's package testing outside a _test.go file: test-support code.
+func usesPackageTesting(hs []hunk) bool {
+	for _, h := range hs {
+		for _, l := range h.lines {
+			if strings.Contains(l, `"testing"`) || strings.Contains(l, "testing.T") || strings.Contains(l, "testing.B") ||
+				strings.Contains(l, "testing.F") || strings.Contains(l, "testing.M") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func definesTestMain(hs []hunk) bool {

@@ -255,6 +255,10 @@ func TestProgramsTheTestsRunAreFlagged(t *testing.T) {
 		{"GoModGodebugBlock", modDiff("go.mod", 3, " godebug (", "+\tpanicnil=1"), "", "godebug"},
 		{"GoModGoVersion", modDiff("go.mod", 3, " module example.com/m", "-go 1.21", "+go 1.22"), "", "go line"},
 		{"GoModToolchain", modDiff("go.mod", 3, " go 1.22", "+toolchain go1.22.5"), "", "toolchain line"},
+		// Go test-support code: the helpers the tests call decide what counts as a pass.
+		{"GoTestSupportPackage", modDiff("internal/gittest/gittest.go", 20, " func Equal(t testing.TB, a, b string) {", "-\tif a != b {", "+\tif false {"), "", "test-support"},
+		{"GoTestUtilPackage", modDiff("pkg/testutil/assert.go", 5, " func Same(a, b any) bool {", "-\treturn a == b", "+\treturn true"), "", "test-support"},
+		{"GoCodeUsingTesting", modDiff("internal/check/check.go", 5, " func Must(t testing.TB, err error) {", "-\tt.Fatal(err)", "+\t_ = err"), "", "test-support"},
 		{"GoModRequireOnly", modDiff("go.mod", 3, " require (", "+\tgolang.org/x/text v0.14.0"), "", ""},
 		// The code under test is not the command's.
 		{"CodeUnderTest", modDiff("src/app.py", 1, " import os", "+x = 1"), "python -m pytest -q tests", ""},
@@ -290,6 +294,9 @@ func TestOrdinaryFilesNamedForTestsAreNotFlagged(t *testing.T) {
 		{"docs/test.md", "How we run A/B tests."},
 		{"src/app/db.py", "import pytest_asyncio  # for the type of a fixture in a docstring example"},
 		{"src/latest.py", "x = 1"},
+		{"api/latest/types.go", "type X struct{}"},
+		{"internal/contest/score.go", "func Score() int { return 1 }"},
+		{"cmd/tool/main.go", "func main() {}"},
 	} {
 		if why, ok := AffectsTests(c.path, []byte(addDiff(c.path, c.line))); ok {
 			t.Errorf("%s is flagged: %s", c.path, why)
