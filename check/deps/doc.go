@@ -1,9 +1,11 @@
 // Package deps owns what a patch does to the repository's dependencies and to where they come
 // from. Every dependency manifest, lock file or file of source settings the patch adds, changes
-// or removes (Python requirements*.txt, pyproject.toml with its [tool.uv], [tool.pdm] and
-// [tool.poetry] tables, setup.py, setup.cfg, uv.toml, pdm.toml, poetry.toml, poetry.lock,
-// uv.lock, pdm.lock, pylock.toml and Pipfile.lock; Go's go.mod; npm's package.json,
-// package-lock.json and .npmrc; Cargo.toml and Cargo.lock), together with the files those
+// or removes (Python requirements and constraints files: a .txt or .in file whose name, or a
+// folder's on its path, holds "requirements" or "constraints" in any case; pyproject.toml
+// with its [tool.uv], [tool.pdm] and [tool.poetry] tables, setup.py, setup.cfg, uv.toml,
+// pdm.toml, poetry.toml, poetry.lock, uv.lock, pdm.lock, pylock.toml and Pipfile.lock; Go's
+// go.mod; npm's package.json, package-lock.json and .npmrc; Cargo.toml and Cargo.lock),
+// together with the files those
 // manifests make their tool read (pip's -r and -c, setuptools' file:), is read at the base
 // commit and in the patched tree, and List reports:
 //

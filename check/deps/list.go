@@ -203,7 +203,9 @@ func (l *lister) read(ctx context.Context, s *side) (*graph, error) {
 		return nil, err
 	}
 	for p := range incl {
-		queue = append(queue, visit{path: p})
+		// A constraints file (by its name) that no manifest includes is read as pip reads
+		// it through -c or PIP_CONSTRAINT: it installs nothing.
+		queue = append(queue, visit{path: p, constraint: constraintsFile(p)})
 	}
 	for p := range l.changed {
 		if IsManifest(p) && !includer(p) {

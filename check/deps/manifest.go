@@ -245,7 +245,7 @@ func newParsers() []parser {
 		}}
 	}
 	return []parser{
-		{name: "requirements", match: required(must(requirements.New(cfg))), parse: parseRequirements, includes: true},
+		{name: "requirements", match: requirementsFile, parse: parseRequirements, includes: true},
 		{name: "pyproject.toml", match: base("pyproject.toml"), parse: parsePyproject, includes: true},
 		{name: "setup.cfg", match: base("setup.cfg"), parse: parseSetupCfg, includes: true},
 		{name: "setup.py", match: base("setup.py"), parse: parseSetupPy},
@@ -265,6 +265,31 @@ func newParsers() []parser {
 		{name: "Cargo.toml", match: required(must(cargotoml.New(cfg))), parse: parseCargoTOML},
 		lock(must(cargolock.New(cfg)), "crates.io"),
 	}
+}
+
+// requirementsFile reports whether p is named as projects name their requirements and
+// constraints files. pip reads any file it is given (pip install -r, PIP_CONSTRAINT, a CI
+// script), whatever its name, and SCALIBR's test (a .txt file whose name holds
+// "requirements") passed over requirements/dev.txt, requirements-dev.in, constraints.txt and
+// Requirements.txt: a .txt or .in file (pip-tools' input) whose name, or the name of a folder
+// on its path, holds "requirements" or "constraints", in any case, is one.
+func requirementsFile(p string) bool {
+	lp := strings.ToLower(p)
+	if ext := path.Ext(lp); ext != ".txt" && ext != ".in" {
+		return false
+	}
+	for _, part := range strings.Split(lp, "/") {
+		if strings.Contains(part, "requirements") || strings.Contains(part, "constraints") {
+			return true
+		}
+	}
+	return false
+}
+
+// constraintsFile reports whether p is a requirements file named as a constraints file: its
+// name, not a folder's, holds "constraints".
+func constraintsFile(p string) bool {
+	return requirementsFile(p) && strings.Contains(strings.ToLower(path.Base(p)), "constraints")
 }
 
 // fileAPI answers an extractor's FileRequired about a path of the patch.

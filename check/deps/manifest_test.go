@@ -205,6 +205,8 @@ func TestIsManifest(t *testing.T) {
 		"pyproject.toml": true, "poetry.lock": true, "uv.lock": true, "go.mod": true, "go.sum": false,
 		"package.json": true, "package-lock.json": true, "node_modules/x/package-lock.json": false,
 		"Cargo.toml": true, "Cargo.lock": true, "README.md": false, "requirements.md": false,
+		"requirements/dev.txt": true, "requirements-dev.in": true, "Constraints.txt": true, "MANIFEST.in": false,
+		"docs/notes.txt": false,
 	} {
 		if got := IsManifest(p); got != want {
 			t.Errorf("IsManifest(%q) = %v, want %v", p, got, want)
