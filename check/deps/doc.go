@@ -20,9 +20,10 @@
 //     PyPI (pysources.go);
 //   - what could not be read, each entry or file with the reason (Unread): never skipped in
 //     silence, and a package that can no longer be found where something is unread is
-//     "unlisted", never "removed". A file of source settings frognano does not read (.yarnrc,
-//     .yarnrc.yml, bunfig.toml, .pnpmfile.cjs, pnpm-workspace.yaml, go.work, pip.conf,
-//     .cargo/config.toml) is unread, whole.
+//     "unlisted", never "removed". A file of source settings or of dependencies frognano does
+//     not read (.yarnrc, .yarnrc.yml, bunfig.toml, .pnpmfile.cjs, pnpm-workspace.yaml, go.work,
+//     pip.conf, pip.ini, .cargo/config.toml, Pipfile, yarn.lock, pnpm-lock.yaml, bun.lock,
+//     bun.lockb) is unread, whole.
 //
 // Findings are the changes of source (a new index, a version that became a URL or a git
 // repository), which a report shows first. With an offline copy of OSV's per-ecosystem exports

@@ -315,9 +315,9 @@ func isPythonLock(p string) bool {
 		b == "pylock.toml" || strings.HasPrefix(b, "pylock.") && strings.HasSuffix(b, ".toml")
 }
 
-// unreadSettings are files that tell a package manager where packages come from (or run code
-// that can change what it installs) and that frognano does not read: a patch that changes one
-// has the whole file listed as unread, never passed over.
+// unreadSettings are files that tell a package manager what to install or where packages come
+// from (or run code that can change what it installs) and that frognano does not read: a patch
+// that changes one has the whole file listed as unread, never passed over.
 var unreadSettings = map[string]string{
 	".yarnrc":             "yarn 1's settings (registry, scoped registries)",
 	".yarnrc.yml":         "yarn's settings (npmRegistryServer, scoped registries, unsafeHttpWhitelist)",
@@ -326,6 +326,14 @@ var unreadSettings = map[string]string{
 	"pnpm-workspace.yaml": "pnpm's workspace settings (overrides, catalogs, registries)",
 	"go.work":             "Go's workspace (use and replace directives)",
 	"pip.conf":            "pip's settings (index-url, extra-index-url, trusted-host) when PIP_CONFIG_FILE names it",
+	"pip.ini":             "pip's settings (index-url, extra-index-url, trusted-host) when PIP_CONFIG_FILE names it",
+	// Files of dependencies that frognano does not parse: what they install, and from where,
+	// is not listed, and the file is said to be unread rather than passed over.
+	"Pipfile":        "Pipenv's packages and package indexes ([[source]])",
+	"yarn.lock":      "yarn's locked versions and the URLs they are fetched from",
+	"pnpm-lock.yaml": "pnpm's locked versions and the URLs they are fetched from",
+	"bun.lock":       "bun's locked versions and the URLs they are fetched from",
+	"bun.lockb":      "bun's locked versions and the URLs they are fetched from",
 }
 
 // unreadSettingsFile returns what the file at p is, when it is one of unreadSettings or Cargo's

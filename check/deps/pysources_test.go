@@ -303,3 +303,41 @@ func TestNpmrcReadLikeIni(t *testing.T) {
 	})
 	runConstructs(t, cases)
 }
+
+// TestListUnreadsTheDependencyFilesItDoesNotParse: a Pipfile (its [[source]] indexes and
+// packages), yarn's, pnpm's and bun's lock files (each package's version and tarball URL) and
+// pip.ini (pip.conf's name on Windows) say what is installed and from where, and frognano
+// parses none of them: a patch that changes one has it listed as unread, whole. Each was
+// passed over in silence before.
+func TestListUnreadsTheDependencyFilesItDoesNotParse(t *testing.T) {
+	t.Parallel()
+	for p, body := range map[string]string{
+		"Pipfile":            "[[source]]\nurl = \"https://evil.example/simple\"\nname = \"e\"\nverify_ssl = false\n[packages]\nevil = \"*\"\n",
+		"web/yarn.lock":      "evil@^1.0.0:\n  version \"1.0.0\"\n  resolved \"https://evil.example/evil-1.0.0.tgz\"\n",
+		"pnpm-lock.yaml":     "lockfileVersion: '9.0'\npackages:\n  evil@1.0.0:\n    resolution: {tarball: https://evil.example/e.tgz}\n",
+		"app/bun.lock":       "{\"lockfileVersion\": 1, \"packages\": {\"evil\": [\"evil@1.0.0\", \"https://evil.example/e.tgz\"]}}\n",
+		"app/bun.lockb":      "#!/usr/bin/env bun\nbun-lockfile-format-v0\n\x00\x01evil\x00",
+		"ci/pip.ini":         "[global]\nindex-url = https://evil.example/simple\n",
+		"npm-shrinkwrap.txt": "", // not a dependency file: nothing is said of it
+	} {
+		t.Run(strings.ReplaceAll(p, "/", "_"), func(t *testing.T) {
+			t.Parallel()
+			rep := listOf(t, map[string]string{"README.md": "x\n"}, func(dir string) {
+				gittest.Write(t, dir, map[string]string{p: body + "\n"})
+			})
+			got := unreadOf(rep)
+			if body == "" {
+				if got != "" || len(rep.Files) != 0 {
+					t.Errorf("unread %q, files %q: want nothing", got, rep.Files)
+				}
+				return
+			}
+			if !strings.HasPrefix(got, p+": it holds ") || !strings.HasSuffix(got, ", which frognano does not read\n") || strings.Count(got, "\n") != 1 {
+				t.Errorf("unread %q: want %s unread, whole", got, p)
+			}
+			if !slices.Equal(rep.Files, []string{p}) {
+				t.Errorf("files %q, want %q", rep.Files, p)
+			}
+		})
+	}
+}
