@@ -352,7 +352,9 @@ func parseUnreadSettings(_ context.Context, file string, _ []byte) (*Manifest, e
 }
 
 // parseNpmrc reads a project's .npmrc, which npm, pnpm and yarn 1 read: the registry
-// (registry=, @scope:registry=) every package or a scope's packages come from, and strict-ssl=false.
+// (registry=, @scope:registry=) every package or a scope's packages come from, strict-ssl=false,
+// and the proxy, certificate authority, git program and registry-host replacement
+// (npmrcFetchKeys) npm fetches with.
 // Credentials (//host/:_authToken=, _auth, _password) are never kept, not even as settings.
 //
 // It reads the file as their ini module decodes it (npmrcLines, iniUnsafe): lines end at any
@@ -399,9 +401,20 @@ func parseNpmrc(_ context.Context, file string, content []byte) (*Manifest, erro
 			m.Settings = append(m.Settings, Setting{Name: clip(k, 200), Value: clip(RedactURL(v), maxWhere), Line: l.n, Index: true})
 		case lk == "strict-ssl" && strings.EqualFold(v, "false"):
 			m.Settings = append(m.Settings, Setting{Name: k, Value: "false", Line: l.n, Index: true})
+		case npmrcFetchKeys[lk]:
+			m.Settings = append(m.Settings, Setting{Name: k, Value: clip(RedactURL(v), maxWhere), Line: l.n, Index: true})
 		}
 	}
 	return m, nil
+}
+
+// npmrcFetchKeys are .npmrc's keys, besides the registries, that say how packages are fetched:
+// a proxy every download goes through, a certificate authority npm trusts (which lets that
+// proxy read and change them), the git program npm runs for a git dependency, and whether a
+// lock file's registry host is replaced by the configured registry. npm reads each from a
+// project's .npmrc.
+var npmrcFetchKeys = map[string]bool{
+	"proxy": true, "https-proxy": true, "ca": true, "cafile": true, "git": true, "replace-registry-host": true,
 }
 
 // npmrcSection is ini's section header, which holds no key.

@@ -114,6 +114,22 @@ func TestPythonToolSources(t *testing.T) {
 				".npmrc setting added strict-ssl false [index]\n",
 		},
 		{
+			// npm reads each from a project's .npmrc (npm config get, npm 10.8): a proxy every
+			// download goes through, a certificate authority it trusts, the git program it runs
+			// for git dependencies, and whether a lock file's registry host is replaced.
+			// None was listed before.
+			name: "NpmrcProxyCertificateAndGit", path: ".npmrc",
+			base: "save-exact=true\n",
+			patched: "https-proxy=http://evil.example:8080/\nproxy = http://evil.example:8080/\nca=\"-----BEGIN CERTIFICATE-----\\nMIIB\"\n" +
+				"cafile=./evil.pem\ngit=./evilgit\nreplace-registry-host=never\n",
+			want: ".npmrc setting added https-proxy http://evil.example:8080/ [index]\n" +
+				".npmrc setting added proxy http://evil.example:8080/ [index]\n" +
+				".npmrc setting added ca -----BEGIN CERTIFICATE-----\nMIIB [index]\n" +
+				".npmrc setting added cafile ./evil.pem [index]\n" +
+				".npmrc setting added git ./evilgit [index]\n" +
+				".npmrc setting added replace-registry-host never [index]\n",
+		},
+		{
 			name: "YarnrcUnread", path: ".yarnrc.yml",
 			patched: "npmRegistryServer: \"https://yarn.example\"\n",
 			want:    ".yarnrc.yml unread 0 : it holds yarn's settings (npmRegistryServer, scoped registries, unsafeHttpWhitelist), which frognano does not read\n",
