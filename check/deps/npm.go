@@ -19,7 +19,9 @@ import (
 // devDependencies, optionalDependencies and peerDependencies (which npm installs too) are
 // listed, each specifier classified as npm-package-arg does (a range or tag of the registry,
 // npm:other@range, git, a URL, a path, a workspace), with npm's overrides, yarn's resolutions
-// and pnpm's overrides as RoleOverride entries. The lowest version a range allows is
+// and pnpm's overrides as RoleOverride entries, pnpm's patchedDependencies (RolePatch, the
+// patch file as a path) and packageExtensions (RoleExtension), and the package manager
+// Corepack fetches (packageManager, RolePackageManager). The lowest version a range allows is
 // computed with deps.dev's npm semantics, as SCALIBR computes it.
 func parsePackageJSON(_ context.Context, file string, content []byte) (*Manifest, error) {
 	var doc map[string]json.RawMessage
@@ -50,8 +52,8 @@ func parsePackageJSON(_ context.Context, file string, content []byte) (*Manifest
 		}
 	}
 	overrides := map[string]string{"overrides": "overrides", "resolutions": "resolutions"}
+	var pnpm map[string]json.RawMessage
 	if raw, ok := doc["pnpm"]; ok {
-		var pnpm map[string]json.RawMessage
 		if json.Unmarshal(raw, &pnpm) == nil {
 			if o, ok := pnpm["overrides"]; ok {
 				doc["pnpm.overrides"] = o
@@ -66,7 +68,74 @@ func parsePackageJSON(_ context.Context, file string, content []byte) (*Manifest
 		}
 		readOverrides(m, file, field, "", raw, 0)
 	}
+	if raw, ok := doc["packageManager"]; ok && string(raw) != "null" {
+		readPackageManager(m, file, raw)
+	}
+	if raw, ok := pnpm["patchedDependencies"]; ok && string(raw) != "null" {
+		var patches map[string]string
+		if err := json.Unmarshal(raw, &patches); err != nil {
+			m.Unread = append(m.Unread, Unread{What: "pnpm.patchedDependencies", Why: "it is not an object of packages and paths"})
+		}
+		for _, k := range sortedKeys(patches) {
+			m.Packages = append(m.Packages, Package{Ecosystem: "npm", Name: k, In: file, Role: RolePatch, Source: pathSource(file, patches[k])})
+		}
+	}
+	if raw, ok := pnpm["packageExtensions"]; ok && string(raw) != "null" {
+		readPackageExtensions(m, file, raw)
+	}
 	return m, nil
+}
+
+// readPackageManager reads packageManager as Corepack takes it: name@version, with an
+// optional +hash, or name@URL. Corepack fetches that package manager and runs it in place of
+// the one installed: it is listed, not checked for vulnerabilities.
+func readPackageManager(m *Manifest, file string, raw json.RawMessage) {
+	var s string
+	err := json.Unmarshal(raw, &s)
+	name, spec, ok := strings.Cut(s, "@")
+	if err != nil || !ok || !npmName.MatchString(name) || spec == "" {
+		m.Unread = append(m.Unread, Unread{What: "packageManager " + clip(string(raw), 200), Why: "it is not name@version or name@URL, as Corepack takes it"})
+		return
+	}
+	p := Package{Ecosystem: "npm", Name: name, In: file, Role: RolePackageManager}
+	if hasScheme(spec) {
+		p.Source = urlSource(file, spec)
+	} else {
+		p.Version, _, _ = strings.Cut(spec, "+")
+	}
+	m.Packages = append(m.Packages, p)
+}
+
+// readPackageExtensions reads pnpm's packageExtensions: for each package (a selector such as
+// "react-redux@1"), dependencies pnpm adds to it, each listed as "selector > name".
+func readPackageExtensions(m *Manifest, file string, raw json.RawMessage) {
+	var ext map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &ext); err != nil {
+		m.Unread = append(m.Unread, Unread{What: "pnpm.packageExtensions", Why: "it is not an object of packages and dependencies"})
+		return
+	}
+	for _, sel := range sortedKeys(ext) {
+		for _, field := range sortedKeys(ext[sel]) {
+			if field == "peerDependenciesMeta" {
+				continue // says whether a peer is optional: no package
+			}
+			var deps map[string]string
+			if err := json.Unmarshal(ext[sel][field], &deps); err != nil {
+				m.Unread = append(m.Unread, Unread{What: "pnpm.packageExtensions " + clip(sel, 100) + " " + clip(field, 100), Why: "it is not an object of names and strings"})
+				continue
+			}
+			for _, name := range sortedKeys(deps) {
+				p, why := npmSpec(file, name, deps[name])
+				if why != "" {
+					m.Unread = append(m.Unread, Unread{What: "pnpm.packageExtensions " + clip(sel, 100) + ": " + clip(name, 100) + " " + clip(deps[name], 200), Why: why})
+					continue
+				}
+				p.Name = sel + " > " + name
+				p.Role = RoleExtension
+				m.Packages = append(m.Packages, p)
+			}
+		}
+	}
 }
 
 // maxOverrideDepth bounds npm's nested overrides.
