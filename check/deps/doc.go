@@ -2,12 +2,11 @@
 // from. Every dependency manifest, lock file or file of source settings the patch adds, changes
 // or removes (Python requirements and constraints files: a .txt or .in file whose name, or a
 // folder's on its path, holds "requirements" or "constraints" in any case; pyproject.toml
-// with its [tool.uv], [tool.pdm] and [tool.poetry] tables, setup.py, setup.cfg, uv.toml,
-// pdm.toml, poetry.toml, poetry.lock, uv.lock, pdm.lock, pylock.toml and Pipfile.lock; Go's
-// go.mod; npm's package.json, package-lock.json and .npmrc; Cargo.toml and Cargo.lock),
-// together with the files those
-// manifests make their tool read (pip's -r and -c, setuptools' file:), is read at the base
-// commit and in the patched tree, and List reports:
+// with its [tool.uv], [tool.pdm], [tool.poetry] and [tool.hatch] tables, setup.py, setup.cfg,
+// uv.toml, pdm.toml, poetry.toml, hatch.toml, poetry.lock, uv.lock, pdm.lock, pylock.toml and
+// Pipfile.lock; Go's go.mod; npm's package.json, package-lock.json and .npmrc; Cargo.toml and
+// Cargo.lock), together with the files those manifests make their tool read (pip's -r and -c,
+// setuptools' file:), is read at the base commit and in the patched tree, and List reports:
 //
 //   - the packages added, removed, changed or moved between files, with their versions and
 //     where each comes from when that is not its registry (a URL, a version-control

@@ -14,7 +14,7 @@ import (
 
 var fuzzPaths = []string{"requirements.txt", "pyproject.toml", "poetry.lock", "uv.lock", "Pipfile.lock", "go.mod",
 	"package.json", "package-lock.json", "Cargo.toml", "Cargo.lock", "setup.py", "setup.cfg",
-	"pdm.lock", "pylock.toml", "uv.toml", "pdm.toml", "poetry.toml", ".npmrc"}
+	"pdm.lock", "pylock.toml", "uv.toml", "pdm.toml", "poetry.toml", "hatch.toml", ".npmrc"}
 
 // FuzzParse feeds every parser bytes a patch could write: Parse must return (an error is
 // fine) without a panic escaping, the same answer twice, and only named, sorted packages.
@@ -59,6 +59,7 @@ func FuzzParse(f *testing.F) {
 		"uv.toml":     "index-url = \"https://h/simple\"\noverride-dependencies = [\"a==1\"]\n[pip]\nextra-index-url = [\"https://h2\"]\n",
 		"pdm.toml":    "[pypi]\nurl = \"https://h/simple\"\n[pypi.x]\nurl = \"https://h2\"\n",
 		"poetry.toml": "[repositories.x]\nurl = \"https://h/simple\"\n",
+		"hatch.toml":  "[envs.a]\ndependencies = [\"x==1\"]\n[envs.a.env-vars]\nPIP_INDEX_URL = \"https://h\"\n[build.hooks.c]\ndependencies = [\"y\"]\n",
 		".npmrc":      "registry=https://h/\n@s:registry=${R}\n//h/:_authToken=x\nstrict-ssl=false\n",
 	} {
 		f.Add(uint8(slices.Index(fuzzPaths, p)), []byte(s))

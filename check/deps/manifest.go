@@ -264,6 +264,7 @@ func newParsers() []parser {
 		{name: "uv.toml", match: base("uv.toml"), parse: parseUVToml},
 		{name: "pdm.toml", match: base("pdm.toml"), parse: parsePDMToml},
 		{name: "poetry.toml", match: base("poetry.toml"), parse: parsePoetryToml},
+		{name: "hatch.toml", match: base("hatch.toml"), parse: parseHatchToml},
 		{name: ".npmrc", match: base(".npmrc"), parse: parseNpmrc},
 		{name: "settings", match: func(p string) bool { return unreadSettingsFile(p) != "" }, parse: parseUnreadSettings},
 		{name: "go.mod", match: required(must(gomod.New(cfg))), parse: parseGoMod},

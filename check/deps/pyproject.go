@@ -18,8 +18,9 @@ import (
 // does not read, and this does, with the TOML library SCALIBR uses: [build-system] requires
 // (pip installs them to build the project), [dependency-groups], setuptools' file: includes
 // ([tool.setuptools.dynamic]), uv's sources, indexes and dependency lists ([tool.uv]), PDM's
-// sources, dev-dependencies and overrides ([tool.pdm], pysources.go), and Poetry's tables
-// (dependencies, groups, sources). A value of a type the tool would refuse is unread.
+// sources, dev-dependencies and overrides ([tool.pdm], pysources.go), Poetry's tables
+// (dependencies, groups, sources), and Hatch's environments and build hooks ([tool.hatch],
+// readHatch). A value of a type the tool would refuse is unread.
 func parsePyproject(ctx context.Context, file string, content []byte) (*Manifest, error) {
 	pkgs, err := extract(ctx, pyprojectExtractor, file, content)
 	if err != nil {
@@ -110,6 +111,9 @@ func parsePyproject(ctx context.Context, file string, content []byte) (*Manifest
 	}
 	if po, ok := tool["poetry"].(map[string]any); ok {
 		readPoetry(r, po)
+	}
+	if hatch, ok := tool["hatch"].(map[string]any); ok {
+		readHatch(r, hatch, "tool.hatch")
 	}
 	if err := r.finish(ctx); err != nil {
 		return nil, err

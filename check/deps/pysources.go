@@ -142,6 +142,94 @@ func indexStrings(r *pyReader, v any, prefix, key string) {
 	}
 }
 
+// hatchIndexVars are the environment variables that, set in a Hatch environment's env-vars,
+// tell pip or uv where to fetch its packages from.
+var hatchIndexVars = map[string]bool{
+	"PIP_INDEX_URL": true, "PIP_EXTRA_INDEX_URL": true, "PIP_FIND_LINKS": true, "PIP_TRUSTED_HOST": true,
+	"PIP_CERT": true, "PIP_PROXY": true, "PIP_CONSTRAINT": true, "PIP_REQUIREMENT": true,
+	"UV_INDEX_URL": true, "UV_EXTRA_INDEX_URL": true, "UV_INDEX": true, "UV_DEFAULT_INDEX": true,
+	"UV_FIND_LINKS": true, "UV_INSECURE_HOST": true, "UV_INDEX_STRATEGY": true, "UV_CONSTRAINT": true,
+	"UV_OVERRIDE": true,
+}
+
+// readHatch reads Hatch's settings ([tool.hatch] of pyproject.toml, or hatch.toml whole): the
+// dependencies and extra-dependencies of each environment, with the pip and uv settings of
+// its env-vars that say where packages come from (hatchIndexVars); env.requires (the
+// environment plugins Hatch installs) and the dependencies of the build's hooks and targets,
+// as RoleBuild. An environment's overrides, which can add dependencies by matrix, platform or
+// variable, are unread.
+func readHatch(r *pyReader, hatch map[string]any, prefix string) {
+	if envs, ok := hatch["envs"].(map[string]any); ok {
+		for _, name := range sortedKeys(envs) {
+			env, ok := envs[name].(map[string]any)
+			where := prefix + ".envs." + name
+			if !ok {
+				r.unread(0, "["+where+"]", "it is not a table")
+				continue
+			}
+			r.strings(env["dependencies"], "["+where+"] dependencies")
+			r.strings(env["extra-dependencies"], "["+where+"] extra-dependencies")
+			if vars, ok := env["env-vars"].(map[string]any); ok {
+				for _, k := range sortedKeys(vars) {
+					if !hatchIndexVars[strings.ToUpper(k)] {
+						continue
+					}
+					v, ok := vars[k].(string)
+					if !ok {
+						r.unread(0, "["+where+".env-vars] "+k, "it is not a string")
+						continue
+					}
+					r.setting(where+".env-vars."+k, v, true)
+				}
+			} else if env["env-vars"] != nil {
+				r.unread(0, "["+where+".env-vars]", "it is not a table")
+			}
+			if env["overrides"] != nil {
+				r.unread(0, "["+where+".overrides]", "Hatch's overrides can add dependencies, which frognano does not read")
+			}
+		}
+	} else if hatch["envs"] != nil {
+		r.unread(0, "["+prefix+".envs]", "it is not a table")
+	}
+	r.role = RoleBuild
+	defer func() { r.role = "" }()
+	if env, ok := hatch["env"].(map[string]any); ok {
+		r.strings(env["requires"], "["+prefix+".env] requires")
+	}
+	build, _ := hatch["build"].(map[string]any)
+	hooks := func(v any, where string) {
+		hs, _ := v.(map[string]any)
+		for _, h := range sortedKeys(hs) {
+			if ht, ok := hs[h].(map[string]any); ok {
+				r.strings(ht["dependencies"], "["+where+".hooks."+h+"] dependencies")
+			}
+		}
+	}
+	hooks(build["hooks"], prefix+".build")
+	targets, _ := build["targets"].(map[string]any)
+	for _, tn := range sortedKeys(targets) {
+		if tt, ok := targets[tn].(map[string]any); ok {
+			r.strings(tt["dependencies"], "["+prefix+".build.targets."+tn+"] dependencies")
+			hooks(tt["hooks"], prefix+".build.targets."+tn)
+		}
+	}
+}
+
+// parseHatchToml reads hatch.toml: [tool.hatch]'s settings at the top of their own file.
+func parseHatchToml(ctx context.Context, file string, content []byte) (*Manifest, error) {
+	var doc map[string]any
+	if _, err := toml.Decode(string(content), &doc); err != nil {
+		return nil, fmt.Errorf("it is not TOML: %w", err)
+	}
+	m := &Manifest{}
+	r := &pyReader{file: file, m: m}
+	readHatch(r, doc, "hatch.toml")
+	if err := r.finish(ctx); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 // parseUVToml reads uv.toml: [tool.uv]'s settings, at the top of their own file (uv reads it
 // from the project's folder and every folder above).
 func parseUVToml(ctx context.Context, file string, content []byte) (*Manifest, error) {

@@ -130,6 +130,33 @@ func TestPythonToolSources(t *testing.T) {
 				".npmrc setting added replace-registry-host never [index]\n",
 		},
 		{
+			// Hatch installs an environment's dependencies and extra-dependencies, a build
+			// hook's dependencies and env.requires' plugins, with the pip or uv index its
+			// env-vars name. None was listed before.
+			name: "PyprojectHatch", path: "pyproject.toml",
+			base: "[project]\nname = \"a\"\nversion = \"1\"\n[tool.hatch.envs.default]\ndependencies = [\"pytest==8.0.0\"]\n",
+			patched: "[project]\nname = \"a\"\nversion = \"1\"\n[tool.hatch.envs.default]\ndependencies = [\"pytest==7.0.0\"]\n" +
+				"[tool.hatch.envs.lint]\nextra-dependencies = [\"evil @ git+https://evil.example/e.git\"]\n" +
+				"[tool.hatch.envs.lint.env-vars]\nPIP_EXTRA_INDEX_URL = \"https://evil.example/simple\"\nUV_INDEX_URL = \"https://evil.example/uv\"\nFOO = \"1\"\n" +
+				"[tool.hatch.envs.lint.overrides]\nmatrix.v.dependencies = [\"x\"]\n" +
+				"[tool.hatch.env]\nrequires = [\"hatch-evil==1.0\"]\n" +
+				"[tool.hatch.build.hooks.custom]\ndependencies = [\"hook==2.0\"]\n",
+			want: "pyproject.toml PyPI evil added ->(no version) <vcs git+https://evil.example/e.git>\n" +
+				"pyproject.toml PyPI hatch-evil(build) added ->1.0\n" +
+				"pyproject.toml PyPI hook(build) added ->2.0\n" +
+				"pyproject.toml PyPI pytest changed 8.0.0->7.0.0\n" +
+				"pyproject.toml setting added tool.hatch.envs.lint.env-vars.PIP_EXTRA_INDEX_URL https://evil.example/simple [index]\n" +
+				"pyproject.toml setting added tool.hatch.envs.lint.env-vars.UV_INDEX_URL https://evil.example/uv [index]\n" +
+				"pyproject.toml unread 0 [tool.hatch.envs.lint.overrides]: Hatch's overrides can add dependencies, which frognano does not read\n",
+			newSource: "evil",
+		},
+		{
+			name: "HatchToml", path: "hatch.toml",
+			patched: "[envs.default]\ndependencies = [\"evil==1.0\"]\n[envs.default.env-vars]\nPIP_INDEX_URL = \"https://evil.example/simple\"\n",
+			want: "hatch.toml PyPI evil added ->1.0\n" +
+				"hatch.toml setting added hatch.toml.envs.default.env-vars.PIP_INDEX_URL https://evil.example/simple [index]\n",
+		},
+		{
 			name: "YarnrcUnread", path: ".yarnrc.yml",
 			patched: "npmRegistryServer: \"https://yarn.example\"\n",
 			want:    ".yarnrc.yml unread 0 : it holds yarn's settings (npmRegistryServer, scoped registries, unsafeHttpWhitelist), which frognano does not read\n",
