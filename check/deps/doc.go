@@ -22,7 +22,7 @@
 //     "unlisted", never "removed". A file of source settings or of dependencies frognano does
 //     not read (.yarnrc, .yarnrc.yml, bunfig.toml, .pnpmfile.cjs, pnpm-workspace.yaml, go.work,
 //     pip.conf, pip.ini, .cargo/config.toml, Pipfile, yarn.lock, pnpm-lock.yaml, bun.lock,
-//     bun.lockb) is unread, whole.
+//     bun.lockb, pixi.toml) is unread, whole, and so is pyproject.toml's [tool.pixi].
 //
 // Findings are the changes of source (a new index, a version that became a URL or a git
 // repository), which a report shows first. With an offline copy of OSV's per-ecosystem exports

@@ -115,6 +115,9 @@ func parsePyproject(ctx context.Context, file string, content []byte) (*Manifest
 	if hatch, ok := tool["hatch"].(map[string]any); ok {
 		readHatch(r, hatch, "tool.hatch")
 	}
+	if tool["pixi"] != nil {
+		r.unread(0, "[tool.pixi]", "it holds pixi's dependencies and channels, which frognano does not read")
+	}
 	if err := r.finish(ctx); err != nil {
 		return nil, err
 	}

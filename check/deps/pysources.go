@@ -422,6 +422,7 @@ var unreadSettings = map[string]string{
 	"pnpm-lock.yaml": "pnpm's locked versions and the URLs they are fetched from",
 	"bun.lock":       "bun's locked versions and the URLs they are fetched from",
 	"bun.lockb":      "bun's locked versions and the URLs they are fetched from",
+	"pixi.toml":      "pixi's dependencies and channels",
 }
 
 // unreadSettingsFile returns what the file at p is, when it is one of unreadSettings or Cargo's

@@ -157,6 +157,14 @@ func TestPythonToolSources(t *testing.T) {
 				"hatch.toml setting added hatch.toml.envs.default.env-vars.PIP_INDEX_URL https://evil.example/simple [index]\n",
 		},
 		{
+			// pixi installs [tool.pixi]'s PyPI and conda dependencies, from its channels:
+			// frognano does not read them, and says so (passed over before).
+			name: "PyprojectPixiUnread", path: "pyproject.toml",
+			base:    "[project]\nname = \"a\"\nversion = \"1\"\n",
+			patched: "[project]\nname = \"a\"\nversion = \"1\"\n[tool.pixi.pypi-dependencies]\nevil = {git = \"https://evil.example/e.git\"}\n",
+			want:    "pyproject.toml unread 0 [tool.pixi]: it holds pixi's dependencies and channels, which frognano does not read\n",
+		},
+		{
 			name: "YarnrcUnread", path: ".yarnrc.yml",
 			patched: "npmRegistryServer: \"https://yarn.example\"\n",
 			want:    ".yarnrc.yml unread 0 : it holds yarn's settings (npmRegistryServer, scoped registries, unsafeHttpWhitelist), which frognano does not read\n",
@@ -361,6 +369,7 @@ func TestListUnreadsTheDependencyFilesItDoesNotParse(t *testing.T) {
 		"app/bun.lock":       "{\"lockfileVersion\": 1, \"packages\": {\"evil\": [\"evil@1.0.0\", \"https://evil.example/e.tgz\"]}}\n",
 		"app/bun.lockb":      "#!/usr/bin/env bun\nbun-lockfile-format-v0\n\x00\x01evil\x00",
 		"ci/pip.ini":         "[global]\nindex-url = https://evil.example/simple\n",
+		"pixi.toml":          "[pypi-dependencies]\nevil = { git = \"https://evil.example/e.git\" }\n",
 		"npm-shrinkwrap.txt": "", // not a dependency file: nothing is said of it
 	} {
 		t.Run(strings.ReplaceAll(p, "/", "_"), func(t *testing.T) {
