@@ -116,6 +116,24 @@ func TestPipConstructs(t *testing.T) {
 				"requirements.txt setting removed --index-url https://a.example/simple [index]\n",
 		},
 		{
+			// pip's option parser keeps the words that are not options and pip drops them
+			// (pip 23.2.1's parse_requirements, checked): the options around them count, and
+			// "--" ends the options. Each line was "pip would refuse the line" before, its
+			// new index no finding, while pip installs from it.
+			name: "WordsAmongOptionsAreIgnored", path: "requirements.txt",
+			base: "requests==2.31.0\n",
+			patched: "--extra-index-url https://a.example/#not a comment\n--extra-index-url 'https://b.example/' 'x'\n" +
+				"-i https://c.example/ x --trusted-host d.example - -f ./w\n-r more.txt junk\n" +
+				"--extra-index-url https://e.example/ -- --trusted-host f.example\nrequests==2.31.0\n",
+			want: "requirements.txt setting added --extra-index-url https://a.example/#not [index]\n" +
+				"requirements.txt setting added --extra-index-url https://b.example/ [index]\n" +
+				"requirements.txt setting added --index-url https://c.example/ [index]\n" +
+				"requirements.txt setting added --trusted-host d.example [index]\n" +
+				"requirements.txt setting added --find-links ./w [index]\n" +
+				"requirements.txt setting added --extra-index-url https://e.example/ [index]\n" +
+				"requirements.txt include more.txt\n",
+		},
+		{
 			name: "VersionBecomesURL", path: "requirements.txt",
 			base:      "foo==1.0\nbar==2.0\n",
 			patched:   "foo @ https://files.example/foo-1.0.tar.gz ; python_version >= \"3\"\nbar==2.0\n",

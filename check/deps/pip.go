@@ -176,7 +176,10 @@ func shlexSplit(s string) ([]string, bool) {
 type pipOpt struct{ name, value string }
 
 // splitPipOptions reads a line's options as pip's option parser does; why says what pip
-// would refuse (frognano's words), and detail quotes the line's part it refuses.
+// would refuse (frognano's words), and detail quotes the line's part it refuses. Like
+// optparse, it passes over a word that is no option ("x" in "-i URL x -f DIR") and stops at
+// "--": pip drops those words and keeps every option around them. Before, such a line was
+// said to be refused, and its index was no finding, while pip installs from it.
 func splitPipOptions(s string) (opts []pipOpt, why, detail string) {
 	toks, ok := shlexSplit(s)
 	if !ok {
@@ -185,8 +188,11 @@ func splitPipOptions(s string) (opts []pipOpt, why, detail string) {
 	var out []pipOpt
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
+		if t == "--" {
+			break // optparse: the end of the options; pip drops the words after it
+		}
 		if !strings.HasPrefix(t, "-") || t == "-" {
-			return nil, "pip takes no requirement after an option", clip(t, 80)
+			continue // optparse keeps a word that is no option aside, and pip drops it
 		}
 		o, name, ok := pipOptionOf(t)
 		if !ok {
