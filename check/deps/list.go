@@ -68,11 +68,13 @@ func List(ctx context.Context, git patch.Git, base string, diff []byte) (*Report
 	if err != nil {
 		return nil, fmt.Errorf("reading the patched tree's changes: %w", err)
 	}
-	changed := map[string]bool{}
+	changed, added, deleted := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, e := range entries {
 		changed[e.path] = true
+		added[e.path] = strings.Trim(e.oldMode, "0") == ""
+		deleted[e.path] = strings.Trim(e.newMode, "0") == ""
 	}
-	l := &lister{rep: rep, changed: changed,
+	l := &lister{rep: rep, changed: changed, added: added, deleted: deleted,
 		old: newSide(git, sc.Env, base, "at the base commit", true),
 		cur: newSide(git, sc.Env, strings.TrimSpace(string(tree)), "in the patched tree", false)}
 	if err := l.run(ctx); err != nil {
@@ -111,11 +113,13 @@ func Reads(ctx context.Context, git patch.Git, base string, paths []string) (boo
 
 // lister compares the two sides of one patch.
 type lister struct {
-	rep      *Report
-	changed  map[string]bool
-	old, cur *side
-	parsed   map[string]*Manifest // by object id and path: an unchanged file is parsed once
-	notes    map[string]bool
+	rep     *Report
+	changed map[string]bool
+	// added and deleted: the paths the patch adds and removes (nil in Reads: unknown).
+	added, deleted map[string]bool
+	old, cur       *side
+	parsed         map[string]*Manifest // by object id and path: an unchanged file is parsed once
+	notes          map[string]bool
 }
 
 // node is one file read on one side.
@@ -188,7 +192,8 @@ func (l *lister) run(ctx context.Context) error {
 }
 
 // read reads one side: the manifests the patch changes and every file of the tree that can
-// include others, then what they include, breadth first, each file once per mode.
+// include others, in the order of rank, each followed by what it includes, each file once per
+// mode, at most maxFiles (the rest are unread, each with why).
 func (l *lister) read(ctx context.Context, s *side) (*graph, error) {
 	g := &graph{nodes: map[string]*node{}, named: map[string]bool{}, broken: map[string][]Unread{}}
 	type visit struct {
@@ -196,7 +201,7 @@ func (l *lister) read(ctx context.Context, s *side) (*graph, error) {
 		constraint bool
 	}
 	var queue []visit
-	incl, err := s.manifests(ctx, includer, maxFiles)
+	incl, err := s.manifests(ctx, includer, maxFiles, l.rank)
 	if errors.Is(err, errTooMany) {
 		l.note(fmt.Sprintf("The tree %s holds over %d files that can include others; only %d were read.", s.where, maxFiles, maxFiles))
 	} else if err != nil {
@@ -208,12 +213,19 @@ func (l *lister) read(ctx context.Context, s *side) (*graph, error) {
 		queue = append(queue, visit{path: p, constraint: constraintsFile(p)})
 	}
 	for p := range l.changed {
-		if IsManifest(p) && !includer(p) {
-			queue = append(queue, visit{path: p})
+		// Every manifest the patch changes is read, wherever the tree's scan stopped.
+		if _, ok := incl[p]; !ok && IsManifest(p) && !(s.base && l.added[p]) && !(!s.base && l.deleted[p]) {
+			queue = append(queue, visit{path: p, constraint: includer(p) && constraintsFile(p)})
 		}
 	}
-	sort.Slice(queue, func(i, j int) bool { return queue[i].path < queue[j].path })
+	sort.Slice(queue, func(i, j int) bool {
+		if ri, rj := l.rank(queue[i].path), l.rank(queue[j].path); ri != rj {
+			return ri < rj
+		}
+		return queue[i].path < queue[j].path
+	})
 	seen := map[visit]bool{}
+	read := 0
 	for len(queue) > 0 {
 		v := queue[0]
 		queue = queue[1:]
@@ -224,10 +236,15 @@ func (l *lister) read(ctx context.Context, s *side) (*graph, error) {
 		g.named[v.path] = true
 		n := g.nodes[v.path]
 		if n == nil {
-			if len(g.nodes) == maxFiles {
+			if read == maxFiles {
+				// Past the limit a file is unread, with why: what it says is "unlisted", never
+				// "removed".
 				l.note(fmt.Sprintf("Over %d dependency files were read %s; the rest were not.", maxFiles, s.where))
-				break
+				g.nodes[v.path] = &node{why: fmt.Sprintf("over %d dependency files were read %s; this one was not", maxFiles, s.where),
+					constraint: v.constraint, required: !v.constraint}
+				continue
 			}
+			read++
 			n = &node{}
 			g.nodes[v.path] = n
 			e, err := s.lookup(ctx, v.path)
@@ -249,6 +266,7 @@ func (l *lister) read(ctx context.Context, s *side) (*graph, error) {
 		if n.m == nil {
 			continue
 		}
+		var next []visit
 		for _, inc := range n.m.Includes {
 			t, why := includeTarget(v.path, inc)
 			if why == "" {
@@ -273,8 +291,11 @@ func (l *lister) read(ctx context.Context, s *side) (*graph, error) {
 				continue
 			}
 			g.edges = append(g.edges, [2]string{v.path, t})
-			queue = append(queue, visit{path: t, constraint: v.constraint || inc.Constraint})
+			next = append(next, visit{path: t, constraint: v.constraint || inc.Constraint})
 		}
+		// What a file includes is read before the files after it, so that it shares the
+		// file's place in the order (rank).
+		queue = append(next, queue...)
 	}
 	return g, nil
 }
@@ -303,6 +324,19 @@ func (l *lister) parse(ctx context.Context, s *side, p string, e treeEntry) (*Ma
 	}
 	l.parsed[key] = m
 	return m, "", ""
+}
+
+// rank orders the files a side reads, so that what a patch adds cannot push the repository's
+// own files past maxFiles: first the manifests the patch changes that the base holds, then the
+// files it does not change, then the files it adds.
+func (l *lister) rank(p string) int {
+	switch {
+	case l.changed[p] && !l.added[p]:
+		return 0
+	case !l.changed[p]:
+		return 1
+	}
+	return 2
 }
 
 func (l *lister) note(n string) {

@@ -110,10 +110,10 @@ func (s *side) lookup(ctx context.Context, p string) (treeEntry, error) {
 }
 
 // manifests lists the files of the tree for which want is true, with their entries (sizes
-// unknown); more than max is errTooMany, with the first max by path. ls-tree takes no
+// unknown); more than max is errTooMany, with the first max by rank (lowest first), then path. ls-tree takes no
 // wildcard, so git lists the whole tree and want filters it as it is read; without -l, which
 // would make git open every object of the tree for its size.
-func (s *side) manifests(ctx context.Context, want func(string) bool, max int) (map[string]treeEntry, error) {
+func (s *side) manifests(ctx context.Context, want func(string) bool, max int, rank func(string) int) (map[string]treeEntry, error) {
 	out, err := s.git(ctx, s.env, nil, "ls-tree", "-r", "-z", "--full-tree", s.rev)
 	if err != nil {
 		return nil, fmt.Errorf("listing the tree %s: %w", s.where, err)
@@ -128,7 +128,12 @@ func (s *side) manifests(ctx context.Context, want func(string) bool, max int) (
 			paths = append(paths, p)
 		}
 	}
-	sort.Strings(paths)
+	sort.Slice(paths, func(i, j int) bool {
+		if ri, rj := rank(paths[i]), rank(paths[j]); ri != rj {
+			return ri < rj
+		}
+		return paths[i] < paths[j]
+	})
 	var tooMany error
 	if len(paths) > max {
 		paths, tooMany = paths[:max], errTooMany
