@@ -43,11 +43,15 @@ func Redact(s string) string {
 	// gitleaks' preference (detect.filter), after its allow-lists as in gitleaks: a generic
 	// rule's value that a specific rule's value on the same line holds is named by the specific
 	// rule.
+	specific := map[int][]string{} // the specific rules' values by line: many findings stay linear
+	for _, f := range judged {
+		if !isGeneric(f.RuleID) {
+			specific[f.StartLine] = append(specific[f.StartLine], f.Secret)
+		}
+	}
 	var found []report.Finding
 	for _, f := range judged {
-		if !isGeneric(f.RuleID) || !slices.ContainsFunc(judged, func(b report.Finding) bool {
-			return !isGeneric(b.RuleID) && b.StartLine == f.StartLine && strings.Contains(b.Secret, f.Secret)
-		}) {
+		if !isGeneric(f.RuleID) || !slices.ContainsFunc(specific[f.StartLine], func(v string) bool { return strings.Contains(v, f.Secret) }) {
 			found = append(found, f)
 		}
 	}
