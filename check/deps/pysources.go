@@ -215,94 +215,82 @@ func readHatch(r *pyReader, hatch map[string]any, prefix string) {
 	}
 }
 
-// parseHatchToml reads hatch.toml: [tool.hatch]'s settings at the top of their own file.
-func parseHatchToml(ctx context.Context, file string, content []byte) (*Manifest, error) {
+// settingsFile reads a tool's own TOML settings file with read, which takes the document as
+// the pyReader of file.
+func settingsFile(ctx context.Context, file string, content []byte, read func(r *pyReader, doc map[string]any)) (*Manifest, error) {
 	var doc map[string]any
 	if _, err := toml.Decode(string(content), &doc); err != nil {
 		return nil, fmt.Errorf("it is not TOML: %w", err)
 	}
 	m := &Manifest{}
 	r := &pyReader{file: file, m: m}
-	readHatch(r, doc, "hatch.toml")
+	read(r, doc)
 	if err := r.finish(ctx); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// parseHatchToml reads hatch.toml: [tool.hatch]'s settings at the top of their own file.
+func parseHatchToml(ctx context.Context, file string, content []byte) (*Manifest, error) {
+	return settingsFile(ctx, file, content, func(r *pyReader, doc map[string]any) { readHatch(r, doc, "hatch.toml") })
 }
 
 // parseUVToml reads uv.toml: [tool.uv]'s settings, at the top of their own file (uv reads it
 // from the project's folder and every folder above).
 func parseUVToml(ctx context.Context, file string, content []byte) (*Manifest, error) {
-	var doc map[string]any
-	if _, err := toml.Decode(string(content), &doc); err != nil {
-		return nil, fmt.Errorf("it is not TOML: %w", err)
-	}
-	m := &Manifest{}
-	r := &pyReader{file: file, m: m}
-	readUV(r, doc, "uv.toml")
-	readUVMore(r, doc, "uv.toml")
-	if err := r.finish(ctx); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return settingsFile(ctx, file, content, func(r *pyReader, doc map[string]any) {
+		readUV(r, doc, "uv.toml")
+		readUVMore(r, doc, "uv.toml")
+	})
 }
 
 // parsePDMToml reads pdm.toml, PDM's project configuration: [pypi]'s url (the index PDM uses
 // instead of PyPI), its named sources ([pypi.NAME] url) and verify_ssl.
-func parsePDMToml(_ context.Context, file string, content []byte) (*Manifest, error) {
-	var doc map[string]any
-	if _, err := toml.Decode(string(content), &doc); err != nil {
-		return nil, fmt.Errorf("it is not TOML: %w", err)
-	}
-	m := &Manifest{}
-	r := &pyReader{file: file, m: m}
-	pypi, _ := doc["pypi"].(map[string]any)
-	for _, k := range sortedKeys(pypi) {
-		switch v := pypi[k].(type) {
-		case string:
-			if k == "url" {
-				r.setting("pypi.url", v, true)
-			}
-		case bool:
-			if k == "verify_ssl" && !v {
-				r.setting("pypi.verify_ssl", "false", true)
-			}
-		case map[string]any:
-			if u, ok := v["url"].(string); ok {
-				r.setting("pypi."+k+".url", u, true)
-			}
-			if b, ok := v["verify_ssl"].(bool); ok && !b {
-				r.setting("pypi."+k+".verify_ssl", "false", true)
+func parsePDMToml(ctx context.Context, file string, content []byte) (*Manifest, error) {
+	return settingsFile(ctx, file, content, func(r *pyReader, doc map[string]any) {
+		pypi, _ := doc["pypi"].(map[string]any)
+		for _, k := range sortedKeys(pypi) {
+			switch v := pypi[k].(type) {
+			case string:
+				if k == "url" {
+					r.setting("pypi.url", v, true)
+				}
+			case bool:
+				if k == "verify_ssl" && !v {
+					r.setting("pypi.verify_ssl", "false", true)
+				}
+			case map[string]any:
+				if u, ok := v["url"].(string); ok {
+					r.setting("pypi."+k+".url", u, true)
+				}
+				if b, ok := v["verify_ssl"].(bool); ok && !b {
+					r.setting("pypi."+k+".verify_ssl", "false", true)
+				}
 			}
 		}
-	}
-	return m, nil
+	})
 }
 
 // parsePoetryToml reads poetry.toml, Poetry's project configuration: the repositories it names
 // ([repositories.NAME] url) and the certificates it is told not to check.
-func parsePoetryToml(_ context.Context, file string, content []byte) (*Manifest, error) {
-	var doc map[string]any
-	if _, err := toml.Decode(string(content), &doc); err != nil {
-		return nil, fmt.Errorf("it is not TOML: %w", err)
-	}
-	m := &Manifest{}
-	r := &pyReader{file: file, m: m}
-	repos, _ := doc["repositories"].(map[string]any)
-	for _, name := range sortedKeys(repos) {
-		t, _ := repos[name].(map[string]any)
-		if u, ok := t["url"].(string); ok {
-			r.setting("repositories."+name+".url", u, true)
+func parsePoetryToml(ctx context.Context, file string, content []byte) (*Manifest, error) {
+	return settingsFile(ctx, file, content, func(r *pyReader, doc map[string]any) {
+		repos, _ := doc["repositories"].(map[string]any)
+		for _, name := range sortedKeys(repos) {
+			t, _ := repos[name].(map[string]any)
+			if u, ok := t["url"].(string); ok {
+				r.setting("repositories."+name+".url", u, true)
+			}
 		}
-	}
-	certs, _ := doc["certificates"].(map[string]any)
-	for _, name := range sortedKeys(certs) {
-		t, _ := certs[name].(map[string]any)
-		if v, ok := t["cert"].(bool); ok && !v {
-			r.setting("certificates."+name+".cert", "false", true)
+		certs, _ := doc["certificates"].(map[string]any)
+		for _, name := range sortedKeys(certs) {
+			t, _ := certs[name].(map[string]any)
+			if v, ok := t["cert"].(bool); ok && !v {
+				r.setting("certificates."+name+".cert", "false", true)
+			}
 		}
-	}
-	return m, nil
+	})
 }
 
 // lockSource reads where one locked package of a Python lock file comes from, when that is not
