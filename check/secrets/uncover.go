@@ -38,68 +38,59 @@ type hitKey struct {
 // detectThrough is detectAll over content and over content with the values found so far
 // blanked, round after round, until a round finds nothing new (uncover).
 func (rs *ruleSet) detectThrough(ctx context.Context, path string, content []byte) ([]hit, error) {
-	all := rs.detectAll(ctx, path, content)
+	all, deep := uncover(content, func(b []byte) []hit { return rs.detectAll(ctx, path, b) },
+		func(h hit) (hitKey, string) { return hitKey{h.RuleID, h.line, keyOf(h.RuleID, h.Secret)}, h.Secret })
+	if deep {
+		return nil, errTooDeep
+	}
+	return all, ctx.Err()
+}
+
+// uncoverString is detectThrough for Redact's detector over a text, without an error: past
+// maxUncoverRounds it returns what it found, and the text is redacted of that.
+func uncoverString(s string, detect func(string) []report.Finding) []report.Finding {
+	all, _ := uncover([]byte(s), func(b []byte) []report.Finding { return detect(string(b)) },
+		func(f report.Finding) (hitKey, string) {
+			return hitKey{f.RuleID, f.StartLine, keyOf(f.RuleID, f.Secret)}, f.Secret
+		})
+	return all
+}
+
+// uncover runs detect over content, then over content with the values of the last round's new
+// finds blanked, until a round finds nothing new or blanks nothing; id names a find across
+// rounds and gives its value. deep: round maxUncoverRounds still had values to blank, and
+// what is returned may miss some.
+func uncover[T any](content []byte, detect func([]byte) []T, id func(T) (hitKey, string)) (all []T, deep bool) {
+	all = detect(content)
 	seen := make(map[hitKey]bool, len(all))
 	for _, h := range all {
-		seen[hitKey{h.RuleID, h.line, keyOf(h.RuleID, h.Secret)}] = true
+		k, _ := id(h)
+		seen[k] = true
 	}
 	fresh := all
 	for round := 0; len(fresh) > 0; round++ {
 		values := make([]string, 0, len(fresh))
 		for _, h := range fresh {
-			values = append(values, h.Secret)
+			_, v := id(h)
+			values = append(values, v)
 		}
 		next := blank(content, values)
 		if bytes.Equal(next, content) {
 			break
 		}
 		if round == maxUncoverRounds {
-			return nil, errTooDeep
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
+			return all, true
 		}
 		content, fresh = next, nil
-		for _, h := range rs.detectAll(ctx, path, content) {
-			k := hitKey{h.RuleID, h.line, keyOf(h.RuleID, h.Secret)}
-			if !seen[k] {
+		for _, h := range detect(content) {
+			if k, _ := id(h); !seen[k] {
 				seen[k] = true
 				all = append(all, h)
 				fresh = append(fresh, h)
 			}
 		}
 	}
-	return all, nil
-}
-
-// uncoverString is detectThrough for Redact's detector over a text (no lines to keep apart,
-// no error: past maxUncoverRounds it returns what it found, and the text is redacted of that).
-func uncoverString(s string, detect func(string) []report.Finding) []report.Finding {
-	all := detect(s)
-	seen := make(map[valueKey]bool, len(all))
-	for _, f := range all {
-		seen[keyOf(f.RuleID, f.Secret)] = true
-	}
-	fresh := all
-	for round := 0; len(fresh) > 0 && round < maxUncoverRounds; round++ {
-		values := make([]string, 0, len(fresh))
-		for _, f := range fresh {
-			values = append(values, f.Secret)
-		}
-		next := string(blank([]byte(s), values))
-		if next == s {
-			break
-		}
-		s, fresh = next, nil
-		for _, f := range detect(s) {
-			if k := keyOf(f.RuleID, f.Secret); !seen[k] {
-				seen[k] = true
-				all = append(all, f)
-				fresh = append(fresh, f)
-			}
-		}
-	}
-	return all
+	return all, false
 }
 
 // blank returns content with every occurrence of each of values turned to spaces, line breaks
